@@ -1,0 +1,72 @@
+package activities
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+
+	"github.com/go-playground/validator/v10"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/models"
+)
+
+// Bookings makes the travel agent's reservations, stored in the models database.
+type Bookings struct {
+	// Store is where bookings are recorded; required.
+	Store *models.Store
+}
+
+// BookTripInput is what a trip booking needs.
+type BookTripInput struct {
+	Destination string `json:"destination" validate:"required,max=200"`
+	Date        string `json:"date" validate:"required,datetime=2006-01-02"`
+	Travellers  int    `json:"travellers" validate:"min=1,max=9"`
+}
+
+var validate = validator.New(validator.WithRequiredStructEnabled())
+
+// ErrTypeInvalidInput is the application error type of input an activity
+// refuses; it is not retried.
+const ErrTypeInvalidInput = "InvalidInput"
+
+// BookTrip books a trip once per calling task: a retry of the same activity
+// returns the booking already made.
+func (b *Bookings) BookTrip(ctx context.Context, in BookTripInput) (*models.Booking, error) {
+	if err := validate.Struct(in); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("invalid booking: %v", err), ErrTypeInvalidInput, err)
+	}
+	info := activity.GetInfo(ctx)
+	ref, err := bookingReference()
+	if err != nil {
+		return nil, err
+	}
+	booking, err := b.Store.CreateBooking(&models.Booking{
+		IdempotencyKey: info.WorkflowExecution.ID + "/" + info.ActivityID,
+		Reference:      ref,
+		Destination:    in.Destination,
+		Date:           in.Date,
+		Travellers:     in.Travellers,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("book trip: %w", err)
+	}
+	activity.GetLogger(ctx).Info("trip booked", "reference", booking.Reference, "destination", booking.Destination)
+	return booking, nil
+}
+
+// bookingReference returns a confirmation code such as "AF-7KQ2M9".
+func bookingReference() (string, error) {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	code := make([]byte, 6)
+	for i := range code {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			return "", fmt.Errorf("booking reference: %w", err)
+		}
+		code[i] = alphabet[n.Int64()]
+	}
+	return "AF-" + string(code), nil
+}

@@ -1,0 +1,23 @@
+// Package agents holds the built-in agents that `a2aflow serve` serves. They
+// are demos and also the examples to copy when writing an agent:
+//
+//   - travel: fills three slots (destination, date, travellers) by asking the
+//     user, books the trip through an activity and completes with a JSON
+//     booking artifact. No LLM.
+//   - echo: answers with the text it was sent; used by the benchmarks.
+//
+// Each agent is a [workflows.Agent]: its card fields plus a handler written as
+// ordinary Temporal workflow code.
+package agents
+
+import "github.com/a2aflow/a2aflow/workflows"
+
+// Builtin returns the registry of built-in agents, travel first (the default
+// agent served at the root URL).
+func Builtin() *workflows.Registry {
+	reg, err := workflows.NewRegistry(Travel(), Echo())
+	if err != nil {
+		panic(err) // the built-in set is fixed; a failure is a programming error
+	}
+	return reg
+}

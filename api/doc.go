@@ -1,0 +1,27 @@
+// Package api serves a2aflow's agents over A2A 1.0 with Gin: agent cards, the
+// JSON-RPC 2.0 and HTTP+JSON bindings (and the 0.3 forms for older clients)
+// and health. It maps each A2A request onto a Temporal call on the task's
+// workflow — Update-with-Start for a new task, Update for a message or a
+// cancel, Query for a read — and holds no task state of its own, so any
+// number of API replicas can serve the same tasks.
+//
+// The transports themselves come from a2a-go (a2asrv.NewJSONRPCHandler,
+// a2asrv.NewRESTHandler and their a2av0 counterparts); this package
+// implements a2asrv.RequestHandler on top of Temporal ([TaskService]) and
+// maps Temporal errors to A2A errors in one place (errors.go).
+//
+// Routes:
+//
+//	GET  /.well-known/agent-card.json            the default agent's card
+//	POST /                                       the default agent's JSON-RPC endpoint
+//	*    /message:send, /tasks/...               the default agent's HTTP+JSON binding
+//	GET  /agents/{name}/.well-known/agent-card.json
+//	POST /agents/{name}                          that agent's JSON-RPC endpoint
+//	*    /agents/{name}/message:send, ...        that agent's HTTP+JSON binding
+//	GET  /agents                                 the agents served, as JSON
+//	GET  /healthz                                200 when Temporal answers
+//
+// The A2A-Version request header selects the protocol form: "1.0" is served
+// as A2A 1.0; no header or "0.3" as A2A 0.3 (method names like message/send);
+// any other version gets VersionNotSupportedError (-32009).
+package api

@@ -1,0 +1,61 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// toA2AError maps an error from a Temporal call to the A2A error a client
+// gets. It is the one place where that mapping lives; a2a-go's transports
+// turn the A2A error into its JSON-RPC code or HTTP status.
+func toA2AError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var a2aErr *a2a.Error
+	if errors.As(err, &a2aErr) {
+		return err
+	}
+	for _, sentinel := range []error{a2a.ErrTaskNotFound, a2a.ErrUnsupportedOperation, a2a.ErrTaskNotCancelable, a2a.ErrInvalidParams} {
+		if errors.Is(err, sentinel) {
+			return err
+		}
+	}
+
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case workflows.ErrTypeUnsupportedOperation:
+			return a2a.NewError(a2a.ErrUnsupportedOperation, appErr.Message())
+		case workflows.ErrTypeTaskNotCancelable:
+			return a2a.NewError(a2a.ErrTaskNotCancelable, appErr.Message())
+		case workflows.ErrTypeInvalidParams:
+			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
+		case workflows.ErrTypeTaskNotFound:
+			return a2a.NewError(a2a.ErrTaskNotFound, appErr.Message())
+		}
+	}
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return a2a.NewError(a2a.ErrTaskNotFound, "task not found")
+	}
+	var invalid *serviceerror.InvalidArgument
+	if errors.As(err, &invalid) {
+		return a2a.NewError(a2a.ErrInvalidParams, invalid.Error())
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", a2a.ErrServerError, err)
+	}
+	var unavailable *serviceerror.Unavailable
+	if errors.As(err, &unavailable) {
+		return a2a.NewError(a2a.ErrServerError, "Temporal is unavailable: "+unavailable.Error())
+	}
+	return fmt.Errorf("%w: %w", a2a.ErrInternalError, err)
+}

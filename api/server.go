@@ -1,0 +1,236 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Config configures the HTTP API. The zero value works.
+type Config struct {
+	// PublicURL is the base URL clients reach the API at, used in agent
+	// cards (e.g. "https://agents.example.com"). Default: derived from each
+	// request's Host header, which suits local use.
+	PublicURL string
+	// TaskQueue is the Temporal task queue of the task workflows; default
+	// workflows.DefaultTaskQueue.
+	TaskQueue string
+	// MaxBodyBytes limits request bodies; larger ones get 413. Default 4 MiB.
+	MaxBodyBytes int64
+	// Logger receives request errors; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is the A2A HTTP API over one Temporal namespace.
+type Server struct {
+	cfg      Config
+	temporal client.Client
+	agents   *workflows.Registry
+	engine   *gin.Engine
+}
+
+// New returns the API serving the agents of reg, whose tasks run as workflows
+// reached through c.
+func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.DefaultTaskQueue
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 4 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	s := &Server{cfg: cfg, temporal: c, agents: reg}
+	s.engine = s.routes()
+	return s
+}
+
+// Handler returns the http.Handler serving every route.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+func (s *Server) routes() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.CustomRecovery(func(c *gin.Context, err any) {
+		s.cfg.Logger.Error("panic serving request", "path", c.Request.URL.Path, "panic", err)
+		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
+	}))
+	r.Use(s.limitBody)
+
+	endpoints := map[string]http.Handler{}
+	for _, name := range s.agents.Names() {
+		agent, _ := s.agents.Get(name)
+		endpoints[name] = s.agentEndpoint(agent)
+	}
+	def := s.agents.Default()
+
+	r.GET("/healthz", s.health)
+	r.GET("/agents", s.listAgents)
+	r.GET("/.well-known/agent-card.json", s.card(def, ""))
+	r.Any("/agents/:name/*path", func(c *gin.Context) {
+		agent, ok := s.agents.Get(c.Param("name"))
+		if !ok {
+			c.JSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no agent named %q", c.Param("name"))})
+			return
+		}
+		prefix := "/agents/" + agent.Name
+		if c.Param("path") == "/.well-known/agent-card.json" {
+			s.card(agent, prefix)(c)
+			return
+		}
+		http.StripPrefix(prefix, endpoints[agent.Name]).ServeHTTP(c.Writer, c.Request)
+	})
+	// POST /agents/{name} without a trailing path is the JSON-RPC endpoint;
+	// Gin's /agents/:name/*path does not match it.
+	r.POST("/agents/:name", func(c *gin.Context) {
+		agent, ok := s.agents.Get(c.Param("name"))
+		if !ok {
+			c.JSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no agent named %q", c.Param("name"))})
+			return
+		}
+		http.StripPrefix("/agents/"+agent.Name, endpoints[agent.Name]).ServeHTTP(c.Writer, c.Request)
+	})
+	// Everything else is the default agent's endpoint (POST / and the
+	// HTTP+JSON paths such as /message:send, which Gin's router cannot
+	// express because of the colon).
+	r.NoRoute(func(c *gin.Context) {
+		// Gin presets 404 for unmatched routes; the endpoint sets its own status.
+		c.Status(http.StatusOK)
+		endpoints[def.Name].ServeHTTP(c.Writer, c.Request)
+	})
+	return r
+}
+
+// agentEndpoint serves one agent's JSON-RPC (POST on its base path) and
+// HTTP+JSON bindings, in the A2A version the request asks for.
+func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
+	svc := &TaskService{temporal: s.temporal, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger}
+	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
+		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)
+		return a2a.ErrInternalError
+	})
+	keepAlive := a2asrv.WithTransportKeepAlive(15 * time.Second)
+	v1RPC := a2asrv.NewJSONRPCHandler(svc, panicToError, keepAlive)
+	v1REST := a2asrv.NewRESTHandler(svc, panicToError, keepAlive)
+	v0RPC := a2av0.NewJSONRPCHandler(svc, panicToError, keepAlive)
+	v0REST := a2av0.NewRESTHandler(svc, panicToError, keepAlive)
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		jsonRPC := r.Method == http.MethodPost && (r.URL.Path == "" || r.URL.Path == "/")
+		switch version := protocolVersion(r); version {
+		case "1.0":
+			if jsonRPC {
+				v1RPC.ServeHTTP(w, r)
+			} else {
+				v1REST.ServeHTTP(w, r)
+			}
+		case "0.3":
+			if jsonRPC {
+				v0RPC.ServeHTTP(w, r)
+			} else {
+				v0REST.ServeHTTP(w, r)
+			}
+		default:
+			writeVersionNotSupported(w, version, jsonRPC)
+		}
+	})
+}
+
+// protocolVersion reads the A2A-Version header (or query parameter) as
+// "1.0", "0.3" (also when absent, as the spec asks) or the unknown value.
+func protocolVersion(r *http.Request) string {
+	v := r.Header.Get(a2a.SvcParamVersion)
+	if v == "" {
+		v = r.URL.Query().Get(a2a.SvcParamVersion)
+	}
+	switch strings.TrimPrefix(strings.TrimSpace(v), "v") {
+	case "1.0", "1", "1.0.0":
+		return "1.0"
+	case "", "0.3", "0.3.0":
+		return "0.3"
+	default:
+		return v
+	}
+}
+
+func writeVersionNotSupported(w http.ResponseWriter, version string, jsonRPC bool) {
+	msg := fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", version)
+	w.Header().Set("Content-Type", "application/json")
+	if jsonRPC {
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": -32009, "message": msg},
+		})
+		return
+	}
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"code": http.StatusBadRequest, "status": "FAILED_PRECONDITION", "message": msg,
+		"details": []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "VERSION_NOT_SUPPORTED", "domain": "a2a-protocol.org"}},
+	}})
+}
+
+// limitBody answers 413 for bodies over the limit, before any decoding.
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{
+			"error": fmt.Sprintf("request body of %d bytes is over the limit of %d", c.Request.ContentLength, s.cfg.MaxBodyBytes),
+		})
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+	}
+	c.Next()
+}
+
+func (s *Server) health(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
+	defer cancel()
+	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "temporal": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+func (s *Server) listAgents(c *gin.Context) {
+	type entry struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Card        string `json:"card"`
+	}
+	base := s.baseURL(c.Request)
+	var out []entry
+	for _, name := range s.agents.Names() {
+		a, _ := s.agents.Get(name)
+		out = append(out, entry{Name: a.Name, Description: a.Description, Card: base + "/agents/" + a.Name + "/.well-known/agent-card.json"})
+	}
+	c.JSON(http.StatusOK, gin.H{"default": s.agents.Default().Name, "agents": out})
+}
+
+// baseURL is the configured public URL or, by default, the request's own origin.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL
+	}
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// dialTemporal connects to the frontend at addr, retrying for up to a minute
+// so that api and worker processes may start before the Temporal server.
+func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client.Client, error) {
+	// The SDK logs every worker start at info; keep it to warnings.
+	sdkLogger := slog.New(logger.Handler()).With("component", "temporal-sdk")
+	opts := client.Options{
+		HostPort:  cfg.TemporalAddr,
+		Namespace: cfg.Namespace,
+		Logger:    sdklog.NewStructuredLogger(slog.New(levelAtLeast{sdkLogger.Handler(), slog.LevelWarn})),
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := client.DialContext(ctx, opts)
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddr, cfg.Namespace, err)
+		}
+		logger.Warn("Temporal not reachable yet, retrying", "addr", cfg.TemporalAddr, "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// startWorker registers the task workflow and the activities and starts
+// polling. The returned function stops the worker and closes its database.
+func startWorker(c client.Client, cfg *config, logger *slog.Logger) (func(), error) {
+	dsn := cfg.DatabaseDSN
+	if dsn == "" {
+		dsn = filepath.Join(cfg.DataDir, "a2aflow.db")
+	}
+	store, err := models.Open(dsn)
+	if err != nil {
+		return nil, err
+	}
+	w := worker.New(c, cfg.TaskQueue, worker.Options{})
+	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	w.RegisterActivity(&activities.Bookings{Store: store})
+	if err := w.Start(); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
+	}
+	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
+	return func() {
+		w.Stop()
+		_ = store.Close()
+	}, nil
+}
+
+// listen opens addr for the HTTP API, turning "address already in use" into
+// one clear line.
+func listen(addr, what string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot listen on %s: %w (is another a2aflow running? choose another address with the flag or environment variable)", what, addr, err)
+	}
+	return ln, nil
+}
+
+// serveAPI serves the A2A HTTP API on ln until ctx is done.
+func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config, logger *slog.Logger) error {
+	srv := &http.Server{
+		Handler: api.New(c, agents.Builtin(), api.Config{
+			PublicURL: cfg.PublicURL,
+			TaskQueue: cfg.TaskQueue,
+			Logger:    logger,
+		}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// httpURL turns a listen address such as ":8080" into a URL a person can open.
+func httpURL(ln net.Listener) string {
+	addr := ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "localhost"
+	}
+	return fmt.Sprintf("http://%s", net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+}
+
+// levelAtLeast drops records below min, whatever the wrapped handler allows.
+type levelAtLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelAtLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelAtLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelAtLeast{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h levelAtLeast) WithGroup(name string) slog.Handler {
+	return levelAtLeast{h.Handler.WithGroup(name), h.min}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/temporalserver"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+func newServeCmd() *cobra.Command {
+	cfg := &config{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run everything in one process: embedded Temporal + Web UI, worker and the A2A HTTP API",
+		Long: `serve runs a2aflow with nothing else to install: an embedded Temporal
+server persisted to a SQLite file under the data dir, the Temporal Web UI, the
+worker that runs every A2A task as a workflow, and the A2A HTTP API with the
+built-in agents.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cfg) },
+	}
+	cfg.bindHTTP(cmd.Flags())
+	cfg.bindData(cmd.Flags())
+	cfg.bindTemporal(cmd.Flags(), true)
+	cfg.bindUI(cmd.Flags())
+	cfg.bindWorker(cmd.Flags())
+	return cmd
+}
+
+func runServe(ctx context.Context, cfg *config) error {
+	logger := newLogger(cfg.LogLevel)
+	// Claim the API port first: failing after Temporal started would be slower
+	// and noisier for the same mistake.
+	ln, err := listen(cfg.HTTPAddr, "the A2A API")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+
+	srv, err := startEmbedded(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	c, err := dialTemporal(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stopWorker, err := startWorker(c, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer stopWorker()
+
+	base := httpURL(ln)
+	fmt.Fprintf(os.Stdout, "a2aflow is serving\n")
+	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, agents.Builtin().Names(), base)
+	if srv.UIURL() != "" {
+		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows\n", srv.UIURL(), srv.Namespace())
+	}
+	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", srv.FrontendAddr(), srv.Namespace())
+	fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
+	return serveAPI(ctx, ln, c, cfg, logger)
+}
+
+// startEmbedded starts the embedded Temporal server (and UI) from cfg and
+// points cfg.TemporalAddr at it.
+func startEmbedded(ctx context.Context, cfg *config, logger interface {
+	Info(string, ...any)
+}) (*temporalserver.Server, error) {
+	srv, err := temporalserver.Start(ctx, temporalserver.Options{
+		DataDir:          cfg.DataDir,
+		FrontendAddr:     cfg.TemporalAddr,
+		UIAddr:           cfg.UIAddr,
+		DisableUI:        cfg.UIAddr == "",
+		Namespace:        cfg.Namespace,
+		SearchAttributes: workflows.SearchAttributes(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start embedded Temporal: %w", err)
+	}
+	cfg.TemporalAddr = srv.FrontendAddr()
+	return srv, nil
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+func newTemporalCmd() *cobra.Command {
+	cfg := &config{}
+	cmd := &cobra.Command{
+		Use:   "temporal",
+		Short: "Run the embedded Temporal server and Web UI alone, for separate api and worker processes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger := newLogger(cfg.LogLevel)
+			srv, err := startEmbedded(cmd.Context(), cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer srv.Stop()
+			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s)\n", srv.FrontendAddr(), srv.Namespace())
+			if srv.UIURL() != "" {
+				fmt.Fprintf(os.Stdout, "  Temporal UI  %s\n", srv.UIURL())
+			}
+			fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	cfg.bindData(cmd.Flags())
+	cfg.bindTemporal(cmd.Flags(), true)
+	cfg.bindUI(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+func newAPICmd() *cobra.Command {
+	cfg := &config{}
+	cmd := &cobra.Command{
+		Use:   "api",
+		Short: "Run the stateless A2A HTTP API against a Temporal frontend (scale out: run many)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			logger := newLogger(cfg.LogLevel)
+			ln, err := listen(cfg.HTTPAddr, "the A2A API")
+			if err != nil {
+				return err
+			}
+			defer ln.Close()
+			c, err := dialTemporal(ctx, cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := workflows.RegisterSearchAttributes(ctx, c, cfg.Namespace); err != nil {
+				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
+			}
+			fmt.Fprintf(os.Stdout, "a2aflow API is serving\n  A2A API      %s\n  Temporal     %s  (namespace %s)\n", httpURL(ln), cfg.TemporalAddr, cfg.Namespace)
+			return serveAPI(ctx, ln, c, cfg, logger)
+		},
+	}
+	cfg.bindHTTP(cmd.Flags())
+	cfg.bindTemporal(cmd.Flags(), false)
+	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
+	return cmd
+}
+
+func newWorkerCmd() *cobra.Command {
+	cfg := &config{}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run the task workflow and activity worker against a Temporal frontend (scale out: run many)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			logger := newLogger(cfg.LogLevel)
+			c, err := dialTemporal(ctx, cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := workflows.RegisterSearchAttributes(ctx, c, cfg.Namespace); err != nil {
+				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
+			}
+			stop, err := startWorker(c, cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			fmt.Fprintf(os.Stdout, "a2aflow worker is running\n  Temporal     %s  (namespace %s, task queue %s)\n", cfg.TemporalAddr, cfg.Namespace, cfg.TaskQueue)
+			<-ctx.Done()
+			return nil
+		},
+	}
+	cfg.bindData(cmd.Flags())
+	cfg.bindTemporal(cmd.Flags(), false)
+	cfg.bindWorker(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,54 @@
+// Package temporalserver runs an embedded Temporal server, with the Temporal
+// Web UI, inside the current process. It backs the `a2aflow serve` and
+// `a2aflow temporal` commands, so a2aflow works without an external Temporal
+// cluster.
+//
+// It is the only package of the module that imports go.temporal.io/server and
+// github.com/temporalio/ui-server: linking them is heavy (minutes of cold
+// build, large binaries), so everything else talks to the server through the
+// Temporal SDK only.
+//
+// # What runs
+//
+// [Start] runs the four Temporal services (frontend, history, matching and
+// worker) in-process, wired to each other through static membership on
+// 127.0.0.1, plus the Web UI (unless disabled). It returns once the frontend
+// answers calls, so callers can dial it right away.
+//
+// # Persistence
+//
+// Everything is stored in one SQLite file, <DataDir>/temporal.db, through the
+// server's pure-Go SQLite plugin (modernc.org/sqlite, no cgo). The schema is
+// created when the file does not exist, and the namespace is created (with the
+// configured search attributes) on every start if it is missing. Closed
+// workflows are kept for the namespace's retention period, 24 hours for a
+// namespace created here, after which the server deletes them.
+//
+// The connections use the pragmas journal_mode=wal and synchronous=normal.
+// That pair is about twice as fast as the SQLite defaults for Temporal's
+// write-heavy load. The trade-off: a process crash (including kill -9) loses
+// nothing, because committed transactions are already in the WAL file, but an
+// operating system crash or a power loss may lose the last few commits, since
+// the WAL is not synced to disk on every commit.
+//
+// The server uses a single history shard, which is plenty for one machine and
+// keeps the SQLite writes serialized.
+//
+// A lock file (<DataDir>/temporal.lock) keeps two servers from sharing one
+// data folder on systems with flock (Linux, macOS, BSD): two servers would
+// both claim the same shard and corrupt each other's state.
+//
+// # Ports
+//
+// The Temporal server and the UI library end the whole process (os.Exit) when
+// they cannot bind a port. So [Start] first checks every port it needs by
+// listening on it briefly and returns an error wrapping [ErrAddrInUse] when one
+// is taken. A port of 0 picks a free port; [Server.FrontendAddr] and
+// [Server.UIURL] report the chosen ones. A small window remains between the
+// check and the real bind, during which another process could take the port.
+//
+// # Logging
+//
+// The server's own logs go to stderr at [Options.LogLevel], warn by default,
+// so normal runs are quiet. Messages of this package go to [Options.Logger].
+package temporalserver

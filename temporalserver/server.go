@@ -1,0 +1,331 @@
+package temporalserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/common/membership/static"
+	"go.temporal.io/server/common/primitives"
+	"go.temporal.io/server/temporal"
+)
+
+const (
+	dbFileName   = "temporal.db"
+	lockFileName = "temporal.lock"
+	// readyTimeout bounds the wait for the frontend and the UI to answer
+	// after the services started.
+	readyTimeout = 30 * time.Second
+	// uiStopTimeout bounds the wait for the UI goroutine after closing it.
+	uiStopTimeout = 5 * time.Second
+)
+
+// Server is a running embedded Temporal server with its Web UI. Create it
+// with Start and end it with Stop.
+type Server struct {
+	logger       *slog.Logger
+	serverLog    serverLogger
+	temporal     temporal.Server
+	ui           *uiserver.Server
+	uiDone       chan struct{} // closed when the UI goroutine returns
+	lock         *dirLock
+	frontendAddr string
+	uiURL        string
+	namespace    string
+	dbPath       string
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts the Temporal services and the Web UI, as configured by opts,
+// and returns once the frontend answers calls and the namespace with its
+// search attributes is ready. On error nothing is left running. ctx bounds
+// the wait for readiness, not the lifetime of the server.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	begin := time.Now()
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("temporal data dir %s: %w", o.DataDir, err)
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create temporal data dir: %w", err)
+	}
+	lock, err := lockDataDir(filepath.Join(dataDir, lockFileName))
+	if err != nil {
+		return nil, fmt.Errorf("temporal data dir %s: %w", dataDir, err)
+	}
+	s := &Server{
+		logger:    o.Logger,
+		serverLog: newServerLogger(o.LogLevel),
+		lock:      lock,
+		namespace: o.Namespace,
+		dbPath:    filepath.Join(dataDir, dbFileName),
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Stop()
+		}
+	}()
+
+	// Check every port before anything binds one: the server and UI
+	// libraries exit the process when they cannot listen.
+	var res, uiRes portReservations
+	defer res.release()
+	defer uiRes.release()
+	ports, uiEndpoint, err := reservePorts(&res, &uiRes, o)
+	if err != nil {
+		return nil, err
+	}
+	s.frontendAddr = ports.frontend.dialAddr()
+
+	created, err := ensureSchema(s.dbPath)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		o.Logger.Info("created Temporal database", "path", s.dbPath)
+	}
+	if err := ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes); err != nil {
+		return nil, err
+	}
+
+	// Hand the ports over as late as possible, to keep the window in which
+	// another process could grab them small. NewServer already binds the
+	// gRPC listeners while it builds the services.
+	res.release()
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(serverConfig(s.dbPath, ports)),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: static.SingleLocalHost(ports.frontend.dialAddr()),
+			primitives.HistoryService:  static.SingleLocalHost(ports.history.dialAddr()),
+			primitives.MatchingService: static.SingleLocalHost(ports.matching.dialAddr()),
+			primitives.WorkerService:   static.SingleLocalHost(ports.worker.dialAddr()),
+		}),
+		temporal.WithLogger(s.serverLog),
+		temporal.WithDynamicConfigClient(dynamicConfig(o.DynamicConfig)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+
+	if err := srv.Start(); err != nil {
+		_ = srv.Stop()
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	s.temporal = srv
+
+	if !o.DisableUI {
+		uiRes.release()
+		s.startUI(uiEndpoint, o.Namespace)
+	}
+
+	c, err := s.waitReady(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := registerSearchAttributes(ctx, c, o.Namespace, o.SearchAttributes, o.Logger); err != nil {
+		return nil, err
+	}
+
+	ok = true
+	o.Logger.Info("Temporal server started",
+		"frontend", s.frontendAddr, "ui", s.uiURL, "namespace", s.namespace,
+		"db", s.dbPath, "took", time.Since(begin).Round(time.Millisecond))
+	return s, nil
+}
+
+// reservePorts checks all listen addresses, picking free ports for port 0,
+// and returns the server's endpoints, reserved in res, and the UI's, reserved
+// in uiRes: the UI binds later than the server.
+func reservePorts(res, uiRes *portReservations, o Options) (serverPorts, endpoint, error) {
+	var p serverPorts
+	var ui endpoint
+	frontend, err := parseEndpoint("temporal frontend", o.FrontendAddr)
+	if err != nil {
+		return p, ui, err
+	}
+	if p.frontend, err = res.reserve("temporal frontend", frontend); err != nil {
+		return p, ui, err
+	}
+	// The frontend's HTTP API shares the frontend's interface.
+	if p.frontendHTTP, err = res.reserve("temporal frontend HTTP", endpoint{bindHost: frontend.bindHost}); err != nil {
+		return p, ui, err
+	}
+	internal := []struct {
+		name string
+		dst  *endpoint
+	}{
+		{"temporal history", &p.history},
+		{"temporal matching", &p.matching},
+		{"temporal worker", &p.worker},
+	}
+	for _, svc := range internal {
+		if *svc.dst, err = res.reserve(svc.name, endpoint{bindHost: internalHost}); err != nil {
+			return p, ui, err
+		}
+	}
+	if o.DisableUI {
+		return p, ui, nil
+	}
+	if ui, err = parseEndpoint("temporal UI", o.UIAddr); err != nil {
+		return p, ui, err
+	}
+	if ui, err = uiRes.reserve("temporal UI", ui); err != nil {
+		return p, ui, err
+	}
+	return p, ui, nil
+}
+
+// startUI runs the Web UI on e in the background: its Start blocks until
+// Stop. Its port was checked, because a failing Start exits the process.
+func (s *Server) startUI(e endpoint, namespace string) {
+	host := e.bindHost
+	if strings.Contains(host, ":") {
+		// The UI joins host and port with a plain colon.
+		host = "[" + host + "]"
+	}
+	s.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+		Host:                host,
+		Port:                e.port,
+		TemporalGRPCAddress: s.frontendAddr,
+		EnableUI:            true,
+		DefaultNamespace:    namespace,
+		// Plain HTTP on a local address: a secure cookie would never be
+		// sent back, breaking the CSRF check.
+		CORS:             uiconfig.CORS{CookieInsecure: true},
+		HideLogs:         true,
+		DisableNewsFetch: true,
+	}))
+	s.uiURL = "http://" + e.dialAddr()
+	s.uiDone = make(chan struct{})
+	go func() {
+		defer close(s.uiDone)
+		// Start returns nil once Stop closes the server.
+		if err := s.ui.Start(); err != nil {
+			s.logger.Error("Temporal UI stopped", "error", err)
+		}
+	}()
+}
+
+// waitReady waits until the frontend serves the namespace and the UI port
+// accepts connections, and returns a client of the frontend.
+func (s *Server) waitReady(ctx context.Context) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	var lastErr error
+	for {
+		c, err := s.tryFrontend(ctx)
+		if err == nil {
+			if err = s.tryUI(ctx); err == nil {
+				return c, nil
+			}
+			c.Close()
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("temporal server not ready: %w (last error: %v)", ctx.Err(), lastErr)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// tryFrontend dials the frontend and checks health and the namespace once.
+func (s *Server) tryFrontend(ctx context.Context) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  s.frontendAddr,
+		Namespace: s.namespace,
+		Logger:    sdklog.NewStructuredLogger(s.logger),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dial frontend: %w", err)
+	}
+	if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("frontend health: %w", err)
+	}
+	if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.namespace}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("describe namespace %q: %w", s.namespace, err)
+	}
+	return c, nil
+}
+
+// tryUI checks once that the UI accepts connections, if it runs.
+func (s *Server) tryUI(ctx context.Context) error {
+	if s.ui == nil {
+		return nil
+	}
+	addr := strings.TrimPrefix(s.uiURL, "http://")
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("UI %s: %w", addr, err)
+	}
+	_ = conn.Close()
+	return nil
+}
+
+// FrontendAddr returns the host:port the frontend listens on, with the port
+// actually chosen. For a wildcard listen address it returns the loopback
+// address, so the result can always be dialed locally.
+func (s *Server) FrontendAddr() string { return s.frontendAddr }
+
+// UIURL returns the Web UI's base URL, "http://host:port", or "" when the UI
+// is disabled.
+func (s *Server) UIURL() string { return s.uiURL }
+
+// Namespace returns the namespace the server was started with.
+func (s *Server) Namespace() string { return s.namespace }
+
+// DBPath returns the absolute path of the SQLite database file.
+func (s *Server) DBPath() string { return s.dbPath }
+
+// Stop stops the Web UI and the Temporal services and releases the data
+// folder. Calling it again returns the first call's result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		var errs []error
+		if s.ui != nil {
+			s.ui.Stop()
+			select {
+			case <-s.uiDone:
+			case <-time.After(uiStopTimeout):
+				errs = append(errs, errors.New("temporal UI did not stop in time"))
+			}
+		}
+		if s.temporal != nil {
+			s.serverLog.quiet.Store(true)
+			if err := s.temporal.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stop temporal server: %w", err))
+			}
+		}
+		s.lock.unlock()
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}

@@ -1,0 +1,202 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the a2aflow binary built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "a2aflow-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "a2aflow")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/a2aflow")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build a2aflow:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// proc is one running a2aflow child process.
+type proc struct {
+	t    testing.TB
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs `a2aflow args...` and stops it (SIGKILL) when the test ends.
+func start(t testing.TB, name string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", name, p.out.String())
+		}
+	})
+	return p
+}
+
+// kill sends SIGKILL (kill -9) and waits for the process to be gone.
+func (p *proc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.t.Errorf("%s did not stop within 30s", p.name)
+		p.kill()
+	}
+}
+
+// waitOutput waits until the process printed want.
+func (p *proc) waitOutput(want string, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if strings.Contains(p.out.String(), want) {
+			return
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("%s exited before printing %q:\n%s", p.name, want, p.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("%s did not print %q within %s:\n%s", p.name, want, timeout, p.out.String())
+}
+
+// server is an a2aflow deployment under test: its URLs and processes.
+type server struct {
+	APIURL       string
+	TemporalAddr string
+	UIURL        string
+	DataDir      string
+	procs        []*proc
+	serveArgs    []string
+	t            testing.TB
+}
+
+// startServe runs `a2aflow serve` on fresh ports over dataDir and waits until
+// its API is healthy.
+func startServe(t testing.TB, dataDir string, extra ...string) *server {
+	t.Helper()
+	s := &server{
+		APIURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		TemporalAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		UIURL:        fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		DataDir:      dataDir,
+		t:            t,
+	}
+	s.serveArgs = append([]string{"serve",
+		"--http-addr", strings.TrimPrefix(s.APIURL, "http://"),
+		"--temporal-addr", s.TemporalAddr,
+		"--ui-addr", strings.TrimPrefix(s.UIURL, "http://"),
+		"--data-dir", dataDir,
+		"--log-level", "warn",
+	}, extra...)
+	s.restart()
+	return s
+}
+
+// restart starts the serve process again on the same ports and data dir.
+func (s *server) restart() {
+	s.t.Helper()
+	p := start(s.t, "a2aflow serve", nil, s.serveArgs...)
+	s.procs = append(s.procs, p)
+	p.waitOutput("a2aflow is serving", 2*time.Minute)
+	waitHealthy(s.t, s.APIURL)
+}
+
+// proc returns the latest serve process.
+func (s *server) proc() *proc { return s.procs[len(s.procs)-1] }
+
+// waitHealthy polls GET /healthz until it answers 200.
+func waitHealthy(t testing.TB, apiURL string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(apiURL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s/healthz did not answer 200 within a minute", apiURL)
+}
+
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}

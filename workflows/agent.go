@@ -1,0 +1,102 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Handler is an agent's skill code. It runs inside the task workflow, so it
+// must be deterministic Temporal workflow code. Returning nil completes the
+// task, [Reject] rejects it, any other error fails it.
+type Handler func(ctx workflow.Context, t *Task) error
+
+// Agent is one agent served by a2aflow: the identity published in its A2A
+// agent card plus the handler that runs each of its tasks.
+type Agent struct {
+	// Name identifies the agent in URLs (/agents/{name}) and in the A2AAgent
+	// search attribute. Lower-case letters, digits and '-'.
+	Name string
+	// Description says what the agent does, for people and for routing LLMs.
+	Description string
+	// Version is the agent's own version; default "1.0.0".
+	Version string
+	// Provider is the organisation behind the agent; optional.
+	Provider *a2a.AgentProvider
+	// Skills are advertised in the card. The first one is the default skill
+	// recorded in the A2ASkill search attribute.
+	Skills []a2a.AgentSkill
+	// InputModes are the accepted media types; default text/plain and application/json.
+	InputModes []string
+	// OutputModes are the produced media types; default text/plain and application/json.
+	OutputModes []string
+	// Handle runs one task.
+	Handle Handler
+}
+
+// DefaultSkill returns the ID of the agent's first skill, or "".
+func (a *Agent) DefaultSkill() string {
+	if len(a.Skills) == 0 {
+		return ""
+	}
+	return a.Skills[0].ID
+}
+
+// Registry is the set of agents one a2aflow deployment serves. The API and the
+// worker build the same registry, so the API can publish cards and the worker
+// can run the handlers.
+type Registry struct {
+	agents map[string]*Agent
+	order  []string
+}
+
+// NewRegistry returns a registry holding agents, the first being the default
+// agent served at the root URL. It fails on a missing name or handler and on
+// duplicate names.
+func NewRegistry(agents ...*Agent) (*Registry, error) {
+	r := &Registry{agents: map[string]*Agent{}}
+	for _, a := range agents {
+		if a == nil || a.Name == "" || a.Handle == nil {
+			return nil, fmt.Errorf("agent %v: name and handler are required", a)
+		}
+		if !validAgentName(a.Name) {
+			return nil, fmt.Errorf("agent %q: name must be lower-case letters, digits and '-'", a.Name)
+		}
+		if _, dup := r.agents[a.Name]; dup {
+			return nil, fmt.Errorf("agent %q registered twice", a.Name)
+		}
+		r.agents[a.Name] = a
+		r.order = append(r.order, a.Name)
+	}
+	if len(r.order) == 0 {
+		return nil, fmt.Errorf("no agents")
+	}
+	return r, nil
+}
+
+// Get returns the named agent.
+func (r *Registry) Get(name string) (*Agent, bool) {
+	a, ok := r.agents[name]
+	return a, ok
+}
+
+// Default returns the agent served at the root URL.
+func (r *Registry) Default() *Agent { return r.agents[r.order[0]] }
+
+// Names returns the agent names, default first, the rest sorted.
+func (r *Registry) Names() []string {
+	rest := append([]string(nil), r.order[1:]...)
+	sort.Strings(rest)
+	return append([]string{r.order[0]}, rest...)
+}
+
+func validAgentName(name string) bool {
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return len(name) <= 63
+}
