@@ -42,6 +42,14 @@ func toA2AError(err error) error {
 			return a2a.NewError(a2a.ErrTaskNotFound, appErr.Message())
 		}
 	}
+	var queryFailed *serviceerror.QueryFailed
+	if errors.As(err, &queryFailed) {
+		// A query handler's error arrives as a failure, not an ApplicationError.
+		if queryFailed.Failure.GetApplicationFailureInfo().GetType() == workflows.ErrTypeTaskNotFound {
+			return a2a.NewError(a2a.ErrTaskNotFound, queryFailed.Failure.GetMessage())
+		}
+		return fmt.Errorf("%w: query failed: %s", a2a.ErrInternalError, queryFailed.Message)
+	}
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
 		return a2a.NewError(a2a.ErrTaskNotFound, "task not found")

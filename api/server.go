@@ -1,8 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -131,6 +134,9 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		jsonRPC := r.Method == http.MethodPost && (r.URL.Path == "" || r.URL.Path == "/")
+		if jsonRPC && !requireJSONObject(w, r) {
+			return
+		}
 		switch version := protocolVersion(r); version {
 		case "1.0":
 			if jsonRPC {
@@ -147,6 +153,38 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 		default:
 			writeVersionNotSupported(w, version, jsonRPC)
 		}
+	})
+}
+
+// requireJSONObject answers Invalid Request (-32600) for a body that is valid
+// JSON but not an object (A2A has no JSON-RPC batches), which a2a-go would
+// report as invalid params. Other bodies go on unchanged; the body is
+// buffered, within the MaxBodyBytes limit.
+func requireJSONObject(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("request body is over the limit of %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+			return false
+		}
+		http.Error(w, "cannot read request body", http.StatusBadRequest)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	trimmed := bytes.TrimSpace(body)
+	if json.Valid(trimmed) && (len(trimmed) == 0 || trimmed[0] != '{') {
+		writeJSONRPCError(w, -32600, "invalid request: a JSON-RPC request must be a JSON object")
+		return false
+	}
+	return true
+}
+
+func writeJSONRPCError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": code, "message": msg},
 	})
 }
 
@@ -171,10 +209,7 @@ func writeVersionNotSupported(w http.ResponseWriter, version string, jsonRPC boo
 	msg := fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", version)
 	w.Header().Set("Content-Type", "application/json")
 	if jsonRPC {
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": -32009, "message": msg},
-		})
+		writeJSONRPCError(w, -32009, msg)
 		return
 	}
 	w.WriteHeader(http.StatusBadRequest)

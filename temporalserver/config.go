@@ -98,7 +98,7 @@ func ensureSchema(dbPath string) (bool, error) {
 
 // ensureNamespace creates the namespace with its search attributes directly
 // in the database unless it exists. Attributes of an existing namespace are
-// left alone here; registerSearchAttributes adds missing ones once the
+// left alone here; namespaces.Ensure adds missing ones once the
 // server runs.
 func ensureNamespace(dbPath, namespace string, searchAttributes map[string]enums.IndexedValueType) error {
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, namespace, false, searchAttributes)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"time"
 
 	enums "go.temporal.io/api/enums/v1"
 )
@@ -16,6 +17,7 @@ const (
 	defaultFrontendAddr = "127.0.0.1:7233"
 	defaultUIAddr       = "127.0.0.1:8233"
 	defaultNamespace    = "default"
+	defaultRetention    = 30 * 24 * time.Hour
 )
 
 // Options configures an embedded server. The zero value works.
@@ -46,6 +48,11 @@ type Options struct {
 	// namespace, by name. Missing ones are added on every start, so new
 	// attributes also reach namespaces created by an earlier version.
 	SearchAttributes map[string]enums.IndexedValueType
+
+	// Retention is how long closed workflows (finished tasks) are kept
+	// before the server deletes them. Default 30 days (the server's own
+	// default is one day, too short to look up last week's task).
+	Retention time.Duration
 
 	// Logger receives this package's own messages. Default slog.Default().
 	Logger *slog.Logger
@@ -86,6 +93,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Namespace == "" {
 		o.Namespace = defaultNamespace
+	}
+	if o.Retention <= 0 {
+		o.Retention = defaultRetention
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

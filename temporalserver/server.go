@@ -1,6 +1,8 @@
 package temporalserver
 
 import (
+	"github.com/a2aflow/a2aflow/namespaces"
+
 	"context"
 	"errors"
 	"fmt"
@@ -145,7 +147,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	defer c.Close()
-	if err := registerSearchAttributes(ctx, c, o.Namespace, o.SearchAttributes, o.Logger); err != nil {
+	if err := namespaces.Ensure(ctx, c, o.Namespace, namespaces.Options{
+		SearchAttributes: o.SearchAttributes, Retention: o.Retention, Logger: o.Logger,
+	}); err != nil {
 		return nil, err
 	}
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,6 +117,11 @@ func TestServerPersistsAcrossRestarts(t *testing.T) {
 		t.Errorf("workflow result = %q, want %q", out, "hello a2aflow")
 	}
 	w.Stop()
+	// journal_mode=wal must be in effect: SQLite keeps a -wal file next to
+	// the database while it is open in WAL mode.
+	if _, err := os.Stat(s.DBPath() + "-wal"); err != nil {
+		t.Errorf("no WAL file next to the database: %v", err)
+	}
 
 	resp, err := http.Get(s.UIURL() + "/")
 	if err != nil {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"os"
+	"strconv"
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/workflows"
@@ -18,6 +22,10 @@ type config struct {
 	TaskQueue    string
 	DatabaseDSN  string
 	LogLevel     string
+	// Retention is how long the embedded server keeps finished tasks.
+	Retention time.Duration
+	// DynamicConfig overrides the embedded server's dynamic config, key=value.
+	DynamicConfig map[string]string
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
@@ -41,9 +49,39 @@ func (c *config) bindTemporal(fs *pflag.FlagSet, embedded bool) {
 
 func (c *config) bindUI(fs *pflag.FlagSet) {
 	fs.StringVar(&c.UIAddr, "ui-addr", env("A2AFLOW_UI_ADDR", ":8233"), "Temporal Web UI listen address; empty disables the UI (A2AFLOW_UI_ADDR)")
+	fs.DurationVar(&c.Retention, "retention", envDuration("A2AFLOW_RETENTION", 30*24*time.Hour),
+		"how long the embedded Temporal keeps finished tasks readable (A2AFLOW_RETENTION)")
+	fs.StringToStringVar(&c.DynamicConfig, "temporal-dynamic-config", nil,
+		"embedded Temporal dynamic config override, key=value, repeatable (e.g. history.transferProcessorMaxPollRPS=20)")
+}
+
+// dynamicConfigValues types the --temporal-dynamic-config values the way the
+// server wants them: int, bool or duration when they parse as one, else string.
+func (c *config) dynamicConfigValues() map[string]any {
+	out := map[string]any{}
+	for k, v := range c.DynamicConfig {
+		if n, err := strconv.Atoi(v); err == nil {
+			out[k] = n
+		} else if b, err := strconv.ParseBool(v); err == nil {
+			out[k] = b
+		} else if d, err := time.ParseDuration(v); err == nil {
+			out[k] = d
+		} else {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (c *config) bindWorker(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "SQLite file for a2aflow's own records; default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+}
+
+// envDuration returns the duration in environment variable key, or def.
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil && d > 0 {
+		return d
+	}
+	return def
 }

@@ -83,6 +83,8 @@ func startEmbedded(ctx context.Context, cfg *config, logger interface {
 		DisableUI:        cfg.UIAddr == "",
 		Namespace:        cfg.Namespace,
 		SearchAttributes: workflows.SearchAttributes(),
+		DynamicConfig:    cfg.dynamicConfigValues(),
+		Retention:        cfg.Retention,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal: %w", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2aflow/a2aflow/namespaces"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -28,7 +29,7 @@ func newAPICmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			if err := workflows.RegisterSearchAttributes(ctx, c, cfg.Namespace); err != nil {
+			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
 			fmt.Fprintf(os.Stdout, "a2aflow API is serving\n  A2A API      %s\n  Temporal     %s  (namespace %s)\n", httpURL(ln), cfg.TemporalAddr, cfg.Namespace)
@@ -55,7 +56,7 @@ func newWorkerCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			if err := workflows.RegisterSearchAttributes(ctx, c, cfg.Namespace); err != nil {
+			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
 			stop, err := startWorker(c, cfg, logger)

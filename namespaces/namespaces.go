@@ -1,4 +1,8 @@
-package temporalserver
+// Package namespaces prepares a Temporal namespace for a2aflow: the custom
+// search attributes the task workflow upserts, and how long closed tasks are
+// kept. The embedded server and the api and worker processes (against any
+// Temporal cluster) call [Ensure] at start; it is idempotent.
+package namespaces
 
 import (
 	"context"
@@ -9,9 +13,59 @@ import (
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/namespace/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
+
+// Options says what a namespace needs.
+type Options struct {
+	// SearchAttributes are the custom search attributes to add when missing.
+	SearchAttributes map[string]enums.IndexedValueType
+	// Retention is how long the namespace keeps closed workflows (finished
+	// tasks stay readable with GetTask that long). Zero leaves the
+	// namespace's retention alone, as a process that does not own the
+	// cluster should.
+	Retention time.Duration
+	// Logger receives what was changed; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Ensure adds the missing search attributes and sets the retention of
+// namespace, as opts asks.
+func Ensure(ctx context.Context, c client.Client, name string, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := registerSearchAttributes(ctx, c, name, opts.SearchAttributes, opts.Logger); err != nil {
+		return err
+	}
+	if opts.Retention > 0 {
+		return ensureRetention(ctx, c, name, opts.Retention, opts.Logger)
+	}
+	return nil
+}
+
+// ensureRetention updates the namespace's retention when it differs.
+func ensureRetention(ctx context.Context, c client.Client, name string, retention time.Duration, logger *slog.Logger) error {
+	desc, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: name})
+	if err != nil {
+		return fmt.Errorf("describe namespace %q: %w", name, err)
+	}
+	if desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration() == retention {
+		return nil
+	}
+	if _, err := c.WorkflowService().UpdateNamespace(ctx, &workflowservice.UpdateNamespaceRequest{
+		Namespace: name,
+		Config:    &namespace.NamespaceConfig{WorkflowExecutionRetentionTtl: durationpb.New(retention)},
+	}); err != nil {
+		return fmt.Errorf("set retention of namespace %q to %s: %w", name, retention, err)
+	}
+	logger.Info("set Temporal namespace retention", "namespace", name, "retention", retention)
+	return nil
+}
 
 // namespaceRefreshWait is how long a search attribute added through the
 // operator service takes to reach every service: each one caches namespaces

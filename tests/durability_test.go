@@ -1,0 +1,122 @@
+package tests
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// TestKillAndRestart kills `a2aflow serve` with SIGKILL while a task waits for
+// input, starts it again on the same data dir, and finishes the task.
+func TestKillAndRestart(t *testing.T) {
+	s := startServe(t, t.TempDir())
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL)
+	task := send(t, ctx, c, "", "Book a flight")
+	task = send(t, ctx, c, task.ID, "Reykjavik")
+	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+
+	for i := range 3 {
+		s.proc().kill()
+		s.restart()
+		c, _ = newClient(t, ctx, s.APIURL)
+		got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatalf("GetTask after restart %d: %v", i+1, err)
+		}
+		wantState(t, got, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+		if len(got.History) != 4 {
+			t.Fatalf("after restart %d history has %d messages, want 4", i+1, len(got.History))
+		}
+	}
+
+	task = send(t, ctx, c, task.ID, "2027-01-15")
+	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	task = send(t, ctx, c, task.ID, "3")
+	wantState(t, task, a2a.TaskStateCompleted, "")
+	if b := bookingOf(t, task); b["destination"] != "Reykjavik" || b["travellers"] != float64(3) {
+		t.Errorf("booking = %v, want Reykjavik for 3", b)
+	}
+}
+
+// TestThreeProcesses runs `a2aflow temporal`, `a2aflow worker` and `a2aflow
+// api` as separate processes, and also a second API replica, and serves the
+// travel flow through them.
+func TestThreeProcesses(t *testing.T) {
+	dataDir := t.TempDir()
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	api2URL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn"}
+
+	tp := start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
+	tp.waitOutput("Temporal is serving", 2*time.Minute)
+	w := start(t, "a2aflow worker", env, "worker", "--data-dir", dataDir)
+	w.waitOutput("a2aflow worker is running", time.Minute)
+	for _, u := range []string{apiURL, api2URL} {
+		p := start(t, "a2aflow api "+u, env, "api", "--http-addr", strings.TrimPrefix(u, "http://"))
+		p.waitOutput("a2aflow API is serving", time.Minute)
+		waitHealthy(t, u)
+	}
+
+	ctx := testContext(t)
+	c1, _ := newClient(t, ctx, apiURL)
+	c2, _ := newClient(t, ctx, api2URL)
+	// The replicas share nothing but Temporal: the task moves between them.
+	task := send(t, ctx, c1, "", "Book a flight")
+	task = send(t, ctx, c2, task.ID, "Kyoto")
+	task = send(t, ctx, c1, task.ID, "2027-04-01")
+	task = send(t, ctx, c2, task.ID, "1")
+	wantState(t, task, a2a.TaskStateCompleted, "")
+	if b := bookingOf(t, task); b["destination"] != "Kyoto" {
+		t.Errorf("booking = %v, want Kyoto", b)
+	}
+}
+
+// TestTasksAreSearchable checks that a task's workflow carries the A2A
+// search attributes and memo, so the Temporal UI and visibility queries find
+// it by context, state and agent.
+func TestTasksAreSearchable(t *testing.T) {
+	s := startServe(t, t.TempDir())
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL)
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Book a flight"))
+	msg.ContextID = "trip-planning-42"
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.ContextID != "trip-planning-42" {
+		t.Errorf("contextId = %q, want the given one", task.ContextID)
+	}
+
+	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	query := `A2AContextId = "trip-planning-42" AND A2ATaskState = "TASK_STATE_INPUT_REQUIRED" AND A2AAgent = "travel" AND A2ASkill = "book-flight"`
+	var found *workflowservice.ListWorkflowExecutionsResponse
+	// Visibility is eventually consistent; give it a moment.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		found, err = tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatalf("ListWorkflow(%s): %v", query, err)
+		}
+		if len(found.Executions) > 0 {
+			break
+		}
+	}
+	if len(found.GetExecutions()) != 1 || found.Executions[0].Execution.WorkflowId != string(task.ID) {
+		t.Fatalf("visibility query %s found %v, want the task %s", query, found.GetExecutions(), task.ID)
+	}
+	if got := string(found.Executions[0].Memo.GetFields()["text"].GetData()); got != `"Book a flight"` {
+		t.Errorf("memo text = %s, want the first user text", got)
+	}
+}
