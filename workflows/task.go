@@ -3,7 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"slices"
+	"maps"
 	"strings"
 	"time"
 
@@ -133,9 +133,9 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 		}
 	}
 	meta := map[string]any{"version": version}
-	for _, k := range sortedKeys(a.Metadata) {
-		meta[k] = a.Metadata[k]
-	}
+	// Copying a map gives the same result in any order.
+	maps.Copy(meta, a.Metadata) //workflowcheck:ignore
+
 	stored.Metadata = meta
 	r.task.Artifacts = append(r.task.Artifacts, &stored)
 	return &stored
@@ -173,14 +173,4 @@ func MessageText(m *a2a.Message) string {
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-// sortedKeys returns m's keys in order, so code that walks a map stays deterministic.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m { //workflowcheck:ignore the keys are sorted below
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

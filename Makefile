@@ -1,0 +1,39 @@
+# a2aflow — the two commands a newcomer needs are `make run` and `make test`.
+
+GO            ?= go
+BIN           ?= bin/a2aflow
+WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+# Packages that do not link the embedded Temporal server run with -race; the
+# server-linking ones (its own tests and the end-to-end tests, which build the
+# binary) run without, as a race build of the server takes too long for CI.
+LIGHT_PKGS    := ./workflows/... ./agents/... ./activities/... ./api/... ./models/... ./namespaces/...
+HEAVY_PKGS    := ./temporalserver/... ./tests/...
+
+.PHONY: run build test vet workflowcheck bench fuzz clean
+
+## run: build and start `a2aflow serve` (embedded Temporal + UI, worker, API on :8080)
+run: build
+	./$(BIN) serve
+
+## build: build the a2aflow binary into bin/
+build:
+	$(GO) build -o $(BIN) ./cmd/a2aflow
+
+## test: every gate CI runs — vet, workflowcheck, unit tests with -race, end-to-end tests
+test: vet workflowcheck
+	$(GO) test -race -count=1 $(LIGHT_PKGS)
+	$(GO) test -count=1 -timeout 40m $(HEAVY_PKGS)
+
+vet:
+	$(GO) vet ./...
+
+## workflowcheck: workflow code must stay deterministic
+workflowcheck:
+	$(GO) run $(WORKFLOWCHECK) ./...
+
+## bench: latency and throughput against raw Temporal SDK calls on the same server
+bench:
+	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 30m
+
+clean:
+	rm -rf bin data
