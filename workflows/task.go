@@ -21,7 +21,7 @@ type Task struct {
 }
 
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
-var ErrAskTimeout = errors.New("no answer before the timeout")
+var ErrAskTimeout = errors.New("no answer came in time")
 
 // RejectedError ends a task in the rejected state; return it with [Reject].
 type RejectedError struct {
@@ -97,7 +97,9 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s %q after %s: %w", state, slot, o.timeout, ErrAskTimeout)
+			// The question is withdrawn: the task works on (or ends) without it.
+			r.setStatus(ctx, a2a.TaskStateWorking, nil)
+			return nil, fmt.Errorf("%w (%s, waited %s)", ErrAskTimeout, slot, o.timeout)
 		}
 	} else if err := workflow.Await(ctx, ready); err != nil {
 		return nil, err
@@ -132,9 +134,10 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 			version++
 		}
 	}
-	meta := map[string]any{"version": version}
+	meta := map[string]any{}
 	// Copying a map gives the same result in any order.
 	maps.Copy(meta, a.Metadata) //workflowcheck:ignore
+	meta["version"] = version
 
 	stored.Metadata = meta
 	r.task.Artifacts = append(r.task.Artifacts, &stored)

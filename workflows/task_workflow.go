@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/log"
@@ -212,8 +213,11 @@ func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (*a2a.Tas
 		return r.snapshot(in.HistoryLength), nil
 	}
 	// Blocking send: answer once the skill took this message and then stopped
-	// to wait (input-required, auth-required) or ended.
-	err := workflow.Await(ctx, func() bool {
+	// to wait (input-required, auth-required) or ended. The wait survives a
+	// cancellation of the workflow itself, which ends the task canceled: the
+	// caller then gets that task, not an error.
+	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
+	err := workflow.Await(waitCtx, func() bool {
 		return r.task.Status.State.Terminal() || (r.taken > index && interrupted(r.task.Status.State))
 	})
 	if err != nil {
@@ -238,7 +242,8 @@ func (r *run) onCancelTask(ctx workflow.Context, in CancelTaskInput) (*a2a.Task,
 	if r.cancelSkill != nil {
 		r.cancelSkill()
 	}
-	if err := workflow.Await(ctx, func() bool { return r.task.Status.State.Terminal() }); err != nil {
+	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
+	if err := workflow.Await(waitCtx, func() bool { return r.task.Status.State.Terminal() }); err != nil {
 		return nil, err
 	}
 	return r.snapshot(in.HistoryLength), nil
@@ -344,9 +349,21 @@ func interrupted(s a2a.TaskState) bool {
 	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }
 
-// userMessage is the text a failed task shows: the innermost application
-// error's message, without Temporal's activity wrapping.
+// userMessage is the text a failed task shows: the skill's own words with
+// Temporal's activity wrapping ("activity error (type: ..., scheduledEventID:
+// ...)") replaced by the activity's application error message.
 func userMessage(err error) string {
+	var actErr *temporal.ActivityError
+	if errors.As(err, &actErr) {
+		inner := actErr.Unwrap()
+		var appErr *temporal.ApplicationError
+		if errors.As(inner, &appErr) && appErr.Message() != "" {
+			inner = errors.New(appErr.Message())
+		}
+		if inner != nil {
+			return strings.TrimSuffix(err.Error(), actErr.Error()) + inner.Error()
+		}
+	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Message() != "" {
 		return appErr.Message()
