@@ -1,7 +1,10 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +121,43 @@ func TestTasksAreSearchable(t *testing.T) {
 	}
 	if got := string(found.Executions[0].Memo.GetFields()["text"].GetData()); got != `"Book a flight"` {
 		t.Errorf("memo text = %s, want the first user text", got)
+	}
+}
+
+// TestPortInUse checks that a taken port is one clear error line and a
+// non-zero exit, not a crash inside the Temporal or UI libraries.
+func TestPortInUse(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	free := func() string { return fmt.Sprintf("127.0.0.1:%d", freePort(t)) }
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"API", []string{"--http-addr", addr, "--temporal-addr", free(), "--ui-addr", free()}, "a2aflow: the A2A API cannot listen on " + addr},
+		{"Temporal frontend", []string{"--http-addr", free(), "--temporal-addr", addr, "--ui-addr", free()}, "temporal frontend " + addr + ": address already in use"},
+		{"Temporal UI", []string{"--http-addr", free(), "--temporal-addr", free(), "--ui-addr", addr}, "temporal UI " + addr + ": address already in use"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(binary, append([]string{"serve", "--data-dir", t.TempDir()}, tt.args...)...)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("exit: %v, want exit code 1; output:\n%s", err, out)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("output does not say %q:\n%s", tt.want, out)
+			}
+			if strings.Contains(string(out), "panic") || strings.Count(strings.TrimSpace(string(out)), "\n") > 2 {
+				t.Errorf("want one clear error line, got:\n%s", out)
+			}
+		})
 	}
 }

@@ -1,0 +1,59 @@
+# a2aflow container image: one binary, every command.
+#
+#   docker build -t a2aflow .
+#   docker run --rm -p 8080:8080 -p 8233:8233 -v a2aflow-data:/data a2aflow          # serve: all in one
+#   docker run --rm a2aflow worker --temporal-addr temporal.example:7233             # scaled-out worker
+#   docker run --rm -p 8080:8080 -e A2AFLOW_TEMPORAL_ADDR=temporal.example:7233 a2aflow api
+#
+# `serve` and `temporal` listen for Temporal gRPC on 127.0.0.1:7233 by default,
+# which is unreachable from outside the container; to publish 7233 as well, run
+# them with -e A2AFLOW_TEMPORAL_ADDR=0.0.0.0:7233. It is not set here because
+# `api` and `worker` read the same variable as the address to dial.
+#
+# docker-compose.yml beside this file runs the scaled-out deployment.
+
+# The official golang images set GOTOOLCHAIN=local, so this version must be at
+# least the go line of go.mod (tests/compose_test.go checks it).
+ARG GO_VERSION=1.26.8
+
+# ---- build ------------------------------------------------------------------
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+# gorm.io/driver/sqlite uses mattn/go-sqlite3, which is C: cgo is required
+# (the image ships gcc). The binary links glibc dynamically, which is why the
+# runtime stage is the same Debian release (bookworm).
+ENV CGO_ENABLED=1
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod \
+    go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    go build -trimpath -buildvcs=false -ldflags="-s -w" -o /out/a2aflow ./cmd/a2aflow
+
+# ---- runtime ----------------------------------------------------------------
+FROM debian:bookworm-slim
+# ca-certificates for TLS to a remote Temporal (e.g. Temporal Cloud); curl for
+# container health checks (the api serves GET /healthz).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates curl \
+    && rm -rf /var/lib/apt/lists/*
+RUN groupadd --system --gid 10001 a2aflow \
+    && useradd --system --uid 10001 --gid a2aflow --home-dir /data --no-create-home \
+       --shell /usr/sbin/nologin a2aflow \
+    && mkdir -p /data \
+    && chown a2aflow:a2aflow /data
+COPY --from=build /out/a2aflow /usr/local/bin/a2aflow
+
+# /data holds the embedded Temporal database (serve, temporal) and a2aflow's
+# own SQLite records (serve, worker). A new named volume mounted here takes
+# the folder's owner, so the non-root user can write to it.
+ENV A2AFLOW_DATA_DIR=/data
+VOLUME /data
+WORKDIR /data
+USER a2aflow:a2aflow
+
+# 8080 A2A HTTP API, 7233 Temporal gRPC (serve, temporal), 8233 Temporal Web UI (serve, temporal).
+EXPOSE 8080 7233 8233
+ENTRYPOINT ["a2aflow"]
+CMD ["serve"]

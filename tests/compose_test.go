@@ -1,0 +1,313 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// composeFile is the scaled-out deployment checked by TestDockerComposeConfig.
+const composeFile = "../docker-compose.yml"
+
+// composeProject is the part of `docker compose config --format json` the
+// test reads.
+type composeProject struct {
+	Services map[string]composeService `json:"services"`
+}
+
+type composeService struct {
+	Image       string             `json:"image"`
+	Build       *json.RawMessage   `json:"build"`
+	Command     []string           `json:"command"`
+	Environment map[string]*string `json:"environment"`
+	Ports       []struct {
+		Target    int `json:"target"`
+		Published any `json:"published"` // a string in compose v2, a number in some versions
+	} `json:"ports"`
+	Volumes []struct {
+		Type   string `json:"type"`
+		Source string `json:"source"`
+		Target string `json:"target"`
+	} `json:"volumes"`
+	DependsOn map[string]struct {
+		Condition string `json:"condition"`
+	} `json:"depends_on"`
+}
+
+func (s composeService) env(key string) string {
+	if v := s.Environment[key]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+// TestDockerComposeConfig checks docker-compose.yml with `docker compose
+// config`, which parses, validates and interpolates it without a Docker
+// engine: the services of the scaled-out deployment exist, api and worker
+// run the right commands against the temporal service, every image is
+// pinned, and every A2AFLOW_* variable it sets is one the binary reads.
+func TestDockerComposeConfig(t *testing.T) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Skip("docker is not on PATH")
+	}
+	if out, err := exec.Command("docker", "compose", "version").CombinedOutput(); err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		t.Skipf("docker compose is not available: %v: %s", err, first)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "docker", "compose", "-f", composeFile, "config", "--format", "json")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("docker compose config: %v\n%s", err, stderr.String())
+	}
+	var project composeProject
+	if err := json.Unmarshal(stdout.Bytes(), &project); err != nil {
+		t.Fatalf("decode docker compose config output: %v\n%s", err, stdout.String())
+	}
+
+	for _, name := range []string{"postgresql", "temporal", "temporal-ui", "a2aflow-api", "a2aflow-worker"} {
+		if _, ok := project.Services[name]; !ok {
+			t.Errorf("service %q is missing; services: %v", name, serviceNames(project))
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// api and worker: the right command, dialling the temporal service.
+	temporal := project.Services["temporal"]
+	if !exposesPort(temporal, 7233) {
+		t.Errorf("temporal service does not expose port 7233: %+v", temporal.Ports)
+	}
+	for name, want := range map[string]string{"a2aflow-api": "api", "a2aflow-worker": "worker"} {
+		svc := project.Services[name]
+		if len(svc.Command) != 1 || svc.Command[0] != want {
+			t.Errorf("%s: command = %q, want [%q]", name, svc.Command, want)
+		}
+		if svc.Build == nil {
+			t.Errorf("%s: has no build section; it should build this repository's Dockerfile", name)
+		}
+		addr := svc.env("A2AFLOW_TEMPORAL_ADDR")
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host != "temporal" || port != "7233" {
+			t.Errorf("%s: A2AFLOW_TEMPORAL_ADDR = %q, want temporal:7233 (the temporal service)", name, addr)
+		}
+		if _, ok := svc.DependsOn["temporal"]; !ok {
+			t.Errorf("%s: does not depend on the temporal service", name)
+		}
+	}
+	api := project.Services["a2aflow-api"]
+	if !publishes(api, 8080, "8080") {
+		t.Errorf("a2aflow-api does not publish 8080:8080: %+v", api.Ports)
+	}
+	// The worker's SQLite records must live on a volume, not in the container.
+	worker := project.Services["a2aflow-worker"]
+	if dataDir := worker.env("A2AFLOW_DATA_DIR"); dataDir != "" {
+		if !mounts(worker, dataDir) {
+			t.Errorf("a2aflow-worker: no volume mounted at its A2AFLOW_DATA_DIR %s: %+v", dataDir, worker.Volumes)
+		}
+	} else if !mounts(worker, "/data") {
+		t.Errorf("a2aflow-worker: no volume mounted at the image's data dir /data: %+v", worker.Volumes)
+	}
+
+	// Every image is pinned: a tag other than latest, or a digest. Services
+	// that build this repository may leave the image name to compose.
+	for _, name := range serviceNames(project) {
+		svc := project.Services[name]
+		if svc.Image == "" {
+			if svc.Build == nil {
+				t.Errorf("%s: neither image nor build", name)
+			}
+			continue
+		}
+		if err := checkPinned(svc.Image); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+
+	// Every A2AFLOW_* variable in the compose file, comments included, is one
+	// the a2aflow binary reads.
+	known := knownEnvVars(t)
+	raw, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, v := range regexp.MustCompile(`A2AFLOW_[A-Z0-9_]+`).FindAllString(string(raw), -1) {
+		used[v] = true
+	}
+	for _, svc := range project.Services {
+		for k := range svc.Environment {
+			if strings.HasPrefix(k, "A2AFLOW_") {
+				used[k] = true
+			}
+		}
+	}
+	if len(used) == 0 {
+		t.Error("docker-compose.yml sets no A2AFLOW_* variable at all")
+	}
+	for v := range used {
+		if !known[v] {
+			t.Errorf("docker-compose.yml uses %s, which cmd/a2aflow does not read (it reads %v)", v, sortedKeys(known))
+		}
+	}
+}
+
+// TestDockerfileGoVersion checks that the Dockerfile's build image is at
+// least the go version go.mod requires: the official golang images set
+// GOTOOLCHAIN=local, so an older one cannot build the module.
+func TestDockerfileGoVersion(t *testing.T) {
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ARG GO_VERSION=(\S+)`).FindSubmatch(dockerfile)
+	if m == nil {
+		t.Fatal("Dockerfile has no ARG GO_VERSION=...")
+	}
+	image := string(m[1])
+	if !regexp.MustCompile(`(?m)^FROM golang:\$\{GO_VERSION\}\S*`).Match(dockerfile) {
+		t.Error("Dockerfile's build stage is not FROM golang:${GO_VERSION}...")
+	}
+	g := regexp.MustCompile(`(?m)^go (\S+)`).FindSubmatch(gomod)
+	if g == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	required := string(g[1])
+	if compareVersions(image, required) < 0 {
+		t.Errorf("Dockerfile builds with Go %s, older than go.mod's go %s: raise ARG GO_VERSION", image, required)
+	}
+}
+
+// knownEnvVars returns the A2AFLOW_* names that cmd/a2aflow passes as string
+// literals (env("A2AFLOW_X", ...)), read from its non-test sources.
+func knownEnvVars(t *testing.T) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob("../cmd/a2aflow/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"(A2AFLOW_[A-Z0-9_]+)"`)
+	known := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllSubmatch(src, -1) {
+			known[string(m[1])] = true
+		}
+	}
+	if len(known) == 0 {
+		t.Fatal("found no A2AFLOW_* variable in ../cmd/a2aflow/*.go")
+	}
+	return known
+}
+
+// checkPinned reports an image reference without a tag, or tagged latest.
+// A digest (@sha256:...) pins it whatever the tag.
+func checkPinned(ref string) error {
+	if strings.Contains(ref, "@sha256:") {
+		return nil
+	}
+	name := ref
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:] // a registry host:port is not a tag
+	}
+	i := strings.LastIndex(name, ":")
+	if i < 0 {
+		return fmt.Errorf("image %q has no tag: pin a version", ref)
+	}
+	if tag := name[i+1:]; tag == "" || tag == "latest" {
+		return fmt.Errorf("image %q is not pinned: use a version tag, not %q", ref, tag)
+	}
+	return nil
+}
+
+func publishes(s composeService, target int, published string) bool {
+	for _, p := range s.Ports {
+		if p.Target == target && fmt.Sprint(p.Published) == published {
+			return true
+		}
+	}
+	return false
+}
+
+func exposesPort(s composeService, port int) bool {
+	for _, p := range s.Ports {
+		if p.Target == port {
+			return true
+		}
+	}
+	return false
+}
+
+func mounts(s composeService, target string) bool {
+	for _, v := range s.Volumes {
+		if v.Target == target && (v.Type == "volume" || v.Type == "bind") {
+			return true
+		}
+	}
+	return false
+}
+
+func serviceNames(p composeProject) []string {
+	names := make([]string, 0, len(p.Services))
+	for n := range p.Services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// compareVersions compares dotted Go versions such as 1.26 and 1.26.8
+// (missing parts count as 0): -1, 0 or 1.
+func compareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
