@@ -55,7 +55,7 @@ func sendMessage(env *testsuite.TestWorkflowEnvironment, m *a2a.Message) *sent {
 		OnReject: func(err error) { s.rejected = err },
 		OnComplete: func(v any, err error) {
 			s.done, s.err, s.at = true, err, env.Now()
-			s.task, _ = v.(*a2a.Task)
+			s.task = resultTask(v)
 		},
 	}, workflows.SendMessageInput{Message: m})
 	return s
@@ -111,4 +111,16 @@ func user(text string) messageView  { return messageView{Role: a2a.MessageRoleUs
 func agent(text string) messageView { return messageView{Role: a2a.MessageRoleAgent, Text: text} }
 func question(slot, text string) messageView {
 	return messageView{Role: a2a.MessageRoleAgent, Text: text, Slot: slot}
+}
+
+// resultTask returns the task an update completed with: SendMessage answers a
+// TaskSnapshot, CancelTask a task.
+func resultTask(v any) *a2a.Task {
+	switch r := v.(type) {
+	case workflows.TaskSnapshot:
+		return r.Task
+	case *a2a.Task:
+		return r
+	}
+	return nil
 }

@@ -39,8 +39,8 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 			{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 			{URL: url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
 		},
-		// Streaming and push notifications are not served yet.
-		Capabilities:       a2a.AgentCapabilities{},
+		// Push notifications are not served yet.
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
 		Skills:             skills,

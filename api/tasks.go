@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"time"
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -26,6 +28,10 @@ type TaskService struct {
 	agent     *workflows.Agent
 	taskQueue string
 	logger    *slog.Logger
+	// notifier hints new events when the worker runs in this process; nil
+	// means poll every pollInterval.
+	notifier     *notify.Broker
+	pollInterval time.Duration
 }
 
 var _ a2asrv.RequestHandler = (*TaskService)(nil)
@@ -46,13 +52,23 @@ func newTaskID(agent, owner, contextID, messageID string) string {
 // blocks until the task is interrupted or terminal unless the configuration
 // asks to return immediately.
 func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	if err := validateSendMessageRequest(req); err != nil {
+	snap, err := s.send(ctx, req, req.Config != nil && req.Config.ReturnImmediately)
+	if err != nil {
 		return nil, err
 	}
+	return snap.Task, nil
+}
+
+// send delivers req's message through the SendMessage update and returns
+// the task snapshot the update answered with.
+func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool) (workflows.TaskSnapshot, error) {
+	if err := validateSendMessageRequest(req); err != nil {
+		return workflows.TaskSnapshot{}, err
+	}
 	msg := req.Message
-	in := workflows.SendMessageInput{Agent: s.agent.Name, Message: msg}
+	owner := principal(ctx)
+	in := workflows.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately}
 	if req.Config != nil {
-		in.ReturnImmediately = req.Config.ReturnImmediately
 		in.HistoryLength = req.Config.HistoryLength
 	}
 	update := client.UpdateWorkflowOptions{
@@ -68,10 +84,10 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		update.WorkflowID = string(msg.TaskID)
 		handle, err = s.temporal.UpdateWorkflow(ctx, update)
 		if err != nil {
-			return nil, s.writeError(ctx, string(msg.TaskID), err, a2a.ErrUnsupportedOperation)
+			return workflows.TaskSnapshot{}, s.writeError(ctx, string(msg.TaskID), err, a2a.ErrUnsupportedOperation)
 		}
 	} else {
-		taskID, startOp := s.newTask(msg)
+		taskID, startOp := s.newTask(msg, owner)
 		update.WorkflowID = taskID
 		handle, err = s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: startOp,
@@ -79,23 +95,47 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		})
 		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			// A retry of a request whose task already ended: answer with that task.
-			return s.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID), HistoryLength: in.HistoryLength})
+			return s.events(ctx, a2a.TaskID(taskID), workflows.EventsInput{WithTask: true, HistoryLength: in.HistoryLength})
 		}
 		if err != nil {
-			return nil, toA2AError(err)
+			return workflows.TaskSnapshot{}, toA2AError(err)
 		}
 	}
-	var task a2a.Task
-	if err := handle.Get(ctx, &task); err != nil {
-		return nil, s.writeError(ctx, handle.WorkflowID(), err, a2a.ErrUnsupportedOperation)
+	var snap workflows.TaskSnapshot
+	if err := handle.Get(ctx, &snap); err != nil {
+		return workflows.TaskSnapshot{}, s.writeError(ctx, handle.WorkflowID(), err, a2a.ErrUnsupportedOperation)
 	}
-	return &task, nil
+	return snap, nil
+}
+
+// events queries a task's events and returns the current task with the
+// number of its latest event.
+func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (workflows.TaskSnapshot, error) {
+	out, err := s.queryEvents(ctx, taskID, in)
+	if err != nil {
+		return workflows.TaskSnapshot{}, err
+	}
+	return workflows.TaskSnapshot{Task: out.Task, EventSeq: out.Last}, nil
+}
+
+// queryEvents runs the QueryEvents query on the task's workflow.
+func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (workflows.EventsOutput, error) {
+	in.Agent, in.Owner = s.agent.Name, principal(ctx)
+	value, err := s.temporal.QueryWorkflow(ctx, string(taskID), "", workflows.QueryEvents, in)
+	if err != nil {
+		return workflows.EventsOutput{}, toA2AError(err)
+	}
+	var out workflows.EventsOutput
+	if err := value.Get(&out); err != nil {
+		return workflows.EventsOutput{}, toA2AError(fmt.Errorf("decode events of task %s: %w", taskID, err))
+	}
+	return out, nil
 }
 
 // newTask prepares the start of the workflow for a new task created by msg.
-func (s *TaskService) newTask(msg *a2a.Message) (string, client.WithStartWorkflowOperation) {
+func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.WithStartWorkflowOperation) {
 	contextID := msg.ContextID
-	taskID := newTaskID(s.agent.Name, "", contextID, msg.ID)
+	taskID := newTaskID(s.agent.Name, owner, contextID, msg.ID)
 	if contextID == "" {
 		contextID = a2a.NewContextID()
 	}
@@ -107,6 +147,9 @@ func (s *TaskService) newTask(msg *a2a.Message) (string, client.WithStartWorkflo
 	if skill := s.agent.DefaultSkill(); skill != "" {
 		sa = append(sa, workflows.SkillKey.ValueSet(skill))
 	}
+	if owner != "" {
+		sa = append(sa, workflows.OwnerKey.ValueSet(owner))
+	}
 	opts := client.StartWorkflowOptions{
 		ID:                       taskID,
 		TaskQueue:                s.taskQueue,
@@ -116,7 +159,7 @@ func (s *TaskService) newTask(msg *a2a.Message) (string, client.WithStartWorkflo
 		// The memo makes a run readable at a glance in the Temporal UI.
 		Memo: map[string]any{"agent": s.agent.Name, "text": truncate(workflows.MessageText(msg), 200)},
 	}
-	in := workflows.TaskInput{Agent: s.agent.Name, ContextID: contextID}
+	in := workflows.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, workflows.TaskWorkflowName, in)
 }
 
@@ -129,7 +172,7 @@ func (s *TaskService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "historyLength must not be negative")
 	}
 	value, err := s.temporal.QueryWorkflow(ctx, string(req.ID), "", workflows.QueryGetTask,
-		workflows.GetTaskInput{Agent: s.agent.Name, HistoryLength: req.HistoryLength})
+		workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: req.HistoryLength})
 	if err != nil {
 		return nil, toA2AError(err)
 	}
@@ -148,7 +191,7 @@ func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   string(req.ID),
 		UpdateName:   workflows.UpdateCancelTask,
-		Args:         []any{workflows.CancelTaskInput{Agent: s.agent.Name}},
+		Args:         []any{workflows.CancelTaskInput{Agent: s.agent.Name, Owner: principal(ctx)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -180,16 +223,6 @@ func (s *TaskService) writeError(ctx context.Context, taskID string, err error, 
 // ListTasks is not served yet: it comes with Temporal visibility queries.
 func (s *TaskService) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "ListTasks is not supported yet")
-}
-
-// SendStreamingMessage is not served yet; the card says streaming: false.
-func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return errorEvents(a2a.NewError(a2a.ErrUnsupportedOperation, "streaming is not supported yet"))
-}
-
-// SubscribeToTask is not served yet; the card says streaming: false.
-func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return errorEvents(a2a.NewError(a2a.ErrUnsupportedOperation, "streaming is not supported yet"))
 }
 
 // GetTaskPushConfig answers PushNotificationNotSupported; the card says so.

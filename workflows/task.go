@@ -89,6 +89,12 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 	if slot != "" {
 		question.Metadata = map[string]any{"slot": slot}
 	}
+	if len(r.inbox) > 0 {
+		// A message sent while the task was working answers at once: the
+		// question goes into history, the task never looks interrupted.
+		r.task.History = append(r.task.History, question)
+		return r.take(), nil
+	}
 	r.setStatus(ctx, state, question)
 	ready := func() bool { return len(r.inbox) > 0 }
 	if o.timeout > 0 {
@@ -141,7 +147,33 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 
 	stored.Metadata = meta
 	r.task.Artifacts = append(r.task.Artifacts, &stored)
+	r.emit(ctx, Event{Artifact: &a2a.TaskArtifactUpdateEvent{
+		TaskID: r.task.ID, ContextID: r.task.ContextID, Artifact: &stored, LastChunk: true,
+	}})
 	return &stored
+}
+
+// ArtifactChunk adds parts to the artifact with id (one that Artifact
+// returned), streamed to subscribers as an A2A artifact update with append
+// set; lastChunk marks the final chunk. Use it to stream a long artifact as it
+// is produced. It returns false when the task has no artifact with id.
+func (t *Task) ArtifactChunk(ctx workflow.Context, id a2a.ArtifactID, parts a2a.ContentParts, lastChunk bool) bool {
+	r := t.r
+	for i, a := range r.task.Artifacts {
+		if a.ID != id {
+			continue
+		}
+		grown := *a
+		grown.Parts = append(append(a2a.ContentParts(nil), a.Parts...), parts...)
+		r.task.Artifacts[i] = &grown
+		chunk := grown
+		chunk.Parts = parts
+		r.emit(ctx, Event{Artifact: &a2a.TaskArtifactUpdateEvent{
+			TaskID: r.task.ID, ContextID: r.task.ContextID, Artifact: &chunk, Append: true, LastChunk: lastChunk,
+		}})
+		return true
+	}
+	return false
 }
 
 // Artifacts returns the task's artifacts so far.

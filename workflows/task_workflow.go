@@ -30,6 +30,9 @@ type SendMessageInput struct {
 	// Agent is the agent whose endpoint the request came through; a task of
 	// another agent answers TaskNotFound. Empty skips the check.
 	Agent string
+	// Owner is the authenticated caller; a task created by another principal
+	// answers TaskNotFound. Empty (no auth) skips the check.
+	Owner string
 	// Message is the user's message; its ID is also the update ID, so a
 	// retried request is applied once.
 	Message *a2a.Message
@@ -45,6 +48,9 @@ type CancelTaskInput struct {
 	// Agent is the agent whose endpoint the request came through; a task of
 	// another agent answers TaskNotFound. Empty skips the check.
 	Agent string
+	// Owner is the authenticated caller; a task created by another principal
+	// answers TaskNotFound. Empty (no auth) skips the check.
+	Owner string
 	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
 	HistoryLength *int
 }
@@ -54,6 +60,9 @@ type GetTaskInput struct {
 	// Agent is the agent whose endpoint the request came through; a task of
 	// another agent answers TaskNotFound. Empty skips the check.
 	Agent string
+	// Owner is the authenticated caller; a task created by another principal
+	// answers TaskNotFound. Empty (no auth) skips the check.
+	Owner string
 	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
 	HistoryLength *int
 }
@@ -64,11 +73,27 @@ type GetTaskInput struct {
 //	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run,
 //		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 type TaskWorkflow struct {
-	agents *Registry
+	agents   *Registry
+	notifier Notifier
+}
+
+// TaskWorkflowOption configures a TaskWorkflow.
+type TaskWorkflowOption func(*TaskWorkflow)
+
+// WithNotifier hints n of every new task event (see [Notifier]), for an API
+// in the same process as the worker.
+func WithNotifier(n Notifier) TaskWorkflowOption {
+	return func(w *TaskWorkflow) { w.notifier = n }
 }
 
 // NewTaskWorkflow returns the task workflow for the agents of reg.
-func NewTaskWorkflow(reg *Registry) *TaskWorkflow { return &TaskWorkflow{agents: reg} }
+func NewTaskWorkflow(reg *Registry, opts ...TaskWorkflowOption) *TaskWorkflow {
+	w := &TaskWorkflow{agents: reg}
+	for _, opt := range opts {
+		opt(w)
+	}
+	return w
+}
 
 // Run is the workflow function of one A2A task. It returns the final task,
 // whatever its terminal state (completed, failed, canceled or rejected); the
@@ -82,6 +107,8 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ptr(workflow.Now(ctx).UTC())},
 		},
 		agentName: in.Agent,
+		owner:     in.Owner,
+		notifier:  w.notifier,
 		logger:    workflow.GetLogger(ctx),
 	}
 	if err := r.registerHandlers(ctx); err != nil {
@@ -124,7 +151,12 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 type run struct {
 	task      *a2a.Task
 	agentName string
+	owner     string
+	notifier  Notifier
 	logger    log.Logger
+
+	events  []Event // the latest events, at most maxEvents
+	lastSeq int64   // number of the latest event
 
 	inbox    []*a2a.Message // received, not yet taken by the skill
 	received int            // messages received so far
@@ -140,12 +172,20 @@ type run struct {
 
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryGetTask, func(in GetTaskInput) (*a2a.Task, error) {
-		if err := r.checkAgent(in.Agent); err != nil {
+		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
 		return r.snapshot(in.HistoryLength), nil
 	}); err != nil {
-		return fmt.Errorf("set query handler: %w", err)
+		return fmt.Errorf("set query handler %s: %w", QueryGetTask, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(in EventsInput) (EventsOutput, error) {
+		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+			return EventsOutput{}, err
+		}
+		return r.eventsAfter(in), nil
+	}); err != nil {
+		return fmt.Errorf("set query handler %s: %w", QueryEvents, err)
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSendMessage, r.onSendMessage, workflow.UpdateHandlerOptions{
 		Validator:   r.validateSendMessage,
@@ -162,16 +202,17 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 	return nil
 }
 
-// checkAgent hides a task from the endpoints of other agents.
-func (r *run) checkAgent(agent string) error {
-	if agent != "" && agent != r.agentName {
+// checkAccess hides a task from the endpoints of other agents and from
+// principals other than its owner.
+func (r *run) checkAccess(agent, owner string) error {
+	if (agent != "" && agent != r.agentName) || (owner != "" && owner != r.owner) {
 		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), ErrTypeTaskNotFound)
 	}
 	return nil
 }
 
 func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) error {
-	if err := r.checkAgent(in.Agent); err != nil {
+	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if r.task.Status.State.Terminal() {
@@ -207,10 +248,10 @@ func validateMessage(task *a2a.Task, m *a2a.Message) error {
 	return nil
 }
 
-func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (*a2a.Task, error) {
+func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskSnapshot, error) {
 	index := r.receive(in.Message)
 	if in.ReturnImmediately {
-		return r.snapshot(in.HistoryLength), nil
+		return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
 	}
 	// Blocking send: answer once the skill took this message and then stopped
 	// to wait (input-required, auth-required) or ended. The wait survives a
@@ -221,13 +262,13 @@ func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (*a2a.Tas
 		return r.task.Status.State.Terminal() || (r.taken > index && interrupted(r.task.Status.State))
 	})
 	if err != nil {
-		return nil, err
+		return TaskSnapshot{}, err
 	}
-	return r.snapshot(in.HistoryLength), nil
+	return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
 }
 
 func (r *run) validateCancelTask(ctx workflow.Context, in CancelTaskInput) error {
-	if err := r.checkAgent(in.Agent); err != nil {
+	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if r.task.Status.State.Terminal() {
@@ -278,6 +319,9 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 		r.task.History = append(r.task.History, msg)
 	}
 	r.task.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: ptr(workflow.Now(ctx).UTC())}
+	r.emit(ctx, Event{Status: &a2a.TaskStatusUpdateEvent{
+		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
+	}})
 	if prev != state {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)

@@ -77,7 +77,7 @@ func (u *update) callbacks() *testsuite.TestUpdateCallback {
 		OnReject: func(err error) { u.rejected = err },
 		OnComplete: func(v any, err error) {
 			u.done, u.err, u.at = true, err, u.env.Now()
-			u.task, _ = v.(*a2a.Task)
+			u.task = resultTask(v)
 		},
 	}
 }
@@ -1318,4 +1318,16 @@ func TestRegistryLookup(t *testing.T) {
 	if _, ok := reg.Get("gamma"); ok {
 		t.Error("Get(gamma) found an agent that is not registered")
 	}
+}
+
+// resultTask returns the task an update completed with: SendMessage answers a
+// TaskSnapshot, CancelTask a task.
+func resultTask(v any) *a2a.Task {
+	switch r := v.(type) {
+	case workflows.TaskSnapshot:
+		return r.Task
+	case *a2a.Task:
+		return r
+	}
+	return nil
 }

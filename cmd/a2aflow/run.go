@@ -19,6 +19,7 @@ import (
 	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/api"
 	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -51,7 +52,7 @@ func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client
 
 // startWorker registers the task workflow and the activities and starts
 // polling. The returned function stops the worker and closes its database.
-func startWorker(c client.Client, cfg *config, logger *slog.Logger) (func(), error) {
+func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) (func(), error) {
 	dsn := cfg.DatabaseDSN
 	if dsn == "" {
 		dsn = filepath.Join(cfg.DataDir, "a2aflow.db")
@@ -61,7 +62,11 @@ func startWorker(c client.Client, cfg *config, logger *slog.Logger) (func(), err
 		return nil, err
 	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	var opts []workflows.TaskWorkflowOption
+	if hints != nil {
+		opts = append(opts, workflows.WithNotifier(hints))
+	}
+	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin(), opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	w.RegisterActivity(&activities.Bookings{Store: store})
 	if err := w.Start(); err != nil {
 		_ = store.Close()
@@ -85,12 +90,13 @@ func listen(addr, what string) (net.Listener, error) {
 }
 
 // serveAPI serves the A2A HTTP API on ln until ctx is done.
-func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config, logger *slog.Logger) error {
+func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) error {
 	srv := &http.Server{
 		Handler: api.New(c, agents.Builtin(), api.Config{
 			PublicURL: cfg.PublicURL,
 			TaskQueue: cfg.TaskQueue,
 			Logger:    logger,
+			Notifier:  hints,
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

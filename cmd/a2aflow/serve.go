@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/temporalserver"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -54,7 +55,10 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer c.Close()
-	stopWorker, err := startWorker(c, cfg, logger)
+	// Worker and API share a process: the workflow hints new task events
+	// straight to the API's streams.
+	hints := notify.New()
+	stopWorker, err := startWorker(c, cfg, hints, logger)
 	if err != nil {
 		return err
 	}
@@ -68,7 +72,7 @@ func runServe(ctx context.Context, cfg *config) error {
 	}
 	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", srv.FrontendAddr(), srv.Namespace())
 	fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
-	return serveAPI(ctx, ln, c, cfg, logger)
+	return serveAPI(ctx, ln, c, cfg, hints, logger)
 }
 
 // startEmbedded starts the embedded Temporal server (and UI) from cfg and

@@ -33,7 +33,7 @@ func newAPICmd() *cobra.Command {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
 			fmt.Fprintf(os.Stdout, "a2aflow API is serving\n  A2A API      %s\n  Temporal     %s  (namespace %s)\n", httpURL(ln), cfg.TemporalAddr, cfg.Namespace)
-			return serveAPI(ctx, ln, c, cfg, logger)
+			return serveAPI(ctx, ln, c, cfg, nil, logger)
 		},
 	}
 	cfg.bindHTTP(cmd.Flags())
@@ -59,7 +59,7 @@ func newWorkerCmd() *cobra.Command {
 			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
-			stop, err := startWorker(c, cfg, logger)
+			stop, err := startWorker(c, cfg, nil, logger)
 			if err != nil {
 				return err
 			}
