@@ -32,9 +32,24 @@ type Agent struct {
 	InputModes []string
 	// OutputModes are the produced media types; default text/plain and application/json.
 	OutputModes []string
+	// WhileWorking says what happens to a message that arrives while the
+	// task is working rather than waiting for input. Default EnqueueMessage.
+	WhileWorking BusyPolicy
 	// Handle runs one task.
 	Handle Handler
 }
+
+// BusyPolicy is an agent's answer to a message sent while its task works.
+type BusyPolicy int
+
+const (
+	// EnqueueMessage records the message and hands it to the skill's next
+	// Ask (or RequireAuth), which returns it at once. Nothing is lost.
+	EnqueueMessage BusyPolicy = iota
+	// RejectMessage refuses the message with UnsupportedOperation (-32004),
+	// leaving history untouched; the client retries once the task waits.
+	RejectMessage
+)
 
 // DefaultSkill returns the ID of the agent's first skill, or "".
 func (a *Agent) DefaultSkill() string {

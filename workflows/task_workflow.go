@@ -95,6 +95,13 @@ func NewTaskWorkflow(reg *Registry, opts ...TaskWorkflowOption) *TaskWorkflow {
 	return w
 }
 
+func (w *TaskWorkflow) busyPolicy(agent string) BusyPolicy {
+	if a, ok := w.agents.Get(agent); ok {
+		return a.WhileWorking
+	}
+	return EnqueueMessage
+}
+
 // Run is the workflow function of one A2A task. It returns the final task,
 // whatever its terminal state (completed, failed, canceled or rejected); the
 // Temporal run itself only fails on a bug.
@@ -108,6 +115,7 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 		},
 		agentName: in.Agent,
 		owner:     in.Owner,
+		busy:      w.busyPolicy(in.Agent),
 		notifier:  w.notifier,
 		logger:    workflow.GetLogger(ctx),
 	}
@@ -152,6 +160,7 @@ type run struct {
 	task      *a2a.Task
 	agentName string
 	owner     string
+	busy      BusyPolicy
 	notifier  Notifier
 	logger    log.Logger
 
@@ -218,6 +227,10 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 	if r.task.Status.State.Terminal() {
 		return temporal.NewApplicationError(
 			fmt.Sprintf("task %s is %s and accepts no more messages", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+	}
+	if r.busy == RejectMessage && r.task.Status.State == a2a.TaskStateWorking {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("task %s is working and takes messages only while it waits for input; try again when it asks", r.task.ID), ErrTypeUnsupportedOperation)
 	}
 	return validateMessage(r.task, in.Message)
 }

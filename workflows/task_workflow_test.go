@@ -1331,3 +1331,63 @@ func resultTask(v any) *a2a.Task {
 	}
 	return nil
 }
+
+// TestRejectMessageWhileWorking: an agent with the RejectMessage policy
+// refuses a message sent while it works, and takes the next one once it asks.
+func TestRejectMessageWhileWorking(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	reg, err := workflows.NewRegistry(&workflows.Agent{
+		Name:         "strict",
+		WhileWorking: workflows.RejectMessage,
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			if err := workflow.Sleep(ctx, time.Hour); err != nil {
+				return err
+			}
+			answer, err := t.Ask(ctx, "more", "More?")
+			if err != nil {
+				return err
+			}
+			t.Reply(workflows.MessageText(answer))
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	var rejected error
+	var accepted bool
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateSendMessage, "busy", &testsuite.TestUpdateCallback{
+			OnAccept: func() { t.Error("message while working was accepted") },
+			OnReject: func(err error) { rejected = err },
+			OnComplete: func(any, error) {},
+		}, workflows.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hurry"))})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateSendMessage, "answer", &testsuite.TestUpdateCallback{
+			OnAccept:   func() { accepted = true },
+			OnReject:   func(err error) { t.Errorf("answer rejected: %v", err) },
+			OnComplete: func(any, error) {},
+		}, workflows.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("yes"))})
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "strict", ContextID: "ctx",
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("go"))})
+	var appErr *temporal.ApplicationError
+	if !errors.As(rejected, &appErr) || appErr.Type() != workflows.ErrTypeUnsupportedOperation {
+		t.Errorf("message while working: rejection %v, want %s", rejected, workflows.ErrTypeUnsupportedOperation)
+	}
+	var task *a2a.Task
+	if err := env.GetWorkflowResult(&task); err != nil {
+		t.Fatal(err)
+	}
+	if !accepted || task.Status.State != a2a.TaskStateCompleted || workflows.MessageText(task.Status.Message) != "yes" {
+		t.Errorf("final task %s %q, want completed with the answer", task.Status.State, workflows.MessageText(task.Status.Message))
+	}
+	for _, m := range task.History {
+		if workflows.MessageText(m) == "hurry" {
+			t.Error("the rejected message is in history")
+		}
+	}
+}
