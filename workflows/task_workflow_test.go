@@ -1360,8 +1360,8 @@ func TestRejectMessageWhileWorking(t *testing.T) {
 	var accepted bool
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(workflows.UpdateSendMessage, "busy", &testsuite.TestUpdateCallback{
-			OnAccept: func() { t.Error("message while working was accepted") },
-			OnReject: func(err error) { rejected = err },
+			OnAccept:   func() { t.Error("message while working was accepted") },
+			OnReject:   func(err error) { rejected = err },
 			OnComplete: func(any, error) {},
 		}, workflows.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hurry"))})
 	}, time.Minute)
