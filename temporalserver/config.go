@@ -1,6 +1,10 @@
 package temporalserver
 
 import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -100,11 +104,14 @@ func ensureSchema(dbPath string) (bool, error) {
 // in the database unless it exists. Attributes of an existing namespace are
 // left alone here; namespaces.Ensure adds missing ones once the
 // server runs.
-func ensureNamespace(dbPath, namespace string, searchAttributes map[string]enums.IndexedValueType) error {
+func ensureNamespace(dbPath, namespace string, searchAttributes map[string]enums.IndexedValueType, retention time.Duration) error {
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, namespace, false, searchAttributes)
 	if err != nil {
 		return fmt.Errorf("namespace %q config: %w", namespace, err)
 	}
+	// The schema package creates namespaces with one day of retention; a new
+	// namespace gets ours from the start (an existing one is updated later).
+	ns.Detail.Config.Retention = durationpb.New(retention)
 	if err := sqliteschema.CreateNamespaces(sqlConfig(dbPath), ns); err != nil {
 		return fmt.Errorf("create namespace %q: %w", namespace, err)
 	}

@@ -107,7 +107,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if created {
 		o.Logger.Info("created Temporal database", "path", s.dbPath)
 	}
-	if err := ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes); err != nil {
+	if err := ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes, o.Retention); err != nil {
 		return nil, err
 	}
 
