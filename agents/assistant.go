@@ -1,0 +1,222 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	_ "time/tzdata" // the clock tool knows every IANA time zone, also in a minimal container
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/expr-lang/expr"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Assistant returns the assistant agent: an LLM tool loop (llm.Worker) over
+// the conversation of the task's context, with real tools: a clock and a
+// calculator (activities), the task's own artifacts, and ask_user, which asks
+// the user a question and waits for the answer as long as it takes.
+//
+// Without a configured LLM the task fails with a message saying how to
+// configure one: failed rather than completed, so a client (or a calling
+// agent) does not take the explanation for an answer. Every other agent
+// works as before.
+func Assistant() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "assistant",
+		Description: "A general assistant on a large language model, with a clock, a calculator, the task's artifacts, and questions back to you when it needs to know more.",
+		Skills: []a2a.AgentSkill{{
+			ID:          "chat",
+			Name:        "Chat",
+			Description: "Answers questions, computes exactly with a calculator, tells the time in any time zone, asks you when something is unclear, and saves documents as artifacts.",
+			Tags:        []string{"llm", "assistant"},
+			Examples:    []string{"What is 17.5% of 2,340?", "What time is it in Tokyo?", "Write a packing list for a weekend in Lisbon and save it."},
+		}},
+		Handle: assist,
+	}
+}
+
+// assistantSystemPrompt tells the model what its tools are for.
+const assistantSystemPrompt = `You are the a2aflow assistant. Answer concisely.
+Use the calculator for any arithmetic instead of computing in your head, and the clock for the date or time.
+When you need information only the user has, ask with ask_user.
+When the user asks for a document (a list, a draft, a summary to keep), save it with save_artifact and say so.
+Use list_artifacts to see what this task has saved already.`
+
+// NotConfiguredMessage is the assistant's answer when the worker has no LLM.
+const NotConfiguredMessage = "The assistant needs a large language model and none is configured. " +
+	"Set OPENAI_BASE_URL (any OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama) and OPENAI_API_KEY if it needs one, " +
+	"or ANTHROPIC_API_KEY, and A2AFLOW_LLM_MODEL to choose the model, where the a2aflow worker runs; then restart it."
+
+func assist(ctx workflow.Context, t *workflows.Task) error {
+	thread, err := t.ContextThread(ctx)
+	if err != nil {
+		// The context's earlier tasks are a help, not a need: answer from this task.
+		workflow.GetLogger(ctx).Warn("context thread unavailable, using the task's own", "error", err)
+		thread = t.Thread()
+	}
+	tools := append([]llm.Tool{llm.AskUser(t), listArtifactsTool(t), saveArtifactTool(t)}, AssistantTools()...)
+	answer, err := llm.Worker(tools...).Run(ctx, thread, llm.WithSystem(assistantSystemPrompt), llm.WithUsage(t))
+	if llm.IsNotConfigured(err) {
+		return errors.New(NotConfiguredMessage)
+	}
+	if err != nil {
+		return err
+	}
+	if answer == "" {
+		answer = "(The model gave no answer.)"
+	}
+	t.Reply(answer)
+	return nil
+}
+
+// AssistantTools returns the assistant's activity tools. The worker registers
+// them with llm.RegisterTools(w, agents.AssistantTools()...).
+func AssistantTools() []llm.Tool {
+	return []llm.Tool{clockTool, calculatorTool}
+}
+
+// ClockInput is the argument of the clock tool.
+type ClockInput struct {
+	TimeZone string `json:"timeZone,omitempty" jsonschema:"description=IANA time zone such as Europe/Lisbon or Asia/Tokyo; default UTC"`
+}
+
+// ClockOutput is the clock tool's result.
+type ClockOutput struct {
+	UTC      string `json:"utc"`
+	Local    string `json:"local"`
+	TimeZone string `json:"timeZone"`
+	Weekday  string `json:"weekday"`
+}
+
+var clockTool = llm.NewTool("clock", "Returns the current date and time, in UTC and in a time zone.", clockNow)
+
+// clockNow is the clock tool. It is an activity: reading the clock in workflow
+// code would not replay.
+func clockNow(ctx context.Context, in ClockInput) (ClockOutput, error) {
+	zone := in.TimeZone
+	if zone == "" {
+		zone = "UTC"
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return ClockOutput{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("unknown time zone %q; use an IANA name such as Europe/Lisbon", zone), activities.ErrTypeInvalidInput, nil)
+	}
+	now := time.Now()
+	local := now.In(loc)
+	return ClockOutput{
+		UTC:      now.UTC().Format(time.RFC3339),
+		Local:    local.Format(time.RFC3339),
+		TimeZone: zone,
+		Weekday:  local.Weekday().String(),
+	}, nil
+}
+
+// CalculatorInput is the argument of the calculator tool.
+type CalculatorInput struct {
+	Expression string `json:"expression" jsonschema:"description=An arithmetic expression: numbers, + - * / % ** and parentheses, sqrt pow ln log10 exp sin cos tan abs ceil floor round min max, pi and e. Example: 2340 * 17.5 / 100" validate:"required,max=1000"`
+}
+
+// CalculatorOutput is the calculator tool's result.
+type CalculatorOutput struct {
+	Expression string `json:"expression"`
+	Result     string `json:"result"`
+}
+
+var calculatorTool = llm.NewTool("calculator", "Evaluates an arithmetic expression exactly and returns the result.", calculate)
+
+// calculatorEnv holds the calculator's functions and constants besides expr's
+// math builtins.
+var calculatorEnv = map[string]any{
+	"sqrt": math.Sqrt, "pow": math.Pow, "ln": math.Log, "log10": math.Log10, "exp": math.Exp,
+	"sin": math.Sin, "cos": math.Cos, "tan": math.Tan, "pi": math.Pi, "e": math.E,
+}
+
+// calculate is the calculator tool, on the expr-lang evaluator with every
+// builtin off except arithmetic ones: an expression cannot reach anything
+// but numbers, and expr bounds its size and memory.
+func calculate(ctx context.Context, in CalculatorInput) (CalculatorOutput, error) {
+	opts := []expr.Option{expr.Env(calculatorEnv), expr.DisableAllBuiltins()}
+	for _, name := range []string{"abs", "ceil", "floor", "round", "min", "max"} {
+		opts = append(opts, expr.EnableBuiltin(name))
+	}
+	invalid := func(err error) error {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("cannot evaluate %q: %v", in.Expression, err), activities.ErrTypeInvalidInput, nil)
+	}
+	program, err := expr.Compile(in.Expression, opts...)
+	if err != nil {
+		return CalculatorOutput{}, invalid(err)
+	}
+	out, err := expr.Run(program, calculatorEnv)
+	if err != nil {
+		return CalculatorOutput{}, invalid(err)
+	}
+	var result string
+	switch v := out.(type) {
+	case int:
+		result = strconv.Itoa(v)
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return CalculatorOutput{}, invalid(fmt.Errorf("the result is %v", v))
+		}
+		result = strconv.FormatFloat(v, 'g', -1, 64)
+	case bool:
+		result = strconv.FormatBool(v)
+	default:
+		return CalculatorOutput{}, invalid(fmt.Errorf("the result is not a number but %T", out))
+	}
+	return CalculatorOutput{Expression: in.Expression, Result: result}, nil
+}
+
+// ArtifactView is how the list_artifacts tool shows an artifact to the model.
+type ArtifactView struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version any    `json:"version,omitempty"`
+	Text    string `json:"text"`
+}
+
+// listArtifactsTool returns the task's artifacts, read in the workflow: they
+// are workflow state, so no activity is needed.
+func listArtifactsTool(t *workflows.Task) llm.Tool {
+	return llm.WorkflowTool("list_artifacts", "Lists the artifacts (saved documents) of this task with their text.",
+		func(ctx workflow.Context, _ struct{}) ([]ArtifactView, error) {
+			views := []ArtifactView{}
+			for _, a := range t.Artifacts() {
+				text := ""
+				for _, p := range a.Parts {
+					text += p.Text()
+				}
+				if r := []rune(text); len(r) > 4000 {
+					text = string(r[:4000]) + "…"
+				}
+				views = append(views, ArtifactView{ID: string(a.ID), Name: a.Name, Version: a.Metadata["version"], Text: text})
+			}
+			return views, nil
+		})
+}
+
+// SaveArtifactInput is the argument of the save_artifact tool.
+type SaveArtifactInput struct {
+	Name string `json:"name" jsonschema:"description=Short name such as packing-list; saving a name again makes a new version" validate:"required,max=100"`
+	Text string `json:"text" jsonschema:"description=The document in Markdown" validate:"required"`
+}
+
+// saveArtifactTool saves a document as an artifact of the task.
+func saveArtifactTool(t *workflows.Task) llm.Tool {
+	return llm.WorkflowTool("save_artifact", "Saves a document as an artifact of this task, for the user to keep.",
+		func(ctx workflow.Context, in SaveArtifactInput) (ArtifactView, error) {
+			a := workflows.TextArtifact(in.Name, in.Text)
+			a.Parts[0].MediaType = "text/markdown"
+			saved := t.Artifact(ctx, a)
+			return ArtifactView{ID: string(saved.ID), Name: saved.Name, Version: saved.Metadata["version"], Text: "saved"}, nil
+		})
+}

@@ -1,0 +1,142 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Function asks the model one question and returns its answer as a T: the
+// JSON schema of T is the requested response format, and the answer is
+// decoded (unknown fields are an error) and validated with T's `validate`
+// tags. An invalid answer is asked again, with the validation error, up to
+// WithMaxAttempts times (default 3); then Function returns a non-retryable
+// application error of type ErrTypeInvalidOutput. T must be a struct.
+//
+// Function is workflow code: each attempt is one CompleteChat activity.
+func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, error) {
+	var zero T
+	o := newOptions(opts)
+	schema, err := SchemaFor[T]() //workflowcheck:ignore reflection over a Go type: the same schema on every replay
+	if err != nil {
+		return zero, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidRequest, nil)
+	}
+	name := schemaName(reflect.TypeFor[T]())
+	req := Request{
+		Model:          o.model,
+		System:         o.system,
+		Messages:       []Message{{Role: RoleUser, Text: prompt}},
+		ResponseFormat: &ResponseFormat{Name: name, Schema: schema},
+		MaxTokens:      o.maxTokens,
+	}
+	for attempt := 1; ; attempt++ {
+		summary := fmt.Sprintf("%s (attempt %d): %s", name, attempt, prompt)
+		resp, err := complete(ctx, o, req, summary)
+		if err != nil {
+			return zero, err
+		}
+		var out T
+		verr := decodeValid(resp.Text, &out, true) //workflowcheck:ignore decoding and validating a value is deterministic
+		if verr == nil {
+			return out, nil
+		}
+		verr = fmt.Errorf("the answer is %w", verr)
+		workflow.GetLogger(ctx).Info("invalid LLM answer", "schema", name, "attempt", attempt, "error", verr)
+		if attempt >= o.maxAttempts {
+			return zero, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the model gave no valid %s in %d attempts: %v", name, attempt, verr), ErrTypeInvalidOutput, nil)
+		}
+		// The next attempt sees its own answer and what was wrong with it.
+		req.Messages = append(req.Messages,
+			Message{Role: RoleAssistant, Text: resp.Text},
+			Message{Role: RoleUser, Text: "That answer is invalid: " + verr.Error() + ". Answer again with only a JSON object that matches the schema."})
+	}
+}
+
+// complete runs one CompleteChat activity and records its token usage.
+func complete(ctx workflow.Context, o *callOptions, req Request, summary string) (Response, error) {
+	actx := workflow.WithActivityOptions(ctx, withSummary(o.activity, summary))
+	var resp Response
+	if err := workflow.ExecuteActivity(actx, ActivityCompleteChat, req).Get(ctx, &resp); err != nil {
+		return Response{}, err
+	}
+	if o.usage != nil {
+		o.usage.AddTokenUsage(workflows.TokenUsage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, Calls: 1})
+	}
+	return resp, nil
+}
+
+// IsNotConfigured reports whether err is an LLM call failing because the
+// worker has no LLM provider, so a skill can answer with how to configure one.
+func IsNotConfigured(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == ErrTypeNotConfigured
+}
+
+var notSchemaName = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// schemaName names T's schema for the provider: its Go type name.
+func schemaName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := notSchemaName.ReplaceAllString(t.Name(), "_")
+	if name == "" {
+		return "answer"
+	}
+	return truncate(name, 64)
+}
+
+// threadMessages turns an A2A conversation into model messages: user
+// messages are the user's, agent messages the assistant's. Data parts are
+// given as JSON and files by name, since the model reads text.
+func threadMessages(th workflows.Thread) []Message {
+	var out []Message
+	for _, m := range th.Messages() {
+		text := partsText(m.Parts)
+		if text == "" {
+			continue
+		}
+		role := RoleUser
+		if m.Role == a2a.MessageRoleAgent {
+			role = RoleAssistant
+		}
+		out = append(out, Message{Role: role, Text: text})
+	}
+	return out
+}
+
+// partsText renders message parts as text for a model.
+func partsText(parts a2a.ContentParts) string {
+	var out []string
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			if c != "" {
+				out = append(out, string(c))
+			}
+		case a2a.Data:
+			raw, err := json.Marshal(p.Data()) //workflowcheck:ignore encoding/json sorts map keys: the same text on every replay
+			if err == nil {
+				out = append(out, string(raw))
+			}
+		case a2a.URL:
+			out = append(out, fmt.Sprintf("[file %s %s]", p.Filename, string(c)))
+		case a2a.Raw:
+			out = append(out, fmt.Sprintf("[file %s, %s, %d bytes]", p.Filename, p.MediaType, len(c)))
+		}
+	}
+	return strings.Join(out, "\n")
+}

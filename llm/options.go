@@ -1,0 +1,96 @@
+package llm
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// ActivityCompleteChat is the name of the activity that makes one LLM call
+// (a Request in, a Response out). The worker registers activities.LLM, whose
+// CompleteChat method it is; this package calls it by name because the
+// activities package depends on this one.
+const ActivityCompleteChat = "CompleteChat"
+
+// Application error types of LLM failures, as workflow code sees them in a
+// *temporal.ApplicationError.
+const (
+	// ErrTypeNotConfigured: the worker has no LLM provider. Not retried.
+	ErrTypeNotConfigured = "LLMNotConfigured"
+	// ErrTypeRateLimited: the provider answered 429. Retried, after its Retry-After.
+	ErrTypeRateLimited = "LLMRateLimited"
+	// ErrTypeUnavailable: the provider answered 5xx (or 408/409). Retried.
+	ErrTypeUnavailable = "LLMUnavailable"
+	// ErrTypeRejected: the provider refused the request (another 4xx: bad
+	// request, wrong key, unknown model). Not retried.
+	ErrTypeRejected = "LLMRequestRejected"
+	// ErrTypeInvalidRequest: the request could not be built. Not retried.
+	ErrTypeInvalidRequest = "LLMInvalidRequest"
+	// ErrTypeInvalidOutput: Function got no valid answer within its attempts.
+	ErrTypeInvalidOutput = "LLMInvalidOutput"
+	// ErrTypeTooManyTurns: a Worker loop did not finish within its turns.
+	ErrTypeTooManyTurns = "LLMTooManyTurns"
+)
+
+// DefaultActivityOptions are the activity options of an LLM call unless
+// WithActivityOptions replaces them: two minutes per attempt, and up to ten
+// attempts over about ten minutes for rate limits and server errors (a
+// provider's Retry-After replaces the backoff). Failures that a retry cannot
+// fix are non-retryable errors and fail at once.
+var DefaultActivityOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 2 * time.Minute,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    2 * time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    2 * time.Minute,
+		MaximumAttempts:    10,
+	},
+}
+
+// Option changes one Function call or Worker run.
+type Option func(*callOptions)
+
+type callOptions struct {
+	model       string
+	system      string
+	usage       *workflows.Task
+	maxAttempts int
+	maxTurns    int
+	maxTokens   int64
+	activity    workflow.ActivityOptions
+}
+
+func newOptions(opts []Option) *callOptions {
+	o := &callOptions{maxAttempts: 3, maxTurns: 12, activity: DefaultActivityOptions}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+// WithModel uses model instead of the worker's configured one.
+func WithModel(model string) Option { return func(o *callOptions) { o.model = model } }
+
+// WithSystem sets the system prompt.
+func WithSystem(prompt string) Option { return func(o *callOptions) { o.system = prompt } }
+
+// WithUsage adds the token usage of every call to t's metadata (see
+// workflows.Task.AddTokenUsage).
+func WithUsage(t *workflows.Task) Option { return func(o *callOptions) { o.usage = t } }
+
+// WithMaxAttempts bounds how often Function asks for a valid answer; default 3.
+func WithMaxAttempts(n int) Option { return func(o *callOptions) { o.maxAttempts = max(n, 1) } }
+
+// WithMaxTurns bounds the LLM calls of one Worker run; default 12.
+func WithMaxTurns(n int) Option { return func(o *callOptions) { o.maxTurns = max(n, 1) } }
+
+// WithMaxTokens limits each answer; default the provider's.
+func WithMaxTokens(n int64) Option { return func(o *callOptions) { o.maxTokens = n } }
+
+// WithActivityOptions replaces DefaultActivityOptions for the LLM calls.
+func WithActivityOptions(ao workflow.ActivityOptions) Option {
+	return func(o *callOptions) { o.activity = ao }
+}

@@ -1,0 +1,181 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// ToolActivityPrefix starts the activity name of every activity tool:
+// "tool:calculator" is the calculator tool.
+const ToolActivityPrefix = "tool:"
+
+// ToolActivityOptions are the activity options of an activity tool's call:
+// a minute per attempt, three attempts.
+var ToolActivityOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+}
+
+// Tool is a function the model may call in a Worker loop. Make one with
+// [NewTool] (an activity: I/O, clocks, anything non-deterministic) or
+// [WorkflowTool] (workflow code: asking the user, waiting, child workflows).
+type Tool struct {
+	spec ToolSpec
+	// activityFn is the function to register for an activity tool; nil for a workflow tool.
+	activityFn any
+	invoke     func(ctx workflow.Context, call ToolCall) (string, error)
+	err        error // a bad definition, reported when the loop runs
+}
+
+// Name returns the tool's name.
+func (t Tool) Name() string { return t.spec.Name }
+
+// Spec returns the tool as the model sees it.
+func (t Tool) Spec() ToolSpec { return t.spec }
+
+// ActivityName returns the tool's activity name, or "" for a workflow tool.
+func (t Tool) ActivityName() string {
+	if t.activityFn == nil {
+		return ""
+	}
+	return ToolActivityPrefix + t.spec.Name
+}
+
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func newSpec[In any](name, description string) (ToolSpec, error) {
+	if !toolName.MatchString(name) {
+		return ToolSpec{Name: name}, fmt.Errorf("tool name %q: want 1 to 64 letters, digits, '_' or '-': %w", name, ErrInvalidRequest)
+	}
+	schema, err := SchemaFor[In]() //workflowcheck:ignore reflection over a Go type: the same schema on every replay
+	if err != nil {
+		return ToolSpec{Name: name}, fmt.Errorf("tool %s: %w", name, err)
+	}
+	return ToolSpec{Name: name, Description: description, Parameters: schema}, nil
+}
+
+// NewTool returns a tool that runs fn as its own activity, named
+// "tool:"+name, so Temporal retries it and the UI shows each call with its
+// arguments. The model's arguments are decoded into In (whose JSON schema,
+// from its json and jsonschema tags, the model is shown) and validated with
+// its `validate` tags first: invalid arguments go back to the model as an
+// error without running fn. Out is returned to the model as JSON (a string
+// as is). Register fn on the worker with [RegisterTools].
+func NewTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) Tool {
+	spec, err := newSpec[In](name, description)
+	t := Tool{spec: spec, activityFn: fn, err: err}
+	activityName := ToolActivityPrefix + name
+	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
+		var in In
+		err := decodeValid(call.Arguments, &in, false) //workflowcheck:ignore decoding and validating arguments is deterministic
+		if err != nil {
+			return "", &argumentsError{err}
+		}
+		actx := workflow.WithActivityOptions(ctx, withSummary(ToolActivityOptions, name+" "+call.Arguments))
+		var out Out
+		if err := workflow.ExecuteActivity(actx, activityName, in).Get(ctx, &out); err != nil {
+			return "", err
+		}
+		return resultText(out) //workflowcheck:ignore encoding/json sorts map keys: the same text on every replay
+	}
+	return t
+}
+
+// WorkflowTool returns a tool that runs fn in the workflow. fn is workflow
+// code: deterministic, with workflow.Sleep and friends, and free to ask the
+// user (see [AskUser]) or wait for an approval, for days; the loop waits with
+// it, across restarts. Arguments and results are handled as in [NewTool].
+func WorkflowTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error)) Tool {
+	spec, err := newSpec[In](name, description)
+	t := Tool{spec: spec, err: err}
+	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
+		var in In
+		err := decodeValid(call.Arguments, &in, false) //workflowcheck:ignore decoding and validating arguments is deterministic
+		if err != nil {
+			return "", &argumentsError{err}
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		return resultText(out) //workflowcheck:ignore encoding/json sorts map keys: the same text on every replay
+	}
+	return t
+}
+
+// RegisterTools registers the activity tools among tools on a worker, each
+// under its ActivityName. Workflow tools need no registration and are skipped.
+func RegisterTools(r worker.ActivityRegistry, tools ...Tool) {
+	for _, t := range tools {
+		if t.activityFn != nil && t.err == nil {
+			r.RegisterActivityWithOptions(t.activityFn, activity.RegisterOptions{Name: t.ActivityName()})
+		}
+	}
+}
+
+// AskUserInput is the argument of the ask_user tool.
+type AskUserInput struct {
+	Question string `json:"question" jsonschema:"description=The question to ask the user, in one or two sentences." validate:"required"`
+}
+
+// AskUser returns the ask_user tool: the model asks the user a question
+// through t.Ask, the task is input-required until the answer comes (however
+// long that takes), and the answer's text is the tool's result.
+func AskUser(t *workflows.Task) Tool {
+	return WorkflowTool("ask_user",
+		"Ask the user a question and wait for the answer. Use it when you need information only the user has.",
+		func(ctx workflow.Context, in AskUserInput) (string, error) {
+			answer, err := t.Ask(ctx, "ask_user", in.Question)
+			if err != nil {
+				return "", err
+			}
+			return workflows.MessageText(answer), nil
+		})
+}
+
+// argumentsError is a model's tool call whose arguments do not fit the tool.
+type argumentsError struct{ err error }
+
+func (e *argumentsError) Error() string { return "the arguments are " + e.err.Error() }
+func (e *argumentsError) Unwrap() error { return e.err }
+
+func resultText(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode tool result: %w", err)
+	}
+	return string(raw), nil
+}
+
+// withSummary sets the activity's one-line summary shown in the Temporal UI.
+func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOptions {
+	o.Summary = truncate(summary, 200)
+	return o
+}
+
+// truncate shortens s to at most n runes, on one line.
+func truncate(s string, n int) string {
+	runes := []rune(s)
+	for i, r := range runes {
+		if r == '\n' || r == '\r' {
+			runes[i] = ' '
+		}
+	}
+	if len(runes) <= n {
+		return string(runes)
+	}
+	return string(runes[:n-1]) + "…"
+}

@@ -1,0 +1,124 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// ToolLoop is the multi-turn tool loop of an LLM agent; make one with [Worker].
+type ToolLoop struct {
+	tools []Tool
+}
+
+// Worker returns the tool loop over tools (radkit's LlmWorker): the model
+// answers, calls tools, sees their results, and so on until it answers
+// without a tool call.
+func Worker(tools ...Tool) *ToolLoop {
+	return &ToolLoop{tools: append([]Tool(nil), tools...)}
+}
+
+// Run runs the loop on a conversation and returns the model's final answer.
+// Each LLM call is one CompleteChat activity (summary "turn N: ..."), each
+// activity tool call one "tool:NAME" activity (summary: the arguments), so the
+// workflow's history in the Temporal UI reads like the conversation. Tools
+// run one after another in the order the model asked for them; a workflow
+// tool that asks the user pauses the loop until the answer comes.
+//
+// A tool's error goes back to the model as the call's result, so it can
+// recover or explain; a canceled task, a workflows.Reject from a tool and a
+// failed LLM call end the loop with that error. A loop that has not
+// finished after WithMaxTurns LLM calls (default 12) fails with a
+// non-retryable ErrTypeTooManyTurns error.
+func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Option) (string, error) {
+	o := newOptions(opts)
+	byName := map[string]Tool{}
+	specs := make([]ToolSpec, 0, len(l.tools))
+	for _, t := range l.tools {
+		if t.err != nil {
+			return "", temporal.NewNonRetryableApplicationError(t.err.Error(), ErrTypeInvalidRequest, nil)
+		}
+		if _, dup := byName[t.spec.Name]; dup {
+			return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("two tools are named %q", t.spec.Name), ErrTypeInvalidRequest, nil)
+		}
+		byName[t.spec.Name] = t
+		specs = append(specs, t.spec)
+	}
+	msgs := threadMessages(thread)
+	if len(msgs) == 0 {
+		return "", temporal.NewNonRetryableApplicationError("the conversation is empty: nothing to answer", ErrTypeInvalidRequest, nil)
+	}
+	logger := workflow.GetLogger(ctx)
+	for turn := 1; turn <= o.maxTurns; turn++ {
+		req := Request{Model: o.model, System: o.system, Messages: msgs, Tools: specs, MaxTokens: o.maxTokens}
+		resp, err := complete(ctx, o, req, fmt.Sprintf("turn %d: %s", turn, lastText(msgs)))
+		if err != nil {
+			return "", err
+		}
+		if len(resp.ToolCalls) == 0 {
+			return resp.Text, nil
+		}
+		msgs = append(msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+		for _, call := range resp.ToolCalls {
+			result := Message{Role: RoleTool, ToolCallID: call.ID}
+			tool, ok := byName[call.Name]
+			if !ok {
+				result.Text, result.IsError = fmt.Sprintf("there is no tool named %q", call.Name), true
+				msgs = append(msgs, result)
+				continue
+			}
+			out, err := tool.invoke(ctx, call)
+			if err != nil {
+				if stop := loopEnding(ctx, err); stop != nil {
+					return "", stop
+				}
+				logger.Info("tool failed", "tool", call.Name, "error", err)
+				out, result.IsError = toolErrorText(err), true
+			}
+			result.Text = out
+			msgs = append(msgs, result)
+		}
+	}
+	return "", temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("the model did not finish within %d turns", o.maxTurns), ErrTypeTooManyTurns, nil)
+}
+
+// loopEnding returns err when it must end the loop rather than go back to the
+// model: the task was canceled, or a tool rejected the task.
+func loopEnding(ctx workflow.Context, err error) error {
+	var rejected *workflows.RejectedError
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case temporal.IsCanceledError(err), errors.As(err, &rejected):
+		return err
+	}
+	return nil
+}
+
+// toolErrorText is what the model reads of a tool's failure: the activity's
+// own message, without Temporal's wrapping.
+func toolErrorText(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Message() != "" {
+		return "error: " + appErr.Message()
+	}
+	return "error: " + err.Error()
+}
+
+func lastText(msgs []Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Text != "" {
+			if m.Role == RoleTool {
+				return "tool result " + m.Text
+			}
+			return string(m.Role) + ": " + m.Text
+		}
+	}
+	return ""
+}

@@ -1,0 +1,35 @@
+package workflows
+
+// UsageMetadataKey is the task metadata key holding the task's LLM token
+// usage, a [TokenUsage] (JSON: {"inputTokens":..,"outputTokens":..,"calls":..}).
+const UsageMetadataKey = "a2aflow.llmUsage"
+
+// TokenUsage counts the LLM tokens a task used, summed over its calls.
+type TokenUsage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	// Calls is the number of LLM calls.
+	Calls int64 `json:"calls"`
+}
+
+// AddTokenUsage adds u to the task's token usage, recorded in the task's
+// metadata under [UsageMetadataKey] so every client reading the task sees
+// what it cost, and returns the new total. The llm package calls it for
+// every LLM call made with llm.WithUsage(t).
+func (t *Task) AddTokenUsage(u TokenUsage) TokenUsage {
+	total := t.TokenUsage()
+	total.InputTokens += u.InputTokens
+	total.OutputTokens += u.OutputTokens
+	total.Calls += u.Calls
+	if t.r.task.Metadata == nil {
+		t.r.task.Metadata = map[string]any{}
+	}
+	t.r.task.Metadata[UsageMetadataKey] = total
+	return total
+}
+
+// TokenUsage returns the task's token usage so far.
+func (t *Task) TokenUsage() TokenUsage {
+	u, _ := t.r.task.Metadata[UsageMetadataKey].(TokenUsage)
+	return u
+}
