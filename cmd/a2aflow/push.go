@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/webhook"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// pushKeyFile is where `serve` keeps its generated push key, under the data dir.
+const pushKeyFile = "push.key"
+
+// pushConfig holds the push notification flags of serve, api and worker.
+type pushConfig struct {
+	AllowHosts       []string
+	Key              string
+	MaxRetryInterval time.Duration
+	GiveUpAfter      time.Duration
+
+	// policy and sealer are built by build from the flags above.
+	policy *webhook.Policy
+	sealer *webhook.Sealer
+}
+
+// bind adds the flags; delivery adds the worker's retry flags.
+func (c *pushConfig) bind(fs *pflag.FlagSet, delivery bool) {
+	fs.StringSliceVar(&c.AllowHosts, "push-allow-hosts", splitList(env("A2AFLOW_PUSH_ALLOW_HOSTS", "")),
+		"non-public addresses push webhooks may reach besides public ones: loopback, private, link-local, CIDRs or IPs, or all; comma-separated (A2AFLOW_PUSH_ALLOW_HOSTS)")
+	fs.StringVar(&c.Key, "push-key", env("A2AFLOW_PUSH_KEY", ""),
+		"base64 32-byte key sealing webhook tokens and credentials in workflow history; api and worker need the same; serve generates <data-dir>/push.key when unset; prefer the environment variable (A2AFLOW_PUSH_KEY)")
+	if delivery {
+		fs.DurationVar(&c.MaxRetryInterval, "push-max-retry-interval", envDuration("A2AFLOW_PUSH_MAX_RETRY_INTERVAL", 5*time.Minute),
+			"longest wait between two attempts to deliver a push notification (A2AFLOW_PUSH_MAX_RETRY_INTERVAL)")
+		fs.DurationVar(&c.GiveUpAfter, "push-give-up-after", envDuration("A2AFLOW_PUSH_GIVE_UP_AFTER", 24*time.Hour),
+			"how long one push notification is retried before the webhook gets the next one (A2AFLOW_PUSH_GIVE_UP_AFTER)")
+	}
+}
+
+// build checks the flags and prepares the address policy and the sealer.
+// With keyDir set (serve), a missing key is generated once into keyDir and
+// reused on every restart; without it (api, worker), a missing key leaves
+// secrets unsealed, which is logged.
+func (c *pushConfig) build(keyDir string, logger *slog.Logger) error {
+	policy, err := webhook.ParsePolicy(c.AllowHosts)
+	if err != nil {
+		return fmt.Errorf("--push-allow-hosts: %w", err)
+	}
+	c.policy = policy
+	key, err := c.key(keyDir)
+	if err != nil {
+		return err
+	}
+	if key == nil {
+		logger.Warn("no push key: webhook tokens and credentials are stored in Temporal history as given; set A2AFLOW_PUSH_KEY on api and worker")
+	} else if c.sealer, err = webhook.NewSealer(key); err != nil {
+		return fmt.Errorf("--push-key: %w", err)
+	}
+	logger.Debug("push notifications", "webhooks may reach", policy.String(), "sealed", c.sealer != nil)
+	return nil
+}
+
+func (c *pushConfig) key(keyDir string) ([]byte, error) {
+	if c.Key != "" {
+		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(c.Key))
+		if err != nil {
+			return nil, fmt.Errorf("--push-key is not base64: %w", err)
+		}
+		return key, nil
+	}
+	if keyDir == "" {
+		return nil, nil
+	}
+	path := filepath.Join(keyDir, pushKeyFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(keyDir, 0o755); err != nil {
+			return nil, fmt.Errorf("push key: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("push key: %w", err)
+		}
+		key := webhook.NewKey()
+		_, werr := f.WriteString(base64.StdEncoding.EncodeToString(key) + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("push key %s: %w", path, werr)
+		}
+		return key, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("push key: %w", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("push key %s is not base64: %w", path, err)
+	}
+	return key, nil
+}
+
+// apiOptions is what the API needs: the policy checking new configs and the
+// sealer of their secrets.
+func (c *pushConfig) apiOptions() api.PushOptions {
+	return api.PushOptions{Policy: c.policy, Sealer: c.sealer}
+}
+
+// workflowOptions is how the task workflow retries deliveries.
+func (c *pushConfig) workflowOptions() workflows.PushOptions {
+	return workflows.PushOptions{MaxRetryInterval: c.MaxRetryInterval, GiveUpAfter: c.GiveUpAfter}
+}
+
+// activity is the delivery activity, checking every dialed address.
+func (c *pushConfig) activity() *activities.Webhooks {
+	return &activities.Webhooks{Policy: c.policy, Sealer: c.sealer}
+}
+
+// splitList splits a comma-separated environment value.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

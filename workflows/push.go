@@ -1,0 +1,349 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/webhook"
+)
+
+// Names of the push notification handlers and activity. Like the other
+// names, they are shared by the API and the worker and never change.
+const (
+	// UpdateCreatePushConfig adds a webhook to a task, or replaces the one
+	// with the same ID (A2A CreateTaskPushNotificationConfig). Its argument is
+	// a [CreatePushConfigInput] and its result the stored [*a2a.PushConfig].
+	UpdateCreatePushConfig = "CreateTaskPushNotificationConfig"
+
+	// UpdateDeletePushConfig removes a webhook from a task (A2A
+	// DeleteTaskPushNotificationConfig). Its argument is a
+	// [DeletePushConfigInput]; it has no result.
+	UpdateDeletePushConfig = "DeleteTaskPushNotificationConfig"
+
+	// QueryPushConfigs returns a task's webhooks, oldest first (A2A Get and
+	// ListTaskPushNotificationConfig). Its argument is a [PushConfigsInput]
+	// and its result a []*a2a.PushConfig.
+	QueryPushConfigs = "PushNotificationConfigs"
+
+	// ActivityDeliverPush POSTs one task event to one webhook. Its argument
+	// is a [PushDelivery]. activities.Webhooks implements it.
+	ActivityDeliverPush = "DeliverPushNotification"
+)
+
+// MaxPushConfigs is how many webhooks one task takes: each one costs an
+// activity per event in the task's history.
+const MaxPushConfigs = 10
+
+// CreatePushConfigInput is the argument of the UpdateCreatePushConfig update.
+type CreatePushConfigInput struct {
+	// Agent and Owner scope the write as in [SendMessageInput].
+	Agent string
+	Owner string
+	// Config is the webhook. Its ID is required (the API assigns one when the
+	// client gave none); its token and credentials should be sealed with a
+	// webhook.Sealer so that history does not carry them in the clear.
+	Config *a2a.PushConfig
+}
+
+// DeletePushConfigInput is the argument of the UpdateDeletePushConfig update.
+type DeletePushConfigInput struct {
+	// Agent and Owner scope the write as in [SendMessageInput].
+	Agent string
+	Owner string
+	// ID names the config to delete.
+	ID string
+}
+
+// PushConfigsInput is the argument of the QueryPushConfigs query.
+type PushConfigsInput struct {
+	// Agent and Owner scope the read as in [GetTaskInput].
+	Agent string
+	Owner string
+}
+
+// PushDelivery is the argument of the ActivityDeliverPush activity: one
+// event for one webhook.
+type PushDelivery struct {
+	// Config is the webhook, as stored in the task (token and credentials
+	// sealed when the API has a push key).
+	Config a2a.PushConfig
+	// Event is the task event to POST, as an A2A StreamResponse. Its Seq is
+	// unique within the task, so a receiver can drop a repeated delivery.
+	Event Event
+}
+
+// PushOptions tunes how webhooks are retried. The zero value works.
+type PushOptions struct {
+	// MaxRetryInterval caps the backoff between attempts to deliver one
+	// event, which starts at one second and doubles. Default 5 minutes.
+	MaxRetryInterval time.Duration
+	// GiveUpAfter is how long one event is retried. A webhook that fails
+	// that long is disabled: it gets no further events until its config is
+	// created again. Default 24 hours.
+	GiveUpAfter time.Duration
+	// AttemptTimeout bounds one delivery attempt. Default 30 seconds.
+	AttemptTimeout time.Duration
+}
+
+// WithPushOptions sets how the task workflow retries webhooks.
+func WithPushOptions(o PushOptions) TaskWorkflowOption {
+	return func(w *TaskWorkflow) { w.push = o }
+}
+
+// pushState is a task's webhooks and how far each one got.
+type pushState struct {
+	opts      PushOptions
+	subs      []*pushSub // live configs, oldest first (a slice: ranging stays deterministic)
+	unstarted []*pushSub // configs whose delivery coroutine the dispatcher has yet to start
+}
+
+// pushSub is one webhook of the task. One coroutine per webhook delivers
+// its events one at a time, in order, so a later state never overtakes an
+// earlier one at the same webhook, and a slow webhook delays no other.
+type pushSub struct {
+	config   *a2a.PushConfig
+	after    int64 // events up to this number are delivered (or given up)
+	deleted  bool
+	disabled bool // failed for GiveUpAfter; creating the config again resumes it
+	cancel   workflow.CancelFunc
+}
+
+// registerPush sets the push handlers and starts the coroutine that starts
+// each webhook's delivery coroutine. None of them blocks the skill.
+func (r *run) registerPush(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryPushConfigs, func(in PushConfigsInput) ([]*a2a.PushConfig, error) {
+		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+			return nil, err
+		}
+		out := make([]*a2a.PushConfig, 0, len(r.push.subs))
+		for _, s := range r.push.subs {
+			c := *s.config
+			out = append(out, &c)
+		}
+		return out, nil
+	}); err != nil {
+		return fmt.Errorf("set query handler %s: %w", QueryPushConfigs, err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCreatePushConfig, r.onCreatePushConfig, workflow.UpdateHandlerOptions{
+		Validator:   r.validateCreatePushConfig,
+		Description: "A2A CreateTaskPushNotificationConfig: add or replace a webhook",
+	}); err != nil {
+		return fmt.Errorf("set update handler %s: %w", UpdateCreatePushConfig, err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDeletePushConfig, r.onDeletePushConfig, workflow.UpdateHandlerOptions{
+		Validator:   r.validateDeletePushConfig,
+		Description: "A2A DeleteTaskPushNotificationConfig: remove a webhook",
+	}); err != nil {
+		return fmt.Errorf("set update handler %s: %w", UpdateDeletePushConfig, err)
+	}
+
+	// Deliveries outlive a cancellation of the workflow, so that a webhook
+	// also learns that its task was canceled.
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			if err := workflow.Await(ctx, func() bool { return len(r.push.unstarted) > 0 }); err != nil {
+				return
+			}
+			for _, sub := range r.push.unstarted {
+				subCtx, cancel := workflow.WithCancel(ctx)
+				sub.cancel = cancel
+				workflow.Go(subCtx, func(ctx workflow.Context) { r.deliver(ctx, sub) })
+			}
+			r.push.unstarted = nil
+		}
+	})
+	return nil
+}
+
+func (r *run) validateCreatePushConfig(ctx workflow.Context, in CreatePushConfigInput) error {
+	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+		return err
+	}
+	if r.task.Status.State.Terminal() {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("task %s is %s and sends no more notifications", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+	}
+	if in.Config == nil {
+		return temporal.NewApplicationError("the push notification config is required", ErrTypeInvalidParams)
+	}
+	return r.validatePushConfig(in.Config)
+}
+
+// validatePushConfig checks a config without I/O: the API has checked its
+// addresses already (and the delivery checks them again).
+func (r *run) validatePushConfig(c *a2a.PushConfig) error {
+	if c == nil {
+		return nil
+	}
+	invalid := func(format string, args ...any) error {
+		return temporal.NewApplicationError(fmt.Sprintf(format, args...), ErrTypeInvalidParams)
+	}
+	if c.ID == "" {
+		return invalid("the push notification config needs an id")
+	}
+	if c.TaskID != "" && c.TaskID != r.task.ID {
+		return invalid("push notification config taskId %q does not match task %q", c.TaskID, r.task.ID)
+	}
+	if _, err := webhook.ParseURL(c.URL); err != nil {
+		return invalid("push notification config url: %v", err)
+	}
+	if r.pushSub(c.ID) == nil && len(r.push.subs) >= MaxPushConfigs {
+		return invalid("task %s already has %d push notification configs, the most it takes", r.task.ID, MaxPushConfigs)
+	}
+	return nil
+}
+
+func (r *run) onCreatePushConfig(ctx workflow.Context, in CreatePushConfigInput) (*a2a.PushConfig, error) {
+	c := *r.addPushConfig(in.Config)
+	return &c, nil
+}
+
+// addPushConfig stores c, replacing the config with its ID if there is one,
+// and returns the stored config. A new webhook gets the events after now; a
+// replaced one keeps its place in the event sequence. A nil c is ignored.
+func (r *run) addPushConfig(c *a2a.PushConfig) *a2a.PushConfig {
+	if c == nil {
+		return nil
+	}
+	stored := *c
+	stored.TaskID = r.task.ID
+	if stored.Auth != nil {
+		auth := *stored.Auth
+		stored.Auth = &auth
+	}
+	if sub := r.pushSub(stored.ID); sub != nil {
+		sub.config = &stored
+		if sub.disabled {
+			sub.disabled, sub.after = false, r.lastSeq
+			r.push.unstarted = append(r.push.unstarted, sub)
+		}
+		return &stored
+	}
+	sub := &pushSub{config: &stored, after: r.lastSeq}
+	r.push.subs = append(r.push.subs, sub)
+	r.push.unstarted = append(r.push.unstarted, sub)
+	return &stored
+}
+
+func (r *run) pushSub(id string) *pushSub {
+	for _, s := range r.push.subs {
+		if s.config.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+func (r *run) validateDeletePushConfig(ctx workflow.Context, in DeletePushConfigInput) error {
+	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+		return err
+	}
+	if r.pushSub(in.ID) == nil {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("task %s has no push notification config %q", r.task.ID, in.ID), ErrTypeTaskNotFound)
+	}
+	return nil
+}
+
+func (r *run) onDeletePushConfig(ctx workflow.Context, in DeletePushConfigInput) error {
+	for i, s := range r.push.subs {
+		if s.config.ID != in.ID {
+			continue
+		}
+		s.deleted = true
+		if s.cancel != nil {
+			s.cancel() // stops a delivery that is being retried
+		}
+		r.push.subs = append(r.push.subs[:i:i], r.push.subs[i+1:]...)
+		return nil
+	}
+	return nil
+}
+
+// deliver sends sub's events, one at a time and in order, until sub is
+// deleted. An event the webhook refused for good (a 4xx) is logged and the
+// next one follows. A webhook still failing after GiveUpAfter is disabled, so
+// that a dead endpoint keeps no finished task open for GiveUpAfter per event.
+func (r *run) deliver(ctx workflow.Context, sub *pushSub) {
+	for {
+		if err := workflow.Await(ctx, func() bool { return sub.deleted || r.lastSeq > sub.after }); err != nil || sub.deleted {
+			return
+		}
+		e, skipped := r.eventAfter(sub.after)
+		if skipped > 0 {
+			r.logger.Warn("webhook fell behind the retained events; some were not delivered",
+				"config", sub.config.ID, "skipped", skipped)
+		}
+		actx := workflow.WithActivityOptions(ctx, r.pushActivityOptions(sub.config.ID, e.Seq))
+		err := workflow.ExecuteActivity(actx, ActivityDeliverPush, PushDelivery{Config: *sub.config, Event: e}).Get(actx, nil)
+		if sub.deleted {
+			return
+		}
+		// The activity's errors name the webhook by its redacted URL and
+		// carry no token or credentials.
+		// Without a MaximumAttempts, an error that is not the webhook's
+		// final refusal means the retries ran out of GiveUpAfter.
+		var refused *temporal.ApplicationError
+		if err != nil && !(errors.As(err, &refused) && refused.NonRetryable()) {
+			r.logger.Warn("webhook disabled: it failed for too long; create its config again to resume",
+				"config", sub.config.ID, "seq", e.Seq, "error", err)
+			sub.disabled, sub.after = true, r.lastSeq
+			return
+		}
+		if err != nil {
+			r.logger.Warn("push notification not delivered", "config", sub.config.ID, "seq", e.Seq, "error", err)
+		}
+		sub.after = e.Seq
+	}
+}
+
+// eventAfter returns the event following seq, or the oldest retained one
+// when seq is older than that, with the number of events skipped.
+func (r *run) eventAfter(seq int64) (Event, int64) {
+	first := r.lastSeq - int64(len(r.events)) + 1
+	if seq+1 < first {
+		return r.events[0], first - seq - 1
+	}
+	return r.events[seq+1-first], 0
+}
+
+func (r *run) pushActivityOptions(configID string, seq int64) workflow.ActivityOptions {
+	o := r.push.opts
+	if o.MaxRetryInterval <= 0 {
+		o.MaxRetryInterval = 5 * time.Minute
+	}
+	if o.GiveUpAfter <= 0 {
+		o.GiveUpAfter = 24 * time.Hour
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = 30 * time.Second
+	}
+	initial := min(time.Second, o.MaxRetryInterval)
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    o.AttemptTimeout,
+		ScheduleToCloseTimeout: o.GiveUpAfter,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    initial,
+			BackoffCoefficient: 2,
+			MaximumInterval:    o.MaxRetryInterval,
+		},
+		Summary: fmt.Sprintf("push event %d to webhook %s", seq, configID),
+	}
+}
+
+// pushIdle reports whether every webhook has every event, so the workflow
+// may complete without abandoning a delivery.
+func (r *run) pushIdle() bool {
+	for _, s := range r.push.subs {
+		if !s.disabled && s.after < r.lastSeq {
+			return false
+		}
+	}
+	return true
+}
