@@ -1,0 +1,657 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/gin-gonic/gin"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Names and defaults of the credentials a2aflow accepts.
+const (
+	// APIKeySchemeName names the API key scheme in agent cards'
+	// securitySchemes and securityRequirements.
+	APIKeySchemeName a2a.SecuritySchemeName = "apiKey"
+	// BearerSchemeName names the bearer JWT scheme in agent cards.
+	BearerSchemeName a2a.SecuritySchemeName = "bearer"
+	// DefaultAPIKeyHeader is the request header carrying an API key unless
+	// AuthConfig.APIKeyHeader says otherwise.
+	DefaultAPIKeyHeader = "X-API-Key"
+	// DefaultPrincipalClaim is the JWT claim naming the caller unless
+	// JWTConfig.PrincipalClaim says otherwise.
+	DefaultPrincipalClaim = "sub"
+	// CallerExtensionURI identifies the capability extension that the
+	// extended agent card adds for an authenticated caller. Its params tell
+	// the caller who the server takes it for: "principal" (the owner of the
+	// tasks it creates and the only one who can read them), "scheme" (the
+	// security scheme it authenticated with) and, for a JWT, "expiresAt"
+	// (RFC 3339). A client uses it to check its credentials resolve to the
+	// identity it expects before it creates tasks.
+	CallerExtensionURI = "urn:a2aflow:ext:caller:v1"
+
+	// authRealm is the realm of the WWW-Authenticate challenges.
+	authRealm = "a2aflow"
+)
+
+// jwksMethods are the signing algorithms accepted for keys from a JWKS.
+// HMAC is never among them: a JWKS names public keys, and accepting HS*
+// there would let a token signed with a public key's bytes pass.
+var jwksMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+var (
+	// ErrNoCredentials means a request to a guarded endpoint carried no
+	// credential of an accepted scheme.
+	ErrNoCredentials = errors.New("no credentials")
+	// ErrInvalidCredentials means a request's credential was refused (an
+	// unknown API key, a bad signature, an expired token...).
+	ErrInvalidCredentials = errors.New("invalid credentials")
+	// ErrAuthConfig means the authentication configuration is unusable.
+	ErrAuthConfig = errors.New("invalid authentication configuration")
+)
+
+// AuthConfig configures who may call the A2A endpoints. The zero value turns
+// authentication off, which suits the local all-in-one: every caller is
+// served and tasks have no owner. With API keys or JWT configured, every
+// A2A request must carry a valid credential; agent cards, GET /agents,
+// /healthz and the inbox page stay public.
+type AuthConfig struct {
+	// APIKeys maps a principal name to its API key; the name is the
+	// principal of requests carrying the key. Default: no API keys.
+	APIKeys map[string]string
+	// APIKeyHeader is the request header carrying the API key; default
+	// DefaultAPIKeyHeader ("X-API-Key").
+	APIKeyHeader string
+	// JWT configures bearer JWTs in the Authorization header. Default: none.
+	JWT JWTConfig
+	// Logger receives JWKS refresh failures and refused credentials (at
+	// debug); default slog.Default().
+	Logger *slog.Logger
+}
+
+// JWTConfig configures bearer JWTs. Any of HS256Secret, JWKSURL and
+// JWKSFile turns JWTs on; tokens must carry an "exp" claim.
+type JWTConfig struct {
+	// HS256Secret verifies HS256 tokens; at least 32 bytes (RFC 7518
+	// §3.2). Default: none, HS256 tokens are refused.
+	HS256Secret []byte
+	// JWKSURL is fetched at start (a failure is an error) and refreshed
+	// hourly, and at most every 5 minutes when a token names an unknown
+	// key ID; its keys verify RS*, PS*, ES* and EdDSA tokens. Default: none.
+	JWKSURL string
+	// JWKSFile is a JWK Set read once at start, for the same algorithms.
+	// Default: none.
+	JWKSFile string
+	// Issuer, when set, must equal the token's "iss" claim.
+	Issuer string
+	// Audience, when set, must be one of the token's "aud" values.
+	Audience string
+	// PrincipalClaim is the string claim naming the caller; default
+	// DefaultPrincipalClaim ("sub").
+	PrincipalClaim string
+	// Leeway tolerates clock skew when checking "exp" and "nbf";
+	// default none.
+	Leeway time.Duration
+	// HTTPClient fetches JWKSURL; default a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// Identity is an authenticated caller.
+type Identity struct {
+	// Principal names the caller; it owns the tasks it creates.
+	Principal string
+	// Scheme is the security scheme the caller authenticated with.
+	Scheme a2a.SecuritySchemeName
+	// ExpiresAt is when the caller's token expires; zero for an API key.
+	ExpiresAt time.Time
+}
+
+// Authenticator checks the credentials of A2A requests against an
+// AuthConfig. A nil *Authenticator, like one built from the zero AuthConfig,
+// lets every request through.
+type Authenticator struct {
+	header   string
+	keys     []apiKey
+	hsSecret []byte
+	jwks     keyfunc.Keyfunc
+	parser   *jwt.Parser
+	claim    string
+	logger   *slog.Logger
+}
+
+// apiKey is one configured key, kept as a hash so that comparing takes the
+// same time whatever the length of the presented key.
+type apiKey struct {
+	principal string
+	hash      [sha256.Size]byte
+}
+
+// NewAuthenticator validates cfg and prepares its verifiers. ctx bounds the
+// background refresh of cfg.JWT.JWKSURL; the first fetch happens before
+// NewAuthenticator returns. Errors wrap ErrAuthConfig.
+func NewAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, error) {
+	a := &Authenticator{header: cfg.APIKeyHeader, logger: cfg.Logger, claim: cfg.JWT.PrincipalClaim}
+	if a.header == "" {
+		a.header = DefaultAPIKeyHeader
+	}
+	if a.logger == nil {
+		a.logger = slog.Default()
+	}
+	if a.claim == "" {
+		a.claim = DefaultPrincipalClaim
+	}
+	if err := a.setKeys(cfg.APIKeys); err != nil {
+		return nil, err
+	}
+	if err := a.setJWT(ctx, cfg.JWT); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Authenticator) setKeys(keys map[string]string) error {
+	seen := map[[sha256.Size]byte]string{}
+	for name, key := range keys {
+		switch {
+		case strings.TrimSpace(name) == "":
+			return fmt.Errorf("%w: an API key has an empty principal name", ErrAuthConfig)
+		case key == "":
+			return fmt.Errorf("%w: the API key of %q is empty", ErrAuthConfig, name)
+		}
+		h := sha256.Sum256([]byte(key))
+		if other, dup := seen[h]; dup {
+			return fmt.Errorf("%w: %q and %q have the same API key", ErrAuthConfig, other, name)
+		}
+		seen[h] = name
+		a.keys = append(a.keys, apiKey{principal: name, hash: h})
+	}
+	// Sorted, so that logs and tests see a stable order.
+	slices.SortFunc(a.keys, func(x, y apiKey) int { return strings.Compare(x.principal, y.principal) })
+	return nil
+}
+
+func (a *Authenticator) setJWT(ctx context.Context, cfg JWTConfig) error {
+	var methods []string
+	if len(cfg.HS256Secret) > 0 {
+		if len(cfg.HS256Secret) < 32 {
+			return fmt.Errorf("%w: the HS256 secret has %d bytes; it needs at least 32", ErrAuthConfig, len(cfg.HS256Secret))
+		}
+		a.hsSecret = cfg.HS256Secret
+		methods = append(methods, "HS256")
+	}
+	var given jwkset.Storage
+	if cfg.JWKSFile != "" {
+		store, err := readJWKSFile(ctx, cfg.JWKSFile)
+		if err != nil {
+			return err
+		}
+		given = store
+	}
+	switch {
+	case cfg.JWKSURL != "":
+		client := cfg.HTTPClient
+		if client == nil {
+			client = &http.Client{Timeout: 10 * time.Second}
+		}
+		fail := false
+		k, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{cfg.JWKSURL}, keyfunc.Override{
+			Client:                    client,
+			Given:                     given,
+			NoErrorReturnFirstHTTPReq: &fail,
+			RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+				return func(ctx context.Context, err error) {
+					a.logger.Error("cannot refresh the JWKS; keeping the keys fetched before", "url", u, "error", err)
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("%w: fetch JWKS %s: %w", ErrAuthConfig, cfg.JWKSURL, err)
+		}
+		a.jwks = k
+		methods = append(methods, jwksMethods...)
+	case given != nil:
+		k, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: given})
+		if err != nil {
+			return fmt.Errorf("%w: JWKS file %s: %w", ErrAuthConfig, cfg.JWKSFile, err)
+		}
+		a.jwks = k
+		methods = append(methods, jwksMethods...)
+	}
+	if len(methods) == 0 {
+		if cfg.Issuer != "" || cfg.Audience != "" {
+			return fmt.Errorf("%w: a JWT issuer or audience is set but no HS256 secret, JWKS URL or JWKS file", ErrAuthConfig)
+		}
+		return nil
+	}
+	opts := []jwt.ParserOption{jwt.WithValidMethods(methods), jwt.WithExpirationRequired(), jwt.WithLeeway(cfg.Leeway)}
+	if cfg.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+	}
+	if cfg.Audience != "" {
+		opts = append(opts, jwt.WithAudience(cfg.Audience))
+	}
+	a.parser = jwt.NewParser(opts...)
+	return nil
+}
+
+// readJWKSFile loads a JWK Set file; a file without a usable key is an error.
+func readJWKSFile(ctx context.Context, path string) (jwkset.Storage, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read JWKS file: %w", ErrAuthConfig, err)
+	}
+	var set jwkset.JWKSMarshal
+	if err := json.Unmarshal(raw, &set); err != nil {
+		return nil, fmt.Errorf("%w: JWKS file %s is not a JWK Set: %w", ErrAuthConfig, path, err)
+	}
+	store, err := set.ToStorage()
+	if err != nil {
+		return nil, fmt.Errorf("%w: JWKS file %s: %w", ErrAuthConfig, path, err)
+	}
+	keys, err := store.KeyReadAll(ctx)
+	if err != nil || len(keys) == 0 {
+		return nil, fmt.Errorf("%w: JWKS file %s has no usable key", ErrAuthConfig, path)
+	}
+	return store, nil
+}
+
+// ParseAPIKeys reads API keys as "name=key" pairs, one per line or
+// separated by commas; blank lines and lines starting with # are skipped.
+// It is the format of --api-keys and of the --api-keys-file file.
+func ParseAPIKeys(text string) (map[string]string, error) {
+	keys := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	line := 0
+	for sc.Scan() {
+		line++
+		entry := strings.TrimSpace(sc.Text())
+		if entry == "" || strings.HasPrefix(entry, "#") {
+			continue
+		}
+		for pair := range strings.SplitSeq(entry, ",") {
+			pair = strings.TrimSpace(pair)
+			if pair == "" {
+				continue
+			}
+			name, key, ok := strings.Cut(pair, "=")
+			name, key = strings.TrimSpace(name), strings.TrimSpace(key)
+			if !ok || name == "" || key == "" {
+				return nil, fmt.Errorf("%w: API keys line %d: want name=key", ErrAuthConfig, line)
+			}
+			if _, dup := keys[name]; dup {
+				return nil, fmt.Errorf("%w: API keys line %d: %q has more than one key", ErrAuthConfig, line, name)
+			}
+			keys[name] = key
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: read API keys: %w", ErrAuthConfig, err)
+	}
+	return keys, nil
+}
+
+// Enabled reports whether requests need credentials.
+func (a *Authenticator) Enabled() bool {
+	return a != nil && (len(a.keys) > 0 || a.parser != nil)
+}
+
+// Authenticate returns the caller of r. A request presents one credential:
+// the API key header when API keys are configured and the header is set,
+// else the Authorization bearer token. Errors wrap ErrNoCredentials or
+// ErrInvalidCredentials.
+func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
+	if len(a.keys) > 0 {
+		if key := r.Header.Get(a.header); key != "" {
+			return a.checkAPIKey(key)
+		}
+	}
+	if a.parser != nil {
+		if authz := r.Header.Get("Authorization"); authz != "" {
+			scheme, token, _ := strings.Cut(authz, " ")
+			token = strings.TrimSpace(token)
+			if !strings.EqualFold(scheme, "Bearer") || token == "" {
+				return Identity{}, &credentialError{scheme: BearerSchemeName, reason: "the Authorization header must be Bearer followed by a JWT"}
+			}
+			return a.checkJWT(token)
+		}
+	}
+	return Identity{}, ErrNoCredentials
+}
+
+func (a *Authenticator) checkAPIKey(key string) (Identity, error) {
+	h := sha256.Sum256([]byte(key))
+	found := ""
+	// Compare with every key, without stopping early, so that timing tells
+	// nothing about which key came close.
+	for _, k := range a.keys {
+		if subtle.ConstantTimeCompare(h[:], k.hash[:]) == 1 {
+			found = k.principal
+		}
+	}
+	if found == "" {
+		return Identity{}, &credentialError{scheme: APIKeySchemeName, reason: "unknown API key"}
+	}
+	return Identity{Principal: found, Scheme: APIKeySchemeName}, nil
+}
+
+func (a *Authenticator) checkJWT(raw string) (Identity, error) {
+	token, err := a.parser.Parse(raw, a.verificationKey)
+	if err != nil {
+		a.logger.Debug("refused bearer token", "error", err)
+		return Identity{}, &credentialError{scheme: BearerSchemeName, reason: jwtReason(err)}
+	}
+	claims, _ := token.Claims.(jwt.MapClaims)
+	principal, _ := claims[a.claim].(string)
+	if principal == "" {
+		return Identity{}, &credentialError{scheme: BearerSchemeName, reason: fmt.Sprintf("the token has no %s claim naming the caller", a.claim)}
+	}
+	id := Identity{Principal: principal, Scheme: BearerSchemeName}
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		id.ExpiresAt = exp.Time
+	}
+	return id, nil
+}
+
+// verificationKey picks the key of a token: the shared secret for HS256,
+// else the JWKS key its "kid" names. The parser has already refused
+// algorithms that are not configured.
+func (a *Authenticator) verificationKey(t *jwt.Token) (any, error) {
+	if t.Method.Alg() == jwt.SigningMethodHS256.Alg() {
+		return a.hsSecret, nil
+	}
+	if a.jwks == nil {
+		return nil, fmt.Errorf("no JWKS for %s tokens", t.Method.Alg())
+	}
+	return a.jwks.Keyfunc(t)
+}
+
+// jwtReason says in a few words why a token was refused, without echoing
+// internal details of the key lookup.
+func jwtReason(err error) string {
+	for _, r := range []struct {
+		err    error
+		reason string
+	}{
+		{jwt.ErrTokenMalformed, "the token is malformed"},
+		{jwt.ErrTokenSignatureInvalid, "the token signature is invalid"},
+		{jwt.ErrTokenUnverifiable, "the token is signed with an unknown key or algorithm"},
+		{jwt.ErrTokenExpired, "the token is expired"},
+		{jwt.ErrTokenNotValidYet, "the token is not valid yet"},
+		{jwt.ErrTokenInvalidIssuer, "the token has the wrong issuer"},
+		{jwt.ErrTokenInvalidAudience, "the token has the wrong audience"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.reason
+		}
+	}
+	if errors.Is(err, jwt.ErrTokenRequiredClaimMissing) {
+		for _, claim := range []string{"exp", "aud", "iss"} {
+			if strings.Contains(err.Error(), claim+" claim is required") {
+				return "the token lacks the " + claim + " claim"
+			}
+		}
+		return "the token lacks a required claim"
+	}
+	return "the token is invalid"
+}
+
+// credentialError is a refused credential of one scheme.
+type credentialError struct {
+	scheme a2a.SecuritySchemeName
+	reason string
+}
+
+func (e *credentialError) Error() string { return e.reason }
+func (e *credentialError) Unwrap() error { return ErrInvalidCredentials }
+
+// challenges returns the WWW-Authenticate challenges for a request refused
+// with err: one per accepted scheme, the bearer one with RFC 6750's
+// invalid_token when a token was refused.
+func (a *Authenticator) challenges(err error) []string {
+	var out []string
+	if a.parser != nil {
+		c := fmt.Sprintf("Bearer realm=%q", authRealm)
+		var ce *credentialError
+		if errors.As(err, &ce) && ce.scheme == BearerSchemeName {
+			// RFC 6750 §3 forbids the double quote and the backslash in error_description.
+			desc := strings.NewReplacer(`"`, "'", `\`, "/").Replace(ce.reason)
+			c += fmt.Sprintf(`, error="invalid_token", error_description="%s"`, desc)
+		}
+		out = append(out, c)
+	}
+	if len(a.keys) > 0 {
+		out = append(out, fmt.Sprintf("APIKey realm=%q, header=%q", authRealm, a.header))
+	}
+	return out
+}
+
+// Declare lists the accepted schemes in card's securitySchemes and
+// securityRequirements (any one of them suffices) and announces the
+// extended card, which authenticated callers get. It leaves the card of a
+// server without authentication unchanged.
+func (a *Authenticator) Declare(card *a2a.AgentCard) {
+	if !a.Enabled() {
+		return
+	}
+	card.SecuritySchemes = a2a.NamedSecuritySchemes{}
+	card.SecurityRequirements = nil
+	if len(a.keys) > 0 {
+		card.SecuritySchemes[APIKeySchemeName] = a2a.APIKeySecurityScheme{
+			Location:    a2a.APIKeySecuritySchemeLocationHeader,
+			Name:        a.header,
+			Description: "An API key issued by the operator of this server; the key's name is the caller's principal.",
+		}
+		card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirements{APIKeySchemeName: {}})
+	}
+	if a.parser != nil {
+		card.SecuritySchemes[BearerSchemeName] = a2a.HTTPAuthSecurityScheme{
+			Scheme:       "Bearer",
+			BearerFormat: "JWT",
+			Description:  fmt.Sprintf("A JWT with an exp claim; its %q claim is the caller's principal.", a.claim),
+		}
+		card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirements{BearerSchemeName: {}})
+	}
+	card.Capabilities.ExtendedAgentCard = true
+}
+
+// caller is what the authentication middleware records about a request for
+// the handlers behind it.
+type caller struct {
+	Identity
+	// cardURL is the URL the agent was reached at, the one its public card
+	// lists, so that the extended card lists the same interfaces.
+	cardURL string
+	auth    *Authenticator
+}
+
+type callerKey struct{}
+
+func callerFrom(ctx context.Context) (*caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(*caller)
+	return c, ok
+}
+
+// authenticate is the Gin middleware guarding every route but the public
+// ones (agent cards, GET /agents, /healthz, the inbox page). A caller with
+// valid credentials goes on with its principal in the request context (the
+// owner of the tasks it creates); any other gets 401 with a WWW-Authenticate
+// challenge per accepted scheme, as a JSON-RPC error (-31401) on JSON-RPC
+// endpoints and as a google.rpc.Status (UNAUTHENTICATED) on HTTP+JSON ones.
+// A public route is served to anyone, with the principal when the
+// credentials are valid.
+func (s *Server) authenticate(c *gin.Context) {
+	auth := s.cfg.Auth
+	r := c.Request
+	if !auth.Enabled() {
+		c.Next()
+		return
+	}
+	id, err := auth.Authenticate(r)
+	if err != nil && publicRoute(r) {
+		c.Next()
+		return
+	}
+	if err != nil {
+		auth.logger.Debug("refused request", "path", r.URL.Path, "error", err)
+		for _, ch := range auth.challenges(err) {
+			c.Writer.Header().Add("WWW-Authenticate", ch)
+		}
+		writeUnauthenticated(c, err)
+		return
+	}
+	ctx := withPrincipal(r.Context(), id.Principal)
+	ctx = context.WithValue(ctx, callerKey{}, &caller{Identity: id, cardURL: s.baseURL(r) + agentPrefix(r.URL.Path), auth: auth})
+	c.Request = r.WithContext(ctx)
+	c.Next()
+}
+
+// publicRoute reports whether r reads something every client may see
+// before it has credentials.
+func publicRoute(r *http.Request) bool {
+	// OPTIONS: a2a-go's card handler answers CORS preflights.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+		return false
+	}
+	switch p := r.URL.Path; {
+	case p == "/healthz", p == "/agents", p == "/.well-known/agent-card.json",
+		p == "/inbox": // the page shell; its data comes from /approvals with credentials
+		return true
+	case strings.HasPrefix(p, "/agents/"):
+		_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/agents/"), "/")
+		return rest == ".well-known/agent-card.json"
+	}
+	return false
+}
+
+// agentPrefix returns "/agents/{name}" for a path under it, else "" (the
+// default agent's routes).
+func agentPrefix(path string) string {
+	rest, ok := strings.CutPrefix(path, "/agents/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return "/agents/" + name
+}
+
+// writeUnauthenticated answers 401 in the form of the binding the request
+// used: JSON-RPC is a POST on an agent's base path, anything else HTTP+JSON.
+func writeUnauthenticated(c *gin.Context, err error) {
+	msg := "authentication required: " + err.Error()
+	if errors.Is(err, ErrNoCredentials) {
+		msg = "authentication required: the agent card's securitySchemes list the accepted credentials"
+	}
+	p := strings.TrimSuffix(c.Request.URL.Path, "/")
+	if prefix := agentPrefix(p); prefix != "" {
+		p = strings.TrimPrefix(p, prefix)
+	}
+	if c.Request.Method == http.MethodPost && p == "" {
+		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{
+			"jsonrpc": "2.0", "id": nil,
+			"error": gin.H{"code": -31401, "message": msg},
+		})
+		return
+	}
+	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": gin.H{
+		"code": http.StatusUnauthorized, "status": "UNAUTHENTICATED", "message": msg,
+		"details": []any{gin.H{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNAUTHENTICATED", "domain": "a2a-protocol.org"}},
+	}})
+}
+
+// extendedCard answers GetExtendedAgentCard: for an authenticated caller,
+// the public card of the agent plus the CallerExtensionURI extension naming
+// the caller; without authentication, ExtendedCardNotConfigured as the
+// public card has nothing to add.
+func (s *TaskService) extendedCard(ctx context.Context) (*a2a.AgentCard, error) {
+	c, ok := callerFrom(ctx)
+	if !ok || c.auth == nil {
+		return nil, a2a.ErrExtendedCardNotConfigured
+	}
+	card := AgentCard(s.agent, c.cardURL)
+	c.auth.Declare(card)
+	params := map[string]any{"principal": c.Principal, "scheme": string(c.Scheme)}
+	if !c.ExpiresAt.IsZero() {
+		params["expiresAt"] = c.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
+		URI:         CallerExtensionURI,
+		Description: "The authenticated caller this card was issued to; its principal owns the tasks it creates.",
+		Params:      params,
+	})
+	return card, nil
+}
+
+// cardProducer serves card as a2av0.NewStaticAgentCardProducer does, in
+// the union of its 1.0 and 0.3 JSON forms, with one repair: a2a-go v2.4.0
+// nests the 1.0 form of each security scheme under "apiKey", "http"...,
+// where A2A 1.0 (and a2a-go's own 1.0 card parser) want the wrapper keys
+// "apiKeySecurityScheme", "httpAuthSecurityScheme"... Each scheme is served
+// with its 0.3 fields ("type", "in", "name"...) next to its 1.0 wrapper, so
+// 0.3 and 1.0 parsers both read it.
+func cardProducer(card *a2a.AgentCard) a2asrv.AgentCardProducer {
+	return unionCard{card: card, compat: a2av0.NewStaticAgentCardProducer(card)}
+}
+
+type unionCard struct {
+	card   *a2a.AgentCard
+	compat a2asrv.AgentCardProducer
+}
+
+// Card implements a2asrv.AgentCardProducer.
+func (u unionCard) Card(context.Context) (*a2a.AgentCard, error) { return u.card, nil }
+
+// CardJSON implements a2asrv.AgentCardJSONProducer.
+func (u unionCard) CardJSON(ctx context.Context) ([]byte, error) {
+	jp, ok := u.compat.(a2asrv.AgentCardJSONProducer)
+	if !ok {
+		return json.Marshal(u.card)
+	}
+	raw, err := jp.CardJSON(ctx)
+	if err != nil || len(u.card.SecuritySchemes) == 0 {
+		return raw, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("reread card %s: %w", u.card.Name, err)
+	}
+	var v0, v1 map[a2a.SecuritySchemeName]map[string]json.RawMessage
+	if err := json.Unmarshal(fields["securitySchemes"], &v0); err != nil {
+		return nil, fmt.Errorf("reread security schemes of card %s: %w", u.card.Name, err)
+	}
+	v1Raw, err := json.Marshal(u.card.SecuritySchemes)
+	if err != nil {
+		return nil, fmt.Errorf("marshal security schemes of card %s: %w", u.card.Name, err)
+	}
+	if err := json.Unmarshal(v1Raw, &v1); err != nil {
+		return nil, fmt.Errorf("reread security schemes of card %s: %w", u.card.Name, err)
+	}
+	for name, scheme := range v0 {
+		// The misnamed 1.0 wrappers; no 0.3 scheme has a field by these names.
+		for _, k := range []string{"apiKey", "http", "mutualTLS", "openIdConnect", "oauth2"} {
+			delete(scheme, k)
+		}
+		for k, v := range v1[name] {
+			scheme[k] = v
+		}
+	}
+	if fields["securitySchemes"], err = json.Marshal(v0); err != nil {
+		return nil, fmt.Errorf("marshal security schemes of card %s: %w", u.card.Name, err)
+	}
+	return json.MarshalIndent(fields, "", "  ")
+}

@@ -1,0 +1,646 @@
+package api
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+const (
+	testSecret   = "0123456789abcdef0123456789abcdef-hs256"
+	testIssuer   = "https://issuer.test"
+	testAudience = "a2aflow-test"
+)
+
+// healthyTemporal answers CheckHealth; the routes under test call nothing else.
+type healthyTemporal struct{ client.Client }
+
+func (healthyTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
+	return &client.CheckHealthResponse{}, nil
+}
+
+func testRegistry(t *testing.T) *workflows.Registry {
+	t.Helper()
+	noop := func(workflow.Context, *workflows.Task) error { return nil }
+	reg, err := workflows.NewRegistry(
+		&workflows.Agent{Name: "echo", Description: "Echoes.", Handle: noop},
+		&workflows.Agent{Name: "other", Description: "Another agent.", Handle: noop},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// rsaJWK is pub as a JWK, as an identity provider's JWKS endpoint serves it.
+func rsaJWK(kid string, pub *rsa.PublicKey) map[string]any {
+	return map[string]any{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid,
+		"n": b64(pub.N.Bytes()), "e": b64(big.NewInt(int64(pub.E)).Bytes())}
+}
+
+// ecJWK is a P-256 public key as a JWK.
+func ecJWK(t *testing.T, kid string, pub *ecdsa.PublicKey) map[string]any {
+	t.Helper()
+	raw, err := pub.Bytes() // 0x04 || X || Y
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+		"x": b64(raw[1:33]), "y": b64(raw[33:65])}
+}
+
+// testKeys are the signing keys of the fake identity providers.
+type testKeys struct {
+	rsa, rsaOther *rsa.PrivateKey
+	ec            *ecdsa.PrivateKey
+	jwksURL       string
+	jwksFile      string
+}
+
+// newTestKeys serves an RSA JWKS over HTTP and writes a P-256 JWKS file.
+func newTestKeys(t *testing.T) *testKeys {
+	t.Helper()
+	k := &testKeys{}
+	var err error
+	if k.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		t.Fatal(err)
+	}
+	if k.rsaOther, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		t.Fatal(err)
+	}
+	if k.ec, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	rsaSet, _ := json.Marshal(map[string]any{"keys": []any{rsaJWK("rsa-1", &k.rsa.PublicKey)}})
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/jwks.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(rsaSet)
+	}))
+	t.Cleanup(idp.Close)
+	k.jwksURL = idp.URL + "/.well-known/jwks.json"
+
+	ecSet, _ := json.Marshal(map[string]any{"keys": []any{ecJWK(t, "ec-1", &k.ec.PublicKey)}})
+	k.jwksFile = filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(k.jwksFile, ecSet, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// claims returns valid claims for sub, changed by edits.
+func claims(sub string, edits ...func(jwt.MapClaims)) jwt.MapClaims {
+	now := time.Now()
+	c := jwt.MapClaims{"sub": sub, "iss": testIssuer, "aud": testAudience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+	for _, e := range edits {
+		e(c)
+	}
+	return c
+}
+
+func sign(t *testing.T, method jwt.SigningMethod, kid string, key any, c jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, c)
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newTestAuth configures every scheme: two API keys, HS256, an RSA JWKS URL
+// and a P-256 JWKS file, with issuer and audience checks.
+func newTestAuth(t *testing.T, k *testKeys) *Authenticator {
+	t.Helper()
+	a, err := NewAuthenticator(t.Context(), AuthConfig{
+		APIKeys: map[string]string{"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"},
+		JWT: JWTConfig{
+			HS256Secret: []byte(testSecret),
+			JWKSURL:     k.jwksURL,
+			JWKSFile:    k.jwksFile,
+			Issuer:      testIssuer,
+			Audience:    testAudience,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// rpcResponse is a JSON-RPC response whose result is an agent card.
+type rpcResponse struct {
+	Result *a2a.AgentCard `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// outcome is what a request to a guarded endpoint came to.
+type outcome struct {
+	Status     int
+	Principal  string   // from the extended card's caller extension
+	Scheme     string   // idem
+	Code       int      // JSON-RPC error code
+	Reason     string   // the error message without its fixed prefix
+	Challenges []string // WWW-Authenticate
+}
+
+// extendedCardCall asks for the extended card over JSON-RPC at path, with
+// the headers set by setAuth.
+func extendedCardCall(t *testing.T, srvURL, path string, setAuth func(*http.Request)) (outcome, *a2a.AgentCard) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`
+	req, _ := http.NewRequest(http.MethodPost, srvURL+path, strings.NewReader(body))
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
+	if setAuth != nil {
+		setAuth(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rpc rpcResponse
+	if err := json.NewDecoder(resp.Body).Decode(&rpc); err != nil {
+		t.Fatalf("decode response (status %d): %v", resp.StatusCode, err)
+	}
+	got := outcome{Status: resp.StatusCode, Challenges: resp.Header.Values("WWW-Authenticate")}
+	if rpc.Error != nil {
+		got.Code = rpc.Error.Code
+		got.Reason = strings.TrimPrefix(rpc.Error.Message, "authentication required: ")
+	}
+	if rpc.Result != nil {
+		for _, ext := range rpc.Result.Capabilities.Extensions {
+			if ext.URI == CallerExtensionURI {
+				got.Principal, _ = ext.Params["principal"].(string)
+				got.Scheme, _ = ext.Params["scheme"].(string)
+			}
+		}
+	}
+	return got, rpc.Result
+}
+
+func bearer(token string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
+}
+
+func apiKeyHeader(key string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("X-API-Key", key) }
+}
+
+const (
+	plainBearer = `Bearer realm="a2aflow"`
+	apiKeyChall = `APIKey realm="a2aflow", header="X-API-Key"`
+)
+
+func invalidToken(reason string) string {
+	return `Bearer realm="a2aflow", error="invalid_token", error_description="` + reason + `"`
+}
+
+func TestAuthMiddleware(t *testing.T) {
+	k := newTestKeys(t)
+	srv := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: newTestAuth(t, k)}).Handler())
+	t.Cleanup(srv.Close)
+
+	hs := func(c jwt.MapClaims) string { return sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), c) }
+	rs := func(c jwt.MapClaims) string { return sign(t, jwt.SigningMethodRS256, "rsa-1", k.rsa, c) }
+	es := func(c jwt.MapClaims) string { return sign(t, jwt.SigningMethodES256, "ec-1", k.ec, c) }
+	expired := func(c jwt.MapClaims) {
+		c["iat"] = time.Now().Add(-2 * time.Hour).Unix()
+		c["exp"] = time.Now().Add(-time.Hour).Unix()
+	}
+	unauthorized := func(reason string, challenges ...string) outcome {
+		return outcome{Status: http.StatusUnauthorized, Code: -31401, Reason: reason, Challenges: challenges}
+	}
+	badToken := func(reason string) outcome { return unauthorized(reason, invalidToken(reason), apiKeyChall) }
+	rsaPublicDER, err := x509.MarshalPKIXPublicKey(&k.rsa.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name    string
+		setAuth func(*http.Request)
+		want    outcome
+	}{
+		{"no credentials", nil,
+			unauthorized("the agent card's securitySchemes list the accepted credentials", plainBearer, apiKeyChall)},
+		{"wrong API key", apiKeyHeader("mallory-key"), unauthorized("unknown API key", plainBearer, apiKeyChall)},
+		{"right API key", apiKeyHeader("alice-key-0123456789"), outcome{Status: 200, Principal: "alice", Scheme: "apiKey"}},
+		{"another right API key", apiKeyHeader("bob-key-0123456789"), outcome{Status: 200, Principal: "bob", Scheme: "apiKey"}},
+		{"API key wins over a bearer token", func(r *http.Request) {
+			apiKeyHeader("bob-key-0123456789")(r)
+			bearer(hs(claims("carol")))(r)
+		}, outcome{Status: 200, Principal: "bob", Scheme: "apiKey"}},
+		{"HS256 ok", bearer(hs(claims("carol"))), outcome{Status: 200, Principal: "carol", Scheme: "bearer"}},
+		{"HS256 expired", bearer(hs(claims("carol", expired))), badToken("the token is expired")},
+		{"HS256 wrong signature", bearer(sign(t, jwt.SigningMethodHS256, "", []byte(testSecret+"-not"), claims("carol"))),
+			badToken("the token signature is invalid")},
+		{"HS256 wrong issuer", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }))),
+			badToken("the token has the wrong issuer")},
+		{"HS256 wrong audience", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} }))),
+			badToken("the token has the wrong audience")},
+		{"audience among several", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["aud"] = []string{"x", testAudience} }))),
+			outcome{Status: 200, Principal: "carol", Scheme: "bearer"}},
+		{"no exp", bearer(hs(claims("carol", func(c jwt.MapClaims) { delete(c, "exp") }))),
+			badToken("the token lacks the exp claim")},
+		{"not valid yet", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["nbf"] = time.Now().Add(time.Hour).Unix() }))),
+			badToken("the token is not valid yet")},
+		{"no sub", bearer(hs(claims("carol", func(c jwt.MapClaims) { delete(c, "sub") }))),
+			badToken("the token has no sub claim naming the caller")},
+		{"malformed", bearer("not.a.jwt"), badToken("the token is malformed")},
+		{"alg none", bearer(sign(t, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, claims("carol"))),
+			badToken("the token signature is invalid")},
+		{"HS256 keyed with the RSA public key", bearer(sign(t, jwt.SigningMethodHS256, "rsa-1", rsaPublicDER, claims("carol"))),
+			badToken("the token signature is invalid")},
+		{"Basic scheme", func(r *http.Request) { r.SetBasicAuth("alice", "alice-key-0123456789") },
+			badToken("the Authorization header must be Bearer followed by a JWT")},
+		{"RS256 via JWKS URL", bearer(rs(claims("dave"))), outcome{Status: 200, Principal: "dave", Scheme: "bearer"}},
+		{"RS256 expired", bearer(rs(claims("dave", expired))), badToken("the token is expired")},
+		{"RS256 signed by another key", bearer(sign(t, jwt.SigningMethodRS256, "rsa-1", k.rsaOther, claims("dave"))),
+			badToken("the token signature is invalid")},
+		{"RS256 unknown kid", bearer(sign(t, jwt.SigningMethodRS256, "rsa-9", k.rsaOther, claims("dave"))),
+			badToken("the token is signed with an unknown key or algorithm")},
+		{"ES256 via JWKS file", bearer(es(claims("erin"))), outcome{Status: 200, Principal: "erin", Scheme: "bearer"}},
+		{"ES256 without aud", bearer(es(claims("erin", func(c jwt.MapClaims) { delete(c, "aud") }))),
+			badToken("the token lacks the aud claim")},
+		{"ES256 wrong issuer", bearer(es(claims("erin", func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }))),
+			badToken("the token has the wrong issuer")},
+		{"ES256 claiming the RSA kid", bearer(sign(t, jwt.SigningMethodES256, "rsa-1", k.ec, claims("erin"))),
+			badToken("the token is signed with an unknown key or algorithm")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := extendedCardCall(t, srv.URL, "/", tt.setAuth)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAuthCustomClaimAndHeader(t *testing.T) {
+	a, err := NewAuthenticator(t.Context(), AuthConfig{
+		APIKeys:      map[string]string{"svc": "svc-key"},
+		APIKeyHeader: "X-Agent-Key",
+		JWT:          JWTConfig{HS256Secret: []byte(testSecret), PrincipalClaim: "email"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: a}).Handler())
+	t.Cleanup(srv.Close)
+	token := sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), claims("user-1", func(c jwt.MapClaims) { c["email"] = "carol@example.com" }))
+
+	tests := []struct {
+		name    string
+		setAuth func(*http.Request)
+		want    outcome
+	}{
+		{"principal from the configured claim", bearer(token), outcome{Status: 200, Principal: "carol@example.com", Scheme: "bearer"}},
+		{"key in the configured header", func(r *http.Request) { r.Header.Set("X-Agent-Key", "svc-key") }, outcome{Status: 200, Principal: "svc", Scheme: "apiKey"}},
+		{"key in the default header is not looked at", apiKeyHeader("svc-key"), outcome{
+			Status: 401, Code: -31401, Reason: "the agent card's securitySchemes list the accepted credentials",
+			Challenges: []string{plainBearer, `APIKey realm="a2aflow", header="X-Agent-Key"`},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := extendedCardCall(t, srv.URL, "/agents/other", tt.setAuth)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAuthRoutes checks which routes are guarded and the shape of the 401 on
+// each binding.
+func TestAuthRoutes(t *testing.T) {
+	a, err := NewAuthenticator(t.Context(), AuthConfig{APIKeys: map[string]string{"alice": "alice-key"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: a}).Handler())
+	t.Cleanup(srv.Close)
+
+	type result struct {
+		Status    int
+		Challenge string
+		Body      string // JSON-RPC error code or google.rpc.Status status
+	}
+	unauth := func(body string) result { return result{401, `APIKey realm="a2aflow", header="X-API-Key"`, body} }
+	tests := []struct {
+		method, path, version string
+		want                  result
+	}{
+		{"GET", "/healthz", "", result{200, "", ""}},
+		{"GET", "/agents", "", result{200, "", ""}},
+		{"GET", "/.well-known/agent-card.json", "", result{200, "", ""}},
+		{"GET", "/agents/other/.well-known/agent-card.json", "", result{200, "", ""}},
+		{"GET", "/inbox", "", result{200, "", ""}},
+		{"GET", "/approvals", "", unauth("UNAUTHENTICATED")},
+		{"POST", "/", "1.0", unauth("-31401")},
+		{"POST", "/", "", unauth("-31401")}, // 0.3
+		{"POST", "/agents/other", "1.0", unauth("-31401")},
+		{"POST", "/agents/other/", "1.0", unauth("-31401")},
+		{"POST", "/message:send", "1.0", unauth("UNAUTHENTICATED")},
+		{"POST", "/message:stream", "1.0", unauth("UNAUTHENTICATED")},
+		{"GET", "/tasks/abc", "1.0", unauth("UNAUTHENTICATED")},
+		{"POST", "/tasks/abc:cancel", "1.0", unauth("UNAUTHENTICATED")},
+		{"GET", "/extendedAgentCard", "1.0", unauth("UNAUTHENTICATED")},
+		{"POST", "/agents/other/message:send", "1.0", unauth("UNAUTHENTICATED")},
+		{"GET", "/agents/other/tasks/abc", "1.0", unauth("UNAUTHENTICATED")},
+		{"POST", "/v1/message:send", "", unauth("UNAUTHENTICATED")}, // 0.3 REST
+		{"POST", "/.well-known/agent-card.json", "", unauth("UNAUTHENTICATED")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path+" "+tt.version, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(`{}`))
+			// A bad key changes nothing: public routes stay public.
+			req.Header.Set("X-API-Key", "wrong-key")
+			if tt.version != "" {
+				req.Header.Set("A2A-Version", tt.version)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error json.RawMessage `json:"error"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			var e struct {
+				Code   any    `json:"code"`
+				Status string `json:"status"`
+			}
+			_ = json.Unmarshal(body.Error, &e)
+			got := result{Status: resp.StatusCode, Challenge: resp.Header.Get("WWW-Authenticate")}
+			if resp.StatusCode == http.StatusUnauthorized {
+				got.Body = e.Status
+				if got.Body == "" {
+					got.Body = strings.TrimSuffix(strings.TrimSuffix(jsonString(e.Code), "\n"), ".0")
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestAuthCards checks the security declared in the public cards and the
+// extended card of an authenticated caller.
+func TestAuthCards(t *testing.T) {
+	k := newTestKeys(t)
+	on := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: newTestAuth(t, k)}).Handler())
+	t.Cleanup(on.Close)
+	off := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{}).Handler())
+	t.Cleanup(off.Close)
+
+	type security struct {
+		Schemes      a2a.NamedSecuritySchemes
+		Requirements a2a.SecurityRequirementsOptions
+		Extended     bool
+	}
+	declared := security{
+		Schemes: a2a.NamedSecuritySchemes{
+			APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key",
+				Description: "An API key issued by the operator of this server; the key's name is the caller's principal."},
+			BearerSchemeName: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
+				Description: `A JWT with an exp claim; its "sub" claim is the caller's principal.`},
+		},
+		Requirements: a2a.SecurityRequirementsOptions{{APIKeySchemeName: {}}, {BearerSchemeName: {}}},
+		Extended:     true,
+	}
+	tests := []struct {
+		name string
+		url  string
+		want security
+	}{
+		{"auth on, default agent", on.URL + "/.well-known/agent-card.json", declared},
+		{"auth on, named agent", on.URL + "/agents/other/.well-known/agent-card.json", declared},
+		{"auth off", off.URL + "/.well-known/agent-card.json", security{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := http.Get(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The card is read the same by a 1.0 parser (a2a-go's default)
+			// and by the 0.3 one.
+			for parser, parse := range map[string]agentcard.Parser{"1.0": agentcard.DefaultCardParser, "0.3": a2av0.NewAgentCardParser()} {
+				card, err := parse(raw)
+				if err != nil {
+					t.Fatalf("%s parser: %v\n%s", parser, err, raw)
+				}
+				got := security{Schemes: card.SecuritySchemes, Requirements: card.SecurityRequirements, Extended: card.Capabilities.ExtendedAgentCard}
+				if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("card security read by the %s parser (-want +got):\n%s", parser, diff)
+				}
+			}
+			// The 0.3 fields a 0.3 client reads.
+			var v0 struct {
+				Security        []map[string][]string     `json:"security"`
+				SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+				Extended        bool                      `json:"supportsAuthenticatedExtendedCard"`
+			}
+			if err := json.Unmarshal(raw, &v0); err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, name := range []string{"apiKey", "bearer"} {
+				if s, ok := v0.SecuritySchemes[name]; ok {
+					types = append(types, fmt.Sprint(s["type"], " ", s["in"], " ", s["name"], " ", s["scheme"]))
+				}
+			}
+			var wantTypes []string
+			var wantSecurity []map[string][]string
+			if tt.want.Extended {
+				wantTypes = []string{"apiKey header X-API-Key <nil>", "http <nil> <nil> Bearer"}
+				wantSecurity = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+			}
+			if diff := cmp.Diff(wantTypes, types); diff != "" {
+				t.Errorf("0.3 securitySchemes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantSecurity, v0.Security); diff != "" {
+				t.Errorf("0.3 security (-want +got):\n%s", diff)
+			}
+			if v0.Extended != tt.want.Extended {
+				t.Errorf("supportsAuthenticatedExtendedCard = %v, want %v", v0.Extended, tt.want.Extended)
+			}
+		})
+	}
+
+	t.Run("extended card", func(t *testing.T) {
+		token := sign(t, jwt.SigningMethodRS256, "rsa-1", k.rsa, claims("dave"))
+		_, card := extendedCardCall(t, on.URL, "/agents/other", bearer(token))
+		if card == nil {
+			t.Fatal("no extended card")
+		}
+		var urls []string
+		for _, iface := range card.SupportedInterfaces {
+			urls = append(urls, iface.URL)
+		}
+		want := on.URL + "/agents/other"
+		if diff := cmp.Diff([]string{want, want, want, want}, urls); diff != "" {
+			t.Errorf("extended card interfaces (-want +got):\n%s", diff)
+		}
+		var ext *a2a.AgentExtension
+		for i := range card.Capabilities.Extensions {
+			if card.Capabilities.Extensions[i].URI == CallerExtensionURI {
+				ext = &card.Capabilities.Extensions[i]
+			}
+		}
+		if ext == nil {
+			t.Fatalf("extended card has no %s extension: %+v", CallerExtensionURI, card.Capabilities)
+		}
+		exp, err := time.Parse(time.RFC3339, ext.Params["expiresAt"].(string))
+		if err != nil || time.Until(exp) < 50*time.Minute || time.Until(exp) > time.Hour {
+			t.Errorf("expiresAt = %v (%v), want about an hour from now", ext.Params["expiresAt"], err)
+		}
+		if card.Name != "other" || !card.Capabilities.ExtendedAgentCard || len(card.SecuritySchemes) != 2 {
+			t.Errorf("extended card = %+v, want the other agent's card with its security", card)
+		}
+	})
+
+	t.Run("auth off answers ExtendedCardNotConfigured", func(t *testing.T) {
+		got, _ := extendedCardCall(t, off.URL, "/", nil)
+		if diff := cmp.Diff(outcome{Status: 200, Code: -32007, Reason: got.Reason}, got); diff != "" || got.Reason == "" {
+			t.Errorf("outcome (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestNewAuthenticatorErrors(t *testing.T) {
+	k := newTestKeys(t)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(failing.Close)
+
+	tests := []struct {
+		name string
+		cfg  AuthConfig
+		ok   bool
+		on   bool
+	}{
+		{"zero value: off", AuthConfig{}, true, false},
+		{"API keys", AuthConfig{APIKeys: map[string]string{"a": "k1"}}, true, true},
+		{"JWKS URL", AuthConfig{JWT: JWTConfig{JWKSURL: k.jwksURL}}, true, true},
+		{"short HS256 secret", AuthConfig{JWT: JWTConfig{HS256Secret: []byte("short")}}, false, false},
+		{"empty key", AuthConfig{APIKeys: map[string]string{"a": ""}}, false, false},
+		{"empty name", AuthConfig{APIKeys: map[string]string{" ": "k"}}, false, false},
+		{"shared key", AuthConfig{APIKeys: map[string]string{"a": "k", "b": "k"}}, false, false},
+		{"issuer without JWT", AuthConfig{JWT: JWTConfig{Issuer: testIssuer}}, false, false},
+		{"JWKS URL down", AuthConfig{JWT: JWTConfig{JWKSURL: failing.URL}}, false, false},
+		{"JWKS URL not a URL", AuthConfig{JWT: JWTConfig{JWKSURL: "::"}}, false, false},
+		{"JWKS file missing", AuthConfig{JWT: JWTConfig{JWKSFile: filepath.Join(dir, "nope.json")}}, false, false},
+		{"JWKS file not JSON", AuthConfig{JWT: JWTConfig{JWKSFile: write("bad.json", "{")}}, false, false},
+		{"JWKS file without keys", AuthConfig{JWT: JWTConfig{JWKSFile: write("empty.json", `{"keys":[]}`)}}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := NewAuthenticator(t.Context(), tt.cfg)
+			if tt.ok != (err == nil) {
+				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrAuthConfig) {
+				t.Errorf("err = %v, want it to wrap ErrAuthConfig", err)
+			}
+			if err == nil && a.Enabled() != tt.on {
+				t.Errorf("Enabled() = %v, want %v", a.Enabled(), tt.on)
+			}
+		})
+	}
+	var nilAuth *Authenticator
+	if nilAuth.Enabled() {
+		t.Error("a nil Authenticator is enabled")
+	}
+}
+
+func TestParseAPIKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[string]string
+		ok   bool
+	}{
+		{"empty", "", map[string]string{}, true},
+		{"flag form", "alice=k1, bob=k2", map[string]string{"alice": "k1", "bob": "k2"}, true},
+		{"file form", "# keys\nalice = k1\n\nbob=k=2\n", map[string]string{"alice": "k1", "bob": "k=2"}, true},
+		{"no =", "alice", nil, false},
+		{"no key", "alice=", nil, false},
+		{"no name", "=k", nil, false},
+		{"duplicate name", "alice=k1\nalice=k2", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseAPIKeys(tt.in)
+			if tt.ok != (err == nil) {
+				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
