@@ -1,0 +1,360 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/gin-gonic/gin"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// ApproverHeader names the approver when authentication is off. With
+// authentication on, the approver is always the authenticated principal.
+const ApproverHeader = "X-Approver"
+
+// DefaultApprover is the approver recorded when authentication is off and
+// the request names nobody.
+const DefaultApprover = "anonymous-approver"
+
+// ApprovalView is an approval as the REST API and the inbox show it.
+type ApprovalView struct {
+	workflows.Approval
+	Agent     string `json:"agent"`
+	ContextID string `json:"contextId"`
+	// TemporalURL links to the task's run in the Temporal Web UI, when known.
+	TemporalURL string `json:"temporalUrl,omitempty"`
+}
+
+// DecisionRequest is the body of POST /approvals/{id}/decision.
+type DecisionRequest struct {
+	Approved *bool  `json:"approved" binding:"required"`
+	Comment  string `json:"comment" binding:"max=2000"`
+}
+
+func (s *Server) approvalRoutes(r *gin.Engine) {
+	r.GET("/approvals", s.listApprovals)
+	r.GET("/approvals/:id", s.getApproval)
+	r.POST("/approvals/:id/decision", s.decideApproval)
+	r.GET("/inbox", s.inbox)
+}
+
+// approver returns who is deciding and the groups they belong to. The
+// identity comes from authentication; with it off, from the X-Approver
+// header or DefaultApprover. Groups come from Config.ApproverGroups; nil
+// means "any group" (no group membership configured).
+func (s *Server) approver(c *gin.Context) (string, []string, error) {
+	name := principal(c.Request.Context())
+	if name == "" {
+		name = strings.TrimSpace(c.GetHeader(ApproverHeader))
+		if len(name) > 128 {
+			return "", nil, fmt.Errorf("%s header is longer than 128 bytes", ApproverHeader)
+		}
+		if name == "" {
+			name = DefaultApprover
+		}
+	}
+	if s.cfg.ApproverGroups == nil {
+		return name, nil, nil
+	}
+	groups, ok := s.cfg.ApproverGroups[name]
+	if !ok || len(groups) == 0 {
+		return name, nil, fmt.Errorf("%s is not an approver of any group", name)
+	}
+	return name, groups, nil
+}
+
+// listApprovals serves GET /approvals: pending approvals (or, with
+// state=decided, recently decided ones), filtered by group, agent and
+// context, found through Temporal visibility.
+func (s *Server) listApprovals(c *gin.Context) {
+	views, err := s.findApprovals(c.Request.Context(), c.Query("group"), c.Query("agent"), c.Query("context"), c.Query("state") == "decided")
+	if err != nil {
+		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"approvals": views})
+}
+
+// findApprovals runs the visibility query and reads each task's approvals.
+func (s *Server) findApprovals(ctx context.Context, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
+	for _, v := range []string{group, agent, contextID} {
+		if len(v) > 256 {
+			return nil, badRequest("filter values must be at most 256 bytes")
+		}
+	}
+	q := []string{fmt.Sprintf("WorkflowType = %s", quote(workflows.TaskWorkflowName))}
+	key := workflows.PendingApprovalsKey.GetName()
+	if decided {
+		key = workflows.ApprovalGroupsKey.GetName()
+	} else {
+		q = append(q, "ExecutionStatus = 'Running'")
+	}
+	if group != "" {
+		q = append(q, fmt.Sprintf("%s = %s", key, quote(group)))
+	} else {
+		q = append(q, fmt.Sprintf("%s IS NOT NULL", key))
+	}
+	if agent != "" {
+		q = append(q, fmt.Sprintf("%s = %s", workflows.AgentKey.GetName(), quote(agent)))
+	}
+	if contextID != "" {
+		q = append(q, fmt.Sprintf("%s = %s", workflows.ContextIDKey.GetName(), quote(contextID)))
+	}
+	resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: strings.Join(q, " AND "), PageSize: 100,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks waiting for approval: %w", err)
+	}
+	var views []ApprovalView
+	for _, e := range resp.GetExecutions() {
+		approvals, err := s.taskApprovals(ctx, e.GetExecution().GetWorkflowId())
+		if err != nil {
+			continue // a task that ended or moved on since the listing
+		}
+		for _, a := range approvals {
+			if (a.State == workflows.ApprovalPending) == decided {
+				continue
+			}
+			if group != "" && !slices.Contains(a.Groups, group) && !slices.Contains(a.Request.Groups, group) {
+				continue
+			}
+			views = append(views, s.view(a, e.GetSearchAttributes()))
+		}
+	}
+	slices.SortFunc(views, func(a, b ApprovalView) int { return a.Created.Compare(b.Created) })
+	return views, nil
+}
+
+func (s *Server) taskApprovals(ctx context.Context, taskID string) ([]workflows.Approval, error) {
+	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", workflows.QueryApprovals, workflows.GetTaskInput{})
+	if err != nil {
+		return nil, err
+	}
+	var approvals []workflows.Approval
+	if err := value.Get(&approvals); err != nil {
+		return nil, fmt.Errorf("decode approvals of task %s: %w", taskID, err)
+	}
+	return approvals, nil
+}
+
+// view decorates an approval with its task's agent, context and UI link.
+func (s *Server) view(a workflows.Approval, sa *commonpb.SearchAttributes) ApprovalView {
+	v := ApprovalView{Approval: a}
+	if sa != nil {
+		v.Agent = keywordOf(sa.GetIndexedFields()[workflows.AgentKey.GetName()])
+		v.ContextID = keywordOf(sa.GetIndexedFields()[workflows.ContextIDKey.GetName()])
+	}
+	if s.cfg.TemporalUIURL != "" {
+		v.TemporalURL = fmt.Sprintf("%s/namespaces/%s/workflows/%s", s.cfg.TemporalUIURL, s.cfg.Namespace, a.TaskID)
+	}
+	return v
+}
+
+// getApproval serves GET /approvals/{id}: the request, its state and every
+// decision (who, when, comment, how).
+func (s *Server) getApproval(c *gin.Context) {
+	a, err := s.approval(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, a)
+}
+
+func (s *Server) approval(ctx context.Context, id string) (ApprovalView, error) {
+	taskID, ok := workflows.ApprovalTaskID(id)
+	if !ok || len(id) > 300 {
+		return ApprovalView{}, notFound("approval %q does not exist", id)
+	}
+	approvals, err := s.taskApprovals(ctx, string(taskID))
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return ApprovalView{}, notFound("approval %q does not exist", id)
+		}
+		return ApprovalView{}, err
+	}
+	for _, a := range approvals {
+		if a.ID == id {
+			desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(taskID), "")
+			if err != nil {
+				return s.view(a, nil), nil
+			}
+			return s.view(a, desc.GetWorkflowExecutionInfo().GetSearchAttributes()), nil
+		}
+	}
+	return ApprovalView{}, notFound("approval %q does not exist (yet)", id)
+}
+
+// decideApproval serves POST /approvals/{id}/decision through the
+// DecideApproval update; the workflow's validator refuses duplicate, late,
+// unauthorized and settled decisions with 409 and leaves history untouched.
+func (s *Server) decideApproval(c *gin.Context) {
+	var req DecisionRequest
+	if err := c.ShouldBindJSON(&req); err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be {\"approved\": bool, \"comment\": string}: " + err.Error()})
+		return
+	}
+	name, groups, err := s.approver(c)
+	if err != nil {
+		c.JSON(http.StatusForbidden, gin.H{"error": err.Error()})
+		return
+	}
+	via := "rest"
+	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" {
+		via = v
+	}
+	a, err := s.decide(c.Request.Context(), c.Param("id"), workflows.DecideApprovalInput{
+		Approved: *req.Approved, Comment: req.Comment, Approver: name, ApproverGroups: groups, Via: via,
+	})
+	if err != nil {
+		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
+		return
+	}
+	c.JSON(http.StatusOK, a)
+}
+
+func (s *Server) decide(ctx context.Context, id string, in workflows.DecideApprovalInput) (workflows.Approval, error) {
+	taskID, ok := workflows.ApprovalTaskID(id)
+	if !ok || len(id) > 300 {
+		return workflows.Approval{}, notFound("approval %q does not exist", id)
+	}
+	in.ApprovalID = id
+	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: string(taskID),
+		// One decision per approver: a retried request is the same update.
+		UpdateID:     id + "/" + in.Approver,
+		UpdateName:   workflows.UpdateDecideApproval,
+		Args:         []any{in},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		var a workflows.Approval
+		if err = handle.Get(ctx, &a); err == nil {
+			return a, nil
+		}
+	}
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return workflows.Approval{}, conflict("the task of approval %s has ended; it takes no more decisions", id)
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeApprovalRefused {
+		return workflows.Approval{}, conflict("%s", appErr.Message())
+	}
+	return workflows.Approval{}, err
+}
+
+// httpError is an error with the HTTP status it answers.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func notFound(format string, args ...any) error {
+	return &httpError{http.StatusNotFound, fmt.Sprintf(format, args...)}
+}
+func conflict(format string, args ...any) error {
+	return &httpError{http.StatusConflict, fmt.Sprintf(format, args...)}
+}
+func badRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
+
+// httpStatus maps an error of the approvals API to its HTTP status.
+func httpStatus(err error) int {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status
+	}
+	var unavailable *serviceerror.Unavailable
+	if errors.As(err, &unavailable) || errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// quote renders s as a visibility query string literal.
+func quote(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// keywordOf decodes a Keyword search attribute value.
+func keywordOf(p *commonpb.Payload) string {
+	var v string
+	if p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &v)
+	}
+	return v
+}
+
+// ParseApproverGroups reads "alice:finance,managers;bob:finance" into a map
+// of approver to groups. An empty string gives nil: anyone may decide for
+// any group.
+func ParseApproverGroups(text string) (map[string][]string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, entry := range strings.Split(text, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, groups, ok := strings.Cut(entry, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("entry %q: want name:group1,group2", entry)
+		}
+		for _, g := range strings.Split(groups, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				out[name] = append(out[name], g)
+			}
+		}
+		if len(out[name]) == 0 {
+			return nil, fmt.Errorf("entry %q: no groups", entry)
+		}
+	}
+	return out, nil
+}
+
+// messageApprover names the sender of an A2A message for approval
+// decisions: the principal, or with auth off the X-Approver header (from
+// the call's service parameters) or DefaultApprover; with groups.
+func (s *TaskService) messageApprover(ctx context.Context) (string, []string) {
+	name := principal(ctx)
+	if name == "" {
+		if cc, ok := a2asrv.CallContextFrom(ctx); ok {
+			if v, ok := cc.ServiceParams().Get(ApproverHeader); ok && len(v) > 0 && len(v[0]) <= 128 {
+				name = strings.TrimSpace(v[0])
+			}
+		}
+	}
+	if name == "" {
+		name = DefaultApprover
+	}
+	if s.approverGroups == nil {
+		return name, nil
+	}
+	groups := s.approverGroups[name]
+	if len(groups) == 0 {
+		// Configured, but not an approver: a group no request names, so the
+		// workflow's validator refuses the decision as unauthorized.
+		groups = []string{"(not an approver)"}
+	}
+	return name, groups
+}

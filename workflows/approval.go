@@ -1,0 +1,534 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Names of the approval update and query.
+const (
+	// UpdateDecideApproval records one approver's decision on a pending
+	// approval. Its argument is a [DecideApprovalInput], its result the
+	// [Approval] after the decision. Every way of deciding (an A2A message,
+	// REST, the CLI, the inbox) ends in this one validated update.
+	UpdateDecideApproval = "DecideApproval"
+	// QueryApprovals returns the task's approvals ([]Approval). Its argument
+	// is a [GetTaskInput].
+	QueryApprovals = "Approvals"
+
+	// ErrTypeApprovalRefused: the decision is a duplicate, late, for an
+	// unknown or settled approval, or by someone not in its groups.
+	ErrTypeApprovalRefused = "ApprovalRefused"
+)
+
+// PendingApprovalsKey is the search attribute listing the approver groups a
+// task waits for, so an inbox finds "everything finance must decide".
+var PendingApprovalsKey = temporal.NewSearchAttributeKeyKeywordList("A2APendingApprovals")
+
+// ApprovalGroupsKey lists every approver group a task has ever asked, so an
+// inbox also finds the requests its groups decided.
+var ApprovalGroupsKey = temporal.NewSearchAttributeKeyKeywordList("A2AApprovalGroups")
+
+// DeadlineAction is what happens when an approval's deadline passes.
+type DeadlineAction string
+
+const (
+	// RejectAtDeadline rejects the request (the default).
+	RejectAtDeadline DeadlineAction = "reject"
+	// ApproveAtDeadline approves it.
+	ApproveAtDeadline DeadlineAction = "approve"
+	// EscalateAtDeadline hands it to EscalateTo with a new deadline.
+	EscalateAtDeadline DeadlineAction = "escalate"
+)
+
+// ApprovalRequest is what a skill asks people to decide.
+type ApprovalRequest struct {
+	// Title is the one-line question, e.g. "Pay invoice 42 (1,200 EUR)?".
+	Title string `json:"title"`
+	// Details explain the request to the approver.
+	Details string `json:"details,omitempty"`
+	// Action is the proposed action as JSON-marshalable data.
+	Action any `json:"action,omitempty"`
+	// Groups may decide; anyone in one of them counts. Required.
+	Groups []string `json:"groups"`
+	// Required is how many approvals are needed (N of M); default 1. One
+	// rejection rejects.
+	Required int `json:"required,omitempty"`
+	// Timeout is how long the approvers have; zero waits forever.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OnTimeout says what the deadline does; default RejectAtDeadline.
+	OnTimeout DeadlineAction `json:"onTimeout,omitempty"`
+	// EscalateTo are the groups that decide after an escalation, with
+	// EscalateTimeout (zero: forever) and then a rejection.
+	EscalateTo      []string      `json:"escalateTo,omitempty"`
+	EscalateTimeout time.Duration `json:"escalateTimeout,omitempty"`
+}
+
+// ApprovalDecision is one approver's decision, kept for the audit trail.
+type ApprovalDecision struct {
+	Approved bool      `json:"approved"`
+	Approver string    `json:"approver"`
+	Comment  string    `json:"comment,omitempty"`
+	Time     time.Time `json:"time"`
+	// Via says how the decision came: "a2a", "rest", "cli", "inbox",
+	// "deadline"...
+	Via string `json:"via,omitempty"`
+}
+
+// Approval states.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalRejected = "rejected"
+	// ApprovalCanceled: the task ended (canceled, failed, or the skill
+	// returned) while the approval was pending; nobody can decide it any more.
+	ApprovalCanceled = "canceled"
+)
+
+// Approval is a request and everything that happened to it.
+type Approval struct {
+	ID      string          `json:"id"`
+	TaskID  a2a.TaskID      `json:"taskId"`
+	Request ApprovalRequest `json:"request"`
+	// State is pending, approved or rejected.
+	State string `json:"state"`
+	// Groups are the groups that may decide now (changed by an escalation).
+	Groups    []string           `json:"groups"`
+	Deadline  *time.Time         `json:"deadline,omitempty"`
+	Created   time.Time          `json:"created"`
+	Decisions []ApprovalDecision `json:"decisions,omitempty"`
+	// Escalated is set once the request went to EscalateTo.
+	Escalated bool `json:"escalated,omitempty"`
+}
+
+// Approved reports whether the approval ended approved.
+func (a *Approval) Approved() bool { return a.State == ApprovalApproved }
+
+// DecideApprovalInput is the argument of UpdateDecideApproval.
+type DecideApprovalInput struct {
+	// Agent and Owner scope the write as in [SendMessageInput]; Owner is not
+	// checked for decisions (approvers are not the task's owner), only Agent.
+	Agent      string `json:"agent,omitempty"`
+	ApprovalID string `json:"approvalId"`
+	Approved   bool   `json:"approved"`
+	Comment    string `json:"comment,omitempty"`
+	// Approver is the authenticated identity deciding, set by the API from
+	// authentication, never from the request body alone.
+	Approver string `json:"approver"`
+	// ApproverGroups are the groups the approver belongs to, from
+	// authentication. Empty means "any group" (no group auth configured).
+	ApproverGroups []string `json:"approverGroups,omitempty"`
+	Via            string   `json:"via,omitempty"`
+}
+
+// approvals is the approval state of a run.
+type approvals struct {
+	list  []*Approval
+	early map[string][]earlyDecision // decisions for approvals not requested yet
+}
+
+// earlyDecision is a decision kept until the skill requests its approval:
+// the decision as made (its time included) and the approver's groups, which
+// only the request can check.
+type earlyDecision struct {
+	ApprovalDecision
+	groups []string
+}
+
+// maxEarlyApprovals bounds how far ahead an early decision may point.
+const maxEarlyApprovals = 16
+
+// approvalID is the deterministic ID of a task's n-th approval (from 1), so
+// a caller can send a decision before the skill reaches its Approve call.
+func approvalID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-approval-%d", task, n) }
+
+// ApprovalTaskID returns the task an approval ID belongs to.
+func ApprovalTaskID(id string) (a2a.TaskID, bool) {
+	i := strings.LastIndex(id, "-approval-")
+	if i <= 0 {
+		return "", false
+	}
+	if _, err := strconv.Atoi(id[i+len("-approval-"):]); err != nil {
+		return "", false
+	}
+	return a2a.TaskID(id[:i]), true
+}
+
+func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryApprovals, func(in GetTaskInput) ([]Approval, error) {
+		if err := r.checkAccess(in.Agent, ""); err != nil {
+			return nil, err
+		}
+		out := make([]Approval, 0, len(r.approvals.list))
+		for _, a := range r.approvals.list {
+			out = append(out, *a)
+		}
+		return out, nil
+	}); err != nil {
+		return fmt.Errorf("set query handler %s: %w", QueryApprovals, err)
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecideApproval,
+		func(ctx workflow.Context, in DecideApprovalInput) (Approval, error) {
+			return r.decide(ctx, in)
+		},
+		workflow.UpdateHandlerOptions{
+			Validator:   func(ctx workflow.Context, in DecideApprovalInput) error { return r.validateDecision(ctx, in) },
+			Description: "record an approver's decision on a pending approval",
+		})
+}
+
+func refused(format string, args ...any) error {
+	return temporal.NewApplicationError(fmt.Sprintf(format, args...), ErrTypeApprovalRefused)
+}
+
+func (r *run) findApproval(id string) *Approval {
+	for _, a := range r.approvals.list {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
+// validateDecision refuses, before anything reaches history, a decision
+// that is unknown, late, duplicate, unauthorized or for a settled approval.
+func (r *run) validateDecision(ctx workflow.Context, in DecideApprovalInput) error {
+	if err := r.checkAccess(in.Agent, ""); err != nil {
+		return err
+	}
+	if in.Approver == "" {
+		return refused("the approver's identity is required")
+	}
+	a := r.findApproval(in.ApprovalID)
+	if a == nil {
+		// A decision may come before the skill asks: keep it if the ID is
+		// one of the task's next approvals and the task is still running.
+		n, ok := approvalNumber(r.task.ID, in.ApprovalID)
+		if !ok || n <= len(r.approvals.list) || n > len(r.approvals.list)+maxEarlyApprovals || r.task.Status.State.Terminal() {
+			return refused("approval %s does not exist", in.ApprovalID)
+		}
+		for _, d := range r.approvals.early[in.ApprovalID] {
+			if d.Approver == in.Approver {
+				return refused("%s already decided approval %s", in.Approver, in.ApprovalID)
+			}
+		}
+		return nil
+	}
+	if a.State != ApprovalPending {
+		return refused("approval %s is already %s", a.ID, a.State)
+	}
+	if a.Deadline != nil && !workflow.Now(ctx).Before(*a.Deadline) {
+		return refused("approval %s passed its deadline at %s", a.ID, a.Deadline.Format(time.RFC3339))
+	}
+	if len(in.ApproverGroups) > 0 && !slices.ContainsFunc(in.ApproverGroups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
+		return refused("%s is not in the groups that decide approval %s (%s)", in.Approver, a.ID, strings.Join(a.Groups, ", "))
+	}
+	for _, d := range a.Decisions {
+		if d.Approver == in.Approver {
+			return refused("%s already decided approval %s", in.Approver, a.ID)
+		}
+	}
+	return nil
+}
+
+func approvalNumber(task a2a.TaskID, id string) (int, bool) {
+	prefix := string(task) + "-approval-"
+	if !strings.HasPrefix(id, prefix) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(id[len(prefix):])
+	return n, err == nil && n > 0
+}
+
+// decide applies a validated decision. Validation ran against the same
+// state in the same workflow task, so racing approvers are serialised: the
+// first decision that settles the approval wins, later ones are refused by
+// the validator (or here, should they share a workflow task).
+func (r *run) decide(ctx workflow.Context, in DecideApprovalInput) (Approval, error) {
+	if err := r.validateDecision(ctx, in); err != nil {
+		return Approval{}, err
+	}
+	d := ApprovalDecision{Approved: in.Approved, Approver: in.Approver, Comment: in.Comment, Time: workflow.Now(ctx).UTC(), Via: in.Via}
+	a := r.findApproval(in.ApprovalID)
+	if a == nil {
+		if r.approvals.early == nil {
+			r.approvals.early = map[string][]earlyDecision{}
+		}
+		r.approvals.early[in.ApprovalID] = append(r.approvals.early[in.ApprovalID], earlyDecision{ApprovalDecision: d, groups: in.ApproverGroups})
+		return Approval{ID: in.ApprovalID, TaskID: r.task.ID, State: ApprovalPending,
+			Decisions: []ApprovalDecision{d}}, nil
+	}
+	r.record(a, d)
+	return *a, nil
+}
+
+// record adds a decision and settles the approval when it is enough.
+func (r *run) record(a *Approval, d ApprovalDecision) {
+	a.Decisions = append(a.Decisions, d)
+	if !d.Approved {
+		a.State = ApprovalRejected
+		return
+	}
+	approvals := 0
+	for _, d := range a.Decisions {
+		if d.Approved {
+			approvals++
+		}
+	}
+	required := a.Request.Required
+	if required < 1 {
+		required = 1
+	}
+	if approvals >= required {
+		a.State = ApprovalApproved
+	}
+}
+
+// Approve asks the request's groups to decide and returns the settled
+// approval (check Approved()). While it waits the task is input-required,
+// with a status message saying what is awaited and a data part carrying the
+// approval ID, and is findable by the A2APendingApprovals search attribute.
+// Several Approve calls may wait at once (from workflow.Go coroutines); each
+// settles on its own. The wait is durable: hours or days, across restarts.
+func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, error) {
+	if len(req.Groups) == 0 {
+		return nil, fmt.Errorf("approval %q: at least one approver group is required", req.Title)
+	}
+	if req.OnTimeout == "" {
+		req.OnTimeout = RejectAtDeadline
+	}
+	r := t.r
+	now := workflow.Now(ctx).UTC()
+	a := &Approval{
+		ID: approvalID(r.task.ID, len(r.approvals.list)+1), TaskID: r.task.ID, Request: req,
+		State: ApprovalPending, Groups: req.Groups, Created: now,
+	}
+	timeout := req.Timeout
+	r.approvals.list = append(r.approvals.list, a)
+	for _, early := range r.approvals.early[a.ID] {
+		if a.State != ApprovalPending {
+			break
+		}
+		if len(early.groups) > 0 && !slices.ContainsFunc(early.groups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
+			r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Approver)
+			continue
+		}
+		r.record(a, early.ApprovalDecision)
+	}
+	delete(r.approvals.early, a.ID)
+
+	for a.State == ApprovalPending {
+		a.Deadline = nil
+		if timeout > 0 {
+			a.Deadline = ptr(workflow.Now(ctx).Add(timeout).UTC())
+		}
+		r.approvalsChanged(ctx)
+		settled := func() bool { return a.State != ApprovalPending }
+		var err error
+		ok := true
+		if timeout > 0 {
+			ok, err = workflow.AwaitWithTimeout(ctx, timeout, settled)
+		} else {
+			err = workflow.Await(ctx, settled)
+		}
+		if err != nil {
+			return a, err
+		}
+		if ok {
+			break
+		}
+		// The deadline passed.
+		switch {
+		case req.OnTimeout == EscalateAtDeadline && !a.Escalated && len(req.EscalateTo) > 0:
+			a.Escalated, a.Groups, timeout = true, req.EscalateTo, req.EscalateTimeout
+		case req.OnTimeout == ApproveAtDeadline:
+			a.Decisions = append(a.Decisions, ApprovalDecision{Approved: true, Approver: "deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
+			a.State = ApprovalApproved
+		default:
+			a.Decisions = append(a.Decisions, ApprovalDecision{Approved: false, Approver: "deadline", Comment: "no decision before the deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
+			a.State = ApprovalRejected
+		}
+	}
+	r.approvalsChanged(ctx)
+	// A copy: the skill must not be able to rewrite the audit trail.
+	settled := *a
+	settled.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
+	return &settled, nil
+}
+
+// cancelPendingApprovals settles the approvals still pending when the task
+// ends, so that late decisions are refused and the inbox no longer lists
+// the task.
+func (r *run) cancelPendingApprovals(ctx workflow.Context) {
+	canceled := false
+	for _, a := range r.approvals.list {
+		if a.State == ApprovalPending {
+			a.State, a.Deadline, canceled = ApprovalCanceled, nil, true
+		}
+	}
+	if canceled {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, PendingApprovalsKey.ValueSet(nil)); err != nil {
+			r.logger.Warn("upsert pending approvals search attribute", "error", err)
+		}
+	}
+}
+
+// approvalsChanged keeps the task's status and search attribute in step
+// with its pending approvals.
+func (r *run) approvalsChanged(ctx workflow.Context) {
+	var pending []*Approval
+	var groups []string
+	for _, a := range r.approvals.list {
+		if a.State == ApprovalPending {
+			pending = append(pending, a)
+			for _, g := range a.Groups {
+				if !slices.Contains(groups, g) {
+					groups = append(groups, g)
+				}
+			}
+		}
+	}
+	slices.Sort(groups)
+	var asked []string
+	for _, a := range r.approvals.list {
+		for _, g := range append(append([]string(nil), a.Request.Groups...), a.Groups...) {
+			if !slices.Contains(asked, g) {
+				asked = append(asked, g)
+			}
+		}
+	}
+	slices.Sort(asked)
+	if err := workflow.UpsertTypedSearchAttributes(ctx, PendingApprovalsKey.ValueSet(groups), ApprovalGroupsKey.ValueSet(asked)); err != nil {
+		r.logger.Warn("upsert pending approvals search attribute", "error", err)
+	}
+	if len(pending) == 0 {
+		if r.task.Status.State == a2a.TaskStateInputRequired && r.waitingApproval {
+			r.waitingApproval = false
+			r.setStatus(ctx, a2a.TaskStateWorking, nil)
+		}
+		return
+	}
+	var titles []string
+	var parts a2a.ContentParts
+	for _, a := range pending {
+		titles = append(titles, fmt.Sprintf("%q by %s", a.Request.Title, strings.Join(a.Groups, " or ")))
+	}
+	parts = append(parts, a2a.NewTextPart("Waiting for approval: "+strings.Join(titles, "; ")+"."))
+	for _, a := range pending {
+		data := map[string]any{"approvalId": a.ID, "title": a.Request.Title, "groups": a.Groups}
+		if a.Deadline != nil {
+			data["deadline"] = a.Deadline.Format(time.RFC3339)
+		}
+		p := a2a.NewDataPart(data)
+		p.MediaType = "application/json"
+		parts = append(parts, p)
+	}
+	r.waitingApproval = true
+	r.setStatus(ctx, a2a.TaskStateInputRequired, r.agentMessage(parts...))
+}
+
+// RequesterGroup in ApprovalRequest.Groups lets the task's own user decide,
+// also with a plain "yes" or "no" message.
+const RequesterGroup = "requester"
+
+// decisionInMessage reads an approval decision out of a SendMessage: a data
+// part {"approvalId": ..., "approved": bool, "comment": ...}, or a plain
+// yes/no text from the task's own user while exactly one pending approval
+// allows the requester.
+func (r *run) decisionInMessage(in SendMessageInput) (DecideApprovalInput, bool) {
+	if in.Message == nil {
+		return DecideApprovalInput{}, false
+	}
+	approver := in.Approver
+	if approver == "" {
+		approver = in.Owner
+	}
+	if id, approved, comment, ok := decisionPart(in.Message); ok {
+		return DecideApprovalInput{ApprovalID: id, Approved: approved, Comment: comment,
+			Approver: approver, ApproverGroups: in.ApproverGroups, Via: "a2a"}, true
+	}
+	var candidate *Approval
+	for _, a := range r.approvals.list {
+		if a.State == ApprovalPending && slices.Contains(a.Groups, RequesterGroup) {
+			if candidate != nil {
+				return DecideApprovalInput{}, false // ambiguous: the user must name the approval
+			}
+			candidate = a
+		}
+	}
+	if candidate == nil || (in.Owner != "" && in.Owner != r.owner) {
+		return DecideApprovalInput{}, false
+	}
+	var approved bool
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(MessageText(in.Message)), ".!")) {
+	case "yes", "y", "approve", "approved", "ok":
+		approved = true
+	case "no", "n", "reject", "rejected", "deny":
+	default:
+		return DecideApprovalInput{}, false
+	}
+	if approver == "" {
+		approver = RequesterGroup
+	}
+	return DecideApprovalInput{ApprovalID: candidate.ID, Approved: approved, Approver: approver,
+		ApproverGroups: []string{RequesterGroup}, Via: "a2a"}, true
+}
+
+// decisionPart returns the decision a message carries in a data part
+// {"approvalId": ..., "approved": bool, "comment": ...}.
+func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok bool) {
+	if m == nil {
+		return "", false, "", false
+	}
+	for _, p := range m.Parts {
+		if p == nil {
+			continue
+		}
+		data, isMap := p.Data().(map[string]any)
+		if !isMap {
+			continue
+		}
+		id, _ := data["approvalId"].(string)
+		approved, isBool := data["approved"].(bool)
+		if id == "" || !isBool {
+			continue
+		}
+		comment, _ := data["comment"].(string)
+		return id, approved, comment, true
+	}
+	return "", false, "", false
+}
+
+// onDecisionMessage records the decision message in history (the audit
+// trail of the conversation), applies the decision and, for a blocking send,
+// answers once the task is interrupted again or ends.
+func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskSnapshot, error) {
+	stored := *in.Message
+	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
+	r.task.History = append(r.task.History, &stored)
+	r.addPushConfig(in.PushConfig)
+	a, err := r.decide(ctx, d)
+	if err != nil {
+		return TaskSnapshot{}, err
+	}
+	after := r.lastSeq
+	// A decision that leaves its approval pending (N of M) changes nothing
+	// the sender waits for: the task still waits for the other approvers.
+	if !in.ReturnImmediately && (a.State != ApprovalPending || !interrupted(r.task.Status.State)) {
+		waitCtx, _ := workflow.NewDisconnectedContext(ctx)
+		err := workflow.Await(waitCtx, func() bool {
+			return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
+		})
+		if err != nil {
+			return TaskSnapshot{}, err
+		}
+	}
+	return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
+}
