@@ -35,5 +35,11 @@ workflowcheck:
 bench:
 	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 30m
 
+## fuzz: short fuzzing of the JSON-RPC and HTTP+JSON request decoding, FUZZTIME (default 20s) per
+## target; `make test` runs their seed corpora. A failing input lands in api/testdata/fuzz/: commit it.
+fuzz:
+	$(GO) test ./api/ -run '^$$' -fuzz '^FuzzJSONRPC$$' -fuzztime=$(or $(FUZZTIME),20s)
+	$(GO) test ./api/ -run '^$$' -fuzz '^FuzzREST$$' -fuzztime=$(or $(FUZZTIME),20s)
+
 clean:
 	rm -rf bin data

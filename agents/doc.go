@@ -5,6 +5,13 @@
 //     user, books the trip through an activity and completes with a JSON
 //     booking artifact. No LLM.
 //   - echo: answers with the text it was sent; used by the benchmarks.
+//   - expenses: files an expense claim; asks the finance group to approve
+//     claims over a limit, escalates to managers on timeout, and completes
+//     with a receipt recording the decision (human approval, durable).
+//   - assistant: an LLM tool loop (llm.Worker) with a clock, a calculator,
+//     the task's artifacts and ask_user; needs a configured LLM.
+//   - report: writes a Markdown report artifact; a follow-up task with
+//     referenceTaskIds refines it into the next version. No LLM.
 //
 // Each agent is a [workflows.Agent]: its card fields plus a handler written as
 // ordinary Temporal workflow code.
@@ -15,7 +22,7 @@ import "github.com/a2aflow/a2aflow/workflows"
 // Builtin returns the registry of built-in agents, travel first (the default
 // agent served at the root URL).
 func Builtin() *workflows.Registry {
-	reg, err := workflows.NewRegistry(Travel(), Echo())
+	reg, err := workflows.NewRegistry(Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report())
 	if err != nil {
 		panic(err) // the built-in set is fixed; a failure is a programming error
 	}

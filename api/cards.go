@@ -39,8 +39,7 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 			{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 			{URL: url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
 		},
-		// Push notifications are not served yet.
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
 		Skills:             skills,
@@ -52,6 +51,7 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 func (s *Server) card(agent *workflows.Agent, prefix string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		card := AgentCard(agent, s.baseURL(c.Request)+prefix)
-		a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)).ServeHTTP(c.Writer, c.Request)
+		s.cfg.Auth.Declare(card)
+		a2asrv.NewAgentCardHandler(cardProducer(card)).ServeHTTP(c.Writer, c.Request)
 	}
 }

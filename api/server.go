@@ -1,12 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -35,6 +32,15 @@ type Config struct {
 	MaxBodyBytes int64
 	// Logger receives request errors; default slog.Default().
 	Logger *slog.Logger
+	// ApproverGroups maps approvers (principals, or X-Approver names with
+	// auth off) to the approver groups they belong to. Nil lets anyone
+	// decide for any group, which suits a local all-in-one.
+	ApproverGroups map[string][]string
+	// TemporalUIURL is the Temporal Web UI's base URL, for links from the
+	// inbox and approvals to a task's run; optional.
+	TemporalUIURL string
+	// Namespace is the Temporal namespace, for those links; default "default".
+	Namespace string
 	// Notifier, when the worker runs in the same process, wakes streaming
 	// subscribers as soon as a task has a new event. Optional.
 	Notifier *notify.Broker
@@ -42,6 +48,12 @@ type Config struct {
 	// new events: the latency of streams without a Notifier, and a safety net
 	// with one. Default 250 ms without a Notifier, 2 s with one.
 	PollInterval time.Duration
+	// Push configures push notification configs: which webhook addresses
+	// are allowed and how their secrets are sealed. The zero value works.
+	Push PushOptions
+	// Auth checks the credentials of A2A requests (see auth.go); nil, the
+	// default, serves every caller.
+	Auth *Authenticator
 }
 
 // Server is the A2A HTTP API over one Temporal namespace.
@@ -63,6 +75,9 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 250 * time.Millisecond
@@ -87,6 +102,7 @@ func (s *Server) routes() *gin.Engine {
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}))
 	r.Use(s.limitBody)
+	r.Use(s.authenticate)
 
 	endpoints := map[string]http.Handler{}
 	for _, name := range s.agents.Names() {
@@ -95,6 +111,7 @@ func (s *Server) routes() *gin.Engine {
 	}
 	def := s.agents.Default()
 
+	s.approvalRoutes(r)
 	r.GET("/healthz", s.health)
 	r.GET("/agents", s.listAgents)
 	r.GET("/.well-known/agent-card.json", s.card(def, ""))
@@ -136,8 +153,9 @@ func (s *Server) routes() *gin.Engine {
 // HTTP+JSON bindings, in the A2A version the request asks for.
 func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 	svc := &TaskService{
-		temporal: s.temporal, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
-		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval,
+		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
+		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
+		approverGroups: s.cfg.ApproverGroups,
 	}
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)
@@ -149,12 +167,22 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 	v0RPC := a2av0.NewJSONRPCHandler(svc, panicToError, keepAlive)
 	v0REST := a2av0.NewRESTHandler(svc, panicToError, keepAlive)
 
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// guardBinding (validate.go) checks each request before a2a-go decodes it.
+	return guardBinding(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		jsonRPC := r.Method == http.MethodPost && (r.URL.Path == "" || r.URL.Path == "/")
-		if jsonRPC && !requireJSONObject(w, r) {
+		version := protocolVersion(r)
+		if version != "1.0" && version != "0.3" {
+			writeVersionNotSupported(w, version, jsonRPC)
 			return
 		}
-		switch version := protocolVersion(r); version {
+		// Over HTTP+JSON a refused subscription is an HTTP error, not a 200
+		// stream holding the error, which @a2a-js/sdk reads as an empty
+		// event. Over JSON-RPC the error stays inside the stream, as
+		// a2a-go's client expects (it reads no plain error response there).
+		if id, rpcID, ok := subscribeTarget(r, jsonRPC); ok && !jsonRPC && svc.refuseSubscription(w, r, jsonRPC, id, rpcID) {
+			return
+		}
+		switch version {
 		case "1.0":
 			if jsonRPC {
 				v1RPC.ServeHTTP(w, r)
@@ -167,34 +195,8 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 			} else {
 				v0REST.ServeHTTP(w, r)
 			}
-		default:
-			writeVersionNotSupported(w, version, jsonRPC)
 		}
-	})
-}
-
-// requireJSONObject answers Invalid Request (-32600) for a body that is valid
-// JSON but not an object (A2A has no JSON-RPC batches), which a2a-go would
-// report as invalid params. Other bodies go on unchanged; the body is
-// buffered, within the MaxBodyBytes limit.
-func requireJSONObject(w http.ResponseWriter, r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("request body is over the limit of %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
-			return false
-		}
-		http.Error(w, "cannot read request body", http.StatusBadRequest)
-		return false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	trimmed := bytes.TrimSpace(body)
-	if json.Valid(trimmed) && (len(trimmed) == 0 || trimmed[0] != '{') {
-		writeJSONRPCError(w, -32600, "invalid request: a JSON-RPC request must be a JSON object")
-		return false
-	}
-	return true
+	}))
 }
 
 func writeJSONRPCError(w http.ResponseWriter, code int, msg string) {
@@ -239,9 +241,8 @@ func writeVersionNotSupported(w http.ResponseWriter, version string, jsonRPC boo
 // limitBody answers 413 for bodies over the limit, before any decoding.
 func (s *Server) limitBody(c *gin.Context) {
 	if c.Request.ContentLength > s.cfg.MaxBodyBytes {
-		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{
-			"error": fmt.Sprintf("request body of %d bytes is over the limit of %d", c.Request.ContentLength, s.cfg.MaxBodyBytes),
-		})
+		writeTooLarge(c.Writer, c.Request, c.Request.ContentLength, s.cfg.MaxBodyBytes)
+		c.Abort()
 		return
 	}
 	if c.Request.Body != nil {

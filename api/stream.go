@@ -2,7 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -81,6 +86,7 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 	}
 	poll := time.NewTimer(0) // query at once: events may have come before the subscription
 	defer poll.Stop()
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -90,11 +96,20 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 		}
 		out, err := s.queryEvents(ctx, taskID, workflows.EventsInput{After: seq})
 		if err != nil {
-			if ctx.Err() == nil {
-				yield(nil, err)
+			if ctx.Err() != nil {
+				return
 			}
+			// A slow or briefly unavailable Temporal must not end the
+			// stream: the events wait in the workflow. Anything else (the
+			// task is gone, or not the caller's) ends it.
+			if failures++; failures <= maxQueryRetries && (errors.Is(err, a2a.ErrServerError) || errors.Is(err, a2a.ErrInternalError)) {
+				poll.Reset(time.Duration(failures) * time.Second)
+				continue
+			}
+			yield(nil, err)
 			return
 		}
+		failures = 0
 		if out.Task != nil && len(out.Events) == 0 {
 			// Too far behind the retained events: resynchronise with the task.
 			if !yield(out.Task, nil) || out.Task.Status.State.Terminal() {
@@ -111,6 +126,78 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 	}
 }
 
+// maxQueryRetries is how many failed queries in a row a stream survives.
+const maxQueryRetries = 5
+
 func interrupted(s a2a.TaskState) bool {
 	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// subscribeTarget reports whether r subscribes to a task (JSON-RPC
+// SubscribeToTask / tasks/resubscribe, or HTTP+JSON /tasks/{id}:subscribe)
+// and which one. The JSON-RPC body was buffered by guardBinding.
+func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.RawMessage, ok bool) {
+	if !jsonRPC {
+		rest, found := strings.CutPrefix(r.URL.Path, "/tasks/")
+		taskID, isSub := strings.CutSuffix(rest, ":subscribe")
+		if !found || !isSub || taskID == "" {
+			return "", nil, false
+		}
+		return a2a.TaskID(taskID), nil, true
+	}
+	body, _, err := readBody(r)
+	if err != nil {
+		return "", nil, false
+	}
+	setBody(r, body)
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ID string `json:"id"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &env) != nil || (env.Method != "SubscribeToTask" && env.Method != "tasks/resubscribe") || env.Params.ID == "" {
+		return "", nil, false
+	}
+	return a2a.TaskID(env.Params.ID), env.ID, true
+}
+
+// refuseSubscription answers, before a stream opens, a subscription to a
+// task that does not exist (for this caller) or has ended. a2a-go's
+// transports send the stream's headers before its first event, so their
+// answer would be an HTTP 200 stream holding the error, which some clients
+// read as an empty event. It returns true when it answered.
+func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
+	err := checkTaskID(string(id))
+	if err == nil {
+		var snap workflows.TaskSnapshot
+		snap, err = s.events(r.Context(), id, workflows.EventsInput{WithTask: true, HistoryLength: new(int)})
+		if err == nil && snap.Task.Status.State.Terminal() {
+			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; there is nothing to subscribe to", id, snap.Task.Status.State))
+		}
+	}
+	if err == nil {
+		return false
+	}
+	status, sentinel := http.StatusInternalServerError, a2a.ErrInternalError
+	for _, c := range []struct {
+		sentinel error
+		status   int
+	}{
+		{a2a.ErrTaskNotFound, http.StatusNotFound},
+		{a2a.ErrUnsupportedOperation, http.StatusBadRequest},
+		{a2a.ErrInvalidParams, http.StatusBadRequest},
+		{a2a.ErrServerError, http.StatusServiceUnavailable},
+	} {
+		if errors.Is(err, c.sentinel) {
+			status, sentinel = c.status, c.sentinel
+			break
+		}
+	}
+	if jsonRPC {
+		status = http.StatusOK
+	}
+	writeBindingError(w, jsonRPC, rpcID, status, sentinel, errorMessage(err))
+	return true
 }

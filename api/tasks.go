@@ -32,6 +32,9 @@ type TaskService struct {
 	// means poll every pollInterval.
 	notifier     *notify.Broker
 	pollInterval time.Duration
+	push         PushOptions // push.go
+	// approverGroups maps approvers to their groups; nil: any group.
+	approverGroups map[string][]string
 }
 
 var _ a2asrv.RequestHandler = (*TaskService)(nil)
@@ -68,8 +71,16 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	msg := req.Message
 	owner := principal(ctx)
 	in := workflows.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately}
+	// The message may be an approval decision (approval.go): it carries who
+	// sends it, from authentication or, with it off, the X-Approver header.
+	in.Approver, in.ApproverGroups = s.messageApprover(ctx)
 	if req.Config != nil {
 		in.HistoryLength = req.Config.HistoryLength
+		push, err := s.preparePushConfig(ctx, req.Config.PushConfig)
+		if err != nil {
+			return workflows.TaskSnapshot{}, err
+		}
+		in.PushConfig = push
 	}
 	update := client.UpdateWorkflowOptions{
 		UpdateID:     msg.ID,
@@ -220,35 +231,11 @@ func (s *TaskService) writeError(ctx context.Context, taskID string, err error, 
 	return a2a.NewError(whenClosed, fmt.Sprintf("task %s is in a terminal state", taskID))
 }
 
-// ListTasks is not served yet: it comes with Temporal visibility queries.
-func (s *TaskService) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "ListTasks is not supported yet")
-}
-
-// GetTaskPushConfig answers PushNotificationNotSupported; the card says so.
-func (s *TaskService) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// ListTaskPushConfigs answers PushNotificationNotSupported; the card says so.
-func (s *TaskService) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// CreateTaskPushConfig answers PushNotificationNotSupported; the card says so.
-func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-// DeleteTaskPushConfig answers PushNotificationNotSupported; the card says so.
-func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
-	return a2a.ErrPushNotificationNotSupported
-}
-
-// GetExtendedAgentCard answers ExtendedCardNotConfigured: without auth there
-// is nothing more to show than the public card.
+// GetExtendedAgentCard returns the card extended for the authenticated
+// caller (see extendedCard in auth.go); without auth it answers
+// ExtendedCardNotConfigured, as there is nothing more than the public card.
 func (s *TaskService) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, a2a.ErrExtendedCardNotConfigured
+	return s.extendedCard(ctx)
 }
 
 // validateSendMessageRequest refuses malformed messages before they reach

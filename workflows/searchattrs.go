@@ -30,5 +30,8 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		AgentKey.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SkillKey.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
 		OwnerKey.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
+		// Declared in approval.go.
+		PendingApprovalsKey.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+		ApprovalGroupsKey.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 	}
 }

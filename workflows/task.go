@@ -128,7 +128,8 @@ func (t *Task) Reply(text string) {
 
 // Artifact adds an artifact to the task and returns it with its ID set. Each
 // call is a new artifact ID; a name used again is a new version of that
-// artifact, numbered in metadata["version"] from 1.
+// artifact, numbered in metadata["version"] from 1. A higher int version set
+// in a.Metadata wins: a refinement continues an earlier task's numbering.
 func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 	r := t.r
 	r.artifactSeq++
@@ -138,7 +139,13 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 	for _, prev := range r.task.Artifacts {
 		if prev.Name != "" && prev.Name == stored.Name {
 			version++
+			if v, ok := prev.Metadata["version"].(int); ok && v >= version {
+				version = v + 1 // after a continued numbering
+			}
 		}
+	}
+	if v, ok := a.Metadata["version"].(int); ok && v > version {
+		version = v
 	}
 	meta := map[string]any{}
 	// Copying a map gives the same result in any order.

@@ -41,6 +41,13 @@ type SendMessageInput struct {
 	ReturnImmediately bool
 	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
 	HistoryLength *int
+	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
+	PushConfig *a2a.PushConfig
+	// Approver and ApproverGroups identify the sender when the message is
+	// an approval decision (see approval.go): set by the API from
+	// authentication, never from the message.
+	Approver       string   `json:",omitempty"`
+	ApproverGroups []string `json:",omitempty"`
 }
 
 // CancelTaskInput is the argument of the UpdateCancelTask update.
@@ -75,6 +82,7 @@ type GetTaskInput struct {
 type TaskWorkflow struct {
 	agents   *Registry
 	notifier Notifier
+	push     PushOptions
 }
 
 // TaskWorkflowOption configures a TaskWorkflow.
@@ -118,6 +126,7 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 		busy:      w.busyPolicy(in.Agent),
 		notifier:  w.notifier,
 		logger:    workflow.GetLogger(ctx),
+		push:      pushState{opts: w.push},
 	}
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
@@ -164,12 +173,16 @@ type run struct {
 	notifier  Notifier
 	logger    log.Logger
 
-	events  []Event // the latest events, at most maxEvents
-	lastSeq int64   // number of the latest event
+	events    []Event // the latest events, at most maxEvents
+	lastSeq   int64   // number of the latest event
+	statusSeq int64   // number of the latest status event
 
 	inbox    []*a2a.Message // received, not yet taken by the skill
 	received int            // messages received so far
 	taken    int            // messages taken by the skill so far
+
+	approvals       approvals // see approval.go
+	waitingApproval bool      // the input-required status is the approvals'
 
 	cancelRequested bool
 	cancelSkill     workflow.CancelFunc
@@ -177,9 +190,14 @@ type run struct {
 	messageSeq   int          // agent messages emitted, for deterministic IDs
 	artifactSeq  int          // artifacts emitted, for deterministic IDs
 	finalMessage *a2a.Message // status message of the completed task, set by Task.Reply
+
+	push pushState // webhooks (push.go)
 }
 
 func (r *run) registerHandlers(ctx workflow.Context) error {
+	if err := r.registerApprovalHandlers(ctx); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, QueryGetTask, func(in GetTaskInput) (*a2a.Task, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
@@ -208,7 +226,7 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return fmt.Errorf("set update handler %s: %w", UpdateCancelTask, err)
 	}
-	return nil
+	return r.registerPush(ctx)
 }
 
 // checkAccess hides a task from the endpoints of other agents and from
@@ -221,7 +239,13 @@ func (r *run) checkAccess(agent, owner string) error {
 }
 
 func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) error {
-	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+	owner := in.Owner
+	if _, _, _, ok := decisionPart(in.Message); ok && in.Approver != "" {
+		// An authenticated approver deciding by message need not own the
+		// task; validateDecision checks the approver's groups instead.
+		owner = ""
+	}
+	if err := r.checkAccess(in.Agent, owner); err != nil {
 		return err
 	}
 	if r.task.Status.State.Terminal() {
@@ -232,7 +256,15 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 		return temporal.NewApplicationError(
 			fmt.Sprintf("task %s is working and takes messages only while it waits for input; try again when it asks", r.task.ID), ErrTypeUnsupportedOperation)
 	}
-	return validateMessage(r.task, in.Message)
+	if err := validateMessage(r.task, in.Message); err != nil {
+		return err
+	}
+	if d, ok := r.decisionInMessage(in); ok {
+		if err := r.validateDecision(ctx, d); err != nil {
+			return err
+		}
+	}
+	return r.validatePushConfig(in.PushConfig)
 }
 
 func validateMessage(task *a2a.Task, m *a2a.Message) error {
@@ -262,6 +294,10 @@ func validateMessage(task *a2a.Task, m *a2a.Message) error {
 }
 
 func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskSnapshot, error) {
+	if d, ok := r.decisionInMessage(in); ok {
+		return r.onDecisionMessage(ctx, in, d)
+	}
+	r.addPushConfig(in.PushConfig)
 	index := r.receive(in.Message)
 	if in.ReturnImmediately {
 		return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
@@ -335,6 +371,7 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 	r.emit(ctx, Event{Status: &a2a.TaskStatusUpdateEvent{
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
 	}})
+	r.statusSeq = r.lastSeq
 	if prev != state {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)
@@ -358,6 +395,7 @@ func (r *run) agentMessage(parts ...*a2a.Part) *a2a.Message {
 func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 	// The skill context may be canceled; the last writes must still happen.
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	r.cancelPendingApprovals(ctx)
 	var rejected *RejectedError
 	switch {
 	case canceled:
@@ -373,10 +411,11 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 }
 
 // drain lets running update handlers answer before the workflow completes, so
-// a blocked SendMessage or CancelTask gets the final task.
+// a blocked SendMessage or CancelTask gets the final task, and lets webhooks
+// get every event.
 func (r *run) drain(ctx workflow.Context) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && r.pushIdle() })
 }
 
 // snapshot returns a copy of the task whose history is cut to historyLength.

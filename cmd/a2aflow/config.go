@@ -26,11 +26,22 @@ type config struct {
 	Retention time.Duration
 	// DynamicConfig overrides the embedded server's dynamic config, key=value.
 	DynamicConfig map[string]string
+	// Auth holds the authentication flags of serve and api (auth.go).
+	Auth authConfig
+	// Push holds the push notification flags of serve, api and worker (push.go).
+	Push pushConfig
+	// ApproverGroups maps approvers to their groups (approvals.go).
+	ApproverGroups string
+	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.
+	TemporalUIURL string
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.StringVar(&c.HTTPAddr, "http-addr", env("A2AFLOW_HTTP_ADDR", ":8080"), "A2A HTTP API listen address (A2AFLOW_HTTP_ADDR)")
 	fs.StringVar(&c.PublicURL, "public-url", env("A2AFLOW_PUBLIC_URL", ""), "base URL published in agent cards; default: each request's own host (A2AFLOW_PUBLIC_URL)")
+	fs.StringVar(&c.ApproverGroups, "approver-groups", env("A2AFLOW_APPROVER_GROUPS", ""),
+		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group (A2AFLOW_APPROVER_GROUPS)`)
+	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("A2AFLOW_TEMPORAL_UI_URL", ""), "Temporal Web UI base URL for links from approvals; serve sets its own (A2AFLOW_TEMPORAL_UI_URL)")
 }
 
 func (c *config) bindData(fs *pflag.FlagSet) {

@@ -15,7 +15,8 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newTemporalCmd(), newAPICmd(), newWorkerCmd())
+	root.AddCommand(newServeCmd(), newTemporalCmd(), newAPICmd(), newWorkerCmd(),
+		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
 	return root
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aflow/a2aflow/activities"
 	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -62,12 +63,23 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, err
 	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	var opts []workflows.TaskWorkflowOption
+	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions())}
 	if hints != nil {
 		opts = append(opts, workflows.WithNotifier(hints))
 	}
 	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin(), opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	w.RegisterActivity(&activities.Bookings{Store: store})
+	w.RegisterActivity(cfg.Push.activity())
+	// Without an LLM the worker runs on; LLM agents answer how to configure one.
+	provider, err := llm.FromEnv()
+	if err != nil && !errors.Is(err, llm.ErrNotConfigured) {
+		logger.Warn("LLM configuration not used", "error", err)
+	} else if err == nil {
+		logger.Info("LLM configured", "provider", provider.Name(), "model", provider.Model())
+	}
+	w.RegisterActivity(&activities.LLM{Provider: provider})
+	w.RegisterActivity(&activities.Tasks{Client: c})
+	llm.RegisterTools(w, agents.AssistantTools()...)
 	if err := w.Start(); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
@@ -91,12 +103,21 @@ func listen(addr, what string) (net.Listener, error) {
 
 // serveAPI serves the A2A HTTP API on ln until ctx is done.
 func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) error {
+	approvers, err := api.ParseApproverGroups(cfg.ApproverGroups)
+	if err != nil {
+		return fmt.Errorf("--approver-groups: %w", err)
+	}
 	srv := &http.Server{
 		Handler: api.New(c, agents.Builtin(), api.Config{
-			PublicURL: cfg.PublicURL,
-			TaskQueue: cfg.TaskQueue,
-			Logger:    logger,
-			Notifier:  hints,
+			ApproverGroups: approvers,
+			TemporalUIURL:  cfg.TemporalUIURL,
+			Namespace:      cfg.Namespace,
+			PublicURL:      cfg.PublicURL,
+			TaskQueue:      cfg.TaskQueue,
+			Logger:         logger,
+			Notifier:       hints,
+			Auth:           cfg.Auth.authenticator,
+			Push:           cfg.Push.apiOptions(),
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -31,6 +31,8 @@ built-in agents.`,
 	cfg.bindTemporal(cmd.Flags(), true)
 	cfg.bindUI(cmd.Flags())
 	cfg.bindWorker(cmd.Flags())
+	cfg.Auth.bind(cmd.Flags())
+	cfg.Push.bind(cmd.Flags(), true)
 	return cmd
 }
 
@@ -43,6 +45,12 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer ln.Close()
+	if err := cfg.Auth.build(ctx, logger); err != nil {
+		return err
+	}
+	if err := cfg.Push.build(cfg.DataDir, logger); err != nil {
+		return err
+	}
 
 	srv, err := startEmbedded(ctx, cfg, logger)
 	if err != nil {
@@ -64,6 +72,9 @@ func runServe(ctx context.Context, cfg *config) error {
 	}
 	defer stopWorker()
 
+	if cfg.TemporalUIURL == "" {
+		cfg.TemporalUIURL = srv.UIURL()
+	}
 	base := httpURL(ln)
 	fmt.Fprintf(os.Stdout, "a2aflow is serving\n")
 	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, agents.Builtin().Names(), base)

@@ -24,6 +24,12 @@ func newAPICmd() *cobra.Command {
 				return err
 			}
 			defer ln.Close()
+			if err := cfg.Auth.build(ctx, logger); err != nil {
+				return err
+			}
+			if err := cfg.Push.build("", logger); err != nil {
+				return err
+			}
 			c, err := dialTemporal(ctx, cfg, logger)
 			if err != nil {
 				return err
@@ -38,6 +44,8 @@ func newAPICmd() *cobra.Command {
 	}
 	cfg.bindHTTP(cmd.Flags())
 	cfg.bindTemporal(cmd.Flags(), false)
+	cfg.Auth.bind(cmd.Flags())
+	cfg.Push.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	return cmd
 }
@@ -51,6 +59,9 @@ func newWorkerCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			logger := newLogger(cfg.LogLevel)
+			if err := cfg.Push.build("", logger); err != nil {
+				return err
+			}
 			c, err := dialTemporal(ctx, cfg, logger)
 			if err != nil {
 				return err
@@ -72,5 +83,6 @@ func newWorkerCmd() *cobra.Command {
 	cfg.bindData(cmd.Flags())
 	cfg.bindTemporal(cmd.Flags(), false)
 	cfg.bindWorker(cmd.Flags())
+	cfg.Push.bind(cmd.Flags(), true)
 	return cmd
 }
