@@ -31,6 +31,9 @@ type Agent struct {
 	// InputModes are the accepted media types; default text/plain and application/json.
 	InputModes []string
 	// OutputModes are the produced media types; default text/plain and application/json.
+	// A request whose acceptedOutputModes share none of them (nor of the
+	// skills' output modes) is refused with UnsupportedContentType (-32005);
+	// artifacts are not filtered by a request's acceptedOutputModes.
 	OutputModes []string
 	// WhileWorking says what happens to a message that arrives while the
 	// task is working rather than waiting for input. Default EnqueueMessage.
@@ -49,6 +52,11 @@ const (
 	// RejectMessage refuses the message with UnsupportedOperation (-32004),
 	// leaving history untouched; the client retries once the task waits.
 	RejectMessage
+	// InterruptWork records and queues the message as EnqueueMessage does,
+	// and also cancels the skill's interruptible work (see
+	// [Task.Interruptible]), so the skill can stop and take the message
+	// with Ask at once. Work the skill did not mark interruptible runs on.
+	InterruptWork
 )
 
 // DefaultSkill returns the ID of the agent's first skill, or "".

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,6 +27,14 @@ const (
 	// ErrTypeApprovalRefused: the decision is a duplicate, late, for an
 	// unknown or settled approval, or by someone not in its groups.
 	ErrTypeApprovalRefused = "ApprovalRefused"
+
+	// ActivityNotifyApprovalWebhook POSTs an [ApprovalNotice] to the webhook
+	// the worker has configured for the notice's group, and does nothing for
+	// a group without one. Approve runs it for every group that may decide,
+	// when a request starts waiting and again when it escalates; the
+	// webhooks and their tokens live only in the worker's configuration.
+	// activities.ApprovalWebhooks implements it.
+	ActivityNotifyApprovalWebhook = "NotifyApprovalWebhook"
 )
 
 // PendingApprovalsKey is the search attribute listing the approver groups a
@@ -105,6 +114,24 @@ type Approval struct {
 	Created   time.Time          `json:"created"`
 	Decisions []ApprovalDecision `json:"decisions,omitempty"`
 	// Escalated is set once the request went to EscalateTo.
+	Escalated bool `json:"escalated,omitempty"`
+}
+
+// ApprovalNotice is the argument of ActivityNotifyApprovalWebhook: one
+// group's news that an approval waits for it. It names the group, never its
+// webhook or credentials, so that history carries no secret.
+type ApprovalNotice struct {
+	// Group is the approver group whose webhook gets the notice.
+	Group      string     `json:"group"`
+	ApprovalID string     `json:"approvalId"`
+	TaskID     a2a.TaskID `json:"taskId"`
+	Agent      string     `json:"agent,omitempty"`
+	Title      string     `json:"title"`
+	Details    string     `json:"details,omitempty"`
+	// Groups are all the groups that may decide now.
+	Groups   []string   `json:"groups"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// Escalated is set when the request reached Groups by an escalation.
 	Escalated bool `json:"escalated,omitempty"`
 }
 
@@ -330,6 +357,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, er
 			a.Deadline = ptr(workflow.Now(ctx).Add(timeout).UTC())
 		}
 		r.approvalsChanged(ctx)
+		stopNotices := r.notifyApprovers(ctx, a)
 		settled := func() bool { return a.State != ApprovalPending }
 		var err error
 		ok := true
@@ -338,6 +366,9 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, er
 		} else {
 			err = workflow.Await(ctx, settled)
 		}
+		// Settled or escalated, the request no longer waits for these
+		// groups: a notice still being retried would be stale.
+		stopNotices()
 		if err != nil {
 			return a, err
 		}
@@ -361,6 +392,36 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, er
 	settled := *a
 	settled.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
 	return &settled, nil
+}
+
+// notifyApprovers runs ActivityNotifyApprovalWebhook for each group that
+// may decide a now, each in a coroutine of its own, so that Approve waits for
+// no webhook and a slow webhook delays no other group. Temporal retries a
+// failing webhook like a push notification (PushOptions). The activity runs
+// for every group, webhook or not: which groups have one is the worker's
+// configuration, which the workflow must not read, so every waiting request
+// costs one activity per group in history. The returned function cancels the
+// notices still running.
+func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.CancelFunc {
+	ctx, cancel := workflow.WithCancel(ctx)
+	for _, group := range a.Groups {
+		notice := ApprovalNotice{
+			Group: group, ApprovalID: a.ID, TaskID: a.TaskID, Agent: r.agentName,
+			Title: a.Request.Title, Details: a.Request.Details,
+			Groups: slices.Clone(a.Groups), Deadline: a.Deadline, Escalated: a.Escalated,
+		}
+		opts := r.pushActivityOptions("", 0)
+		opts.Summary = fmt.Sprintf("notify %s of approval %s", group, a.ID)
+		actx := workflow.WithActivityOptions(ctx, opts)
+		workflow.Go(actx, func(ctx workflow.Context) {
+			err := workflow.ExecuteActivity(ctx, ActivityNotifyApprovalWebhook, notice).Get(ctx, nil)
+			var canceled *temporal.CanceledError
+			if err != nil && !errors.As(err, &canceled) {
+				r.logger.Warn("approval webhook not notified", "approval", notice.ApprovalID, "group", notice.Group, "error", err)
+			}
+		})
+	}
+	return cancel
 }
 
 // cancelPendingApprovals settles the approvals still pending when the task

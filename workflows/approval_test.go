@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,11 +32,14 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 // testApprovalID is the ID of the test task's first approval.
 const testApprovalID = testTaskID + "-approval-1"
 
-// newApprovalEnv is newTaskEnv with the clock starting at t0.
+// newApprovalEnv is newTaskEnv with the clock starting at t0, and the
+// approval webhook activity as the worker without webhooks runs it: a no-op.
 func newApprovalEnv(t *testing.T, agents ...*workflows.Agent) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	env := newTaskEnv(t, agents...)
 	env.SetStartTime(t0)
+	env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
+		activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
 	return env
 }
 
@@ -1413,6 +1417,168 @@ func TestApprovalTaskID(t *testing.T) {
 			got, ok := workflows.ApprovalTaskID(tt.id)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("ApprovalTaskID(%q) = %q, %v; want %q, %v", tt.id, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+// noticeCall is one attempt of the approval webhook activity, on the
+// workflow clock.
+type noticeCall struct {
+	Notice  workflows.ApprovalNotice
+	At      time.Duration
+	Attempt int
+}
+
+// TestApprovalWebhookNotices checks that Approve runs the approval webhook
+// activity for each group that may decide, when the request starts waiting
+// and again when it escalates, without waiting for it, and that a notice
+// still retried stops once the approval is settled.
+func TestApprovalWebhookNotices(t *testing.T) {
+	escalating := request(func(r *workflows.ApprovalRequest) {
+		r.Timeout, r.OnTimeout, r.EscalateTo, r.EscalateTimeout = time.Hour, workflows.EscalateAtDeadline, managers, 2*time.Hour
+	})
+	notice := func(group string, groups []string, deadline time.Duration, escalated bool) workflows.ApprovalNotice {
+		return workflows.ApprovalNotice{
+			Group: group, ApprovalID: testApprovalID, TaskID: testTaskID, Agent: "payer",
+			Title: invoice.Title, Details: invoice.Details, Groups: groups, Deadline: ptr(at(deadline)), Escalated: escalated,
+		}
+	}
+	unavailable := errors.New("webhook answered 503 Service Unavailable")
+	tests := []struct {
+		name      string
+		req       workflows.ApprovalRequest
+		delay     time.Duration // before the skill calls Approve
+		decisions []scripted
+		// fail answers every attempt with this error when set.
+		fail         error
+		wantCalls    []noticeCall // the first attempt of each notice
+		wantAttempts int          // of all notices together
+		wantReturned time.Duration
+		wantLastCall time.Duration // the latest attempt started no later than this
+	}{
+		{
+			name: "the request notifies finance, the escalation managers",
+			req:  escalating,
+			decisions: []scripted{
+				{at: 90 * time.Minute, in: by("mo", managers, true, "ok"), state: workflows.ApprovalApproved},
+			},
+			wantCalls: []noticeCall{
+				{Notice: notice("finance", finance, time.Hour, false), At: 0, Attempt: 1},
+				{Notice: notice("managers", managers, 3*time.Hour, true), At: time.Hour, Attempt: 1},
+			},
+			wantAttempts: 2,
+			wantReturned: 90 * time.Minute,
+			wantLastCall: time.Hour,
+		},
+		{
+			name: "one notice for each group that may decide",
+			req:  request(func(r *workflows.ApprovalRequest) { r.Groups = []string{"finance", "managers"} }),
+			decisions: []scripted{
+				{at: 10 * time.Minute, in: by("ann", finance, true, "ok"), state: workflows.ApprovalApproved},
+			},
+			wantCalls: []noticeCall{
+				{Notice: notice("finance", []string{"finance", "managers"}, 24*time.Hour, false), At: 0, Attempt: 1},
+				{Notice: notice("managers", []string{"finance", "managers"}, 24*time.Hour, false), At: 0, Attempt: 1},
+			},
+			wantAttempts: 2,
+			wantReturned: 10 * time.Minute,
+		},
+		{
+			name:  "a request settled by an early decision never waits and notifies nobody",
+			req:   invoice,
+			delay: time.Hour,
+			decisions: []scripted{
+				{at: 10 * time.Minute, in: by("ann", finance, true, "pre-approved"), state: workflows.ApprovalPending},
+			},
+			wantReturned: time.Hour,
+		},
+		{
+			name: "a failing webhook delays nothing and is no longer retried once the approval is decided",
+			req:  invoice,
+			decisions: []scripted{
+				{at: 10 * time.Minute, in: by("ann", finance, true, "ok"), state: workflows.ApprovalApproved},
+			},
+			fail: unavailable,
+			wantCalls: []noticeCall{
+				{Notice: notice("finance", finance, 24*time.Hour, false), At: 0, Attempt: 1},
+			},
+			// Attempts at 0, 1s, 3s, 7s... 255s, 511s (backoff 1s doubling): 10.
+			wantAttempts: 10,
+			wantReturned: 10 * time.Minute,
+			wantLastCall: 10 * time.Minute,
+		},
+		{
+			name: "a webhook that refuses the notice for good changes nothing",
+			req:  invoice,
+			decisions: []scripted{
+				{at: 10 * time.Minute, in: by("ann", finance, true, "ok"), state: workflows.ApprovalApproved},
+			},
+			fail: temporal.NewNonRetryableApplicationError("webhook answered 400 Bad Request", "WebhookRejected", nil),
+			wantCalls: []noticeCall{
+				{Notice: notice("finance", finance, 24*time.Hour, false), At: 0, Attempt: 1},
+			},
+			wantAttempts: 1,
+			wantReturned: 10 * time.Minute,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got approvalResult
+			env := newApprovalEnv(t, payer(tt.req, tt.delay, &got))
+			var mu sync.Mutex
+			var calls []noticeCall
+			env.OnActivity(workflows.ActivityNotifyApprovalWebhook, mock.Anything, mock.Anything).Return(
+				func(ctx context.Context, n workflows.ApprovalNotice) error {
+					mu.Lock()
+					calls = append(calls, noticeCall{Notice: n, At: env.Now().Sub(t0), Attempt: int(activity.GetInfo(ctx).Attempt)})
+					mu.Unlock()
+					return tt.fail
+				})
+			in := tt.decisions
+			if tt.delay > 0 { // an early decision names the approval to come
+				in = append([]scripted(nil), tt.decisions...)
+				for i := range in {
+					in[i].in.ApprovalID = testApprovalID
+				}
+			}
+			scheduleDecisions(env, in)
+
+			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+
+			if final := finalTask(t, env); final.Status.State != a2a.TaskStateCompleted {
+				t.Errorf("task %s, want completed", final.Status.State)
+			}
+			if !got.returned || got.err != nil || !got.approval.Approved() {
+				t.Fatalf("Approve returned=%v err=%v approval=%+v, want approved", got.returned, got.err, got.approval)
+			}
+			if !got.at.Equal(at(tt.wantReturned)) {
+				t.Errorf("Approve returned at %v, want %v", got.at.Sub(t0), tt.wantReturned)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var first []noticeCall
+			for _, c := range calls {
+				if c.Attempt == 1 {
+					first = append(first, c)
+				}
+				if c.At > tt.wantLastCall {
+					t.Errorf("attempt %d for %s at %v, after the approval no longer waited for it (%v)", c.Attempt, c.Notice.Group, c.At, tt.wantLastCall)
+				}
+			}
+			// Coroutines of one workflow task run in a fixed order, but the
+			// test environment runs their activities on goroutines.
+			slices.SortStableFunc(first, func(a, b noticeCall) int {
+				if a.At != b.At {
+					return int(a.At - b.At)
+				}
+				return strings.Compare(a.Notice.Group, b.Notice.Group)
+			})
+			if diff := cmp.Diff(tt.wantCalls, first, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("notices (-want +got):\n%s", diff)
+			}
+			if len(calls) != tt.wantAttempts {
+				t.Errorf("%d attempts, want %d: %+v", len(calls), tt.wantAttempts, calls)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +19,8 @@ type Task struct {
 	r     *run
 	first *a2a.Message
 	agent *Agent
+
+	artifactBytes int // what the artifacts hold, against MaxArtifactBytes
 }
 
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
@@ -115,6 +118,71 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 	return answer, nil
 }
 
+// Interruptible returns a child of ctx for work that a user's message may
+// cut short, and done, which ends that work's region: call it once the work
+// in the child has ended (it cancels the child, so call it after, not
+// during). done reports whether a message interrupted the work; calling it
+// again reports the same.
+//
+// Under the agent's [InterruptWork] policy, a message that arrives while the
+// task is working cancels the child context of every open region: an
+// activity executed in it is canceled and its Get returns a canceled error
+// (temporal.IsCanceledError), as do workflow.Sleep and workflow.Await. The
+// message itself is queued as under [EnqueueMessage], so the skill's next
+// [Task.Ask] returns it at once: the skill checks done(), or
+// temporal.IsCanceledError(err) with ctx.Err() == nil, and asks. A region
+// opened while a message is already queued starts canceled, as that
+// message came after the work was asked for. Work outside a region is never
+// interrupted, and under the other policies a region is canceled only with
+// ctx (the task's cancellation).
+//
+//	work, done := t.Interruptible(ctx)
+//	err := workflow.ExecuteActivity(work, research, topic).Get(work, &notes)
+//	if done() {
+//		msg, err := t.Ask(ctx, "followup", "Stopped: what now?") // the message that interrupted
+//		...
+//	}
+func (t *Task) Interruptible(ctx workflow.Context) (workflow.Context, func() bool) {
+	r := t.r
+	child, cancel := workflow.WithCancel(ctx)
+	reg := &interruptRegion{cancel: cancel}
+	r.interrupts = append(r.interrupts, reg)
+	if r.busy == InterruptWork && len(r.inbox) > 0 {
+		reg.interrupted = true
+		cancel()
+	}
+	return child, func() bool {
+		for i, open := range r.interrupts {
+			if open == reg {
+				r.interrupts = append(r.interrupts[:i:i], r.interrupts[i+1:]...)
+				break
+			}
+		}
+		cancel()
+		return reg.interrupted
+	}
+}
+
+// interruptRegion is one open [Task.Interruptible] region.
+type interruptRegion struct {
+	cancel      workflow.CancelFunc
+	interrupted bool
+}
+
+// interruptWork cancels the open interruptible regions when the agent's
+// policy is InterruptWork and the task is working: a message just arrived.
+func (r *run) interruptWork() {
+	if r.busy != InterruptWork || r.task.Status.State != a2a.TaskStateWorking {
+		return
+	}
+	for _, reg := range r.interrupts {
+		if !reg.interrupted {
+			reg.interrupted = true
+			reg.cancel()
+		}
+	}
+}
+
 // Progress tells subscribers what the task is doing: the status stays
 // working, with text as its message, and the message is added to history.
 func (t *Task) Progress(ctx workflow.Context, text string) {
@@ -130,8 +198,17 @@ func (t *Task) Reply(text string) {
 // call is a new artifact ID; a name used again is a new version of that
 // artifact, numbered in metadata["version"] from 1. A higher int version set
 // in a.Metadata wins: a refinement continues an earlier task's numbering.
+//
+// An artifact that would bring the task's artifacts over [MaxArtifactBytes]
+// is not added: the task fails with [ErrArtifactTooLarge], ctx is canceled
+// so the skill stops at its next wait, and the copy returned has no ID.
 func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 	r := t.r
+	if !t.admitArtifact(ctx, a.Name, a.Parts) {
+		refused := *a
+		refused.ID = ""
+		return &refused
+	}
 	r.artifactSeq++
 	stored := *a
 	stored.ID = a2a.ArtifactID(fmt.Sprintf("%s-artifact-%d", r.task.ID, r.artifactSeq))
@@ -163,12 +240,17 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 // ArtifactChunk adds parts to the artifact with id (one that Artifact
 // returned), streamed to subscribers as an A2A artifact update with append
 // set; lastChunk marks the final chunk. Use it to stream a long artifact as it
-// is produced. It returns false when the task has no artifact with id.
+// is produced. It returns false when the task has no artifact with id, and
+// when the chunk would bring the task's artifacts over [MaxArtifactBytes],
+// which fails the task as [Task.Artifact] does.
 func (t *Task) ArtifactChunk(ctx workflow.Context, id a2a.ArtifactID, parts a2a.ContentParts, lastChunk bool) bool {
 	r := t.r
 	for i, a := range r.task.Artifacts {
 		if a.ID != id {
 			continue
+		}
+		if !t.admitArtifact(ctx, a.Name, parts) {
+			return false
 		}
 		grown := *a
 		grown.Parts = append(append(a2a.ContentParts(nil), a.Parts...), parts...)
@@ -199,6 +281,115 @@ func JSONArtifact(name string, v any) *a2a.Artifact {
 	p := a2a.NewDataPart(v)
 	p.MediaType = "application/json"
 	return &a2a.Artifact{Name: name, Parts: a2a.ContentParts{p}}
+}
+
+// DataArtifact returns an artifact holding data as a structured data part
+// (media type application/json). It is [JSONArtifact] for a JSON object:
+// an object is the shape every A2A version reads as is, where a 0.3 client
+// gets any other JSON value (an array, a string) wrapped as {"value": ...}.
+func DataArtifact(name string, data map[string]any) *a2a.Artifact {
+	return JSONArtifact(name, data)
+}
+
+// FileArtifact returns an artifact holding a file's bytes as a raw part
+// with its filename and media type (e.g. "report.pdf", "application/pdf").
+// The bytes travel inside the workflow, so they count against
+// [MaxArtifactBytes]; a larger file belongs in a store of its own, given to
+// the user with [URLArtifact].
+func FileArtifact(name, filename, mediaType string, data []byte) *a2a.Artifact {
+	p := a2a.NewRawPart(data)
+	p.Filename, p.MediaType = filename, mediaType
+	return &a2a.Artifact{Name: name, Parts: a2a.ContentParts{p}}
+}
+
+// URLArtifact returns an artifact pointing at a file by URL, with its media
+// type. The file itself never enters the workflow.
+func URLArtifact(name, url, mediaType string) *a2a.Artifact {
+	return &a2a.Artifact{Name: name, Parts: a2a.ContentParts{a2a.NewFileURLPart(a2a.URL(url), mediaType)}}
+}
+
+// MaxArtifactBytes bounds what a task's artifacts hold together: raw file
+// bytes, text, URLs and the JSON of data parts. Every artifact is part of
+// the task that the workflow returns and that each blocking SendMessage
+// answers, all of them Temporal payloads, which are limited to 2 MB (raw
+// bytes grow by a third as base64). An [Task.Artifact] or
+// [Task.ArtifactChunk] call that would pass the limit is refused, and the
+// task fails with an error wrapping [ErrArtifactTooLarge], rather than the
+// workflow failing inside Temporal. Large payloads belong in a claim-check
+// store with only a reference in the task; a2aflow has none yet, so keep
+// large files elsewhere and use [URLArtifact].
+const MaxArtifactBytes = 1 << 20
+
+// ErrArtifactTooLarge is the error (wrapped) a task fails with when its
+// artifacts would hold more than [MaxArtifactBytes].
+var ErrArtifactTooLarge = errors.New("artifact too large")
+
+// artifactBytes is what parts add to a task's payloads, for [MaxArtifactBytes].
+func artifactBytes(parts a2a.ContentParts) (int, error) {
+	n := 0
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			n += len(c)
+		case a2a.Raw:
+			n += len(c)
+		case a2a.URL:
+			n += len(c)
+		case a2a.Data:
+			// encoding/json writes map keys sorted: the size is deterministic.
+			b, err := json.Marshal(c.Value) //workflowcheck:ignore
+			if err != nil {
+				return 0, fmt.Errorf("a data part is not JSON: %w", err)
+			}
+			n += len(b)
+		}
+	}
+	return n, nil
+}
+
+// admitArtifact counts parts of the artifact named name against the task's
+// budget, or fails the task and returns false when they would pass it.
+func (t *Task) admitArtifact(ctx workflow.Context, name string, parts a2a.ContentParts) bool {
+	n, err := artifactBytes(parts)
+	if err == nil && t.artifactBytes+n > MaxArtifactBytes {
+		err = fmt.Errorf("%w: artifact %q (%s) would bring the task's artifacts to %s, over the limit of %s; "+
+			"large files need a store outside the task (link them with a URL)",
+			ErrArtifactTooLarge, name, byteSize(n), byteSize(t.artifactBytes+n), byteSize(MaxArtifactBytes))
+	} else if err != nil {
+		err = fmt.Errorf("artifact %q: %w", name, err)
+	}
+	if err != nil {
+		t.r.failWith(ctx, err)
+		return false
+	}
+	t.artifactBytes += n
+	return true
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// failWith ends the task failed with err whatever the skill returns, and
+// cancels the skill so that it stops at its next wait.
+func (r *run) failWith(ctx workflow.Context, err error) {
+	if r.failure != nil {
+		return
+	}
+	r.failure = err
+	r.logger.Warn("task fails", "error", err)
+	if r.cancelSkill != nil {
+		r.cancelSkill()
+	}
 }
 
 // MessageText joins the text parts of m with newlines.
