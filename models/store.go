@@ -31,7 +31,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
-	if err := db.AutoMigrate(&Booking{}); err != nil {
+	if err := db.AutoMigrate(&Booking{}, &RemoteAgent{}); err != nil {
 		return nil, fmt.Errorf("migrate database %s: %w", path, err)
 	}
 	return &Store{db: db}, nil

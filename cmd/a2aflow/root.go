@@ -17,6 +17,8 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newServeCmd(), newTemporalCmd(), newAPICmd(), newWorkerCmd(),
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
+	root.AddCommand(newClientCmds()...)
+	root.AddCommand(newAgentsCmd())
 	return root
 }
 

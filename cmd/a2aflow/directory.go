@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/models"
+)
+
+// directoryFlags open the agent directory: the same database a2aflow serve
+// and worker use (SQLite in WAL mode, so this process can share it with a
+// running server).
+type directoryFlags struct {
+	cfg    config
+	client clientFlags
+}
+
+func (d *directoryFlags) bind(cmd *cobra.Command) {
+	d.cfg.bindData(cmd.Flags())
+	cmd.Flags().StringVar(&d.cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "SQLite file for a2aflow's own records; default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	d.client.bind(cmd, false)
+}
+
+func (d *directoryFlags) open() (*models.Store, error) {
+	path := d.cfg.DatabaseDSN
+	if path == "" {
+		path = filepath.Join(d.cfg.DataDir, "a2aflow.db")
+	}
+	return models.Open(path)
+}
+
+// checkAgent fetches and validates the card at url: it must parse (A2A 1.0
+// or 0.3) and offer an interface this client can speak.
+func (d *directoryFlags) checkAgent(ctx context.Context, url string) (*a2a.AgentCard, json.RawMessage, error) {
+	hc := d.client.httpClient()
+	card, err := resolveCard(ctx, hc, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := newA2AClient(ctx, hc, card)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = c.Destroy()
+	raw, err := json.Marshal(card)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode card of %s: %w", url, err)
+	}
+	return card, raw, nil
+}
+
+func newAgentsCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agents",
+		Short: "The directory of known remote A2A agents: add, list, remove, refresh",
+	}
+	root.AddCommand(newAgentsAddCmd(), newAgentsListCmd(), newAgentsRemoveCmd(), newAgentsRefreshCmd())
+	return root
+}
+
+func newAgentsAddCmd() *cobra.Command {
+	d := &directoryFlags{}
+	var name, authRef string
+	cmd := &cobra.Command{
+		Use:   "add URL [--name N] [--auth-ref CREDENTIAL]",
+		Short: "Fetch and validate an agent's card, then add it to the directory",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := d.client.context(cmd)
+			defer cancel()
+			card, raw, err := d.checkAgent(ctx, args[0])
+			if err != nil {
+				return fmt.Errorf("agents add: %w", err)
+			}
+			if name == "" {
+				name = card.Name
+			}
+			store, err := d.open()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			now := time.Now()
+			a := &models.RemoteAgent{Name: name, URL: args[0], Card: raw, AuthRef: authRef, LastSeen: &now, Healthy: true}
+			if err := store.AddAgent(a); err != nil {
+				if errors.Is(err, models.ErrAlreadyExists) {
+					return fmt.Errorf("agents add: an agent named %q is already in the directory (remove it first, or pass --name)", name)
+				}
+				return err
+			}
+			if d.client.json {
+				return printJSON(cmd.OutOrStdout(), a)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added %s (%s): %s\n", a.Name, card.Name, a.URL)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "name in the directory; default the card's name")
+	cmd.Flags().StringVar(&authRef, "auth-ref", "", "name of the configured credential to call it with (never the credential itself)")
+	d.bind(cmd)
+	return cmd
+}
+
+func newAgentsListCmd() *cobra.Command {
+	d := &directoryFlags{}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the agents of the directory with their health",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := d.open()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			agents, err := store.Agents()
+			if err != nil {
+				return err
+			}
+			if d.client.json {
+				if agents == nil {
+					agents = []models.RemoteAgent{}
+				}
+				return printJSON(cmd.OutOrStdout(), agents)
+			}
+			printAgents(cmd.OutOrStdout(), agents)
+			return nil
+		},
+	}
+	d.bind(cmd)
+	return cmd
+}
+
+func printAgents(out io.Writer, agents []models.RemoteAgent) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tURL\tHEALTHY\tLAST SEEN\tAUTH\tERROR")
+	for _, a := range agents {
+		seen := "never"
+		if a.LastSeen != nil {
+			seen = a.LastSeen.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\t%s\n", a.Name, a.URL, a.Healthy, seen, a.AuthRef, a.LastError)
+	}
+	_ = w.Flush()
+}
+
+func newAgentsRemoveCmd() *cobra.Command {
+	d := &directoryFlags{}
+	cmd := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove an agent from the directory",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := d.open()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			if err := store.RemoveAgent(args[0]); err != nil {
+				if errors.Is(err, models.ErrNotFound) {
+					return fmt.Errorf("agents remove: no agent named %q in the directory", args[0])
+				}
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
+			return nil
+		},
+	}
+	d.bind(cmd)
+	return cmd
+}
+
+func newAgentsRefreshCmd() *cobra.Command {
+	d := &directoryFlags{}
+	cmd := &cobra.Command{
+		Use:   "refresh [NAME]",
+		Short: "Fetch the cards of the directory's agents (or of one) again and record their health",
+		Long:  "Fetch the cards again and record their health; exits 1 when an agent is unreachable.",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := d.open()
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			var agents []models.RemoteAgent
+			if len(args) == 1 {
+				a, err := store.Agent(args[0])
+				if err != nil {
+					if errors.Is(err, models.ErrNotFound) {
+						return fmt.Errorf("agents refresh: no agent named %q in the directory", args[0])
+					}
+					return err
+				}
+				agents = []models.RemoteAgent{*a}
+			} else if agents, err = store.Agents(); err != nil {
+				return err
+			}
+			var updated []models.RemoteAgent
+			down := 0
+			for _, a := range agents {
+				ctx, cancel := d.client.context(cmd)
+				if d.client.timeout == 0 {
+					// One unreachable agent must not hold up the others.
+					cancel()
+					ctx, cancel = context.WithTimeout(cmd.Context(), 15*time.Second)
+				}
+				_, raw, err := d.checkAgent(ctx, a.URL)
+				cancel()
+				if err != nil {
+					down++
+				}
+				u, rerr := store.RecordAgentCheck(a.Name, models.AgentCheck{Card: raw, Err: err})
+				if rerr != nil {
+					return rerr
+				}
+				updated = append(updated, *u)
+			}
+			if d.client.json {
+				if err := printJSON(cmd.OutOrStdout(), updated); err != nil {
+					return err
+				}
+			} else {
+				printAgents(cmd.OutOrStdout(), updated)
+			}
+			if down > 0 {
+				return fmt.Errorf("agents refresh: %d of %d agents unreachable", down, len(agents))
+			}
+			return nil
+		},
+	}
+	d.bind(cmd)
+	return cmd
+}
