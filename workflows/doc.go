@@ -22,9 +22,15 @@
 //		if err != nil {
 //			return err
 //		}
-//		t.Artifact(ctx, workflows.JSONArtifact("booking", map[string]string{"to": dest.Text()}))
+//		t.Artifact(ctx, workflows.JSONArtifact("booking", map[string]string{"to": workflows.MessageText(dest)}))
 //		return nil
 //	}
+//
+// The runtime also offers RequireAuth (auth-required), Approve (human
+// approval, see approval.go), Progress and Reply (agent messages),
+// ArtifactChunk (streamed artifacts), Thread and ContextThread (the
+// conversation, with the context's earlier tasks) and Interruptible (work a
+// new message may interrupt, with the InterruptWork policy).
 //
 // Returning nil completes the task, returning [Reject] ends it rejected, any
 // other error ends it failed with the error's message, and a cancel request

@@ -355,7 +355,7 @@ func artifactBytes(parts a2a.ContentParts) (int, error) {
 func (t *Task) admitArtifact(ctx workflow.Context, name string, parts a2a.ContentParts) bool {
 	n, err := artifactBytes(parts)
 	if err == nil && t.artifactBytes+n > MaxArtifactBytes {
-		err = fmt.Errorf("%w: artifact %q (%s) would bring the task's artifacts to %s, over the limit of %s; "+
+		err = fmt.Errorf("%w: %q (%s) would bring the task's artifacts to %s, over the limit of %s; "+
 			"large files need a store outside the task (link them with a URL)",
 			ErrArtifactTooLarge, name, byteSize(n), byteSize(t.artifactBytes+n), byteSize(MaxArtifactBytes))
 	} else if err != nil {

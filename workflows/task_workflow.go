@@ -160,6 +160,9 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 	t := &Task{r: r, first: r.take(), agent: agent}
 	r.setStatus(ctx, a2a.TaskStateWorking, nil)
 	err := agent.Handle(skillCtx, t)
+	if r.failure != nil && !r.cancelRequested {
+		err = r.failure // the runtime refused something (an oversized artifact)
+	}
 	r.finish(ctx, err, r.cancelRequested || ctx.Err() != nil)
 	return r.task, r.drain(ctx)
 }
@@ -186,6 +189,8 @@ type run struct {
 
 	cancelRequested bool
 	cancelSkill     workflow.CancelFunc
+	failure         error              // set by failWith: the task fails with it
+	interrupts      []*interruptRegion // open Task.Interruptible regions
 
 	messageSeq   int          // agent messages emitted, for deterministic IDs
 	artifactSeq  int          // artifacts emitted, for deterministic IDs
@@ -299,6 +304,7 @@ func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskSnap
 	}
 	r.addPushConfig(in.PushConfig)
 	index := r.receive(in.Message)
+	r.interruptWork()
 	if in.ReturnImmediately {
 		return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
 	}
@@ -415,7 +421,7 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 // get every event.
 func (r *run) drain(ctx workflow.Context) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && r.pushIdle() })
+	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && r.pushIdle() && r.noticesIdle() })
 }
 
 // snapshot returns a copy of the task whose history is cut to historyLength.

@@ -1391,3 +1391,277 @@ func TestRejectMessageWhileWorking(t *testing.T) {
 		}
 	}
 }
+
+// artifactPartView is the part of an artifact part the tests compare.
+type artifactPartView struct {
+	Text      string
+	Raw       []byte
+	URL       a2a.URL
+	Data      any
+	Filename  string
+	MediaType string
+}
+
+func viewArtifactParts(a *a2a.Artifact) []artifactPartView {
+	var vs []artifactPartView
+	for _, p := range a.Parts {
+		vs = append(vs, artifactPartView{Text: p.Text(), Raw: p.Raw(), URL: p.URL(), Data: p.Data(), Filename: p.Filename, MediaType: p.MediaType})
+	}
+	return vs
+}
+
+func TestFileURLAndDataArtifacts(t *testing.T) {
+	pdf := []byte("%PDF-1.7\x00\xff binary")
+	tests := []struct {
+		name     string
+		artifact *a2a.Artifact
+		want     []artifactPartView // after the task's JSON round trip
+	}{
+		{
+			name:     "file bytes",
+			artifact: workflows.FileArtifact("invoice", "invoice.pdf", "application/pdf", pdf),
+			want:     []artifactPartView{{Raw: pdf, Filename: "invoice.pdf", MediaType: "application/pdf"}},
+		},
+		{
+			name:     "file URL",
+			artifact: workflows.URLArtifact("photo", "https://files.example.com/p/1.png", "image/png"),
+			want:     []artifactPartView{{URL: "https://files.example.com/p/1.png", MediaType: "image/png"}},
+		},
+		{
+			name:     "structured data",
+			artifact: workflows.DataArtifact("quote", map[string]any{"price": 120, "currency": "EUR"}),
+			want:     []artifactPartView{{Data: map[string]any{"price": float64(120), "currency": "EUR"}, MediaType: "application/json"}},
+		},
+		{
+			name:     "JSON of a Go value",
+			artifact: workflows.JSONArtifact("seats", []string{"12A", "12B"}),
+			want:     []artifactPartView{{Data: []any{"12A", "12B"}, MediaType: "application/json"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var added *a2a.Artifact
+			env := newTaskEnv(t, &workflows.Agent{Name: "files", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+				added = t.Artifact(ctx, tt.artifact)
+				return nil
+			}})
+			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "files", Message: userText("go")})
+			final := finalTask(t, env)
+			if diff := cmp.Diff(status(a2a.TaskStateCompleted, nil), viewStatus(final)); diff != "" {
+				t.Errorf("final status (-want +got):\n%s", diff)
+			}
+			if len(final.Artifacts) != 1 {
+				t.Fatalf("final task has %d artifacts, want 1", len(final.Artifacts))
+			}
+			got := final.Artifacts[0]
+			if got.Name != tt.artifact.Name || got.ID != "task-1-artifact-1" || added == nil || added.ID != got.ID {
+				t.Errorf("artifact %q with ID %q (returned %v), want %q with ID task-1-artifact-1", got.Name, got.ID, added, tt.artifact.Name)
+			}
+			if diff := cmp.Diff(tt.want, viewArtifactParts(got)); diff != "" {
+				t.Errorf("artifact parts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestArtifactTooLarge: an artifact that would bring the task's artifacts
+// over MaxArtifactBytes is refused and fails the task with a clear message;
+// the workflow itself completes normally.
+func TestArtifactTooLarge(t *testing.T) {
+	const limit = workflows.MaxArtifactBytes
+	bytesOf := func(n int) []byte { return make([]byte, n) }
+	tests := []struct {
+		name string
+		// add adds artifacts and reports whether the runtime took the last one.
+		add           func(ctx workflow.Context, t *workflows.Task) bool
+		wantState     a2a.TaskState
+		wantMessage   string // contained in the status message; "" for none
+		wantArtifacts []string
+	}{
+		{
+			name: "file at the limit",
+			add: func(ctx workflow.Context, t *workflows.Task) bool {
+				return t.Artifact(ctx, workflows.FileArtifact("blob", "blob.bin", "application/octet-stream", bytesOf(limit))).ID != ""
+			},
+			wantState:     a2a.TaskStateCompleted,
+			wantArtifacts: []string{"blob"},
+		},
+		{
+			name: "file over the limit",
+			add: func(ctx workflow.Context, t *workflows.Task) bool {
+				return t.Artifact(ctx, workflows.FileArtifact("blob", "blob.bin", "application/octet-stream", bytesOf(limit+1))).ID != ""
+			},
+			wantState:   a2a.TaskStateFailed,
+			wantMessage: `artifact too large: "blob" (1.0 MiB) would bring the task's artifacts to 1.0 MiB, over the limit of 1.0 MiB`,
+		},
+		{
+			name: "two artifacts together over the limit",
+			add: func(ctx workflow.Context, t *workflows.Task) bool {
+				t.Artifact(ctx, workflows.FileArtifact("first", "a.bin", "application/octet-stream", bytesOf(600<<10)))
+				return t.Artifact(ctx, workflows.TextArtifact("second", strings.Repeat("x", 600<<10))).ID != ""
+			},
+			wantState:     a2a.TaskStateFailed,
+			wantMessage:   `"second" (600.0 KiB) would bring the task's artifacts to 1.2 MiB, over the limit of 1.0 MiB`,
+			wantArtifacts: []string{"first"},
+		},
+		{
+			name: "chunk over the limit",
+			add: func(ctx workflow.Context, t *workflows.Task) bool {
+				a := t.Artifact(ctx, workflows.TextArtifact("log", "start"))
+				return t.ArtifactChunk(ctx, a.ID, a2a.ContentParts{a2a.NewRawPart(bytesOf(limit))}, true)
+			},
+			wantState:     a2a.TaskStateFailed,
+			wantMessage:   `artifact too large: "log" (1.0 MiB) would bring the task's artifacts to 1.0 MiB`,
+			wantArtifacts: []string{"log"},
+		},
+		{
+			name: "data that is not JSON",
+			add: func(ctx workflow.Context, t *workflows.Task) bool {
+				return t.Artifact(ctx, workflows.JSONArtifact("odd", map[string]any{"ch": make(chan int)})).ID != ""
+			},
+			wantState:   a2a.TaskStateFailed,
+			wantMessage: `artifact "odd": a data part is not JSON: json: unsupported type: chan int`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var took, workedOn bool
+			env := newTaskEnv(t, &workflows.Agent{Name: "big", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+				took = tt.add(ctx, t)
+				// A refused artifact cancels ctx: the skill stops at its next wait.
+				if err := workflow.Sleep(ctx, time.Hour); err != nil {
+					return err
+				}
+				workedOn = true
+				return nil
+			}})
+			start := env.Now()
+			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "big", Message: userText("go")})
+			final := finalTask(t, env)
+			wantOK := tt.wantState == a2a.TaskStateCompleted
+			if took != wantOK || workedOn != wantOK {
+				t.Errorf("artifact taken = %v, skill worked on = %v; want both %v", took, workedOn, wantOK)
+			}
+			if final.Status.State != tt.wantState {
+				t.Errorf("final state %s, want %s (status message %q)", final.Status.State, tt.wantState, workflows.MessageText(final.Status.Message))
+			}
+			if got := workflows.MessageText(final.Status.Message); !strings.Contains(got, tt.wantMessage) {
+				t.Errorf("status message %q, want it to contain %q", got, tt.wantMessage)
+			}
+			var names []string
+			for _, a := range final.Artifacts {
+				names = append(names, a.Name)
+			}
+			if diff := cmp.Diff(tt.wantArtifacts, names); diff != "" {
+				t.Errorf("final artifacts (-want +got):\n%s", diff)
+			}
+			if !wantOK && env.Now().Sub(start) != 0 {
+				t.Errorf("the failed task ended after %v, want at once", env.Now().Sub(start))
+			}
+		})
+	}
+}
+
+// TestInterruptWork: under the InterruptWork policy a message sent while the
+// skill works in an Interruptible context cancels that work; the skill
+// answers the message with Ask at once. Work outside a region, other
+// policies and a cancel of the task are not interruptions.
+func TestInterruptWork(t *testing.T) {
+	tests := []struct {
+		name       string
+		policy     workflows.BusyPolicy
+		plainFirst time.Duration // work outside any region before the region
+		activity   bool          // the region runs slowStep (1h) rather than sleeping 1h
+		cancel     bool          // CancelTask at 5 min instead of a message
+		// wants
+		interrupted bool
+		canceledErr bool          // the region's work ended with a canceled error
+		answeredAt  time.Duration // when the blocking send (or cancel) answered
+		wantStatus  statusView
+		wantHistory []messageView
+	}{
+		{
+			name: "a message interrupts an activity", policy: workflows.InterruptWork, activity: true,
+			interrupted: true, canceledErr: true, answeredAt: 5 * time.Minute,
+			wantStatus:  status(a2a.TaskStateCompleted, ptr(agent("on it: stop"))),
+			wantHistory: []messageView{user("start"), user("stop"), question("next", "What now?"), agent("on it: stop")},
+		},
+		{
+			name: "a message interrupts a sleep", policy: workflows.InterruptWork,
+			interrupted: true, canceledErr: true, answeredAt: 5 * time.Minute,
+			wantStatus:  status(a2a.TaskStateCompleted, ptr(agent("on it: stop"))),
+			wantHistory: []messageView{user("start"), user("stop"), question("next", "What now?"), agent("on it: stop")},
+		},
+		{
+			name: "work outside a region runs on; the region then starts interrupted", policy: workflows.InterruptWork,
+			plainFirst: 30 * time.Minute, interrupted: true, canceledErr: true, answeredAt: 30 * time.Minute,
+			wantStatus:  status(a2a.TaskStateCompleted, ptr(agent("on it: stop"))),
+			wantHistory: []messageView{user("start"), user("stop"), question("next", "What now?"), agent("on it: stop")},
+		},
+		{
+			name: "the enqueue policy does not interrupt", policy: workflows.EnqueueMessage, activity: true,
+			answeredAt:  time.Hour,
+			wantStatus:  status(a2a.TaskStateCompleted, ptr(agent("on it: stop"))),
+			wantHistory: []messageView{user("start"), user("stop"), question("next", "What now?"), agent("on it: stop")},
+		},
+		{
+			name: "a cancel of the task is not an interruption", policy: workflows.InterruptWork, activity: true, cancel: true,
+			canceledErr: true, answeredAt: 5 * time.Minute,
+			wantStatus:  status(a2a.TaskStateCanceled, ptr(agent("The task was canceled."))),
+			wantHistory: []messageView{user("start"), agent("The task was canceled.")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var interrupted, canceledErr bool
+			env := newTaskEnv(t, &workflows.Agent{Name: "worker", WhileWorking: tt.policy, Handle: func(ctx workflow.Context, t *workflows.Task) error {
+				if err := workflow.Sleep(ctx, tt.plainFirst); err != nil {
+					return err
+				}
+				work, done := t.Interruptible(ctx)
+				var err error
+				if tt.activity {
+					work = workflow.WithActivityOptions(work, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Hour})
+					err = workflow.ExecuteActivity(work, slowStep).Get(work, nil)
+				} else {
+					err = workflow.Sleep(work, time.Hour)
+				}
+				interrupted, canceledErr = done(), temporal.IsCanceledError(err)
+				if err != nil && !interrupted {
+					return err // the task was canceled
+				}
+				next, err := t.Ask(ctx, "next", "What now?")
+				if err != nil {
+					return err
+				}
+				t.Reply("on it: " + workflows.MessageText(next))
+				return nil
+			}})
+			if tt.activity {
+				env.OnActivity(slowStep, mock.Anything).Return(nil).After(time.Hour)
+			}
+			start := env.Now()
+			var u *update
+			env.RegisterDelayedCallback(func() {
+				if tt.cancel {
+					u = cancelTask(env)
+					return
+				}
+				u = sendMessage(env, workflows.SendMessageInput{Message: userText("stop")})
+			}, 5*time.Minute)
+			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "worker", Message: userText("start")})
+
+			if interrupted != tt.interrupted || canceledErr != tt.canceledErr {
+				t.Errorf("done() = %v, canceled error = %v; want %v, %v", interrupted, canceledErr, tt.interrupted, tt.canceledErr)
+			}
+			answered := completedTask(t, "send", u, start, tt.answeredAt)
+			if diff := cmp.Diff(tt.wantStatus, viewStatus(answered)); diff != "" {
+				t.Errorf("answered status (-want +got):\n%s", diff)
+			}
+			final := finalTask(t, env)
+			if diff := cmp.Diff(tt.wantHistory, viewHistory(final.History)); diff != "" {
+				t.Errorf("final history (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
