@@ -1,24 +1,55 @@
 package agents
 
 import (
+	"os"
 	"testing"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// TestReplayTravelHistory replays a travel task recorded on a real server
-// (Book a flight, three answers, a booking activity, completion). A workflow
+// TestReplayHistories replays tasks recorded on a real server. A workflow
 // change that would break tasks already running fails here. Record a new
-// fixture only for an intended, versioned change:
+// fixture only for an intended, versioned change, e.g.:
 //
-//	A2AFLOW_RECORD_HISTORY=1 go test ./tests/ -run TestReplayRecordedTravelHistory
-func TestReplayTravelHistory(t *testing.T) {
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(Builtin()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/travel.history.json"); err != nil {
-		t.Fatal(err)
+//	A2AFLOW_RECORD_HISTORY=1 go test ./tests/ -run TestReplayRecordedExpensesHistory
+func TestReplayHistories(t *testing.T) {
+	tests := []struct {
+		name    string
+		fixture string
+	}{
+		// Book a flight: three answers, a booking activity, completion.
+		{name: "travel", fixture: "testdata/travel.history.json"},
+		// An expense over the limit: it waits for finance (the approval
+		// webhook activity runs), is approved through REST, and completes
+		// with its receipt.
+		{name: "expenses", fixture: "testdata/expenses.history.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := os.Open(tt.fixture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", tt.fixture, err)
+			}
+			replayer := worker.NewWorkflowReplayer()
+			replayer.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(Builtin()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+			// The workflow ID is the task ID, from which approval IDs
+			// derive: replay under the recorded one.
+			started := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+			err = replayer.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 )
 
 // expense files an expense with the expenses agent and returns the task,
@@ -89,10 +94,55 @@ func getJSON(t testing.TB, url string, out any) int {
 	return resp.StatusCode
 }
 
+// noticeReceiver is an approval webhook: it records each notice it gets.
+type noticeReceiver struct {
+	mu      sync.Mutex
+	notices []receivedNotice
+}
+
+type receivedNotice struct {
+	Path          string
+	Authorization string
+	Body          map[string]any
+}
+
+func (n *noticeReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.notices = append(n.notices, receivedNotice{Path: r.URL.Path, Authorization: r.Header.Get("Authorization"), Body: body})
+}
+
+// of returns the notices received about one approval.
+func (n *noticeReceiver) of(approvalID string) []receivedNotice {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []receivedNotice
+	for _, rn := range n.notices {
+		if rn.Body["approvalId"] == approvalID {
+			out = append(out, rn)
+		}
+	}
+	return out
+}
+
 // TestExpenseApprovals drives the expenses agent through every way of
-// deciding, with a kill -9 of the server while an approval waits.
+// deciding: five approvals wait for finance, the server is killed (kill -9)
+// and restarted, and each is then decided another way (an A2A message, REST,
+// the CLI, an ADK ticket, the inbox in Chromium). The finance group's
+// webhook hears of every request.
 func TestExpenseApprovals(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--approver-groups", "fiona:finance;carol:finance;dave:finance;mo:managers")
+	hooks := &noticeReceiver{}
+	hookSrv := httptest.NewServer(hooks)
+	t.Cleanup(hookSrv.Close)
+	// The token is the worker's configuration, read from its environment.
+	t.Setenv("A2AFLOW_APPROVAL_WEBHOOK_TOKEN_FINANCE", "finance-hook-token")
+	s := startServe(t, t.TempDir(), "--approver-groups", "fiona:finance;carol:finance;dave:finance;mo:managers",
+		"--approval-webhooks", "finance="+hookSrv.URL+"/finance", "--push-allow-hosts", "loopback")
 	ctx := testContext(t)
 	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
 
@@ -116,84 +166,156 @@ func TestExpenseApprovals(t *testing.T) {
 		}
 	})
 
-	t.Run("A2A message with a data part", func(t *testing.T) {
-		task, id := expense(t, ctx, c, "250 EUR conference ticket")
-		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": id, "approved": true, "comment": "worth it"}))
-		msg.TaskID = task.ID
-		res, err := c.SendMessage(withHeader(ctx, "X-Approver", "fiona"), &a2a.SendMessageRequest{Message: msg})
+	t.Run("the finance webhook hears of a waiting expense", func(t *testing.T) {
+		task, id := expense(t, ctx, c, "250 EUR training course")
+		waitFor(t, 20*time.Second, func() bool { return len(hooks.of(id)) > 0 })
+		got := hooks.of(id)[0]
+		deadline, _ := got.Body["deadline"].(string)
+		if d, err := time.Parse(time.RFC3339, deadline); err != nil || d.Before(time.Now().Add(47*time.Hour)) {
+			t.Errorf("notice deadline %q, want in 48 hours (the finance timeout)", deadline)
+		}
+		delete(got.Body, "deadline")
+		want := receivedNotice{
+			Path: "/finance", Authorization: "Bearer finance-hook-token",
+			Body: map[string]any{
+				"group": "finance", "approvalId": id, "taskId": string(task.ID), "agent": "expenses",
+				"title":    "Expense of 250.00 EUR: training course",
+				"details":  fmt.Sprintf("Filed in task %s. Over the 100.00 auto-approval limit.", task.ID),
+				"groups":   []any{"finance"},
+				"inboxUrl": s.APIURL + "/inbox?group=finance",
+			},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("approval webhook notice (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("pending approvals survive kill -9, then each way decides one", func(t *testing.T) {
+		a2aTask, a2aID := expense(t, ctx, c, "260 EUR conference ticket")
+		restTask, restID := expense(t, ctx, c, "300 EUR hotel")
+		cliTask, cliID := expense(t, ctx, c, "900 EUR laptop")
+		// Google ADK's long-running flow: the caller gets the pending ticket
+		// (the approval ID) at once and sends the decision with it later.
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("1200 EUR flight")),
+			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, who, via, comment := lastDecision(t, receiptOf(t, res.(*a2a.Task)))
-		if !ok || who != "fiona" || via != "a2a" || comment != "worth it" {
-			t.Errorf("decision = %v by %s via %s (%q), want approved by fiona via a2a", ok, who, via, comment)
-		}
-	})
-
-	t.Run("REST, with refusals", func(t *testing.T) {
-		task, id := expense(t, ctx, c, "300 EUR hotel")
-		var view map[string]any
-		if code := getJSON(t, s.APIURL+"/approvals/"+id, &view); code != 200 || view["state"] != "pending" {
-			t.Fatalf("GET /approvals/%s = %d %v", id, code, view)
-		}
-		var listed struct {
-			Approvals []map[string]any `json:"approvals"`
-		}
+		adkTask := res.(*a2a.Task)
+		ticket := string(adkTask.ID) + "-approval-1"
+		waitState(t, ctx, c, adkTask.ID, a2a.TaskStateInputRequired)
+		inboxTask, inboxID := expense(t, ctx, c, "640 EUR team offsite")
+		pending := []string{a2aID, restID, cliID, ticket, inboxID}
 		waitFor(t, 20*time.Second, func() bool {
-			getJSON(t, s.APIURL+"/approvals?group=finance", &listed)
-			for _, a := range listed.Approvals {
-				if a["id"] == id {
-					return true
+			listed := map[string]bool{}
+			var body struct {
+				Approvals []map[string]any `json:"approvals"`
+			}
+			getJSON(t, s.APIURL+"/approvals?group=finance", &body)
+			for _, a := range body.Approvals {
+				listed[a["id"].(string)] = true
+			}
+			for _, id := range pending {
+				if !listed[id] {
+					return false
 				}
 			}
-			return false
+			return true
 		})
-		decision := map[string]any{"approved": false, "comment": "too expensive"}
-		if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "mo"}, decision, nil); code != http.StatusConflict {
-			t.Errorf("decision by a manager (not finance): HTTP %d, want 409", code)
-		}
-		if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "eve"}, decision, nil); code != http.StatusForbidden {
-			t.Errorf("decision by a non-approver: HTTP %d, want 403", code)
-		}
-		if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "carol"}, decision, nil); code != 200 {
-			t.Fatalf("decision by carol: HTTP %d", code)
-		}
-		if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "dave"}, decision, nil); code != http.StatusConflict {
-			t.Errorf("decision after the approval settled: HTTP %d, want 409", code)
-		}
-		got := waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)
-		ok, who, via, comment := lastDecision(t, receiptOf(t, got))
-		if ok || who != "carol" || via != "rest" || comment != "too expensive" {
-			t.Errorf("decision = %v by %s via %s (%q), want rejected by carol via rest", ok, who, via, comment)
-		}
-		getJSON(t, s.APIURL+"/approvals/"+id, &view)
-		if ds, _ := view["decisions"].([]any); view["state"] != "rejected" || len(ds) != 1 {
-			t.Errorf("GET /approvals/%s after the decision = %v, want rejected with one decision", id, view)
-		}
-	})
+		// Each notice is delivered before the kill (one in flight would be
+		// sent again after the restart, as it should).
+		waitFor(t, 20*time.Second, func() bool {
+			for _, id := range pending {
+				if len(hooks.of(id)) == 0 {
+					return false
+				}
+			}
+			return true
+		})
 
-	t.Run("kill -9 while waiting, then the CLI decides", func(t *testing.T) {
-		task, id := expense(t, ctx, c, "900 EUR laptop")
 		s.proc().kill()
 		s.restart()
 		c, _ = newClient(t, ctx, s.APIURL+"/agents/expenses")
-		out, err := exec.Command(binary, "approve", id, "--api", s.APIURL, "--as", "dave", "--comment", "needed").CombinedOutput()
+		for _, id := range pending {
+			var view map[string]any
+			if code := getJSON(t, s.APIURL+"/approvals/"+id, &view); code != http.StatusOK || view["state"] != "pending" {
+				t.Fatalf("after the restart GET /approvals/%s = %d %v, want pending", id, code, view)
+			}
+		}
+
+		// 1. An A2A message on the task with a data part.
+		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": a2aID, "approved": true, "comment": "worth it"}))
+		msg.TaskID = a2aTask.ID
+		res, err = c.SendMessage(withHeader(ctx, "X-Approver", "fiona"), &a2a.SendMessageRequest{Message: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkReceipt(t, "A2A message", res.(*a2a.Task), true, "fiona", "a2a", "worth it")
+
+		// 2. REST, with the refusals the validator answers.
+		decision := map[string]any{"approved": false, "comment": "too expensive"}
+		decideREST := func(approver string) int {
+			return postJSON(t, s.APIURL+"/approvals/"+restID+"/decision", map[string]string{"X-Approver": approver}, decision, nil)
+		}
+		if code := decideREST("mo"); code != http.StatusConflict {
+			t.Errorf("decision by a manager (not finance): HTTP %d, want 409", code)
+		}
+		if code := decideREST("eve"); code != http.StatusForbidden {
+			t.Errorf("decision by a non-approver: HTTP %d, want 403", code)
+		}
+		if code := decideREST("carol"); code != http.StatusOK {
+			t.Fatalf("decision by carol: HTTP %d", code)
+		}
+		if code := decideREST("dave"); code != http.StatusConflict {
+			t.Errorf("decision after the approval settled: HTTP %d, want 409", code)
+		}
+		checkReceipt(t, "REST", waitState(t, ctx, c, restTask.ID, a2a.TaskStateCompleted), false, "carol", "rest", "too expensive")
+		var view map[string]any
+		getJSON(t, s.APIURL+"/approvals/"+restID, &view)
+		if ds, _ := view["decisions"].([]any); view["state"] != "rejected" || len(ds) != 1 {
+			t.Errorf("GET /approvals/%s after the decision = %v, want rejected with one decision", restID, view)
+		}
+
+		// 3. The CLI.
+		out, err := exec.Command(binary, "approve", cliID, "--api", s.APIURL, "--as", "dave", "--comment", "needed").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "approved") {
 			t.Fatalf("a2aflow approve: %v\n%s", err, out)
 		}
-		got := waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)
-		if ok, who, via, _ := lastDecision(t, receiptOf(t, got)); !ok || who != "dave" || via != "cli" {
-			t.Errorf("decision = %v by %s via %s, want approved by dave via cli", ok, who, via)
-		}
+		checkReceipt(t, "CLI", waitState(t, ctx, c, cliTask.ID, a2a.TaskStateCompleted), true, "dave", "cli", "needed")
 		out, err = exec.Command(binary, "approvals", "list", "--decided", "--group", "finance", "--api", s.APIURL).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), id) {
+		if err != nil || !strings.Contains(string(out), cliID) {
 			t.Errorf("a2aflow approvals list --decided: %v\n%s", err, out)
+		}
+
+		// 4. The ADK ticket, sent later as the long-running tool's response.
+		answer := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": ticket, "approved": true, "comment": "ticket answered"}))
+		answer.TaskID = adkTask.ID
+		if _, err := c.SendMessage(withHeader(ctx, "X-Approver", "carol"), &a2a.SendMessageRequest{Message: answer}); err != nil {
+			t.Fatal(err)
+		}
+		checkReceipt(t, "ADK ticket", waitState(t, ctx, c, adkTask.ID, a2a.TaskStateCompleted), true, "carol", "a2a", "ticket answered")
+
+		// 5. The inbox page, in headless Chromium.
+		if browser := chromiumPath(); browser == "" {
+			t.Log("no Chromium on PATH: the inbox way is left to TestInboxApprovesInBrowser's skip (apt-get install chromium)")
+		} else {
+			approveInInbox(t, ctx, browser, s.APIURL, inboxID, "fiona", "approved in the inbox")
+			checkReceipt(t, "inbox", waitState(t, ctx, c, inboxTask.ID, a2a.TaskStateCompleted), true, "fiona", "inbox", "approved in the inbox")
+		}
+
+		// Every request was announced to finance's webhook, once.
+		for _, id := range pending {
+			if n := len(hooks.of(id)); n != 1 {
+				t.Errorf("approval %s: finance's webhook got %d notices, want 1", id, n)
+			}
 		}
 	})
 
-	t.Run("ADK long-running flow: a ticket now, the decision later", func(t *testing.T) {
+	t.Run("ADK long-running flow: a decision sent before the skill asks is kept", func(t *testing.T) {
 		// The caller gets the pending ticket (the approval ID) at once...
-		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("1200 EUR flight"))
+		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("1300 EUR flight"))
 		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 		if err != nil {
 			t.Fatal(err)
@@ -212,6 +334,67 @@ func TestExpenseApprovals(t *testing.T) {
 			t.Errorf("decision = %v by %s, want approved by fiona", ok, who)
 		}
 	})
+}
+
+// chromiumPath returns the system Chromium, or "".
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// approveInInbox opens the finance inbox in headless Chromium as approver
+// and approves the approval id with comment, as a person would.
+func approveInInbox(t testing.TB, ctx context.Context, browserPath, apiURL, id, approver, comment string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browserPath),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	// The first call starts the browser; it must not carry the timeout.
+	if err := chromedp.Do(browser, chromedp.Navigate(apiURL+"/inbox?group=finance")); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+	page, cancelPage := context.WithTimeout(browser, 60*time.Second)
+	defer cancelPage()
+	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
+	err := chromedp.Do(page,
+		chromedp.WaitVisible(card),
+		chromedp.SetValue(chromedp.CSS("#approver"), approver),
+		chromedp.SendKeys(card+" textarea", comment),
+		chromedp.Click(card+" button.approve"),
+		chromedp.WaitVisible("#decided "+card),
+	)
+	if err != nil {
+		t.Fatalf("approve %s in the inbox: %v", id, err)
+	}
+}
+
+// checkReceipt checks the last decision on the receipt of a completed
+// expenses task.
+func checkReceipt(t testing.TB, way string, task *a2a.Task, approved bool, approver, via, comment string) {
+	t.Helper()
+	type decision struct {
+		Approved               bool
+		Approver, Via, Comment string
+	}
+	var got decision
+	got.Approved, got.Approver, got.Via, got.Comment = lastDecision(t, receiptOf(t, task))
+	if diff := cmp.Diff(decision{approved, approver, via, comment}, got); diff != "" {
+		t.Errorf("%s: receipt decision (-want +got):\n%s", way, diff)
+	}
 }
 
 // waitState polls GetTask until the task is in state.

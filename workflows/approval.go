@@ -159,6 +159,9 @@ type DecideApprovalInput struct {
 type approvals struct {
 	list  []*Approval
 	early map[string][]earlyDecision // decisions for approvals not requested yet
+	// notifying counts the webhook notices not yet completed, failed or
+	// canceled in history.
+	notifying int
 }
 
 // earlyDecision is a decision kept until the skill requests its approval:
@@ -401,7 +404,8 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, er
 // for every group, webhook or not: which groups have one is the worker's
 // configuration, which the workflow must not read, so every waiting request
 // costs one activity per group in history. The returned function cancels the
-// notices still running.
+// notices still running; the run completes only once they are over (see
+// noticesIdle).
 func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.CancelFunc {
 	ctx, cancel := workflow.WithCancel(ctx)
 	for _, group := range a.Groups {
@@ -412,8 +416,13 @@ func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.Cancel
 		}
 		opts := r.pushActivityOptions("", 0)
 		opts.Summary = fmt.Sprintf("notify %s of approval %s", group, a.ID)
+		// A canceled notice is over once history says so, not at the
+		// request: see noticesIdle.
+		opts.WaitForCancellation = true
 		actx := workflow.WithActivityOptions(ctx, opts)
+		r.approvals.notifying++
 		workflow.Go(actx, func(ctx workflow.Context) {
+			defer func() { r.approvals.notifying-- }()
 			err := workflow.ExecuteActivity(ctx, ActivityNotifyApprovalWebhook, notice).Get(ctx, nil)
 			var canceled *temporal.CanceledError
 			if err != nil && !errors.As(err, &canceled) {
@@ -423,6 +432,12 @@ func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.Cancel
 	}
 	return cancel
 }
+
+// noticesIdle reports whether no approval webhook notice is under way, so
+// that the run may complete: completing while a notice's activity ends
+// would make Temporal fail the workflow task (UnhandledCommand), and with it
+// any update that task was answering.
+func (r *run) noticesIdle() bool { return r.approvals.notifying == 0 }
 
 // cancelPendingApprovals settles the approvals still pending when the task
 // ends, so that late decisions are refused and the inbox no longer lists

@@ -30,6 +30,9 @@ type config struct {
 	Auth authConfig
 	// Push holds the push notification flags of serve, api and worker (push.go).
 	Push pushConfig
+	// ApprovalWebhooks holds the approval webhook flags of serve and worker
+	// (approvals_webhook.go).
+	ApprovalWebhooks approvalWebhooksConfig
 	// ApproverGroups maps approvers to their groups (approvals.go).
 	ApproverGroups string
 	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.

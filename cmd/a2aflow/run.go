@@ -70,6 +70,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin(), opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	w.RegisterActivity(&activities.Bookings{Store: store})
 	w.RegisterActivity(cfg.Push.activity())
+	w.RegisterActivity(cfg.ApprovalWebhooks.activity(cfg.Push.policy))
 	// Without an LLM the worker runs on; LLM agents answer how to configure one.
 	provider, err := llm.FromEnv()
 	if err != nil && !errors.Is(err, llm.ErrNotConfigured) {

@@ -33,6 +33,7 @@ built-in agents.`,
 	cfg.bindWorker(cmd.Flags())
 	cfg.Auth.bind(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), true)
+	cfg.ApprovalWebhooks.bind(cmd.Flags())
 	return cmd
 }
 
@@ -49,6 +50,13 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 	if err := cfg.Push.build(cfg.DataDir, logger); err != nil {
+		return err
+	}
+	apiURL := cfg.PublicURL
+	if apiURL == "" {
+		apiURL = httpURL(ln)
+	}
+	if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, apiURL, logger); err != nil {
 		return err
 	}
 

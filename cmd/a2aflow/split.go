@@ -62,6 +62,9 @@ func newWorkerCmd() *cobra.Command {
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}
+			if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, "", logger); err != nil {
+				return err
+			}
 			c, err := dialTemporal(ctx, cfg, logger)
 			if err != nil {
 				return err
@@ -84,5 +87,6 @@ func newWorkerCmd() *cobra.Command {
 	cfg.bindTemporal(cmd.Flags(), false)
 	cfg.bindWorker(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), true)
+	cfg.ApprovalWebhooks.bind(cmd.Flags())
 	return cmd
 }
