@@ -4,10 +4,11 @@ GO            ?= go
 BIN           ?= bin/a2aflow
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 # Packages that do not link the embedded Temporal server run with -race; the
-# server-linking ones (its own tests and the end-to-end tests, which build the
-# binary) run without, as a race build of the server takes too long for CI.
-LIGHT_PKGS    := ./workflows/... ./agents/... ./activities/... ./api/... ./models/... ./namespaces/... ./notify/...
-HEAVY_PKGS    := ./temporalserver/... ./tests/...
+# server-linking ones (its own tests, the binary's and the end-to-end tests,
+# which build the binary) run without, as a race build of the server takes too
+# long for CI.
+LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -e /temporalserver -e /tests -e /cmd/)
+HEAVY_PKGS    := ./temporalserver/... ./cmd/... ./tests/...
 
 .PHONY: run build test vet workflowcheck bench fuzz clean
 
