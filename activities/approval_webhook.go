@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -98,31 +95,7 @@ func (w *ApprovalWebhooks) NotifyApprovalWebhook(ctx context.Context, in workflo
 		req.Header.Set("Authorization", "Bearer "+hook.Token)
 	}
 
-	resp, err := w.httpClient().Do(req)
-	if err != nil {
-		msg := strings.ReplaceAll(err.Error(), hook.URL, where)
-		switch {
-		case errors.Is(err, webhook.ErrForbiddenAddress):
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("approval webhook %s refused: %s", where, msg), ErrTypeWebhookForbidden, nil)
-		case errors.Is(err, errTooManyRedirects):
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("approval webhook %s: %s", where, msg), ErrTypeWebhookRejected, nil)
-		}
-		return fmt.Errorf("approval webhook %s: %s", where, msg)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
-
-	switch code := resp.StatusCode; {
-	case code >= 200 && code < 300:
-		return nil
-	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
-		return temporal.NewApplicationErrorWithOptions(
-			fmt.Sprintf("approval webhook %s answered %s", where, resp.Status), "WebhookUnavailable",
-			temporal.ApplicationErrorOptions{NextRetryDelay: retryAfter(resp.Header.Get("Retry-After"))})
-	default:
-		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("approval webhook %s answered %s", where, resp.Status), ErrTypeWebhookRejected, nil)
-	}
+	return post(w.httpClient(), req, hook.URL, "approval webhook "+where)
 }
 
 func (w *ApprovalWebhooks) httpClient() *http.Client {

@@ -132,17 +132,25 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.Pus
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s: %v", where, err), ErrTypeWebhookConfig, nil)
 	}
 
-	resp, err := w.httpClient().Do(req)
+	return post(w.httpClient(), req, in.Config.URL, "webhook "+where)
+}
+
+// post sends req and classifies the outcome for Temporal's retries: 2xx is
+// done; a network error, 408, 429 and 5xx are retried (honouring
+// Retry-After); a refused address, too many redirects and any other status
+// are not. what names the webhook in errors, and the URL (which may carry a
+// secret in its query) is replaced by it in transport errors.
+func post(client *http.Client, req *http.Request, url, what string) error {
+	resp, err := client.Do(req)
 	if err != nil {
-		// Errors from the transport name the URL; keep its query out.
-		msg := strings.ReplaceAll(err.Error(), in.Config.URL, where)
+		msg := strings.ReplaceAll(err.Error(), url, what)
 		switch {
 		case errors.Is(err, webhook.ErrForbiddenAddress):
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s refused: %s", where, msg), ErrTypeWebhookForbidden, nil)
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s refused: %s", what, msg), ErrTypeWebhookForbidden, nil)
 		case errors.Is(err, errTooManyRedirects):
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s: %s", where, msg), ErrTypeWebhookRejected, nil)
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %s", what, msg), ErrTypeWebhookRejected, nil)
 		}
-		return fmt.Errorf("webhook %s: %s", where, msg)
+		return fmt.Errorf("%s: %s", what, msg)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
@@ -152,11 +160,11 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.Pus
 		return nil
 	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
 		return temporal.NewApplicationErrorWithOptions(
-			fmt.Sprintf("webhook %s answered %s", where, resp.Status), "WebhookUnavailable",
+			fmt.Sprintf("%s answered %s", what, resp.Status), "WebhookUnavailable",
 			temporal.ApplicationErrorOptions{NextRetryDelay: retryAfter(resp.Header.Get("Retry-After"))})
 	default:
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("webhook %s answered %s", where, resp.Status), ErrTypeWebhookRejected, nil)
+			fmt.Sprintf("%s answered %s", what, resp.Status), ErrTypeWebhookRejected, nil)
 	}
 }
 
