@@ -1,3 +1,6 @@
+// This module pins the Docker Compose CLI plugin that .ci/run builds from the Go
+// module proxy, so tests/compose_test.go can validate docker-compose.yml with
+// `docker compose config` where the docker client has no compose plugin.
 module a2aflow.local/ci/compose
 
 go 1.26.8
