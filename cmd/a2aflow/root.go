@@ -18,7 +18,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd(), newTemporalCmd(), newAPICmd(), newWorkerCmd(),
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
 	root.AddCommand(newClientCmds()...)
-	root.AddCommand(newAgentsCmd())
+	root.AddCommand(newAgentsCmd(), newREPLCmd())
 	return root
 }
 
