@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/a2aflow/a2aflow/remote"
 )
 
 // Exit codes of the client commands (card, send, get, list, cancel,
@@ -102,62 +105,196 @@ func a2aError(op string, err error) error {
 
 // clientFlags are the flags every client command shares: how to reach the
 // agent and how to authenticate to it. Credentials are only ever sent, never
-// printed.
+// printed; secrets are not flag defaults (--help would print them): they
+// come from the flag or, preferably, from their environment variable.
 type clientFlags struct {
-	agent        string
-	apiKey       string
-	apiKeyHeader string
-	bearer       string
-	json         bool
-	timeout      time.Duration
+	agent   string
+	json    bool
+	timeout time.Duration
+
+	// Inline credentials, any combination (remote.Credentials).
+	apiKey             string
+	apiKeyIn           string
+	apiKeyName         string
+	bearer             string
+	basicUser          string
+	basicPassword      string
+	oauth2TokenURL     string
+	oauth2ClientID     string
+	oauth2ClientSecret string
+	oauth2Scopes       []string
+
+	// credentialsFile is a keyring file (remote.LoadKeyring); authRef names
+	// the entry to use. authRefFlag is set instead when the command defines
+	// --auth-ref itself (agents add stores it in the directory): that entry
+	// is then used when a keyring is given. credentialsFlag likewise when
+	// the command defines --credentials itself.
+	credentialsFile string
+	credentialsFlag *pflag.Flag
+	authRef         string
+	authRefFlag     *pflag.Flag
+
+	// The HTTP client is built once from the flags, so that an OAuth2 token
+	// is fetched once per command (or REPL session).
+	once  sync.Once
+	hc    *http.Client
+	hcErr error
 }
+
+// Environment variables of the client secrets, read when the flag is empty.
+const (
+	envClientAPIKey       = "A2AFLOW_CLIENT_API_KEY"
+	envClientBearer       = "A2AFLOW_CLIENT_BEARER"
+	envClientBasicPass    = "A2AFLOW_CLIENT_BASIC_PASSWORD"
+	envClientOAuth2Secret = "A2AFLOW_CLIENT_OAUTH2_CLIENT_SECRET"
+)
 
 func (f *clientFlags) bind(cmd *cobra.Command, withAgent bool) {
 	fs := cmd.Flags()
 	if withAgent {
 		fs.StringVar(&f.agent, "agent", env("A2AFLOW_CLIENT_AGENT", ""), "base URL of the A2A agent, where its card is (A2AFLOW_CLIENT_AGENT)")
 	}
-	fs.StringVar(&f.apiKey, "api-key", env("A2AFLOW_CLIENT_API_KEY", ""), "API key sent to the agent (A2AFLOW_CLIENT_API_KEY)")
-	fs.StringVar(&f.apiKeyHeader, "api-key-header", env("A2AFLOW_CLIENT_API_KEY_HEADER", "X-API-Key"), "header carrying --api-key (A2AFLOW_CLIENT_API_KEY_HEADER)")
-	fs.StringVar(&f.bearer, "bearer", env("A2AFLOW_CLIENT_BEARER", ""), "bearer token sent as Authorization: Bearer (A2AFLOW_CLIENT_BEARER)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key sent to the agent; prefer the environment variable ("+envClientAPIKey+")")
+	fs.StringVar(&f.apiKeyIn, "api-key-in", env("A2AFLOW_CLIENT_API_KEY_IN", remote.InHeader), "where --api-key goes: header, query or cookie (A2AFLOW_CLIENT_API_KEY_IN)")
+	keyName := env("A2AFLOW_CLIENT_API_KEY_NAME", env("A2AFLOW_CLIENT_API_KEY_HEADER", ""))
+	fs.StringVar(&f.apiKeyName, "api-key-name", keyName, "header, query parameter or cookie name of --api-key; default X-API-Key in a header, api_key in a query or cookie (A2AFLOW_CLIENT_API_KEY_NAME)")
+	fs.StringVar(&f.apiKeyName, "api-key-header", keyName, "alias of --api-key-name (A2AFLOW_CLIENT_API_KEY_HEADER)")
+	fs.StringVar(&f.bearer, "bearer", "", "bearer token sent as Authorization: Bearer; prefer the environment variable ("+envClientBearer+")")
+	fs.StringVar(&f.basicUser, "basic-user", env("A2AFLOW_CLIENT_BASIC_USER", ""), "user name of HTTP basic authentication (A2AFLOW_CLIENT_BASIC_USER)")
+	fs.StringVar(&f.basicPassword, "basic-password", "", "password of HTTP basic authentication; prefer the environment variable ("+envClientBasicPass+")")
+	fs.StringVar(&f.oauth2TokenURL, "oauth2-token-url", env("A2AFLOW_CLIENT_OAUTH2_TOKEN_URL", ""), "token endpoint of the OAuth2 client credentials grant; the token is sent as a bearer token (A2AFLOW_CLIENT_OAUTH2_TOKEN_URL)")
+	fs.StringVar(&f.oauth2ClientID, "oauth2-client-id", env("A2AFLOW_CLIENT_OAUTH2_CLIENT_ID", ""), "OAuth2 client ID (A2AFLOW_CLIENT_OAUTH2_CLIENT_ID)")
+	fs.StringVar(&f.oauth2ClientSecret, "oauth2-client-secret", "", "OAuth2 client secret; prefer the environment variable ("+envClientOAuth2Secret+")")
+	fs.StringSliceVar(&f.oauth2Scopes, "oauth2-scopes", splitList(os.Getenv("A2AFLOW_CLIENT_OAUTH2_SCOPES")), "OAuth2 scopes to ask for, comma-separated (A2AFLOW_CLIENT_OAUTH2_SCOPES)")
+	if fl := fs.Lookup("credentials"); fl != nil {
+		f.credentialsFlag = fl // the command's own (a worker's keyring): the same file
+	} else {
+		fs.StringVar(&f.credentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""), `JSON file of named credentials, {"name": {"apiKey"|"bearer"|"basic"|"oauth2": ...}}, "env:VAR" values read from the environment; used with --auth-ref (A2AFLOW_CREDENTIALS)`)
+	}
+	if fl := fs.Lookup("auth-ref"); fl != nil {
+		f.authRefFlag = fl
+	} else {
+		fs.StringVar(&f.authRef, "auth-ref", env("A2AFLOW_CLIENT_AUTH_REF", ""), "call the agent with the credentials of this name in the --credentials file (A2AFLOW_CLIENT_AUTH_REF)")
+	}
 	fs.BoolVar(&f.json, "json", false, "print JSON for scripts instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long; 0 waits as long as the agent takes")
 }
 
-// credentialTransport adds the configured credentials to every request,
-// the card fetch included.
-type credentialTransport struct {
-	base         http.RoundTripper
-	apiKey       string
-	apiKeyHeader string
-	bearer       string
+// orEnv is the flag value, or the environment variable key when it is empty.
+func orEnv(flag, key string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(key)
 }
 
-func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.apiKey == "" && t.bearer == "" {
-		return t.base.RoundTrip(req)
+// credentials returns the credentials the flags describe: the --auth-ref
+// entry of the --credentials file, or the inline flags; nil when there are
+// none. They are validated.
+func (f *clientFlags) credentials() (*remote.Credentials, error) {
+	inline, set := f.inlineCredentials()
+	file := f.credentialsFile
+	if f.credentialsFlag != nil {
+		file = f.credentialsFlag.Value.String()
 	}
-	req = req.Clone(req.Context())
-	if t.apiKey != "" {
-		req.Header.Set(t.apiKeyHeader, t.apiKey)
+	ref := f.authRef
+	if f.authRefFlag != nil {
+		// The command's own --auth-ref (agents add): use it when a keyring
+		// is given, to check the agent with the credentials it will be
+		// called with; without one it is only a name to record.
+		ref = f.authRefFlag.Value.String()
+		if file == "" {
+			ref = ""
+		}
 	}
-	if t.bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+t.bearer)
+	if ref == "" {
+		if len(set) == 0 {
+			return nil, nil
+		}
+		if err := inline.Validate(); err != nil {
+			return nil, fmt.Errorf("client credentials (%s): %w", strings.Join(set, ", "), err)
+		}
+		return inline, nil
 	}
-	return t.base.RoundTrip(req)
+	if file == "" {
+		return nil, fmt.Errorf("--auth-ref %s needs --credentials FILE (A2AFLOW_CREDENTIALS), where the credentials named %s are", ref, ref)
+	}
+	if len(set) > 0 {
+		return nil, fmt.Errorf("--auth-ref %s takes the credentials from %s: do not also set %s", ref, file, strings.Join(set, ", "))
+	}
+	k, err := remote.LoadKeyring(file)
+	if err != nil {
+		return nil, err
+	}
+	c, err := k.Credentials(ref)
+	if err != nil {
+		if names := k.Names(); len(names) > 0 {
+			return nil, fmt.Errorf("%w; %s has %s", err, file, strings.Join(names, ", "))
+		}
+		return nil, err
+	}
+	return c, nil
 }
 
-// httpClient returns the HTTP client of every outbound call. It has no
-// overall timeout because a stream or a blocking send may last long; the
-// command context (--timeout, Ctrl-C) bounds it instead.
+// inlineCredentials builds the credentials of the inline flags and names
+// the flags that are set (never their values).
+func (f *clientFlags) inlineCredentials() (*remote.Credentials, []string) {
+	c := &remote.Credentials{}
+	var set []string
+	if v := orEnv(f.apiKey, envClientAPIKey); v != "" {
+		c.APIKey = &remote.APIKey{Value: v, In: f.apiKeyIn, Name: f.apiKeyName}
+		set = append(set, "--api-key")
+	}
+	if v := orEnv(f.bearer, envClientBearer); v != "" {
+		c.Bearer = v
+		set = append(set, "--bearer")
+	}
+	if pass := orEnv(f.basicPassword, envClientBasicPass); f.basicUser != "" || pass != "" {
+		c.Basic = &remote.Basic{Username: f.basicUser, Password: pass}
+		set = append(set, "--basic-user/--basic-password")
+	}
+	if secret := orEnv(f.oauth2ClientSecret, envClientOAuth2Secret); f.oauth2TokenURL != "" || f.oauth2ClientID != "" || secret != "" {
+		c.OAuth2 = &remote.OAuth2{TokenURL: f.oauth2TokenURL, ClientID: f.oauth2ClientID, ClientSecret: secret, Scopes: f.oauth2Scopes}
+		set = append(set, "--oauth2-*")
+	}
+	return c, set
+}
+
+// client returns the HTTP client of every outbound call, built once from
+// the flags, or why the flags give none. It has no overall timeout because a
+// stream or a blocking send may last long; the command context (--timeout,
+// Ctrl-C) bounds it instead.
+func (f *clientFlags) client() (*http.Client, error) {
+	f.once.Do(func() {
+		c, err := f.credentials()
+		switch {
+		case err != nil:
+			f.hcErr = err
+			f.hc = &http.Client{Transport: failingTransport{err: err}}
+		case c == nil:
+			f.hc = remote.PlainClient()
+		default:
+			f.hc = c.HTTPClient()
+		}
+	})
+	return f.hc, f.hcErr
+}
+
+// httpClient is client for the callers that only need the client: when the
+// flags are wrong, every request through it fails with the reason.
 func (f *clientFlags) httpClient() *http.Client {
-	header := f.apiKeyHeader
-	if header == "" {
-		header = "X-API-Key"
+	hc, _ := f.client()
+	return hc
+}
+
+// failingTransport fails every request with err, sending nothing.
+type failingTransport struct{ err error }
+
+func (t failingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
 	}
-	return &http.Client{Transport: &credentialTransport{
-		base: http.DefaultTransport, apiKey: f.apiKey, apiKeyHeader: header, bearer: f.bearer,
-	}}
+	return nil, t.err
 }
 
 // context returns the command context bounded by --timeout.
@@ -173,40 +310,24 @@ func resolveCard(ctx context.Context, hc *http.Client, baseURL string) (*a2a.Age
 	if baseURL == "" {
 		return nil, errors.New("no agent URL: pass --agent URL")
 	}
-	resolver := &agentcard.Resolver{Client: hc, CardParser: a2av0.NewAgentCardParser()}
-	card, err := resolver.Resolve(ctx, baseURL)
-	if err != nil {
-		return nil, fmt.Errorf("agent card at %s: %w", baseURL, err)
+	if ft, ok := hc.Transport.(failingTransport); ok {
+		return nil, ft.err // the credential flags are wrong: say so plainly
 	}
-	if card.Name == "" || len(card.SupportedInterfaces) == 0 {
-		return nil, fmt.Errorf("agent card at %s: %w", baseURL, errInvalidCard)
-	}
-	return card, nil
+	return remote.ResolveCard(ctx, hc, baseURL)
 }
-
-// errInvalidCard means a URL answered with JSON that is not a usable agent card.
-var errInvalidCard = errors.New("not a valid agent card: it needs a name and at least one interface")
 
 // newA2AClient returns an a2a-go client for card: A2A 1.0 or 0.3, JSON-RPC
 // or HTTP+JSON, whichever the card offers (the factory's choice).
 func newA2AClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (*a2aclient.Client, error) {
-	c, err := a2aclient.NewFromCard(ctx, card,
-		a2aclient.WithJSONRPCTransport(hc),
-		a2aclient.WithRESTTransport(hc),
-		a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolJSONRPC,
-			a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: hc})),
-		a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolHTTPJSON,
-			a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: hc})),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("no usable interface in the card of %s: %w", card.Name, err)
-	}
-	return c, nil
+	return remote.NewClient(ctx, hc, card)
 }
 
 // connect resolves the card at --agent and returns a client for it.
 func (f *clientFlags) connect(ctx context.Context) (*a2aclient.Client, *a2a.AgentCard, error) {
-	hc := f.httpClient()
+	hc, err := f.client()
+	if err != nil {
+		return nil, nil, err
+	}
 	card, err := resolveCard(ctx, hc, f.agent)
 	if err != nil {
 		return nil, nil, err
