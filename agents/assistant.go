@@ -48,7 +48,8 @@ const assistantSystemPrompt = `You are the a2aflow assistant. Answer concisely.
 Use the calculator for any arithmetic instead of computing in your head, and the clock for the date or time.
 When you need information only the user has, ask with ask_user.
 When the user asks for a document (a list, a draft, a summary to keep), save it with save_artifact and say so.
-Use list_artifacts to see what this task has saved already.`
+Use list_artifacts to see what this task has saved already.
+list_agents shows the remote A2A agents you know; call_agent delegates a request to one of them (its questions reach the user), and remember_agent adds an agent by URL.`
 
 // NotConfiguredMessage is the assistant's answer when the worker has no LLM.
 const NotConfiguredMessage = "The assistant needs a large language model and none is configured. " +
@@ -62,7 +63,8 @@ func assist(ctx workflow.Context, t *workflows.Task) error {
 		workflow.GetLogger(ctx).Warn("context thread unavailable, using the task's own", "error", err)
 		thread = t.Thread()
 	}
-	tools := append([]llm.Tool{llm.AskUser(t), listArtifactsTool(t), saveArtifactTool(t)}, AssistantTools()...)
+	tools := append([]llm.Tool{llm.AskUser(t), listArtifactsTool(t), saveArtifactTool(t), callAgentTool(t)}, AssistantTools()...)
+	tools = append(tools, DirectoryTools(nil)...)
 	answer, err := llm.Worker(tools...).Run(ctx, thread, llm.WithSystem(assistantSystemPrompt), llm.WithUsage(t))
 	if llm.IsNotConfigured(err) {
 		return errors.New(NotConfiguredMessage)
@@ -174,6 +176,43 @@ func calculate(ctx context.Context, in CalculatorInput) (CalculatorOutput, error
 		return CalculatorOutput{}, invalid(fmt.Errorf("the result is not a number but %T", out))
 	}
 	return CalculatorOutput{Expression: in.Expression, Result: result}, nil
+}
+
+// CallAgentInput is the argument of the call_agent tool.
+type CallAgentInput struct {
+	Agent   string `json:"agent" jsonschema:"description=Name of the agent in the directory (see list_agents)" validate:"required,max=200"`
+	Message string `json:"message" jsonschema:"description=The request to send it, complete and self-contained" validate:"required"`
+}
+
+// CallAgentOutput is the call_agent tool's result.
+type CallAgentOutput struct {
+	Agent     string   `json:"agent"`
+	State     string   `json:"state"`
+	Answer    string   `json:"answer"`
+	Artifacts []string `json:"artifacts,omitempty"`
+}
+
+// callAgentTool delegates to a remote agent with Task.CallAgent: durable,
+// with the remote agent's questions asked of our user, and its artifacts
+// copied into this task. A remote task that fails or is rejected is a result
+// the model reads, not the end of this task.
+func callAgentTool(t *workflows.Task) llm.Tool {
+	return llm.WorkflowTool("call_agent", "Delegates a request to a remote A2A agent from the directory and returns its answer; its artifacts are saved to this task.",
+		func(ctx workflow.Context, in CallAgentInput) (CallAgentOutput, error) {
+			res, err := t.CallAgent(ctx, workflows.CallRequest{Agent: in.Agent, Text: in.Message})
+			var remoteErr *workflows.RemoteTaskError
+			if errors.As(err, &remoteErr) {
+				return CallAgentOutput{Agent: in.Agent, State: string(remoteErr.State), Answer: remoteErr.Reason}, nil
+			}
+			if err != nil {
+				return CallAgentOutput{}, err
+			}
+			out := CallAgentOutput{Agent: in.Agent, State: string(a2a.TaskStateCompleted), Answer: res.Text()}
+			for _, a := range res.Artifacts {
+				out.Artifacts = append(out.Artifacts, a.Name)
+			}
+			return out, nil
+		})
 }
 
 // ArtifactView is how the list_artifacts tool shows an artifact to the model.

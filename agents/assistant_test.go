@@ -103,7 +103,7 @@ func TestAssistant(t *testing.T) {
 	for _, spec := range reqs[0].Tools {
 		tools = append(tools, spec.Name)
 	}
-	if diff := cmp.Diff([]string{"ask_user", "list_artifacts", "save_artifact", "clock", "calculator"}, tools); diff != "" {
+	if diff := cmp.Diff([]string{"ask_user", "list_artifacts", "save_artifact", "call_agent", "clock", "calculator", "list_agents", "remember_agent"}, tools); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	if !strings.Contains(reqs[0].System, "calculator") {

@@ -12,6 +12,9 @@
 //     the task's artifacts and ask_user; needs a configured LLM.
 //   - report: writes a Markdown report artifact; a follow-up task with
 //     referenceTaskIds refines it into the next version. No LLM.
+//   - router: runs a request with a local tool, delegates it to a remote A2A
+//     agent of the directory ("@name message", or the LLM's choice), or
+//     rejects it with the reason; delegation is durable (Task.CallAgent).
 //
 // Each agent is a [workflows.Agent]: its card fields plus a handler written as
 // ordinary Temporal workflow code.
@@ -22,7 +25,7 @@ import "github.com/a2aflow/a2aflow/workflows"
 // Builtin returns the registry of built-in agents, travel first (the default
 // agent served at the root URL).
 func Builtin() *workflows.Registry {
-	reg, err := workflows.NewRegistry(Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report())
+	reg, err := workflows.NewRegistry(Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router())
 	if err != nil {
 		panic(err) // the built-in set is fixed; a failure is a programming error
 	}

@@ -27,6 +27,13 @@ func TestReplayHistories(t *testing.T) {
 		// webhook activity runs), is approved through REST, and completes
 		// with its receipt.
 		{name: "expenses", fixture: "testdata/expenses.history.json"},
+		// The router delegates "@ext ask" to a remote agent (a2a-go's
+		// server): our task waits with the remote question, forwards the
+		// answer, and copies the remote artifact.
+		{name: "router-delegation", fixture: "testdata/router-delegation.history.json"},
+		// The router's LLM routes to the remote agent and answers the remote
+		// question itself (HANDLE_DIRECTLY).
+		{name: "router-llm", fixture: "testdata/router-llm.history.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

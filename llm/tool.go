@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"time"
@@ -178,4 +179,22 @@ func truncate(s string, n int) string {
 		return string(runes)
 	}
 	return string(runes[:n-1]) + "…"
+}
+
+// Call runs the tool once with arguments (a JSON object; "" is no
+// arguments) outside a model loop: a router that picked the tool itself, a
+// skill calling it directly. Invalid arguments are an error that says what
+// is wrong; the result is what the model would see (JSON, or a string as is).
+func (t Tool) Call(ctx workflow.Context, arguments string) (string, error) {
+	if t.err != nil {
+		return "", t.err
+	}
+	return t.invoke(ctx, ToolCall{Name: t.spec.Name, Arguments: arguments})
+}
+
+// IsInvalidArguments reports whether err is a tool call's arguments not
+// fitting the tool (from [Tool.Call]): the caller's mistake, not the tool's.
+func IsInvalidArguments(err error) bool {
+	var argErr *argumentsError
+	return errors.As(err, &argErr)
 }

@@ -21,6 +21,9 @@ type Task struct {
 	agent *Agent
 
 	artifactBytes int // what the artifacts hold, against MaxArtifactBytes
+
+	calls       int          // CallAgent calls so far, for deterministic message IDs
+	delegations []Delegation // remote tasks delegated to (delegate.go)
 }
 
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
@@ -187,6 +190,20 @@ func (r *run) interruptWork() {
 // working, with text as its message, and the message is added to history.
 func (t *Task) Progress(ctx workflow.Context, text string) {
 	t.r.setStatus(ctx, a2a.TaskStateWorking, t.r.agentMessage(a2a.NewTextPart(text)))
+}
+
+// SetMetadata records value under key in the task's metadata, which every
+// client reading the task sees, and in the workflow's memo, which the
+// Temporal UI shows on the run's page. value must marshal to JSON; keys are
+// best namespaced ("a2aflow.route").
+func (t *Task) SetMetadata(ctx workflow.Context, key string, value any) {
+	if t.r.task.Metadata == nil {
+		t.r.task.Metadata = map[string]any{}
+	}
+	t.r.task.Metadata[key] = value
+	if err := workflow.UpsertMemo(ctx, map[string]any{key: value}); err != nil {
+		t.r.logger.Warn("upsert memo", "key", key, "error", err)
+	}
 }
 
 // Reply sets the agent's message shown as the status of the completed task.

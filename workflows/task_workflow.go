@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/log"
@@ -80,9 +81,10 @@ type GetTaskInput struct {
 //	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run,
 //		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 type TaskWorkflow struct {
-	agents   *Registry
-	notifier Notifier
-	push     PushOptions
+	agents      *Registry
+	notifier    Notifier
+	push        PushOptions
+	retryBudget time.Duration
 }
 
 // TaskWorkflowOption configures a TaskWorkflow.
@@ -127,6 +129,7 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 		notifier:  w.notifier,
 		logger:    workflow.GetLogger(ctx),
 		push:      pushState{opts: w.push},
+		budget:    w.retryBudget,
 	}
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
@@ -197,6 +200,8 @@ type run struct {
 	finalMessage *a2a.Message // status message of the completed task, set by Task.Reply
 
 	push pushState // webhooks (push.go)
+
+	budget time.Duration // default RetryBudget of Task.CallAgent (delegate.go)
 }
 
 func (r *run) registerHandlers(ctx workflow.Context) error {

@@ -67,38 +67,11 @@ func reportError(w io.Writer, err error) int {
 	return exitOther
 }
 
-// a2aErrorMeanings names each A2A error the way a user reads it, in the order
-// they are checked.
-var a2aErrorMeanings = []struct {
-	err     error
-	meaning string
-}{
-	{a2a.ErrTaskNotFound, "task not found"},
-	{a2a.ErrTaskNotCancelable, "task not cancelable"},
-	{a2a.ErrUnsupportedOperation, "unsupported operation"},
-	{a2a.ErrPushNotificationNotSupported, "push notifications not supported"},
-	{a2a.ErrUnsupportedContentType, "unsupported content type"},
-	{a2a.ErrInvalidAgentResponse, "invalid agent response"},
-	{a2a.ErrExtendedCardNotConfigured, "extended card not configured"},
-	{a2a.ErrExtensionSupportRequired, "extension support required"},
-	{a2a.ErrVersionNotSupported, "protocol version not supported"},
-	{a2a.ErrUnauthenticated, "authentication required"},
-	{a2a.ErrUnauthorized, "permission denied"},
-	{a2a.ErrInvalidParams, "invalid params"},
-	{a2a.ErrInvalidRequest, "invalid request"},
-	{a2a.ErrMethodNotFound, "method not supported by the agent"},
-	{a2a.ErrParseError, "parse error"},
-	{a2a.ErrInternalError, "agent internal error"},
-	{a2a.ErrServerError, "agent server error"},
-}
-
-// a2aError wraps err with its A2A meaning and exit code 4, or with exit
-// code 1 when it is not an A2A error.
+// a2aError wraps err with its A2A meaning (remote.Meaning) and exit code 4,
+// or with exit code 1 when it is not an A2A error.
 func a2aError(op string, err error) error {
-	for _, m := range a2aErrorMeanings {
-		if errors.Is(err, m.err) {
-			return &exitError{code: exitA2AError, err: fmt.Errorf("%s: %s (%w)", op, m.meaning, err)}
-		}
+	if m := remote.Meaning(err); m != "" {
+		return &exitError{code: exitA2AError, err: fmt.Errorf("%s: %s (%w)", op, m, err)}
 	}
 	return &exitError{code: exitOther, err: fmt.Errorf("%s: %w", op, err)}
 }

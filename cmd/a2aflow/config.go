@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -37,6 +38,15 @@ type config struct {
 	ApproverGroups string
 	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.
 	TemporalUIURL string
+	// Peers are the NAME=URL agents serve puts into its directory (peers.go).
+	Peers []string
+	// CredentialsFile is the keyring of outbound credentials that agent
+	// directory entries name by auth reference (see remote.LoadKeyring).
+	CredentialsFile string
+	// keyring is CredentialsFile loaded, for the delegation activities.
+	keyring *remote.Keyring
+	// RetryBudget is how long delegation retries an unreachable remote agent.
+	RetryBudget time.Duration
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
@@ -87,9 +97,18 @@ func (c *config) dynamicConfigValues() map[string]any {
 	return out
 }
 
+func (c *config) bindPeers(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&c.Peers, "peer", envPeers(os.Getenv("A2AFLOW_PEERS")),
+		`remote A2A agent to put into the directory at start-up, NAME=URL, repeatable; its card is fetched in the background (A2AFLOW_PEERS="name=url,name=url")`)
+}
+
 func (c *config) bindWorker(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "SQLite file for a2aflow's own records; default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	fs.StringVar(&c.CredentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""),
+		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
+	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
+		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
 }
 
 // envDuration returns the duration in environment variable key, or def.

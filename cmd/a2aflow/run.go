@@ -21,6 +21,7 @@ import (
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -58,12 +59,18 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	if dsn == "" {
 		dsn = filepath.Join(cfg.DataDir, "a2aflow.db")
 	}
+	var err error
+	if cfg.CredentialsFile != "" && cfg.keyring == nil {
+		if cfg.keyring, err = remote.LoadKeyring(cfg.CredentialsFile); err != nil {
+			return nil, fmt.Errorf("--credentials: %w", err)
+		}
+	}
 	store, err := models.Open(dsn)
 	if err != nil {
 		return nil, err
 	}
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions())}
+	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
 		opts = append(opts, workflows.WithNotifier(hints))
 	}
@@ -81,6 +88,9 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	w.RegisterActivity(&activities.LLM{Provider: provider})
 	w.RegisterActivity(&activities.Tasks{Client: c})
 	llm.RegisterTools(w, agents.AssistantTools()...)
+	// Delegation to remote A2A agents and the directory tools.
+	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring})
+	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring})...)
 	if err := w.Start(); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)

@@ -34,11 +34,16 @@ built-in agents.`,
 	cfg.Auth.bind(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), true)
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
+	cfg.bindPeers(cmd.Flags())
 	return cmd
 }
 
 func runServe(ctx context.Context, cfg *config) error {
 	logger := newLogger(cfg.LogLevel)
+	peers, err := parsePeers(cfg.Peers)
+	if err != nil {
+		return err
+	}
 	// Claim the API port first: failing after Temporal started would be slower
 	// and noisier for the same mistake.
 	ln, err := listen(cfg.HTTPAddr, "the A2A API")
@@ -80,6 +85,21 @@ func runServe(ctx context.Context, cfg *config) error {
 	}
 	defer stopWorker()
 
+	// Peers go into the directory before the API serves, so the first
+	// delegation finds them; their cards are fetched in the background, as
+	// they may be starting at the same time.
+	if len(peers) > 0 {
+		store, err := registerPeers(cfg, peers, logger)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		checkCtx, cancelChecks := context.WithCancel(ctx)
+		waitChecks := checkPeers(checkCtx, store, peers, logger)
+		defer waitChecks()
+		defer cancelChecks()
+	}
+
 	if cfg.TemporalUIURL == "" {
 		cfg.TemporalUIURL = srv.UIURL()
 	}
@@ -91,6 +111,9 @@ func runServe(ctx context.Context, cfg *config) error {
 	}
 	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", srv.FrontendAddr(), srv.Namespace())
 	fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
+	for _, p := range peers {
+		fmt.Fprintf(os.Stdout, "  Peer         %s = %s\n", p.Name, p.URL)
+	}
 	return serveAPI(ctx, ln, c, cfg, hints, logger)
 }
 

@@ -1,0 +1,320 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Remote calls other A2A agents for delegating tasks (workflows'
+// Task.CallAgent). Its methods are the activities
+// workflows.ActivitySendRemoteMessage, ActivityFollowRemoteTask and
+// ActivityCancelRemoteTask. An agent is named by its directory name (URL,
+// card and auth reference from Directory, credentials from Keyring) or by
+// an http(s) URL.
+type Remote struct {
+	// Directory is the agent directory; nil allows URLs only.
+	Directory *models.Store
+	// Keyring holds the credentials directory entries refer to; nil is none.
+	Keyring *remote.Keyring
+	// PollInterval is how often a remote task whose card offers no
+	// streaming is polled; default 2 s.
+	PollInterval time.Duration
+
+	mu      sync.Mutex
+	clients map[string]*remoteClient // by agent name or URL
+}
+
+type remoteClient struct {
+	client *a2aclient.Client
+	card   *a2a.AgentCard
+}
+
+// SendRemoteMessage sends one message to a remote agent and returns the task
+// (or message) it answers with, without waiting for the remote work: it asks
+// for returnImmediately (an agent that ignores it is waited for, with
+// heartbeats).
+func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
+	if in.Message == nil || len(in.Message.Parts) == 0 {
+		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
+	}
+	rc, err := a.client(ctx, in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	stop := heartbeatEvery(ctx, 5*time.Second)
+	defer stop()
+	noHistory := 0
+	res, err := rc.client.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: in.Message,
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: &noHistory},
+	})
+	if err != nil {
+		return nil, a.callError(in.Agent, "send message", err)
+	}
+	switch r := res.(type) {
+	case *a2a.Task:
+		r.History = nil
+		return &workflows.RemoteTaskResult{Task: r}, nil
+	case *a2a.Message:
+		return &workflows.RemoteTaskResult{Message: r}, nil
+	}
+	return nil, temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), workflows.ErrTypeRemoteA2A, nil)
+}
+
+// FollowRemoteTask returns the remote task once it is terminal or waits for
+// input or auth, or as it is when in.Window passes. It streams the task's
+// events when the agent's card offers streaming, else polls GetTask; it
+// heartbeats all along, so a worker that dies is noticed in 20 s and the
+// follow goes on from another attempt.
+func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollowInput) (*workflows.RemoteTaskResult, error) {
+	if in.TaskID == "" {
+		return nil, temporal.NewNonRetryableApplicationError("no remote task ID", ErrTypeInvalidInput, nil)
+	}
+	rc, err := a.client(ctx, in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	window := in.Window
+	if window <= 0 {
+		window = 5 * time.Minute
+	}
+	// A task still asking the question just answered has not taken the
+	// answer yet: it is not settled.
+	settled := func(s a2a.TaskStatus) bool {
+		return settledState(s.State) && !workflows.IsAnsweredQuestion(s, in.Answered)
+	}
+	task, err := a.getTask(ctx, rc, in.Agent, in.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if settled(task.Status) {
+		return &workflows.RemoteTaskResult{Task: task}, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, window)
+	defer cancel()
+	if rc.card.Capabilities.Streaming {
+		err = a.stream(wctx, rc, in.TaskID, settled)
+	} else {
+		err = a.poll(wctx, rc, in.Agent, in.TaskID, settled)
+	}
+	if err != nil && wctx.Err() == nil {
+		return nil, a.callError(in.Agent, "follow task "+string(in.TaskID), err)
+	}
+	// Settled, or the window passed: the task as it is now.
+	task, err = a.getTask(ctx, rc, in.Agent, in.TaskID)
+	return &workflows.RemoteTaskResult{Task: task}, err
+}
+
+// stream reads the task's events until one settles it or the stream ends.
+func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
+	stop := heartbeatEvery(ctx, 5*time.Second)
+	defer stop()
+	for ev, err := range rc.client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+		if err != nil {
+			return err
+		}
+		activity.RecordHeartbeat(ctx, "event")
+		switch e := ev.(type) {
+		case *a2a.TaskStatusUpdateEvent:
+			if settled(e.Status) {
+				return nil
+			}
+		case *a2a.Task:
+			if settled(e.Status) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// poll reads the task every PollInterval until it settles.
+func (a *Remote) poll(ctx context.Context, rc *remoteClient, agent string, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
+	every := a.PollInterval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		task, err := a.getTask(ctx, rc, agent, id)
+		if err != nil {
+			return err
+		}
+		activity.RecordHeartbeat(ctx, string(task.Status.State))
+		if settled(task.Status) {
+			return nil
+		}
+	}
+}
+
+// CancelRemoteTask cancels a remote task. A task that is already terminal
+// (not cancelable) or gone is left as it is.
+func (a *Remote) CancelRemoteTask(ctx context.Context, in workflows.RemoteCancelInput) error {
+	rc, err := a.client(ctx, in.Agent)
+	if err != nil {
+		return err
+	}
+	_, err = rc.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: in.TaskID})
+	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
+		return nil
+	}
+	return a.callError(in.Agent, "cancel task "+string(in.TaskID), err)
+}
+
+func (a *Remote) getTask(ctx context.Context, rc *remoteClient, agent string, id a2a.TaskID) (*a2a.Task, error) {
+	noHistory := 0
+	task, err := rc.client.GetTask(ctx, &a2a.GetTaskRequest{ID: id, HistoryLength: &noHistory})
+	if err != nil {
+		return nil, a.callError(agent, "get task "+string(id), err)
+	}
+	task.History = nil
+	return task, nil
+}
+
+// settledState reports whether a followed task in state s needs the
+// workflow: it ended or waits for input or auth.
+func settledState(s a2a.TaskState) bool {
+	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// client returns the a2a-go client for agent (a directory name or a URL),
+// made once and kept until a call through it fails.
+func (a *Remote) client(ctx context.Context, agent string) (*remoteClient, error) {
+	a.mu.Lock()
+	rc := a.clients[agent]
+	a.mu.Unlock()
+	if rc != nil {
+		return rc, nil
+	}
+	url, authRef, stored, err := a.lookup(agent)
+	if err != nil {
+		return nil, err
+	}
+	hc := http.DefaultClient
+	if authRef != "" {
+		if hc, err = a.Keyring.Client(authRef); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("agent %s: %v", agent, err), workflows.ErrTypeRemoteConfig, err)
+		}
+	}
+	card, err := remote.ResolveCard(ctx, hc, url)
+	if err != nil && stored != nil {
+		card, err = stored, nil // the directory's copy, from the last good fetch
+	}
+	if err != nil {
+		if errors.Is(err, remote.ErrInvalidCard) {
+			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %s: %v", agent, err), workflows.ErrTypeRemoteConfig, err)
+		}
+		return nil, a.callError(agent, "fetch agent card", err)
+	}
+	c, err := remote.NewClient(ctx, hc, card)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %s: %v", agent, err), workflows.ErrTypeRemoteConfig, err)
+	}
+	rc = &remoteClient{client: c, card: card}
+	a.mu.Lock()
+	if a.clients == nil {
+		a.clients = map[string]*remoteClient{}
+	}
+	if prev := a.clients[agent]; prev != nil {
+		_ = c.Destroy()
+		rc = prev
+	} else {
+		a.clients[agent] = rc
+	}
+	a.mu.Unlock()
+	return rc, nil
+}
+
+// lookup finds agent's URL, auth reference and stored card.
+func (a *Remote) lookup(agent string) (url, authRef string, card *a2a.AgentCard, err error) {
+	if strings.HasPrefix(agent, "http://") || strings.HasPrefix(agent, "https://") {
+		return agent, "", nil, nil
+	}
+	if agent == "" {
+		return "", "", nil, temporal.NewNonRetryableApplicationError("no agent given", ErrTypeInvalidInput, nil)
+	}
+	if a.Directory == nil {
+		return "", "", nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %q: this worker has no agent directory; give a URL", agent), workflows.ErrTypeUnknownRemoteAgent, nil)
+	}
+	entry, err := a.Directory.Agent(agent)
+	if errors.Is(err, models.ErrNotFound) {
+		return "", "", nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %q is not in the agent directory (add it with: a2aflow agents add URL --name %s)", agent, agent),
+			workflows.ErrTypeUnknownRemoteAgent, nil)
+	}
+	if err != nil {
+		return "", "", nil, fmt.Errorf("read the agent directory: %w", err)
+	}
+	if len(entry.Card) > 0 {
+		var c a2a.AgentCard
+		if json.Unmarshal(entry.Card, &c) == nil && c.Name != "" && len(c.SupportedInterfaces) > 0 {
+			card = &c
+		}
+	}
+	return entry.URL, entry.AuthRef, card, nil
+}
+
+// callError turns a failed call into the activity's error: retryable when
+// trying again may help (the client is dropped, so the next attempt fetches
+// the card again), else non-retryable with the A2A meaning.
+func (a *Remote) callError(agent, op string, err error) error {
+	a.mu.Lock()
+	if rc := a.clients[agent]; rc != nil {
+		delete(a.clients, agent)
+		_ = rc.client.Destroy()
+	}
+	a.mu.Unlock()
+	msg := fmt.Sprintf("agent %s: %s: %v", agent, op, err)
+	if m := remote.Meaning(err); m != "" {
+		msg = fmt.Sprintf("agent %s: %s: %s (%v)", agent, op, m, err)
+	}
+	if !remote.Retryable(err) {
+		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteA2A, err)
+	}
+	return errors.New(msg)
+}
+
+// heartbeatEvery records an activity heartbeat every d until stopped, so a
+// long call is not taken for a dead worker and a cancel is noticed.
+func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

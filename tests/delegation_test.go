@@ -1,0 +1,417 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// extAgent is a remote A2A agent that is not a2aflow: a2a-go's own server
+// (a2asrv) with an executor that acts on words in the message:
+//
+//   - "reject": rejects the task ("not today");
+//   - "slowask": works for 4 s, then asks "What is your name?";
+//   - "ask": asks "What is your name?" at once;
+//   - "slow": works until canceled;
+//   - anything else: completes at once.
+//
+// An answer to the question completes the task with the status message
+// "Greeted NAME" and a "greeting" artifact "Hello, NAME". It records every
+// message it executes and every cancel.
+type extAgent struct {
+	mu       sync.Mutex
+	newTasks []string     // message IDs that started a task
+	messages []string     // every message ID executed
+	canceled []a2a.TaskID // tasks canceled
+}
+
+func (x *extAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := ec.Message.Parts[0].Text()
+		x.mu.Lock()
+		x.messages = append(x.messages, ec.Message.ID)
+		if ec.StoredTask == nil {
+			x.newTasks = append(x.newTasks, ec.Message.ID)
+		}
+		x.mu.Unlock()
+		agentSays := func(s string) *a2a.Message { return a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(s)) }
+		if ec.StoredTask == nil {
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+		} else if ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
+			art := a2a.NewArtifactEvent(ec, a2a.NewTextPart("Hello, "+text))
+			art.Artifact.Name = "greeting"
+			if !yield(art, nil) {
+				return
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentSays("Greeted "+text)), nil)
+			return
+		}
+		switch {
+		case strings.Contains(text, "reject"):
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, agentSays("not today")), nil)
+		case strings.Contains(text, "slowask"):
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, agentSays("thinking")), nil) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(4 * time.Second):
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentSays("What is your name?")), nil)
+		case strings.Contains(text, "ask"):
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentSays("What is your name?")), nil)
+		case strings.Contains(text, "slow"):
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, agentSays("working slowly")), nil) {
+				return
+			}
+			<-ctx.Done()
+		default:
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentSays("done: "+text)), nil)
+		}
+	}
+}
+
+func (x *extAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		x.mu.Lock()
+		x.canceled = append(x.canceled, ec.TaskID)
+		x.mu.Unlock()
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// started returns the IDs of the messages that started a task and begin with prefix.
+func (x *extAgent) started(prefix string) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []string
+	for _, id := range x.newTasks {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (x *extAgent) wasCanceled(id a2a.TaskID) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, c := range x.canceled {
+		if c == id {
+			return true
+		}
+	}
+	return false
+}
+
+// serveExt serves x over JSON-RPC with a card that offers streaming or not.
+func serveExt(t *testing.T, x *extAgent, streaming bool) *httptest.Server {
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
+		return &a2a.AgentCard{
+			Name: "ext", Version: "1.0.0", Description: "Greets people by name.",
+			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
+			Capabilities:        a2a.AgentCapabilities{Streaming: streaming},
+			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+			Skills: []a2a.AgentSkill{{ID: "greet", Name: "Greet", Description: "Greets you by name."}},
+		}, nil
+	})))
+	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x)))
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fakeRouterLLM is an OpenAI Chat Completions endpoint for the router: a
+// RoutingDecision from words in the request, a FollowUpDecision that
+// answers "Ada" when the request said "my name is Ada", and plain text for
+// the llm tool.
+func fakeRouterLLM(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var req struct {
+			Model    string        `json:"model"`
+			Messages []chatMessage `json:"messages"`
+			Format   *struct {
+				Schema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+			return
+		}
+		prompt := fmt.Sprint(req.Messages[len(req.Messages)-1].Content)
+		request := prompt
+		if i := strings.LastIndex(prompt, "Request:\n"); i >= 0 {
+			request = prompt[i+len("Request:\n"):]
+		}
+		var answer string
+		switch {
+		case req.Format != nil && req.Format.Schema.Name == "FollowUpDecision":
+			if strings.Contains(prompt, "my name is Ada") {
+				answer = `{"decision":"HANDLE_DIRECTLY","answer":"Ada"}`
+			} else {
+				answer = `{"decision":"NEED_HUMAN_INPUT","answer":""}`
+			}
+		case req.Format != nil && strings.Contains(request, "6*7"):
+			answer = `{"decision":"LOCAL","tool":"calculator","params":"{\"expression\":\"6*7\"}","agent":"","reason":"arithmetic"}`
+		case req.Format != nil && strings.Contains(request, "greet"):
+			answer = `{"decision":"REMOTE","tool":"","params":"","agent":"ext","reason":"ext greets people"}`
+		case req.Format != nil && strings.Contains(request, "ghost"):
+			answer = `{"decision":"REMOTE","tool":"","params":"","agent":"ghost","reason":"ghost knows"}`
+		case req.Format != nil && strings.Contains(request, "steal"):
+			answer = `{"decision":"REJECT","tool":"","params":"","agent":"","reason":"I will not help with theft."}`
+		case req.Format != nil:
+			answer = `{"decision":"LOCAL","tool":"llm","params":"{\"prompt\":\"hello\"}","agent":"","reason":"chat"}`
+		default:
+			answer = "local answer"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-router","object":"chat.completion","created":1700000000,"model":%q,
+			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
+			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.Model, textMessage(answer))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// addAgent runs `a2aflow agents add URL --name NAME` on dataDir.
+func addAgent(t *testing.T, dataDir, name, url string) {
+	t.Helper()
+	out, err := exec.Command(binary, "agents", "add", url, "--name", name, "--data-dir", dataDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("agents add %s: %v\n%s", name, err, out)
+	}
+}
+
+// routerSend sends parts to the router as a new task (or to taskID) and returns the task.
+func routerSend(t *testing.T, ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID, parts ...*a2a.Part) *a2a.Task {
+	t.Helper()
+	msg := a2a.NewMessage(a2a.MessageRoleUser, parts...)
+	msg.TaskID = taskID
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("SendMessage returned %T, want a task", res)
+	}
+	return task
+}
+
+func routeOf(t *testing.T, task *a2a.Task) map[string]any {
+	t.Helper()
+	r, _ := task.Metadata["a2aflow.route"].(map[string]any)
+	if r == nil {
+		t.Fatalf("task %s has no a2aflow.route metadata: %v", task.ID, task.Metadata)
+	}
+	return r
+}
+
+// TestDelegation runs the router of one a2aflow against a remote agent
+// that is a2a-go's own server: @mentions, a remote question answered by our
+// user and by the LLM, artifacts copied, streaming and polling, a remote
+// rejection, cancel propagation, an unreachable agent within the retry
+// budget, local tools by data part, LLM routing with its fallbacks, and a
+// kill -9 of a2aflow while it follows the remote task (exactly one remote
+// task is created).
+func TestDelegation(t *testing.T) {
+	ext := &extAgent{}
+	streamSrv := serveExt(t, ext, true)
+	pollSrv := serveExt(t, ext, false)
+	downSrv := serveExt(t, ext, true)
+	llmSrv := fakeRouterLLM(t)
+
+	dataDir := t.TempDir()
+	addAgent(t, dataDir, "ext", streamSrv.URL)
+	addAgent(t, dataDir, "ext-poll", pollSrv.URL)
+	addAgent(t, dataDir, "down", downSrv.URL)
+	downSrv.Close() // known to the directory, unreachable from now on
+
+	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-router")
+	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
+	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	s := startServe(t, dataDir, "--delegation-retry-budget", "6s")
+	ctx := testContext(t)
+	c, card := newClient(t, ctx, s.APIURL+"/agents/router")
+	if card.Name != "router" {
+		t.Fatalf("card name = %q, want router", card.Name)
+	}
+	text := a2a.NewTextPart
+
+	for _, agent := range []string{"ext", "ext-poll"} {
+		t.Run("question answered by the user, "+agent, func(t *testing.T) {
+			task := routerSend(t, ctx, c, "", text("@"+agent+" ask"))
+			wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
+			task = routerSend(t, ctx, c, task.ID, text("Ada"))
+			wantState(t, task, a2a.TaskStateCompleted, "Greeted Ada")
+			if r := routeOf(t, task); r["decision"] != "REMOTE" || r["agent"] != agent || r["by"] != "@mention" {
+				t.Errorf("route = %v, want REMOTE to %s by @mention", r, agent)
+			}
+			if len(task.Artifacts) != 1 || task.Artifacts[0].Name != "greeting" || task.Artifacts[0].Parts[0].Text() != "Hello, Ada" {
+				t.Fatalf("artifacts = %v, want the remote greeting", task.Artifacts)
+			}
+			src, _ := task.Artifacts[0].Metadata["a2aflow.source"].(map[string]any)
+			if src["agent"] != agent || src["taskId"] == "" {
+				t.Errorf("artifact source = %v, want agent %s and its task", src, agent)
+			}
+			dels, _ := task.Metadata["a2aflow.delegations"].([]any)
+			if len(dels) != 1 || dels[0].(map[string]any)["state"] != string(a2a.TaskStateCompleted) {
+				t.Errorf("delegations = %v, want one completed", task.Metadata["a2aflow.delegations"])
+			}
+			if n := len(ext.started(string(task.ID))); n != 1 {
+				t.Errorf("the remote agent started %d tasks for ours, want 1", n)
+			}
+			if agent == "ext" {
+				replayAndRecord(t, ctx, s, task.ID, "router-delegation.history.json")
+			}
+		})
+	}
+
+	t.Run("question answered by the LLM", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", text("please greet me, my name is Ada, ask me if you must"))
+		wantState(t, task, a2a.TaskStateCompleted, "Greeted Ada")
+		if r := routeOf(t, task); r["decision"] != "REMOTE" || r["agent"] != "ext" || r["by"] != "llm" {
+			t.Errorf("route = %v, want REMOTE to ext by llm", r)
+		}
+		replayAndRecord(t, ctx, s, task.ID, "router-llm.history.json")
+	})
+
+	t.Run("remote rejects", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", text("@ext reject this"))
+		wantState(t, task, a2a.TaskStateRejected, "ext rejected the task: not today")
+	})
+
+	t.Run("unknown agent", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", text("@nobody hi"))
+		wantState(t, task, a2a.TaskStateRejected, "")
+		if got := statusText(task); !strings.Contains(got, `no agent named "nobody"`) || !strings.Contains(got, "ext-poll") {
+			t.Errorf("status = %q, want the unknown name and the known ones", got)
+		}
+	})
+
+	t.Run("cancel propagates", func(t *testing.T) {
+		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slow"))
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2a.Task).ID
+		var remoteID string
+		waitFor(t, 30*time.Second, func() bool {
+			task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			if err != nil {
+				return false
+			}
+			dels, _ := task.Metadata["a2aflow.delegations"].([]any)
+			if len(dels) == 1 {
+				remoteID, _ = dels[0].(map[string]any)["taskId"].(string)
+			}
+			return remoteID != ""
+		})
+		task, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantState(t, task, a2a.TaskStateCanceled, "")
+		waitFor(t, 30*time.Second, func() bool { return ext.wasCanceled(a2a.TaskID(remoteID)) })
+	})
+
+	t.Run("unreachable agent within the retry budget", func(t *testing.T) {
+		start := time.Now()
+		task := routerSend(t, ctx, c, "", text("@down hello"))
+		wantState(t, task, a2a.TaskStateFailed, "")
+		if got := statusText(task); !strings.Contains(got, "agent down") || !strings.Contains(got, "retry budget of 6s") {
+			t.Errorf("status = %q, want a clear failure naming the agent and the budget", got)
+		}
+		// Retries at 1 s and 3 s; the next (7 s) would pass the budget.
+		if took := time.Since(start); took < 2*time.Second || took > 20*time.Second {
+			t.Errorf("failed after %s; want the retries of a 6 s budget", took)
+		}
+	})
+
+	t.Run("local tools by data part", func(t *testing.T) {
+		tool := func(name string, params any) *a2a.Part {
+			return a2a.NewDataPart(map[string]any{"tool": name, "params": params})
+		}
+		task := routerSend(t, ctx, c, "", tool("echo", map[string]any{"text": "hi"}))
+		wantState(t, task, a2a.TaskStateCompleted, `{"text":"hi"}`)
+		task = routerSend(t, ctx, c, "", tool("calculator", map[string]any{"expression": "6*7"}))
+		wantState(t, task, a2a.TaskStateCompleted, "")
+		if !strings.Contains(statusText(task), `"result":"42"`) {
+			t.Errorf("calculator status = %q", statusText(task))
+		}
+		task = routerSend(t, ctx, c, "", tool("list_agents", map[string]any{}))
+		if !strings.Contains(statusText(task), `"name":"ext-poll"`) {
+			t.Errorf("list_agents status = %q, want the directory", statusText(task))
+		}
+		task = routerSend(t, ctx, c, "", tool("nope", map[string]any{}))
+		wantState(t, task, a2a.TaskStateRejected, "")
+		if !strings.Contains(statusText(task), `unknown tool "nope"; local tools: calculator, clock, echo`) {
+			t.Errorf("unknown tool status = %q", statusText(task))
+		}
+		task = routerSend(t, ctx, c, "", tool("calculator", map[string]any{"expression": 7}))
+		wantState(t, task, a2a.TaskStateRejected, "")
+	})
+
+	t.Run("LLM routes", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", text("what is 6*7?"))
+		wantState(t, task, a2a.TaskStateCompleted, "")
+		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "calculator" || !strings.Contains(statusText(task), "42") {
+			t.Errorf("route = %v, status %q; want LOCAL calculator with 42", r, statusText(task))
+		}
+		task = routerSend(t, ctx, c, "", text("ask the ghost"))
+		wantState(t, task, a2a.TaskStateCompleted, "local answer")
+		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "llm" || r["by"] != "fallback" {
+			t.Errorf("route = %v, want the local llm fallback for an unknown agent", r)
+		}
+		task = routerSend(t, ctx, c, "", text("help me steal a car"))
+		wantState(t, task, a2a.TaskStateRejected, "I will not help with theft.")
+	})
+
+	t.Run("kill -9 while following", func(t *testing.T) {
+		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slowask"))
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2a.Task).ID
+		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
+		s.proc().kill() // while the remote task works and we follow it
+		s.restart()
+		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+		var task *a2a.Task
+		waitFor(t, 90*time.Second, func() bool {
+			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			return err == nil && task.Status.State == a2a.TaskStateInputRequired
+		})
+		wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
+		task = routerSend(t, ctx, c, id, text("Grace"))
+		wantState(t, task, a2a.TaskStateCompleted, "Greeted Grace")
+		if got := ext.started(string(id)); len(got) != 1 {
+			t.Errorf("the remote agent started tasks for messages %v, want exactly one", got)
+		}
+	})
+}

@@ -1,0 +1,455 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Delegation: a skill calls another A2A agent with [Task.CallAgent]. The
+// remote task is started and followed by activities (activities.Remote,
+// whose methods have these names); its ID is kept in workflow state (the
+// send activity's result is in history), so neither a retry nor a restart of
+// our worker or of the remote agent ever starts a second remote task.
+const (
+	// ActivitySendRemoteMessage sends one message to a remote agent (a
+	// RemoteSendInput, answering a RemoteTaskResult). It asks the remote
+	// agent to return at once, so it never waits for the remote work.
+	ActivitySendRemoteMessage = "SendRemoteMessage"
+	// ActivityFollowRemoteTask follows a remote task (a RemoteFollowInput,
+	// answering a RemoteTaskResult) until it ends, waits for input, or the
+	// window passes: by streaming when the remote card offers it, else by
+	// polling, heartbeating all along.
+	ActivityFollowRemoteTask = "FollowRemoteTask"
+	// ActivityCancelRemoteTask cancels a remote task (a RemoteCancelInput).
+	// A task that is already terminal or gone is not an error.
+	ActivityCancelRemoteTask = "CancelRemoteTask"
+)
+
+// Error types of the delegation activities' non-retryable errors.
+const (
+	// ErrTypeUnknownRemoteAgent: the agent is not in the directory.
+	ErrTypeUnknownRemoteAgent = "UnknownRemoteAgent"
+	// ErrTypeRemoteConfig: the remote agent cannot be called as configured
+	// (no usable interface in its card, unknown credentials).
+	ErrTypeRemoteConfig = "RemoteAgentConfig"
+	// ErrTypeRemoteA2A: the remote agent answered with an A2A error that a
+	// retry would not change (task not found, invalid params, unauthenticated...).
+	ErrTypeRemoteA2A = "RemoteA2AError"
+)
+
+// DelegationsMetadataKey is the task metadata key listing the remote tasks
+// the task delegated to, a []Delegation, also kept in the workflow memo
+// under the same key so the Temporal UI shows it.
+const DelegationsMetadataKey = "a2aflow.delegations"
+
+// RemoteSendInput is the argument of [ActivitySendRemoteMessage].
+type RemoteSendInput struct {
+	// Agent is a directory name or an http(s) URL of an agent card's base.
+	Agent string
+	// Message is sent as is: its ID is deterministic, so a retried send
+	// is recognised by an agent that deduplicates by message ID (a2aflow
+	// does); TaskID and ContextID are empty for a new remote task.
+	Message *a2a.Message
+}
+
+// RemoteFollowInput is the argument of [ActivityFollowRemoteTask].
+type RemoteFollowInput struct {
+	// Agent is a directory name or an http(s) URL, as in RemoteSendInput.
+	Agent string
+	// TaskID is the remote task.
+	TaskID a2a.TaskID
+	// Window bounds one call: it returns the task as it is then, and the
+	// workflow follows again. Default 5 minutes.
+	Window time.Duration
+	// Answered is the question (status message ID) the workflow just
+	// answered: until the remote agent takes the answer, its task may still
+	// show that question, which is not a new one and is followed past.
+	Answered string `json:",omitempty"`
+}
+
+// RemoteCancelInput is the argument of [ActivityCancelRemoteTask].
+type RemoteCancelInput struct {
+	Agent  string
+	TaskID a2a.TaskID
+}
+
+// RemoteTaskResult is what the send and follow activities answer.
+type RemoteTaskResult struct {
+	// Task is the remote task as last seen, without history (its status
+	// message and artifacts are there). Nil when the agent answered a
+	// message without a task.
+	Task *a2a.Task `json:"task,omitempty"`
+	// Message is the agent's answer when it replied with a message rather
+	// than a task (A2A allows it for a quick answer): the call is complete.
+	Message *a2a.Message `json:"message,omitempty"`
+}
+
+// Delegation is one remote task a task delegated to, recorded in its
+// metadata and memo under [DelegationsMetadataKey].
+type Delegation struct {
+	Agent     string        `json:"agent"`
+	TaskID    a2a.TaskID    `json:"taskId,omitempty"`
+	ContextID string        `json:"contextId,omitempty"`
+	State     a2a.TaskState `json:"state"`
+}
+
+// CallRequest is what [Task.CallAgent] sends and how it follows the answer.
+type CallRequest struct {
+	// Agent is the remote agent: a name in the agent directory (its URL,
+	// card and credentials are looked up by the worker), or an http(s)
+	// URL where its agent card is.
+	Agent string
+	// Text is the message to send; Parts, when set, are sent instead.
+	Text  string
+	Parts a2a.ContentParts
+	// Answer, when set, may answer the remote agent's questions itself (an
+	// LLM, a lookup...): it is workflow code, and a nil message means "ask
+	// our user". Without it every question goes to our user: our task
+	// waits for input with the remote question, and the answer is
+	// forwarded.
+	Answer func(ctx workflow.Context, question *a2a.Message) (*a2a.Message, error)
+	// RetryBudget is how long an unreachable remote agent is retried, with
+	// backoff from 1 s up to 30 s, before the call fails. Default: the
+	// worker's [WithRetryBudget], else [DefaultRetryBudget].
+	RetryBudget time.Duration
+	// NoArtifacts leaves the remote task's artifacts out of our task; they
+	// are still in the result.
+	NoArtifacts bool
+}
+
+// CallResult is a completed remote call.
+type CallResult struct {
+	// Agent is the agent called, as given in the request.
+	Agent string
+	// TaskID and ContextID identify the remote task; TaskID is empty when
+	// the agent answered with a message and no task.
+	TaskID    a2a.TaskID
+	ContextID string
+	// Message is the remote agent's final message: the completed task's
+	// status message, or the message it answered with.
+	Message *a2a.Message
+	// Artifacts are the remote task's artifacts as received.
+	Artifacts []*a2a.Artifact
+}
+
+// Text returns the text of the remote agent's final message.
+func (r *CallResult) Text() string { return MessageText(r.Message) }
+
+// RemoteTaskError is a remote task that ended failed, rejected or canceled.
+type RemoteTaskError struct {
+	Agent  string
+	TaskID a2a.TaskID
+	State  a2a.TaskState
+	// Reason is the remote task's status message text.
+	Reason string
+}
+
+// Error implements error.
+func (e *RemoteTaskError) Error() string {
+	msg := fmt.Sprintf("the task of agent %s ended %s", e.Agent, e.State)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
+
+// DefaultRetryBudget is how long an unreachable remote agent is retried,
+// unless the worker sets another default with [WithRetryBudget].
+const DefaultRetryBudget = 5 * time.Minute
+
+// WithRetryBudget sets the default [CallRequest.RetryBudget] of the tasks'
+// remote calls (the worker's --delegation-retry-budget). It only shapes
+// activities scheduled from then on, so changing it is safe for running tasks.
+func WithRetryBudget(d time.Duration) TaskWorkflowOption {
+	return func(w *TaskWorkflow) { w.retryBudget = d }
+}
+
+// followWindow bounds one follow activity; the workflow follows again after it.
+const followWindow = 5 * time.Minute
+
+// CallAgent sends a message to a remote A2A agent and follows its task to
+// the end, durably: the remote task's ID is recorded in the workflow (and in
+// the task's metadata under [DelegationsMetadataKey]), and every send,
+// follow and cancel is an activity retried with backoff within
+// req.RetryBudget, so our worker, the remote agent or both may restart
+// meanwhile and the call goes on with the same remote task.
+//
+// When the remote task waits for input (or auth), req.Answer may answer;
+// otherwise our task waits with the remote question as its own (slot
+// "remote:<agent>") and forwards the user's answer, as often as the remote
+// agent asks. A completed remote task returns its final message and
+// artifacts, which are also added to our task (metadata "a2aflow.source"
+// names where each came from). A remote task that ends failed, rejected or
+// canceled returns a [*RemoteTaskError]. Cancelling our task cancels the
+// remote one.
+func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, error) {
+	if req.Agent == "" {
+		return nil, errors.New("call agent: no agent given")
+	}
+	parts := req.Parts
+	if len(parts) == 0 && req.Text != "" {
+		parts = a2a.ContentParts{a2a.NewTextPart(req.Text)}
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("call agent %s: nothing to send", req.Agent)
+	}
+	budget := req.RetryBudget
+	if budget <= 0 {
+		budget = t.r.budget
+	}
+	if budget <= 0 {
+		budget = DefaultRetryBudget
+	}
+	t.calls++
+	c := &call{t: t, req: req, n: t.calls, budget: budget, record: len(t.delegations)}
+	res, err := c.send(ctx, parts, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if res.Message != nil {
+		t.recordDelegation(ctx, c.record, Delegation{Agent: req.Agent, ContextID: res.Message.ContextID, State: a2a.TaskStateCompleted})
+		return &CallResult{Agent: req.Agent, ContextID: res.Message.ContextID, Message: res.Message}, nil
+	}
+	task := res.Task
+	t.recordDelegation(ctx, c.record, Delegation{Agent: req.Agent, TaskID: task.ID, ContextID: task.ContextID, State: task.Status.State})
+	t.Progress(ctx, fmt.Sprintf("Delegated to %s (remote task %s).", req.Agent, task.ID))
+	answered := "" // the status message ID of the question last answered
+	for {
+		state := task.Status.State
+		switch {
+		case state == a2a.TaskStateCompleted:
+			return c.completed(ctx, task), nil
+		case state.Terminal():
+			return nil, &RemoteTaskError{Agent: req.Agent, TaskID: task.ID, State: state, Reason: MessageText(task.Status.Message)}
+		case interrupted(state) && !IsAnsweredQuestion(task.Status, answered):
+			answer, err := c.answer(ctx, task)
+			if err != nil {
+				return nil, c.stop(ctx, task, err)
+			}
+			answered = questionID(task.Status)
+			res, err := c.send(ctx, answer.Parts, task.ID, task.ContextID)
+			if err != nil {
+				return nil, c.stop(ctx, task, err)
+			}
+			if res.Task == nil {
+				return nil, fmt.Errorf("agent %s answered the follow-up of task %s with a message, not the task", req.Agent, task.ID)
+			}
+			task = res.Task
+		default: // submitted, working, a question already answered, or a state this version does not know
+			next, err := c.follow(ctx, task, answered)
+			if err != nil {
+				return nil, c.stop(ctx, task, err)
+			}
+			task = next
+		}
+		t.recordDelegation(ctx, c.record, Delegation{Agent: req.Agent, TaskID: task.ID, ContextID: task.ContextID, State: task.Status.State})
+	}
+}
+
+// call is one CallAgent in progress.
+type call struct {
+	t      *Task
+	req    CallRequest
+	n      int // the call's number in the task, for message IDs
+	sent   int // messages sent so far
+	budget time.Duration
+	record int // index of its Delegation record
+}
+
+// retry is the retry policy of the remote calls: backoff from 1 s to 30 s,
+// bounded in time by the budget (the activity's ScheduleToCloseTimeout).
+func (c *call) retry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        30 * time.Second,
+		NonRetryableErrorTypes: []string{ErrTypeUnknownRemoteAgent, ErrTypeRemoteConfig, ErrTypeRemoteA2A},
+	}
+}
+
+// send sends parts as the call's next message; to a new remote task when
+// taskID is empty.
+func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID string) (*RemoteTaskResult, error) {
+	c.sent++
+	msg := &a2a.Message{
+		// Deterministic: a retried or replayed send carries the same ID.
+		ID:        fmt.Sprintf("%s-call-%d-%d", c.t.ID(), c.n, c.sent),
+		Role:      a2a.MessageRoleUser,
+		TaskID:    taskID,
+		ContextID: contextID,
+		Parts:     parts,
+	}
+	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, truncateLine(partsSummary(parts), 120))
+	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
+		ScheduleToCloseTimeout: c.budget,
+		StartToCloseTimeout:    time.Minute,
+		HeartbeatTimeout:       20 * time.Second,
+		RetryPolicy:            c.retry(),
+	}, summary))
+	var res RemoteTaskResult
+	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg}).Get(ctx, &res)
+	if err != nil {
+		return nil, c.failed("send a message to", err)
+	}
+	if res.Task == nil && res.Message == nil {
+		return nil, fmt.Errorf("agent %s answered neither a task nor a message", c.req.Agent)
+	}
+	return &res, nil
+}
+
+// follow waits for the remote task to move on: one follow activity of at
+// most followWindow, after which the loop follows again.
+func (c *call) follow(ctx workflow.Context, task *a2a.Task, answered string) (*a2a.Task, error) {
+	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
+		ScheduleToCloseTimeout: followWindow + c.budget,
+		StartToCloseTimeout:    followWindow + time.Minute,
+		HeartbeatTimeout:       20 * time.Second,
+		RetryPolicy:            c.retry(),
+	}, fmt.Sprintf("follow %s task %s", c.req.Agent, task.ID)))
+	var res RemoteTaskResult
+	err := workflow.ExecuteActivity(actx, ActivityFollowRemoteTask, RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered}).Get(ctx, &res)
+	if err != nil {
+		return nil, c.failed(fmt.Sprintf("follow task %s of", task.ID), err)
+	}
+	if res.Task == nil {
+		return nil, fmt.Errorf("agent %s returned no task for %s", c.req.Agent, task.ID)
+	}
+	return res.Task, nil
+}
+
+// questionID identifies the question a status asks: its message ID, or
+// its timestamp when the agent sent no message.
+func questionID(s a2a.TaskStatus) string {
+	if s.Message != nil && s.Message.ID != "" {
+		return "message:" + s.Message.ID
+	}
+	if s.Timestamp != nil {
+		return "time:" + s.Timestamp.UTC().Format(time.RFC3339Nano)
+	}
+	return "state:" + string(s.State)
+}
+
+// IsAnsweredQuestion reports whether status still asks the question
+// identified by answered (see RemoteFollowInput.Answered).
+func IsAnsweredQuestion(status a2a.TaskStatus, answered string) bool {
+	return answered != "" && interrupted(status.State) && questionID(status) == answered
+}
+
+// failed words an activity error for the user: an unreachable agent says
+// for how long it was tried.
+func (c *call) failed(what string, err error) error {
+	var timeout *temporal.TimeoutError
+	var actErr *temporal.ActivityError
+	if errors.As(err, &timeout) || (errors.As(err, &actErr) && actErr.RetryState() == enumspb.RETRY_STATE_TIMEOUT) {
+		return fmt.Errorf("could not %s agent %s within the retry budget of %s: %w", what, c.req.Agent, c.budget, err)
+	}
+	return fmt.Errorf("could not %s agent %s: %w", what, c.req.Agent, err)
+}
+
+// answer gets the answer to the remote task's question: from req.Answer,
+// or from our user, our task waiting with the remote question.
+func (c *call) answer(ctx workflow.Context, task *a2a.Task) (*a2a.Message, error) {
+	question := task.Status.Message
+	if c.req.Answer != nil {
+		answer, err := c.req.Answer(ctx, question)
+		if err != nil {
+			return nil, err
+		}
+		if answer != nil && len(answer.Parts) > 0 {
+			return answer, nil
+		}
+	}
+	prompt := MessageText(question)
+	if prompt == "" {
+		prompt = fmt.Sprintf("Agent %s needs more input.", c.req.Agent)
+	}
+	return c.t.wait(ctx, task.Status.State, "remote:"+c.req.Agent, prompt, nil)
+}
+
+// stop ends the call on err: when our task was canceled, the remote task is
+// canceled too (best effort, in a disconnected context).
+func (c *call) stop(ctx workflow.Context, task *a2a.Task, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	actx := workflow.WithActivityOptions(dctx, withSummary(workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: c.retry().NonRetryableErrorTypes},
+	}, fmt.Sprintf("cancel %s task %s", c.req.Agent, task.ID)))
+	if cerr := workflow.ExecuteActivity(actx, ActivityCancelRemoteTask, RemoteCancelInput{Agent: c.req.Agent, TaskID: task.ID}).Get(dctx, nil); cerr != nil {
+		c.t.r.logger.Warn("cancel remote task", "agent", c.req.Agent, "task", task.ID, "error", cerr)
+		c.t.recordDelegation(dctx, c.record, Delegation{Agent: c.req.Agent, TaskID: task.ID, ContextID: task.ContextID, State: task.Status.State})
+	} else {
+		c.t.recordDelegation(dctx, c.record, Delegation{Agent: c.req.Agent, TaskID: task.ID, ContextID: task.ContextID, State: a2a.TaskStateCanceled})
+	}
+	return err
+}
+
+// completed copies the remote artifacts into our task and returns the result.
+func (c *call) completed(ctx workflow.Context, task *a2a.Task) *CallResult {
+	res := &CallResult{Agent: c.req.Agent, TaskID: task.ID, ContextID: task.ContextID, Message: task.Status.Message, Artifacts: task.Artifacts}
+	if c.req.NoArtifacts {
+		return res
+	}
+	for _, a := range task.Artifacts {
+		if a == nil {
+			continue
+		}
+		meta := map[string]any{}
+		// Copying a map gives the same result in any order.
+		maps.Copy(meta, a.Metadata) //workflowcheck:ignore
+		delete(meta, "version")     // our task numbers its own versions
+		meta["a2aflow.source"] = map[string]any{"agent": c.req.Agent, "taskId": string(task.ID), "artifactId": string(a.ID)}
+		c.t.Artifact(ctx, &a2a.Artifact{Name: a.Name, Description: a.Description, Parts: a.Parts, Extensions: a.Extensions, Metadata: meta})
+	}
+	return res
+}
+
+// recordDelegation sets the task's delegation record i (appending it when
+// new) in its metadata and memo.
+func (t *Task) recordDelegation(ctx workflow.Context, i int, d Delegation) {
+	if i < len(t.delegations) {
+		if t.delegations[i] == d {
+			return
+		}
+		t.delegations[i] = d
+	} else {
+		t.delegations = append(t.delegations, d)
+	}
+	t.SetMetadata(ctx, DelegationsMetadataKey, append([]Delegation(nil), t.delegations...))
+}
+
+// Delegations returns the remote tasks the task delegated to so far.
+func (t *Task) Delegations() []Delegation {
+	return append([]Delegation(nil), t.delegations...)
+}
+
+// partsSummary renders parts as one line for an activity summary.
+func partsSummary(parts a2a.ContentParts) string {
+	if text := MessageText(&a2a.Message{Parts: parts}); text != "" {
+		return text
+	}
+	return fmt.Sprintf("%d part(s)", len(parts))
+}
+
+// truncateLine shortens s to at most n runes, on one line.
+func truncateLine(s string, n int) string {
+	runes := []rune(s)
+	for i, r := range runes {
+		if r == '\n' || r == '\r' {
+			runes[i] = ' '
+		}
+	}
+	if len(runes) <= n {
+		return string(runes)
+	}
+	return string(runes[:n-1]) + "…"
+}
