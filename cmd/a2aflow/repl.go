@@ -3,11 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -21,10 +25,13 @@ const replHelp = `Commands:
   :connect URL|N     talk to the agent at URL, or number N of :servers
   :disconnect        back to the local agent
   :remote MESSAGE    send MESSAGE to the connected agent, staying with the local one
-  :listen PORT       not supported in this build: run "a2aflow serve" instead
-  :stop              not supported in this build (nothing is listening)
-  :tool NAME JSON    not supported in this build: local tools run inside agents
-  :quit              leave
+  :listen PORT       serve the local agents on http://127.0.0.1:PORT: runs "a2aflow serve"
+                     (data and serve.log in <data-dir>/listen-PORT) and makes it the local agent
+  :stop              stop serving; the local agent is --agent again
+  :tool NAME [JSON]  run the local tool NAME (echo, clock, calculator, list_agents...) with
+                     the JSON object JSON as its parameters ({} when left out), through the
+                     local server's router agent
+  :quit              leave (stops serving too; so do end of input and Ctrl-C)
 Any other line is a message to the current agent; when a task waits for
 input, the prompt says so and the next line answers it.
 `
@@ -44,11 +51,14 @@ type replServer struct{ name, url string }
 // replSession keeps the REPL's state: the agents and the current task per agent.
 type replSession struct {
 	sender    replSender
-	local     string
+	local     string // the local agent: the listener's URL while :listen runs, else agent
+	agent     string // the --agent URL
 	connected string // "" while talking to the local agent
 	servers   func() ([]replServer, error)
 	tasks     map[string]*replTask
 	out       io.Writer
+	listen    listenConfig
+	listener  *replListener // the running :listen child, if any
 }
 
 // replTask is the conversation with one agent: its context and the task
@@ -61,7 +71,7 @@ type replTask struct {
 }
 
 func newREPLSession(s replSender, local string, servers func() ([]replServer, error), out io.Writer) *replSession {
-	return &replSession{sender: s, local: local, servers: servers, tasks: map[string]*replTask{}, out: out}
+	return &replSession{sender: s, local: local, agent: local, servers: servers, tasks: map[string]*replTask{}, out: out}
 }
 
 func (r *replSession) current() string {
@@ -164,10 +174,15 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 			return errors.New(":remote needs a message")
 		}
 		return r.send(ctx, r.connected, arg)
-	case ":listen", ":stop":
-		return fmt.Errorf("%s is not supported in this build: the REPL is a client; run \"a2aflow serve\" to serve agents", cmd)
+	case ":listen":
+		return r.startListening(ctx, arg)
+	case ":stop":
+		if r.listener == nil {
+			return errors.New(":stop: nothing is listening, see :listen PORT")
+		}
+		r.stopListening()
 	case ":tool":
-		return errors.New(":tool is not supported in this build: local tools run inside agents, send the agent a message instead")
+		return r.tool(ctx, arg)
 	default:
 		return fmt.Errorf("unknown command %s, see :help", cmd)
 	}
@@ -197,11 +212,17 @@ func (r *replSession) send(ctx context.Context, url, text string) error {
 		return a2aError("send", err)
 	}
 	t.taskID, t.question = "", ""
+	return r.show(t, res)
+}
+
+// show prints the agent's reply and records in t its context and the task
+// waiting for input, if any.
+func (r *replSession) show(t *replTask, res a2a.SendMessageResult) error {
 	switch v := res.(type) {
 	case *a2a.Task:
 		t.contextID = v.ContextID
 		fmt.Fprintf(r.out, "Task %s: %s\n", v.ID, stateName(v.Status.State))
-		text := messageText(v.Status.Message)
+		text := replyText(v.Status.Message)
 		switch v.Status.State {
 		case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
 			t.taskID, t.question = v.ID, text
@@ -216,29 +237,228 @@ func (r *replSession) send(ctx context.Context, url, text string) error {
 		}
 	case *a2a.Message:
 		t.contextID = v.ContextID
-		fmt.Fprintf(r.out, "Agent: %s\n", messageText(v))
+		fmt.Fprintf(r.out, "Agent: %s\n", replyText(v))
 	default:
 		return fmt.Errorf("send: unexpected result %T", res)
 	}
 	return nil
 }
 
-// run reads lines until :quit or end of input.
+// replyText renders a reply's parts like partsText, leaving out a data part
+// that only repeats a text part (a tool result sent both as JSON text and as
+// data).
+func replyText(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	texts := map[string]bool{}
+	for _, p := range m.Parts {
+		if p != nil && p.Text() != "" {
+			if c := canonicalJSON([]byte(p.Text())); c != "" {
+				texts[c] = true
+			}
+		}
+	}
+	var parts a2a.ContentParts
+	for _, p := range m.Parts {
+		if p != nil && p.Text() == "" && p.Data() != nil {
+			if raw, err := json.Marshal(p.Data()); err == nil && texts[canonicalJSON(raw)] {
+				continue
+			}
+		}
+		parts = append(parts, p)
+	}
+	return partsText(parts)
+}
+
+// canonicalJSON is raw re-encoded (sorted keys, no spaces) when it is JSON,
+// else "".
+func canonicalJSON(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// serverBase is the server part of an agent URL: the URL without a trailing
+// "/agents/NAME", where a2aflow serves its named agents.
+func serverBase(agentURL string) string {
+	u := strings.TrimRight(agentURL, "/")
+	if i := strings.LastIndex(u, "/agents/"); i >= 0 && !strings.Contains(u[i+len("/agents/"):], "/") {
+		return u[:i]
+	}
+	return u
+}
+
+// tool runs ":tool NAME [JSON]": a data part {"tool": NAME, "params": JSON}
+// to the local server's router agent, which runs its local tool NAME.
+func (r *replSession) tool(ctx context.Context, arg string) error {
+	name, params := arg, ""
+	if i := strings.IndexAny(arg, " \t"); i >= 0 {
+		name, params = arg[:i], strings.TrimSpace(arg[i+1:])
+	}
+	if name == "" || strings.HasPrefix(name, "{") {
+		return errors.New(":tool needs a tool name and a JSON object, like :tool echo {\"text\":\"hi\"}")
+	}
+	if params == "" {
+		params = "{}"
+	}
+	dec := json.NewDecoder(strings.NewReader(params))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf(":tool %s: the parameters are not valid JSON (%v); give a JSON object, like {\"text\":\"hi\"}", name, err)
+	}
+	if dec.More() {
+		return fmt.Errorf(":tool %s: the parameters must be one JSON object, found more after it", name)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf(":tool %s: the parameters must be a JSON object like {\"text\":\"hi\"}, not %s", name, jsonKind(v))
+	}
+	url := serverBase(r.local) + "/agents/router"
+	t := r.task(url)
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": name, "params": obj}))
+	msg.ContextID = t.contextID // always a new task: a tool call answers no question
+	res, err := r.sender.Send(ctx, url, msg)
+	if err != nil {
+		return a2aError("tool "+name+" (router agent "+url+")", err)
+	}
+	t.taskID, t.question = "", ""
+	return r.show(t, res)
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// startListening runs ":listen PORT".
+func (r *replSession) startListening(ctx context.Context, arg string) error {
+	if r.listener != nil {
+		return fmt.Errorf(":listen: already listening on %s; :stop first", r.listener.url)
+	}
+	if arg == "" {
+		return errors.New(":listen needs a port, like :listen 8090")
+	}
+	port, err := strconv.Atoi(arg)
+	if err != nil {
+		return fmt.Errorf(":listen %s: a port is a number from 1 to 65535", arg)
+	}
+	fmt.Fprintf(r.out, "Starting a2aflow serve on http://127.0.0.1:%d...\n", port)
+	l, err := startListener(ctx, r.listen, port)
+	if err != nil {
+		return err
+	}
+	r.listener = l
+	r.setLocal(ctx, l.url)
+	fmt.Fprint(r.out, l.describe())
+	return nil
+}
+
+// stopListening stops the :listen child; the local agent is --agent again.
+func (r *replSession) stopListening() {
+	if r.listener == nil {
+		return
+	}
+	r.listener.stop(r.out, r.listen.stopTimeout)
+	r.listener = nil
+	r.setLocal(context.Background(), r.agent)
+	fmt.Fprintf(r.out, "The local agent is %s again\n", r.agent)
+}
+
+// setLocal makes url the local agent and names it from its card.
+func (r *replSession) setLocal(ctx context.Context, url string) {
+	r.local = url
+	if r.connected == url {
+		r.connected = ""
+	}
+	if r.task(url).name != "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if card, err := r.sender.Card(cctx, url); err == nil {
+		r.task(url).name = card.Name
+	}
+}
+
+// checkListener notices a :listen child that ended on its own.
+func (r *replSession) checkListener(errOut io.Writer) {
+	if r.listener == nil || !r.listener.child.exited() {
+		return
+	}
+	l := r.listener
+	fmt.Fprintf(errOut, "error: a2aflow serve on %s ended on its own (%s); last lines of %s:\n%s\n",
+		l.url, l.child.exitErr(), l.logPath, logTail(l.logPath, 10))
+	r.listener = nil
+	r.setLocal(context.Background(), r.agent)
+	fmt.Fprintf(r.out, "The local agent is %s again\n", r.agent)
+}
+
+// close stops what the session started.
+func (r *replSession) close() {
+	if r.listener != nil {
+		r.listener.stop(r.out, r.listen.stopTimeout)
+		r.listener = nil
+	}
+}
+
+// run reads lines until :quit, end of input or the end of ctx (Ctrl-C), and
+// then stops the :listen child, if any.
 func (r *replSession) run(ctx context.Context, in io.Reader, errOut io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	defer r.close()
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
 	for {
+		r.checkListener(errOut)
 		fmt.Fprint(r.out, r.prompt())
-		if !sc.Scan() {
+		select {
+		case <-ctx.Done():
 			fmt.Fprintln(r.out)
-			return sc.Err()
-		}
-		err := r.handle(ctx, sc.Text())
-		if errors.Is(err, errQuit) {
+			fmt.Fprintln(errOut, "interrupted")
 			return nil
-		}
-		if err != nil {
-			fmt.Fprintf(errOut, "error: %v\n", err)
+		case err := <-readErr:
+			fmt.Fprintln(r.out)
+			return err
+		case line := <-lines:
+			r.checkListener(errOut) // it may have ended while the user typed
+			err := r.handle(ctx, line)
+			if errors.Is(err, errQuit) {
+				return nil
+			}
+			if err != nil {
+				fmt.Fprintf(errOut, "error: %v\n", err)
+			}
 		}
 	}
 }
@@ -311,13 +531,18 @@ func newREPLCmd() *cobra.Command {
 				}
 				return list, nil
 			}
+			// Ctrl-C and SIGTERM end the command context (main); a closed
+			// terminal (SIGHUP) must too, so that :listen's child is stopped.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP)
+			defer stop()
 			s := newREPLSession(sender, d.client.agent, servers, cmd.OutOrStdout())
-			if card, err := sender.Card(cmd.Context(), d.client.agent); err == nil {
+			s.listen = listenConfig{dataDir: d.cfg.DataDir}
+			if card, err := sender.Card(ctx, d.client.agent); err == nil {
 				s.task(d.client.agent).name = card.Name
 			} else {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
 			}
-			return s.run(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr())
+			return s.run(ctx, cmd.InOrStdin(), cmd.ErrOrStderr())
 		},
 	}
 	d.bind(cmd)
