@@ -17,7 +17,7 @@ type RemoteAgent struct {
 	// URL is its base URL, where its agent card is.
 	URL string `gorm:"not null" json:"url"`
 	// Card is the agent card as last fetched, JSON.
-	Card json.RawMessage `gorm:"type:text" json:"card,omitempty"`
+	Card json.RawMessage `gorm:"type:text;serializer:rawjson" json:"card,omitempty"`
 	// AuthRef names the credential to call it with (resolved from worker
 	// configuration); never the credential itself.
 	AuthRef string `json:"authRef,omitempty"`
@@ -45,21 +45,14 @@ type AgentCheck struct {
 var ErrAlreadyExists = errors.New("already exists")
 
 // AddAgent adds a to the directory; ErrAlreadyExists if its name is taken.
+// The unique index on the name decides, so that of two processes adding the
+// same name at once exactly one succeeds, on SQLite as on PostgreSQL.
 func (s *Store) AddAgent(a *RemoteAgent) error {
 	if a.Name == "" || a.URL == "" {
 		return errors.New("add agent: name and URL are required")
 	}
-	err := s.db.Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&RemoteAgent{}).Where("name = ?", a.Name).Count(&n).Error; err != nil {
-			return err
-		}
-		if n > 0 {
-			return ErrAlreadyExists
-		}
-		return tx.Create(a).Error
-	})
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
+	err := s.db.Create(a).Error
+	if s.isDuplicate(err) {
 		err = ErrAlreadyExists
 	}
 	if err != nil {
@@ -68,10 +61,22 @@ func (s *Store) AddAgent(a *RemoteAgent) error {
 	return nil
 }
 
-// Agents returns every agent of the directory, by name.
+// BeforeCreate keeps microseconds of the given times, as PostgreSQL does.
+func (a *RemoteAgent) BeforeCreate(*gorm.DB) error {
+	a.CreatedAt = a.CreatedAt.Truncate(time.Microsecond)
+	a.UpdatedAt = a.UpdatedAt.Truncate(time.Microsecond)
+	if a.LastSeen != nil {
+		t := a.LastSeen.Truncate(time.Microsecond)
+		a.LastSeen = &t
+	}
+	return nil
+}
+
+// Agents returns every agent of the directory, by name (byte order, so
+// "Zed" comes before "alpha" whatever the database's collation).
 func (s *Store) Agents() ([]RemoteAgent, error) {
 	var out []RemoteAgent
-	if err := s.db.Order("name").Find(&out).Error; err != nil {
+	if err := s.db.Order(s.nameOrder).Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
 	return out, nil
@@ -110,13 +115,14 @@ func (s *Store) RecordAgentCheck(name string, check AgentCheck) (*RemoteAgent, e
 	if at.IsZero() {
 		at = time.Now()
 	}
+	at = at.Truncate(time.Microsecond) // as PostgreSQL keeps it
 	updates := map[string]any{"healthy": check.Err == nil, "last_error": "", "updated_at": at}
 	if check.Err != nil {
 		updates["last_error"] = check.Err.Error()
 	} else {
 		updates["last_seen"] = at
 		if check.Card != nil {
-			updates["card"] = []byte(check.Card)
+			updates["card"] = string(check.Card) // text, as the rawjson serializer writes it
 		}
 	}
 	res := s.db.Model(&RemoteAgent{}).Where("name = ?", name).Updates(updates)
