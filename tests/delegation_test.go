@@ -8,7 +8,9 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -122,6 +124,12 @@ func (x *extAgent) wasCanceled(id a2a.TaskID) bool {
 
 // serveExt serves x over JSON-RPC with a card that offers streaming or not.
 func serveExt(t *testing.T, x *extAgent, streaming bool) *httptest.Server {
+	return serveExtAuth(t, x, streaming, "")
+}
+
+// serveExtAuth is serveExt behind a bearer token, when token is set: every
+// request without it (the card's included) gets 401.
+func serveExtAuth(t *testing.T, x *extAgent, streaming bool, token string) *httptest.Server {
 	var srv *httptest.Server
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
@@ -134,7 +142,14 @@ func serveExt(t *testing.T, x *extAgent, streaming bool) *httptest.Server {
 		}, nil
 	})))
 	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x)))
-	srv = httptest.NewServer(mux)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ext"`)
+			http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"authentication required"}}`, http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -194,10 +209,10 @@ func fakeRouterLLM(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// addAgent runs `a2aflow agents add URL --name NAME` on dataDir.
-func addAgent(t *testing.T, dataDir, name, url string) {
+// addAgent runs `a2aflow agents add URL --name NAME [extra...]` on dataDir.
+func addAgent(t *testing.T, dataDir, name, url string, extra ...string) {
 	t.Helper()
-	out, err := exec.Command(binary, "agents", "add", url, "--name", name, "--data-dir", dataDir).CombinedOutput()
+	out, err := exec.Command(binary, append([]string{"agents", "add", url, "--name", name, "--data-dir", dataDir}, extra...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("agents add %s: %v\n%s", name, err, out)
 	}
@@ -240,11 +255,21 @@ func TestDelegation(t *testing.T) {
 	streamSrv := serveExt(t, ext, true)
 	pollSrv := serveExt(t, ext, false)
 	downSrv := serveExt(t, ext, true)
+	const extToken = "ext-token-0123456789"
+	authSrv := serveExtAuth(t, ext, true, extToken)
 	llmSrv := fakeRouterLLM(t)
 
+	// The credentials file names the token by environment variable: the
+	// secret lives in the worker's environment, never in a task.
+	t.Setenv("EXT_TOKEN", extToken)
+	credentials := filepath.Join(t.TempDir(), "credentials.json")
+	if err := os.WriteFile(credentials, []byte(`{"ext-auth": {"bearer": "env:EXT_TOKEN"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	dataDir := t.TempDir()
 	addAgent(t, dataDir, "ext", streamSrv.URL)
 	addAgent(t, dataDir, "ext-poll", pollSrv.URL)
+	addAgent(t, dataDir, "ext-auth", authSrv.URL, "--auth-ref", "ext-auth", "--credentials", credentials)
 	addAgent(t, dataDir, "down", downSrv.URL)
 	downSrv.Close() // known to the directory, unreachable from now on
 
@@ -253,7 +278,7 @@ func TestDelegation(t *testing.T) {
 	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
 	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, dataDir, "--delegation-retry-budget", "6s")
+	s := startServe(t, dataDir, "--delegation-retry-budget", "6s", "--credentials", credentials)
 	ctx := testContext(t)
 	c, card := newClient(t, ctx, s.APIURL+"/agents/router")
 	if card.Name != "router" {
@@ -297,6 +322,14 @@ func TestDelegation(t *testing.T) {
 			t.Errorf("route = %v, want REMOTE to ext by llm", r)
 		}
 		replayAndRecord(t, ctx, s, task.ID, "router-llm.history.json")
+	})
+
+	t.Run("credentials from the keyring", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", text("@ext-auth hello"))
+		wantState(t, task, a2a.TaskStateCompleted, "done: hello")
+		if strings.Contains(string(historyBytes(t, ctx, s.TemporalAddr, task.ID)), extToken) {
+			t.Errorf("the workflow history of %s holds the remote agent's token", task.ID)
+		}
 	})
 
 	t.Run("remote rejects", func(t *testing.T) {
