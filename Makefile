@@ -10,11 +10,18 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -e /temporalserver -e /tests -e /cmd/)
 HEAVY_PKGS    := ./temporalserver/... ./cmd/... ./tests/...
 
-.PHONY: run build test vet workflowcheck bench fuzz clean
+.PHONY: run build test vet workflowcheck bench fuzz clean demo-agents
 
 ## run: build and start `a2aflow serve` (embedded Temporal + UI, worker, API on :8080)
 run: build
 	./$(BIN) serve
+
+## demo-agents: three supervised `a2aflow serve` that know each other as peers: alpha, beta, gamma
+## on API ports 4200-4202, each with its own embedded Temporal (frontend 7300-7302, UI 8300-8302, clear
+## of the 7233/8233 defaults) and data dir DEMO_DIR/NAME (default data/demo); a killed one restarts.
+## See scripts/demo-agents.sh.
+demo-agents: build
+	A2AFLOW_BIN=./$(BIN) ./scripts/demo-agents.sh
 
 ## build: build the a2aflow binary into bin/
 build:
