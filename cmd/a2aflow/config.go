@@ -104,7 +104,7 @@ func (c *config) bindPeers(fs *pflag.FlagSet) {
 
 func (c *config) bindWorker(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
-	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "SQLite file for a2aflow's own records; default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
 	fs.StringVar(&c.CredentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""),
 		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
 	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),

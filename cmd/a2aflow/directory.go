@@ -17,8 +17,8 @@ import (
 )
 
 // directoryFlags open the agent directory: the same database a2aflow serve
-// and worker use (SQLite in WAL mode, so this process can share it with a
-// running server).
+// and worker use (SQLite in WAL mode, which this process can share with a
+// running server, or PostgreSQL).
 type directoryFlags struct {
 	cfg    config
 	client clientFlags
@@ -26,7 +26,7 @@ type directoryFlags struct {
 
 func (d *directoryFlags) bind(cmd *cobra.Command) {
 	d.cfg.bindData(cmd.Flags())
-	cmd.Flags().StringVar(&d.cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "SQLite file for a2aflow's own records; default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	cmd.Flags().StringVar(&d.cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
 	d.client.bind(cmd, false)
 }
 
