@@ -93,7 +93,7 @@ func schemaName(t reflect.Type) string {
 	if name == "" {
 		return "answer"
 	}
-	return truncate(name, 64)
+	return workflows.OneLine(name, 64)
 }
 
 // threadMessages turns an A2A conversation into model messages: user

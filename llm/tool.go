@@ -163,22 +163,8 @@ func resultText(v any) (string, error) {
 
 // withSummary sets the activity's one-line summary shown in the Temporal UI.
 func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOptions {
-	o.Summary = truncate(summary, 200)
+	o.Summary = workflows.OneLine(summary, 200)
 	return o
-}
-
-// truncate shortens s to at most n runes, on one line.
-func truncate(s string, n int) string {
-	runes := []rune(s)
-	for i, r := range runes {
-		if r == '\n' || r == '\r' {
-			runes[i] = ' '
-		}
-	}
-	if len(runes) <= n {
-		return string(runes)
-	}
-	return string(runes[:n-1]) + "…"
 }
 
 // Call runs the tool once with arguments (a JSON object; "" is no

@@ -286,7 +286,7 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		ContextID: contextID,
 		Parts:     parts,
 	}
-	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, truncateLine(partsSummary(parts), 120))
+	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, OneLine(partsSummary(parts), 120))
 	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
 		ScheduleToCloseTimeout: c.budget,
 		StartToCloseTimeout:    time.Minute,
@@ -440,8 +440,9 @@ func partsSummary(parts a2a.ContentParts) string {
 	return fmt.Sprintf("%d part(s)", len(parts))
 }
 
-// truncateLine shortens s to at most n runes, on one line.
-func truncateLine(s string, n int) string {
+// OneLine shortens s to at most n runes, on one line: for summaries shown
+// in the Temporal UI and in logs.
+func OneLine(s string, n int) string {
 	runes := []rune(s)
 	for i, r := range runes {
 		if r == '\n' || r == '\r' {
