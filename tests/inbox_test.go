@@ -65,9 +65,22 @@ func TestInboxApprovesInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A comment typed, then focus elsewhere across a poll (every 2 s): the
+	// card is kept in place, the comment is not wiped.
+	err = chromedp.Do(page,
+		chromedp.SendKeys(card+" textarea", "approved in the browser"),
+		chromedp.Focus(chromedp.CSS("#approver")),
+		chromedp.Sleep(2500*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := chromedp.Run(page, chromedp.Value(card+" textarea"))
+	if err != nil || kept != "approved in the browser" {
+		t.Fatalf("comment after a refresh = %q (%v), want it kept", kept, err)
+	}
 	err = chromedp.Do(page,
 		chromedp.SetValue(chromedp.CSS("#approver"), "fiona"),
-		chromedp.SendKeys(card+" textarea", "approved in the browser"),
 		chromedp.Click(card+" button.approve"),
 		// The card leaves the pending list and shows up as decided.
 		chromedp.WaitNotPresent("#pending "+card),
