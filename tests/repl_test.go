@@ -306,6 +306,24 @@ func TestREPLListen(t *testing.T) {
 		t.Errorf(":tool echo [1] (want a local error and nothing sent):\n%s", out)
 	}
 
+	// The served agents and the REPL share one agent directory: what
+	// remember_agent stores, :servers lists and :connect N reaches.
+	echoURL := "http://" + addr + "/agents/echo"
+	if out := r.do(`:tool remember_agent {"url":"`+echoURL+`","name":"echo-agent"}`, 30*time.Second); !strings.Contains(out, ": completed") {
+		t.Errorf(":tool remember_agent:\n%s", out)
+	}
+	if out := r.do(":servers", 30*time.Second); !strings.Contains(out, "  1 echo-agent "+echoURL+"\n") {
+		t.Errorf(":servers after remember_agent (want echo-agent as 1):\n%s", out)
+	}
+	if out := r.do(":connect 1", 30*time.Second); !strings.Contains(out, "Connected to echo ("+echoURL+")") {
+		t.Errorf(":connect 1:\n%s", out)
+	}
+	if out := r.do("hello", 30*time.Second); !strings.Contains(out, ": completed\nAgent: hello\n") {
+		t.Errorf("hello to echo-agent:\n%s", out)
+	}
+	r.send(":disconnect")
+	r.expect(`Back to the local agent`, 30*time.Second)
+
 	r.send(":stop")
 	r.expect(fmt.Sprintf(`Stopped listening on http://%s \(pid %d, exit status 0\)`, regexp.QuoteMeta(addr), pid2), 40*time.Second)
 	r.expect(regexp.QuoteMeta(agent)+"> ", 30*time.Second)

@@ -31,11 +31,16 @@ func (d *directoryFlags) bind(cmd *cobra.Command) {
 }
 
 func (d *directoryFlags) open() (*models.Store, error) {
-	path := d.cfg.DatabaseDSN
-	if path == "" {
-		path = filepath.Join(d.cfg.DataDir, "a2aflow.db")
+	return models.Open(d.database())
+}
+
+// database is the --database DSN, or the default SQLite file in the data dir
+// as an absolute path (so that a child process in another directory finds it).
+func (d *directoryFlags) database() string {
+	if d.cfg.DatabaseDSN != "" {
+		return d.cfg.DatabaseDSN
 	}
-	return models.Open(path)
+	return absPath(filepath.Join(d.cfg.DataDir, "a2aflow.db"))
 }
 
 // checkAgent fetches and validates the card at url: it must parse (A2A 1.0

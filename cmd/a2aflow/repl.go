@@ -26,7 +26,8 @@ const replHelp = `Commands:
   :disconnect        back to the local agent
   :remote MESSAGE    send MESSAGE to the connected agent, staying with the local one
   :listen PORT       serve the local agents on http://127.0.0.1:PORT: runs "a2aflow serve"
-                     (data and serve.log in <data-dir>/listen-PORT) and makes it the local agent
+                     (data and serve.log in <data-dir>/listen-PORT, the agent directory shared
+                     with the REPL) and makes it the local agent
   :stop              stop serving; the local agent is --agent again
   :tool NAME [JSON]  run the local tool NAME (echo, clock, calculator, list_agents...) with
                      the JSON object JSON as its parameters ({} when left out), through the
@@ -536,7 +537,7 @@ func newREPLCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP)
 			defer stop()
 			s := newREPLSession(sender, d.client.agent, servers, cmd.OutOrStdout())
-			s.listen = listenConfig{dataDir: d.cfg.DataDir}
+			s.listen = listenConfig{dataDir: d.cfg.DataDir, database: d.database()}
 			if card, err := sender.Card(ctx, d.client.agent); err == nil {
 				s.task(d.client.agent).name = card.Name
 			} else {

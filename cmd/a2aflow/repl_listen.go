@@ -39,6 +39,7 @@ const (
 type listenConfig struct {
 	exe          string // the a2aflow binary; "" means os.Executable()
 	dataDir      string // the REPL's --data-dir; the child's is dataDir/listen-PORT
+	database     string // the REPL's agent directory (--database), shared with the child; "" leaves the child its own
 	startTimeout time.Duration
 	stopTimeout  time.Duration
 }
@@ -99,6 +100,11 @@ func startListener(ctx context.Context, lc listenConfig, port int) (*replListene
 		"--ui-addr", uiAddr,
 		"--data-dir", dir,
 		"--log-level", "warn",
+	}
+	if lc.database != "" {
+		// One directory for the session: what the served agents remember
+		// (remember_agent) is what :servers lists, and the other way round.
+		args = append(args, "--database", lc.database)
 	}
 	header := fmt.Sprintf("=== %s a2aflow repl :listen %d: %s %s\n", time.Now().Format(time.RFC3339), port, exe, strings.Join(args, " "))
 	if l.child, err = startChild(exe, args, listenEnv(os.Environ()), l.logPath, header); err != nil {
