@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -37,6 +38,7 @@ func ResolveCard(ctx context.Context, hc *http.Client, baseURL string) (*a2a.Age
 // HTTP+JSON, whichever the card offers (the factory's choice), every request
 // made through hc.
 func NewClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (*a2aclient.Client, error) {
+	hc = withProblemJSON(hc)
 	c, err := a2aclient.NewFromCard(ctx, card,
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
@@ -49,4 +51,38 @@ func NewClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (*a2ac
 		return nil, fmt.Errorf("no usable interface in the card of %s: %w", card.Name, err)
 	}
 	return c, nil
+}
+
+// withProblemJSON returns a copy of hc whose responses carrying an error as
+// application/problem+json say application/json instead. The A2A HTTP+JSON
+// binding sends errors as problem+json (a2a-go's own 0.3 server does, and
+// a2a-java), but a2a-go v2.4.0's REST clients decode an error body only
+// when it is application/json, and otherwise report a bare "server error":
+// with the header renamed they read the A2A error inside (task not found,
+// not cancelable...). Bodies are not touched.
+func withProblemJSON(hc *http.Client) *http.Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = problemJSON{base}
+	return &c
+}
+
+type problemJSON struct{ base http.RoundTripper }
+
+func (p problemJSON) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := p.base.RoundTrip(r)
+	if err != nil || resp.StatusCode < 400 {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/problem+json" {
+		resp.Header = resp.Header.Clone()
+		resp.Header.Set("Content-Type", "application/json")
+	}
+	return resp, nil
 }

@@ -245,7 +245,8 @@ func routeOf(t *testing.T, task *a2a.Task) map[string]any {
 
 // TestDelegation runs the router of one a2aflow against a remote agent
 // that is a2a-go's own server: @mentions, a remote question answered by our
-// user and by the LLM, artifacts copied, streaming and polling, a remote
+// user and by the LLM (over JSON-RPC 1.0, HTTP+JSON 1.0, and both bindings
+// of A2A 0.3), artifacts copied, streaming and polling, a remote
 // rejection, cancel propagation, an unreachable agent within the retry
 // budget, local tools by data part, LLM routing with its fallbacks, and a
 // kill -9 of a2aflow while it follows the remote task (exactly one remote
@@ -271,6 +272,12 @@ func TestDelegation(t *testing.T) {
 	addAgent(t, dataDir, "ext-poll", pollSrv.URL)
 	addAgent(t, dataDir, "ext-auth", authSrv.URL, "--auth-ref", "ext-auth", "--credentials", credentials)
 	addAgent(t, dataDir, "down", downSrv.URL)
+	// Agents that speak one other variant only: 0.3 over HTTP+JSON, 0.3
+	// over JSON-RPC, 1.0 over HTTP+JSON.
+	for name, v := range map[string]matrixVariant{"ext-rest-v03": httpJSON03, "ext-rpc-v03": jsonRPC03, "ext-rest": httpJSON10} {
+		srv, _ := serveExtAs(t, ext, v)
+		addAgent(t, dataDir, name, srv.URL)
+	}
 	downSrv.Close() // known to the directory, unreachable from now on
 
 	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
@@ -286,7 +293,7 @@ func TestDelegation(t *testing.T) {
 	}
 	text := a2a.NewTextPart
 
-	for _, agent := range []string{"ext", "ext-poll"} {
+	for _, agent := range []string{"ext", "ext-poll", "ext-rest-v03", "ext-rpc-v03", "ext-rest"} {
 		t.Run("question answered by the user, "+agent, func(t *testing.T) {
 			task := routerSend(t, ctx, c, "", text("@"+agent+" ask"))
 			wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
