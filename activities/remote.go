@@ -92,7 +92,7 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	}
 	window := in.Window
 	if window <= 0 {
-		window = 5 * time.Minute
+		window = time.Hour
 	}
 	// A task still asking the question just answered has not taken the
 	// answer yet: it is not settled.

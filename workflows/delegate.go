@@ -66,7 +66,7 @@ type RemoteFollowInput struct {
 	// TaskID is the remote task.
 	TaskID a2a.TaskID
 	// Window bounds one call: it returns the task as it is then, and the
-	// workflow follows again. Default 5 minutes.
+	// workflow follows again. Default an hour.
 	Window time.Duration
 	// Answered is the question (status message ID) the workflow just
 	// answered: until the remote agent takes the answer, its task may still
@@ -171,8 +171,12 @@ func WithRetryBudget(d time.Duration) TaskWorkflowOption {
 	return func(w *TaskWorkflow) { w.retryBudget = d }
 }
 
-// followWindow bounds one follow activity; the workflow follows again after it.
-const followWindow = 5 * time.Minute
+// followWindow bounds one follow activity; the workflow follows again after
+// it. Heartbeats (every 5 s, timeout 20 s) notice a dead worker and deliver
+// a cancel long before, and a settled task ends the follow at once: the
+// window only sets how many events a remote task that works for days adds
+// to our history (about 6 per window, so some 150 a day).
+const followWindow = time.Hour
 
 // CallAgent sends a message to a remote A2A agent and follows its task to
 // the end, durably: the remote task's ID is recorded in the workflow (and in
