@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/remote"
 )
 
 // peer is one --peer NAME=URL: a remote A2A agent serve puts into its
@@ -177,20 +178,48 @@ func fetchPeerCard(ctx context.Context, hc *http.Client, u string) (json.RawMess
 // attempt's outcome in the directory, retrying until it succeeds, the retry
 // deadline passes or ctx ends. The returned function waits for the checks to
 // end (cancel ctx first to cut them short).
-func checkPeers(ctx context.Context, store *models.Store, peers []peer, logger *slog.Logger) (wait func()) {
-	hc := &http.Client{}
+//
+// A peer whose directory entry has an auth reference (set with `a2aflow
+// agents add --auth-ref`, kept by --peer) is checked with those credentials
+// from keyring, as its delegations are.
+func checkPeers(ctx context.Context, store *models.Store, keyring *remote.Keyring, peers []peer, logger *slog.Logger) (wait func()) {
 	var wg sync.WaitGroup
 	for _, p := range peers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			checkPeer(ctx, store, hc, p, logger)
+			checkPeer(ctx, store, keyring, p, logger)
 		}()
 	}
 	return wg.Wait
 }
 
-func checkPeer(ctx context.Context, store *models.Store, hc *http.Client, p peer, logger *slog.Logger) {
+// peerClient is the HTTP client for p's card: with the credentials its
+// directory entry refers to, if any.
+func peerClient(store *models.Store, keyring *remote.Keyring, p peer) (*http.Client, error) {
+	entry, err := store.Agent(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if entry.AuthRef == "" {
+		return &http.Client{}, nil
+	}
+	if keyring == nil {
+		return nil, fmt.Errorf("its auth reference %q needs a credentials file (--credentials)", entry.AuthRef)
+	}
+	return keyring.Client(entry.AuthRef)
+}
+
+func checkPeer(ctx context.Context, store *models.Store, keyring *remote.Keyring, p peer, logger *slog.Logger) {
+	hc, err := peerClient(store, keyring, p)
+	if err != nil {
+		// Configuration, not reachability: say so once, do not retry.
+		if _, rerr := store.RecordAgentCheck(p.Name, models.AgentCheck{Err: err}); rerr != nil {
+			logger.Warn("peer check not recorded", "peer", p.Name, "error", rerr)
+		}
+		logger.Warn("peer not checked", "peer", p.Name, "url", p.URL, "error", err)
+		return
+	}
 	deadline := time.Now().Add(peerRetryDeadline)
 	delay := peerRetryFirst
 	for attempt := 1; ; attempt++ {

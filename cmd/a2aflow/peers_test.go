@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/remote"
 )
 
 func TestParsePeers(t *testing.T) {
@@ -165,7 +166,7 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	wait := checkPeers(ctx, store, peers[:1], logger)
+	wait := checkPeers(ctx, store, nil, peers[:1], logger)
 	done := make(chan struct{})
 	go func() { wait(); close(done) }()
 	select {
@@ -188,7 +189,7 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 
 	// An unreachable peer is recorded as such; cancelling ends its retries.
 	ctx, cancel = context.WithCancel(context.Background())
-	wait = checkPeers(ctx, store, []peer{{"down", "http://127.0.0.1:1"}}, logger)
+	wait = checkPeers(ctx, store, nil, []peer{{"down", "http://127.0.0.1:1"}}, logger)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		down, err := store.Agent("down")
@@ -208,4 +209,62 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 	}
 	cancel()
 	wait()
+}
+
+// TestCheckPeerWithCredentials checks a peer behind a bearer token with the
+// credentials its directory entry names, and records a peer whose
+// credentials are missing as a configuration error, without retrying.
+func TestCheckPeerWithCredentials(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer peer-token" {
+			http.Error(w, "who are you?", http.StatusUnauthorized)
+			return
+		}
+		card := &a2a.AgentCard{
+			Name: "guarded", Version: "1", Description: "needs a token",
+			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
+			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(card)
+	}))
+	defer srv.Close()
+
+	store, err := models.Open(filepath.Join(t.TempDir(), "a2aflow.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, a := range []models.RemoteAgent{
+		{Name: "guarded", URL: srv.URL, AuthRef: "peer"},
+		{Name: "nokeys", URL: srv.URL, AuthRef: "missing"},
+	} {
+		if err := store.AddAgent(&a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keyring := remote.NewKeyring(map[string]*remote.Credentials{"peer": {Bearer: "peer-token"}})
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	checkPeers(ctx, store, keyring, []peer{{"guarded", srv.URL}, {"nokeys", srv.URL}}, logger)()
+
+	guarded, err := store.Agent("guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !guarded.Healthy || guarded.LastError != "" || !strings.Contains(string(guarded.Card), `"name":"guarded"`) {
+		t.Errorf("guarded = %+v, want healthy with its card (checked with its token)", guarded)
+	}
+	nokeys, err := store.Agent("nokeys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nokeys.Healthy || !strings.Contains(nokeys.LastError, "no credentials named missing") {
+		t.Errorf("nokeys = %+v, want unhealthy naming the unknown credentials", nokeys)
+	}
+	if ctx.Err() != nil {
+		t.Error("the checks retried a configuration error until the deadline")
+	}
 }

@@ -95,7 +95,7 @@ func runServe(ctx context.Context, cfg *config) error {
 		}
 		defer store.Close()
 		checkCtx, cancelChecks := context.WithCancel(ctx)
-		waitChecks := checkPeers(checkCtx, store, peers, logger)
+		waitChecks := checkPeers(checkCtx, store, cfg.keyring, peers, logger)
 		defer waitChecks()
 		defer cancelChecks()
 	}
