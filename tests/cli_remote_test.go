@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -37,7 +36,6 @@ func serveExtAs(t *testing.T, x *extAgent, v matrixVariant) (*httptest.Server, *
 		t.Fatalf("no server for %s", v)
 	}
 	var srv *httptest.Server
-	wire := &wireLog{seen: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(a2asrv.WellKnownAgentCardPath, func(w http.ResponseWriter, _ *http.Request) {
 		skills := []map[string]any{{"id": "greet", "name": "Greet", "description": "Greets you by name.", "tags": []string{"greeting"}}}
@@ -55,48 +53,20 @@ func serveExtAs(t *testing.T, x *extAgent, v matrixVariant) (*httptest.Server, *
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(card)
 	})
+	// The same wire record as the clients' in TestGoClients, from the
+	// server's side: JSON-RPC posts to the endpoint itself.
+	rec := &wireRecorder{endpoint: ""}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kind := "HTTP+JSON"
-		if r.URL.Path == "/" || r.URL.Path == "" {
-			kind = "JSONRPC"
-		}
-		version := r.Header.Get(a2a.SvcParamVersion)
-		if version == "" {
-			version = "none"
-		}
-		wire.add(kind + " " + version)
+		rec.note(r)
 		endpoint.ServeHTTP(w, r)
 	}))
 	srv = httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv, wire
+	return srv, &rec.wireLog
 }
 
 // streamedTask matches the first event `send --stream` prints.
 var streamedTask = regexp.MustCompile(`\[task\] (\S+) \(context `)
-
-// wireLog is the set of "BINDING VERSION" a server was spoken to in.
-type wireLog struct {
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func (w *wireLog) add(s string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen[s] = true
-}
-
-func (w *wireLog) list() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]string, 0, len(w.seen))
-	for k := range w.seen {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // TestCLIClientAnyAgent runs the client CLI against agents that are not
 // a2aflow, each speaking one variant (JSON-RPC or HTTP+JSON, A2A 1.0 or

@@ -282,11 +282,16 @@ func TestGoClients(t *testing.T) {
 // itself, HTTP+JSON uses paths under it.
 type wireRecorder struct {
 	endpoint string // path of the agent's endpoint
-	mu       sync.Mutex
-	seen     map[string]bool
+	wireLog
 }
 
 func (w *wireRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	w.note(r)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// note records r's binding and A2A-Version header ("none" without one).
+func (w *wireRecorder) note(r *http.Request) {
 	kind := "HTTP+JSON"
 	if strings.TrimRight(r.URL.Path, "/") == w.endpoint {
 		kind = "JSONRPC"
@@ -295,13 +300,25 @@ func (w *wireRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	if version == "" {
 		version = "none"
 	}
-	w.mu.Lock()
-	w.seen[kind+" "+version] = true
-	w.mu.Unlock()
-	return http.DefaultTransport.RoundTrip(r)
+	w.add(kind + " " + version)
 }
 
-func (w *wireRecorder) list() []string {
+// wireLog is the set of "BINDING VERSION" requests were sent in.
+type wireLog struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (w *wireLog) add(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	w.seen[s] = true
+}
+
+func (w *wireLog) list() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]string, 0, len(w.seen))
@@ -324,7 +341,7 @@ func newMatrixClient(t testing.TB, ctx context.Context, baseURL string, v matrix
 	if err != nil {
 		t.Fatalf("parse %s: %v", baseURL, err)
 	}
-	rec := &wireRecorder{endpoint: strings.TrimRight(u.Path, "/"), seen: map[string]bool{}}
+	rec := &wireRecorder{endpoint: strings.TrimRight(u.Path, "/")}
 	hc := &http.Client{Transport: rec, Timeout: time.Minute}
 	prefer := a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{v.binding}})
 	var opts []a2aclient.FactoryOption

@@ -98,21 +98,13 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 
 	// A peer that answers 503 to its first three card fetches, as if starting.
 	var fetches atomic.Int32
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := cardServer(t, "late", func(w http.ResponseWriter, _ *http.Request) bool {
 		if fetches.Add(1) <= 3 {
 			http.Error(w, "starting", http.StatusServiceUnavailable)
-			return
+			return false
 		}
-		card := &a2a.AgentCard{
-			Name: "late", Version: "1", Description: "starts late",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(card)
-	}))
-	defer srv.Close()
+		return true
+	})
 
 	cfg := &config{DataDir: t.TempDir()}
 	dbPath := filepath.Join(cfg.DataDir, "a2aflow.db")
@@ -215,21 +207,13 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 // credentials its directory entry names, and records a peer whose
 // credentials are missing as a configuration error, without retrying.
 func TestCheckPeerWithCredentials(t *testing.T) {
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := cardServer(t, "guarded", func(w http.ResponseWriter, r *http.Request) bool {
 		if r.Header.Get("Authorization") != "Bearer peer-token" {
 			http.Error(w, "who are you?", http.StatusUnauthorized)
-			return
+			return false
 		}
-		card := &a2a.AgentCard{
-			Name: "guarded", Version: "1", Description: "needs a token",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(card)
-	}))
-	defer srv.Close()
+		return true
+	})
 
 	store, err := models.Open(filepath.Join(t.TempDir(), "a2aflow.db"))
 	if err != nil {
@@ -267,4 +251,24 @@ func TestCheckPeerWithCredentials(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Error("the checks retried a configuration error until the deadline")
 	}
+}
+
+// cardServer serves the card of an agent named name, when admit (which may
+// answer the request itself) returns true.
+func cardServer(t *testing.T, name string, admit func(http.ResponseWriter, *http.Request) bool) *httptest.Server {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !admit(w, r) {
+			return
+		}
+		card := &a2a.AgentCard{
+			Name: name, Version: "1", Description: "a peer",
+			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
+			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(card)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
