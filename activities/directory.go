@@ -26,7 +26,9 @@ type Directory struct {
 }
 
 // ListAgentsInput is the argument of the list_agents tool.
-type ListAgentsInput struct{}
+type ListAgentsInput struct {
+	Format string `json:"format,omitempty" jsonschema:"enum=full,enum=simple,description=simple: name, URL and health only; full (the default): also description, skills and last seen" validate:"omitempty,oneof=full simple"`
+}
 
 // AgentView is how the directory tools show an agent.
 type AgentView struct {
@@ -44,14 +46,19 @@ type ListAgentsOutput struct {
 }
 
 // ListAgents lists the agents of the directory with what their cards say.
-func (d *Directory) ListAgents(ctx context.Context, _ ListAgentsInput) (ListAgentsOutput, error) {
+// Format "simple" keeps only their names, URLs and health.
+func (d *Directory) ListAgents(ctx context.Context, in ListAgentsInput) (ListAgentsOutput, error) {
 	list, err := d.Store.Agents()
 	if err != nil {
 		return ListAgentsOutput{}, err
 	}
 	out := ListAgentsOutput{Agents: []AgentView{}}
 	for _, a := range list {
-		out.Agents = append(out.Agents, view(a))
+		v := view(a)
+		if in.Format == "simple" {
+			v = AgentView{Name: v.Name, URL: v.URL, Healthy: v.Healthy}
+		}
+		out.Agents = append(out.Agents, v)
 	}
 	return out, nil
 }

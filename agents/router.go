@@ -127,7 +127,7 @@ func routerTools(t *workflows.Task) map[string]llm.Tool {
 // pass nil.
 func DirectoryTools(d *activities.Directory) []llm.Tool {
 	return []llm.Tool{
-		llm.NewTool("list_agents", "Lists the remote A2A agents this agent knows (its directory), with their descriptions and skills.", d.ListAgents),
+		llm.NewTool("list_agents", "Lists the remote A2A agents this agent knows (its directory), with their descriptions and skills; format \"simple\" gives names, URLs and health only.", d.ListAgents),
 		llm.NewTool("remember_agent", "Fetches the agent card at a URL and adds that A2A agent to the directory, so tasks can be delegated to it.", d.RememberAgent),
 	}
 }

@@ -321,6 +321,11 @@ func TestREPLListen(t *testing.T) {
 	if out := r.do("hello", 30*time.Second); !strings.Contains(out, ": completed\nAgent: hello\n") {
 		t.Errorf("hello to echo-agent:\n%s", out)
 	}
+	// The seed's ":remote :tool list_agents": the connected agent's server
+	// lists its directory, in the simple format.
+	if out := r.do(`:remote :tool list_agents {"format":"simple"}`, 30*time.Second); !strings.Contains(out, ": completed\nAgent: {\"agents\":[{\"name\":\"echo-agent\",\"url\":\""+echoURL+"\",\"healthy\":true}]}\n") {
+		t.Errorf(":remote :tool list_agents {\"format\":\"simple\"}:\n%s", out)
+	}
 	r.send(":disconnect")
 	r.expect(`Back to the local agent`, 30*time.Second)
 

@@ -24,7 +24,8 @@ const replHelp = `Commands:
   :servers           the known agents: the local one and the agent directory
   :connect URL|N     talk to the agent at URL, or number N of :servers
   :disconnect        back to the local agent
-  :remote MESSAGE    send MESSAGE to the connected agent, staying with the local one
+  :remote MESSAGE    send MESSAGE to the connected agent, staying with the local one;
+                     :remote :tool NAME [JSON] runs a tool of the connected a2aflow's router
   :listen PORT       serve the local agents on http://127.0.0.1:PORT: runs "a2aflow serve"
                      (data and serve.log in <data-dir>/listen-PORT, the agent directory shared
                      with the REPL) and makes it the local agent
@@ -172,7 +173,12 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 			return errors.New(":remote: no remote agent connected, use :connect first")
 		}
 		if arg == "" {
-			return errors.New(":remote needs a message")
+			return errors.New(":remote needs a message, or :tool NAME [JSON]")
+		}
+		if name, rest, _ := strings.Cut(arg, " "); name == ":tool" {
+			// The seed's ":remote :tool list_agents": the connected
+			// a2aflow's router runs its own tool.
+			return r.tool(ctx, r.connected, strings.TrimSpace(rest))
 		}
 		return r.send(ctx, r.connected, arg)
 	case ":listen":
@@ -183,7 +189,7 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 		}
 		r.stopListening()
 	case ":tool":
-		return r.tool(ctx, arg)
+		return r.tool(ctx, r.local, arg)
 	default:
 		return fmt.Errorf("unknown command %s, see :help", cmd)
 	}
@@ -297,8 +303,9 @@ func serverBase(agentURL string) string {
 }
 
 // tool runs ":tool NAME [JSON]": a data part {"tool": NAME, "params": JSON}
-// to the local server's router agent, which runs its local tool NAME.
-func (r *replSession) tool(ctx context.Context, arg string) error {
+// to the router agent of agent's server (the local one, or the connected
+// one for ":remote :tool"), which runs its local tool NAME.
+func (r *replSession) tool(ctx context.Context, agent, arg string) error {
 	name, params := arg, ""
 	if i := strings.IndexAny(arg, " \t"); i >= 0 {
 		name, params = arg[:i], strings.TrimSpace(arg[i+1:])
@@ -322,7 +329,7 @@ func (r *replSession) tool(ctx context.Context, arg string) error {
 	if !ok {
 		return fmt.Errorf(":tool %s: the parameters must be a JSON object like {\"text\":\"hi\"}, not %s", name, jsonKind(v))
 	}
-	url := serverBase(r.local) + "/agents/router"
+	url := serverBase(agent) + "/agents/router"
 	t := r.task(url)
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool": name, "params": obj}))
 	msg.ContextID = t.contextID // always a new task: a tool call answers no question
