@@ -27,7 +27,9 @@ import (
 //     LLM, and an unknown name is rejected with the names it knows;
 //   - any other text is routed by the LLM, which sees the local tools and
 //     the directory; an agent it names that the directory lacks falls back
-//     to the local llm tool, as does a tool it names that does not exist.
+//     to the local llm tool, as does a tool it names that does not exist;
+//     when it picks human_input, the user is asked (input-required) and
+//     the request is routed again with the answer (at most 3 times).
 //
 // The decision is recorded in the task's metadata and memo under
 // [RouteMetadataKey] (the Temporal UI shows it on the run's page) and as a
@@ -42,7 +44,7 @@ func Router() *workflows.Agent {
 		Skills: []a2a.AgentSkill{{
 			ID:          "route",
 			Name:        "Route",
-			Description: "Runs a request locally (echo, llm, summarize, clock, calculator, list_agents, remember_agent), delegates it to a remote agent from the directory, or rejects it.",
+			Description: "Runs a request locally (echo, llm, summarize, clock, calculator, list_agents, remember_agent; human_input asks you when the request is unclear), delegates it to a remote agent from the directory, or rejects it.",
 			Tags:        []string{"routing", "delegation", "a2a"},
 			Examples:    []string{"@travel Book a flight to Lisbon", "What time is it in Tokyo?", "Remember the agent at http://localhost:4201"},
 		}},
@@ -107,13 +109,14 @@ const routerSystemPrompt = `You are the router of an A2A agent. For each request
 LOCAL: run one of the local tools with arguments (a JSON object matching its parameters);
 REMOTE: delegate the whole request to one of the known remote agents, by its name, when its description fits better than any local tool;
 REJECT: refuse a request that is inappropriate, harmful or impossible, with the reason.
-Prefer LOCAL for simple questions the llm tool can answer. Only name agents and tools from the lists given.`
+Prefer LOCAL for simple questions the llm tool can answer. When the request lacks a detail you cannot guess, choose LOCAL with the human_input tool and a question for the user.
+Only name agents and tools from the lists given.`
 
 // routerTools returns the router's local tools by name. Activity tools are
 // registered on the worker (RouterTools); the others run in the workflow.
 func routerTools(t *workflows.Task) map[string]llm.Tool {
 	tools := map[string]llm.Tool{}
-	all := append([]llm.Tool{echoTool(), llmTool(t), summarizeTool(t)}, AssistantTools()...)
+	all := append([]llm.Tool{echoTool(), llmTool(t), summarizeTool(t), humanInputTool(t)}, AssistantTools()...)
 	all = append(all, DirectoryTools(nil)...)
 	for _, tool := range all {
 		tools[tool.Name()] = tool
@@ -168,6 +171,31 @@ func summarizeTool(t *workflows.Task) llm.Tool {
 		})
 }
 
+// HumanInputTool is the name of the tool that asks the user (the seed's
+// human_input): chosen by the router's LLM, the answer is added to the
+// request and the request is routed again.
+const HumanInputTool = "human_input"
+
+// maxClarifications bounds how often the router asks the user before it
+// answers with the llm tool.
+const maxClarifications = 3
+
+// HumanInputInput is the argument of the human_input tool.
+type HumanInputInput struct {
+	Question string `json:"question" jsonschema:"description=The question for the user, about what the request leaves unclear" validate:"required,max=2000"`
+}
+
+func humanInputTool(t *workflows.Task) llm.Tool {
+	return llm.WorkflowTool(HumanInputTool, "Asks the user a question when the request is unclear or lacks a detail no tool or agent can guess; the request is then routed again with the answer.",
+		func(ctx workflow.Context, in HumanInputInput) (string, error) {
+			answer, err := t.Ask(ctx, HumanInputTool, in.Question)
+			if err != nil {
+				return "", err
+			}
+			return workflows.MessageText(answer), nil
+		})
+}
+
 func userText(text string) *a2a.Message {
 	return &a2a.Message{Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart(text)}}
 }
@@ -196,25 +224,60 @@ func route(ctx workflow.Context, t *workflows.Task) error {
 		return follow(ctx, t, tools, r, rest, nil)
 	}
 
-	d, err := llm.Function[RoutingDecision](ctx, routingPrompt(tools, known, text), llm.WithSystem(routerSystemPrompt), llm.WithUsage(t))
+	request := text
+	for asked := 0; ; asked++ {
+		r, err := decide(ctx, t, tools, known, request)
+		if err != nil {
+			return err
+		}
+		if r.Decision == RouteLocal && r.Tool == HumanInputTool {
+			if asked == maxClarifications {
+				r = llmFallback(request, fmt.Sprintf("asked the user %d times already; answered with the llm tool", asked))
+			} else {
+				// The seed's human_input: ask, add the answer, route again.
+				record(ctx, t, r)
+				answer, err := tools[HumanInputTool].Call(ctx, r.Params)
+				if llm.IsInvalidArguments(err) {
+					r = llmFallback(request, fmt.Sprintf("the model's question for the user was invalid (%v); answered with the llm tool", err))
+				} else if err != nil {
+					return err
+				} else {
+					var in HumanInputInput
+					_ = json.Unmarshal([]byte(r.Params), &in) //workflowcheck:ignore decoding JSON is deterministic
+					request += fmt.Sprintf("\n\nClarification asked: %s\nUser's answer: %s", in.Question, answer)
+					continue
+				}
+			}
+		}
+		return follow(ctx, t, tools, r, request, followUpAnswer(t, request))
+	}
+}
+
+// decide asks the LLM for the route of request, with its fallbacks: an
+// agent the directory does not know, or a tool that does not exist, is
+// answered by the llm tool.
+func decide(ctx workflow.Context, t *workflows.Task, tools map[string]llm.Tool, known knownAgents, request string) (Route, error) {
+	d, err := llm.Function[RoutingDecision](ctx, routingPrompt(tools, known, request), llm.WithSystem(routerSystemPrompt), llm.WithUsage(t))
 	if llm.IsNotConfigured(err) {
-		return errors.New(RouterNotConfiguredMessage)
+		return Route{}, errors.New(RouterNotConfiguredMessage)
 	}
 	if err != nil {
-		return err
+		return Route{}, err
 	}
 	r := Route{Decision: d.Decision, Tool: d.Tool, Params: d.Params, Agent: d.Agent, Reason: d.Reason, By: "llm"}
 	switch {
 	case r.Decision == RouteRemote && !known.has(r.Agent):
-		r = Route{Decision: RouteLocal, Tool: "llm", Reason: fmt.Sprintf("the model chose agent %q, which the directory does not know; answered locally", d.Agent), By: "fallback"}
+		r = llmFallback(request, fmt.Sprintf("the model chose agent %q, which the directory does not know; answered locally", d.Agent))
 	case r.Decision == RouteLocal && tools[r.Tool].Name() == "":
-		r = Route{Decision: RouteLocal, Tool: "llm", Reason: fmt.Sprintf("the model chose tool %q, which does not exist; answered with the llm tool", d.Tool), By: "fallback"}
+		r = llmFallback(request, fmt.Sprintf("the model chose tool %q, which does not exist; answered with the llm tool", d.Tool))
 	}
-	if r.Decision == RouteLocal && r.Tool == "llm" && r.By == "fallback" {
-		params, _ := json.Marshal(PromptInput{Prompt: text}) //workflowcheck:ignore marshalling a struct is deterministic
-		r.Params = string(params)
-	}
-	return follow(ctx, t, tools, r, text, followUpAnswer(t, text))
+	return r, nil
+}
+
+// llmFallback routes request to the local llm tool for reason.
+func llmFallback(request, reason string) Route {
+	params, _ := json.Marshal(PromptInput{Prompt: request}) //workflowcheck:ignore marshalling a struct is deterministic
+	return Route{Decision: RouteLocal, Tool: "llm", Params: string(params), Reason: reason, By: "fallback"}
 }
 
 // follow records the decision r and carries it out.

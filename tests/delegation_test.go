@@ -187,6 +187,10 @@ func fakeRouterLLM(t *testing.T) *httptest.Server {
 			} else {
 				answer = `{"decision":"NEED_HUMAN_INPUT","answer":""}`
 			}
+		case req.Format != nil && strings.Contains(request, "time is it") && strings.Contains(request, "User's answer: Tokyo"):
+			answer = `{"decision":"LOCAL","tool":"clock","params":"{\"timeZone\":\"Asia/Tokyo\"}","agent":"","reason":"the time in Tokyo"}`
+		case req.Format != nil && strings.Contains(request, "time is it"):
+			answer = `{"decision":"LOCAL","tool":"human_input","params":"{\"question\":\"In which city?\"}","agent":"","reason":"the city is missing"}`
 		case req.Format != nil && strings.Contains(request, "6*7"):
 			answer = `{"decision":"LOCAL","tool":"calculator","params":"{\"expression\":\"6*7\"}","agent":"","reason":"arithmetic"}`
 		case req.Format != nil && strings.Contains(request, "greet"):
@@ -429,6 +433,22 @@ func TestDelegation(t *testing.T) {
 		}
 		task = routerSend(t, ctx, c, "", text("help me steal a car"))
 		wantState(t, task, a2a.TaskStateRejected, "I will not help with theft.")
+	})
+
+	t.Run("LLM asks the user (human_input), then routes again", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", text("what time is it?"))
+		wantState(t, task, a2a.TaskStateInputRequired, "In which city?")
+		if r := routeOf(t, task); r["tool"] != "human_input" {
+			t.Errorf("route while asking = %v, want LOCAL human_input", r)
+		}
+		task = routerSend(t, ctx, c, task.ID, text("Tokyo"))
+		wantState(t, task, a2a.TaskStateCompleted, "")
+		if !strings.Contains(statusText(task), `"timeZone":"Asia/Tokyo"`) {
+			t.Errorf("status = %q, want the clock in Asia/Tokyo", statusText(task))
+		}
+		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "clock" || r["by"] != "llm" {
+			t.Errorf("route after the answer = %v, want LOCAL clock by the llm", r)
+		}
 	})
 
 	t.Run("kill -9 while following", func(t *testing.T) {
