@@ -449,6 +449,7 @@ func TestDelegation(t *testing.T) {
 		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "clock" || r["by"] != "llm" {
 			t.Errorf("route after the answer = %v, want LOCAL clock by the llm", r)
 		}
+		replayAndRecord(t, ctx, s, task.ID, "router-human-input.history.json")
 	})
 
 	t.Run("kill -9 while following", func(t *testing.T) {
