@@ -123,13 +123,13 @@ func (x *extAgent) wasCanceled(id a2a.TaskID) bool {
 }
 
 // serveExt serves x over JSON-RPC with a card that offers streaming or not.
-func serveExt(t *testing.T, x *extAgent, streaming bool) *httptest.Server {
+func serveExt(t testing.TB, x *extAgent, streaming bool) *httptest.Server {
 	return serveExtAuth(t, x, streaming, "")
 }
 
 // serveExtAuth is serveExt behind a bearer token, when token is set: every
 // request without it (the card's included) gets 401.
-func serveExtAuth(t *testing.T, x *extAgent, streaming bool, token string) *httptest.Server {
+func serveExtAuth(t testing.TB, x *extAgent, streaming bool, token string) *httptest.Server {
 	var srv *httptest.Server
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
@@ -214,7 +214,7 @@ func fakeRouterLLM(t *testing.T) *httptest.Server {
 }
 
 // addAgent runs `a2aflow agents add URL --name NAME [extra...]` on dataDir.
-func addAgent(t *testing.T, dataDir, name, url string, extra ...string) {
+func addAgent(t testing.TB, dataDir, name, url string, extra ...string) {
 	t.Helper()
 	out, err := exec.Command(binary, append([]string{"agents", "add", url, "--name", name, "--data-dir", dataDir}, extra...)...).CombinedOutput()
 	if err != nil {

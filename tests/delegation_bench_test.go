@@ -1,0 +1,166 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+const (
+	benchRawDelegateWorkflow = "BenchRawDelegate"
+	benchRawSendActivity     = "BenchRawSendToRemote"
+)
+
+// BenchmarkDelegation measures one delegation through a2aflow: a blocking
+// SendMessage "@ext TEXT" to the router agent, whose task reads the agent
+// directory, records its route and sends TEXT to the remote agent (a2a-go's
+// own server, which completes at once), each in an activity, then replies
+// with the remote answer. The baseline is the same call written with the
+// Temporal SDK alone on the same server: a workflow running one activity
+// that sends TEXT with a2a-go's client, started and awaited with
+// ExecuteWorkflow + Get. Both sides are interleaved in rounds, sequentially
+// and with 8 concurrent callers.
+func BenchmarkDelegation(b *testing.B) {
+	ext := &extAgent{}
+	remote := serveExt(b, ext, false)
+	dataDir := b.TempDir()
+	addAgent(b, dataDir, "ext", remote.URL)
+	s := startServe(b, dataDir)
+	ctx := benchContext(b)
+	a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/router", benchConc)
+	raw := newBenchRawDelegate(b, ctx, s, remote.URL)
+	sum := &benchSummary{}
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			benchWarm(b, ctx, m.conc, a2aSide.delegate, raw.delegate)
+			b.ResetTimer()
+			smps := benchInterleave(b, ctx, benchPid(s), m.conc, m.round, a2aSide.delegate, raw.delegate)
+			b.StopTimer()
+			a, r := smps[0], smps[1]
+			a.report(b, "a2a-", true)
+			r.report(b, "raw-", true)
+			benchReportRatio(b, a, r, true)
+			b.ReportMetric(0, "ns/op")
+			sum.set(m.name+" a2a", a)
+			sum.set(m.name+" raw", r)
+		})
+	}
+	histories := "\n  histories of one delegation:"
+	for _, side := range []struct {
+		name string
+		op   benchIDOp
+	}{{"a2a", a2aSide.delegateRun}, {"raw", raw.delegateRun}} {
+		h, err := benchHistory(ctx, raw.c, side.op)
+		if err != nil {
+			b.Fatal(err)
+		}
+		histories += fmt.Sprintf("\n  %-4s %s", side.name, h)
+	}
+	benchPrint(b, sum.table([][2]string{{"seq a2a", "seq raw"}, {"conc8 a2a", "conc8 raw"}})+histories)
+}
+
+// delegate sends "@ext TEXT" to the router: a new task, completed with the
+// remote agent's answer.
+func (e *benchA2A) delegate(ctx context.Context, w int) (time.Duration, error) {
+	return benchIDOp(e.delegateRun).timed(ctx, w)
+}
+
+func (e *benchA2A) delegateRun(ctx context.Context, w int) (string, time.Duration, error) {
+	text := fmt.Sprintf("hello from client %d", w)
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("@ext "+text))
+	t0 := time.Now()
+	task, err := e.send(ctx, w, msg)
+	d := time.Since(t0)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := benchWantTask(task, a2a.TaskStateCompleted, "done: "+text); err != nil {
+		return "", 0, err
+	}
+	return string(task.ID), d, nil
+}
+
+// benchRawDelegate is the baseline of BenchmarkDelegation: a worker of its
+// own with a workflow that sends the text to the remote agent in one
+// activity.
+type benchRawDelegate struct {
+	c     client.Client
+	queue string
+}
+
+func newBenchRawDelegate(b testing.TB, ctx context.Context, s *server, remoteURL string) *benchRawDelegate {
+	b.Helper()
+	raw := newBenchRaw(b, s)
+	card, err := agentcard.DefaultResolver.Resolve(ctx, remoteURL)
+	if err != nil {
+		b.Fatalf("card of %s: %v", remoteURL, err)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 4 * benchConc
+	b.Cleanup(transport.CloseIdleConnections)
+	remote, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: transport, Timeout: time.Minute}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = remote.Destroy() })
+	r := &benchRawDelegate{c: raw.c, queue: "bench-delegate-" + uuid.NewString()}
+	w := worker.New(raw.c, r.queue, worker.Options{})
+	w.RegisterActivityWithOptions(func(ctx context.Context, text string) (string, error) {
+		res, err := remote.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+		if err != nil {
+			return "", err
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.Message == nil {
+			return "", fmt.Errorf("the remote agent answered %T without a status message", res)
+		}
+		return workflows.MessageText(task.Status.Message), nil
+	}, activity.RegisterOptions{Name: benchRawSendActivity})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context, text string) (string, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		var out string
+		err := workflow.ExecuteActivity(ctx, benchRawSendActivity, text).Get(ctx, &out)
+		return out, err
+	}, workflow.RegisterOptions{Name: benchRawDelegateWorkflow})
+	if err := w.Start(); err != nil {
+		b.Fatalf("start worker: %v", err)
+	}
+	b.Cleanup(w.Stop)
+	return r
+}
+
+func (r *benchRawDelegate) delegate(ctx context.Context, w int) (time.Duration, error) {
+	return benchIDOp(r.delegateRun).timed(ctx, w)
+}
+
+func (r *benchRawDelegate) delegateRun(ctx context.Context, w int) (string, time.Duration, error) {
+	text := fmt.Sprintf("hello from client %d", w)
+	t0 := time.Now()
+	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: r.queue}, benchRawDelegateWorkflow, text)
+	if err != nil {
+		return "", 0, fmt.Errorf("ExecuteWorkflow: %w", err)
+	}
+	var out string
+	if err := run.Get(ctx, &out); err != nil {
+		return "", 0, fmt.Errorf("workflow %s: %w", run.GetID(), err)
+	}
+	d := time.Since(t0)
+	if out != "done: "+text {
+		return "", 0, fmt.Errorf("workflow %s returned %q, want %q", run.GetID(), out, "done: "+text)
+	}
+	return run.GetID(), d, nil
+}
