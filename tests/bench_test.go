@@ -70,11 +70,14 @@ const (
 	benchTickDynamicConf = "history.transferProcessorMaxPollRPS=20"
 )
 
-// benchModes are the client concurrencies measured.
-var benchModes = []struct {
+// benchMode is a client concurrency and the operations per side and round.
+type benchMode struct {
 	name        string
 	conc, round int
-}{
+}
+
+// benchModes are the client concurrencies measured.
+var benchModes = []benchMode{
 	{"seq", 1, benchRoundSeq},
 	{"conc8", benchConc, benchRoundConc},
 }
@@ -158,18 +161,7 @@ func BenchmarkEchoVsRawTemporal(b *testing.B) {
 			raw := newBenchRaw(b, s)
 			for _, m := range benchModes {
 				b.Run(m.name, func(b *testing.B) {
-					benchWarm(b, ctx, m.conc, a2aSide.echo, raw.echo)
-					b.ResetTimer()
-					smps := benchInterleave(b, ctx, benchPid(s), m.conc, m.round, a2aSide.echo, raw.echo)
-					b.StopTimer()
-					a, r := smps[0], smps[1]
-					a.report(b, "a2a-", true)
-					r.report(b, "raw-", true)
-					benchReportRatio(b, a, r, true)
-					b.ReportMetric(0, "ns/op") // an iteration is one op of each side
-					key := tick.name + "/" + m.name
-					sum.set(key+" a2a", a)
-					sum.set(key+" raw", r)
+					benchPair(b, ctx, s, m, a2aSide.echo, raw.echo, sum, tick.name+"/"+m.name)
 				})
 			}
 		})
@@ -460,8 +452,14 @@ func (r *benchRaw) echo(ctx context.Context, w int) (time.Duration, error) {
 
 func (r *benchRaw) echoRun(ctx context.Context, w int) (string, time.Duration, error) {
 	text := fmt.Sprintf("hello from client %d", w)
+	return benchExecute(ctx, r.c, r.queue, benchRawEchoWorkflow, text, text)
+}
+
+// benchExecute runs workflowType(in) on queue with ExecuteWorkflow + Get,
+// timed, and checks that it returned want.
+func benchExecute(ctx context.Context, c client.Client, queue, workflowType, in, want string) (string, time.Duration, error) {
 	t0 := time.Now()
-	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: r.queue}, benchRawEchoWorkflow, text)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, workflowType, in)
 	if err != nil {
 		return "", 0, fmt.Errorf("ExecuteWorkflow: %w", err)
 	}
@@ -470,8 +468,8 @@ func (r *benchRaw) echoRun(ctx context.Context, w int) (string, time.Duration, e
 		return "", 0, fmt.Errorf("workflow %s: %w", run.GetID(), err)
 	}
 	d := time.Since(t0)
-	if out != text {
-		return "", 0, fmt.Errorf("workflow %s returned %q, want %q", run.GetID(), out, text)
+	if out != want {
+		return "", 0, fmt.Errorf("workflow %s returned %q, want %q", run.GetID(), out, want)
 	}
 	return run.GetID(), d, nil
 }
@@ -793,6 +791,23 @@ func benchBlock(ctx context.Context, pid, n, conc int, op benchOp) (benchSample,
 		smp.srvCPU, smp.benchCPU, smp.cpuOK = srv1-srv0, self1-self0, true
 	}
 	return smp, firstErr
+}
+
+// benchPair measures a2aOp against rawOp, interleaved in mode m on s,
+// reports both and their ratio, and records them in sum under key+" a2a"
+// and key+" raw".
+func benchPair(b *testing.B, ctx context.Context, s *server, m benchMode, a2aOp, rawOp benchOp, sum *benchSummary, key string) {
+	benchWarm(b, ctx, m.conc, a2aOp, rawOp)
+	b.ResetTimer()
+	smps := benchInterleave(b, ctx, benchPid(s), m.conc, m.round, a2aOp, rawOp)
+	b.StopTimer()
+	a, r := smps[0], smps[1]
+	a.report(b, "a2a-", true)
+	r.report(b, "raw-", true)
+	benchReportRatio(b, a, r, true)
+	b.ReportMetric(0, "ns/op") // an iteration is one op of each side
+	sum.set(key+" a2a", a)
+	sum.set(key+" raw", r)
 }
 
 // benchWarm runs each op a few times: connections, sticky caches, pollers.

@@ -46,17 +46,7 @@ func BenchmarkDelegation(b *testing.B) {
 	sum := &benchSummary{}
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
-			benchWarm(b, ctx, m.conc, a2aSide.delegate, raw.delegate)
-			b.ResetTimer()
-			smps := benchInterleave(b, ctx, benchPid(s), m.conc, m.round, a2aSide.delegate, raw.delegate)
-			b.StopTimer()
-			a, r := smps[0], smps[1]
-			a.report(b, "a2a-", true)
-			r.report(b, "raw-", true)
-			benchReportRatio(b, a, r, true)
-			b.ReportMetric(0, "ns/op")
-			sum.set(m.name+" a2a", a)
-			sum.set(m.name+" raw", r)
+			benchPair(b, ctx, s, m, a2aSide.delegate, raw.delegate, sum, m.name)
 		})
 	}
 	histories := "\n  histories of one delegation:"
@@ -149,18 +139,5 @@ func (r *benchRawDelegate) delegate(ctx context.Context, w int) (time.Duration, 
 
 func (r *benchRawDelegate) delegateRun(ctx context.Context, w int) (string, time.Duration, error) {
 	text := fmt.Sprintf("hello from client %d", w)
-	t0 := time.Now()
-	run, err := r.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: r.queue}, benchRawDelegateWorkflow, text)
-	if err != nil {
-		return "", 0, fmt.Errorf("ExecuteWorkflow: %w", err)
-	}
-	var out string
-	if err := run.Get(ctx, &out); err != nil {
-		return "", 0, fmt.Errorf("workflow %s: %w", run.GetID(), err)
-	}
-	d := time.Since(t0)
-	if out != "done: "+text {
-		return "", 0, fmt.Errorf("workflow %s returned %q, want %q", run.GetID(), out, "done: "+text)
-	}
-	return run.GetID(), d, nil
+	return benchExecute(ctx, r.c, r.queue, benchRawDelegateWorkflow, text, "done: "+text)
 }
