@@ -208,17 +208,7 @@ func BenchmarkResumeInputRequired(b *testing.B) {
 		sum.set("resume a2a", a)
 		sum.set("resume raw", r)
 	})
-	histories := "\n  histories after the timed answer:"
-	for _, side := range []struct {
-		name string
-		op   benchIDOp
-	}{{"a2a", a2aSide.resumeRun}, {"raw", raw.resumeRun}} {
-		h, err := benchHistory(ctx, raw.c, side.op)
-		if err != nil {
-			b.Fatal(err)
-		}
-		histories += fmt.Sprintf("\n  %-4s %s", side.name, h)
-	}
+	histories := benchHistories(b, ctx, raw.c, "after the timed answer", a2aSide.resumeRun, raw.resumeRun)
 	benchPrint(b, sum.tableNoTput([][2]string{{"resume a2a", "resume raw"}})+histories)
 }
 
@@ -615,6 +605,22 @@ type benchIDOp func(ctx context.Context, w int) (string, time.Duration, error)
 func (op benchIDOp) timed(ctx context.Context, w int) (time.Duration, error) {
 	_, d, err := op(ctx, w)
 	return d, err
+}
+
+// benchHistories runs one op of each side and describes both histories.
+func benchHistories(b *testing.B, ctx context.Context, c client.Client, what string, a2aOp, rawOp benchIDOp) string {
+	out := "\n  histories " + what + ":"
+	for _, side := range []struct {
+		name string
+		op   benchIDOp
+	}{{"a2a", a2aOp}, {"raw", rawOp}} {
+		h, err := benchHistory(ctx, c, side.op)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out += fmt.Sprintf("\n  %-4s %s", side.name, h)
+	}
+	return out
 }
 
 // benchHistory runs op once and describes the history of its workflow: the

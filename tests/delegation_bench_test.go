@@ -49,17 +49,7 @@ func BenchmarkDelegation(b *testing.B) {
 			benchPair(b, ctx, s, m, a2aSide.delegate, raw.delegate, sum, m.name)
 		})
 	}
-	histories := "\n  histories of one delegation:"
-	for _, side := range []struct {
-		name string
-		op   benchIDOp
-	}{{"a2a", a2aSide.delegateRun}, {"raw", raw.delegateRun}} {
-		h, err := benchHistory(ctx, raw.c, side.op)
-		if err != nil {
-			b.Fatal(err)
-		}
-		histories += fmt.Sprintf("\n  %-4s %s", side.name, h)
-	}
+	histories := benchHistories(b, ctx, raw.c, "of one delegation", a2aSide.delegateRun, raw.delegateRun)
 	benchPrint(b, sum.table([][2]string{{"seq a2a", "seq raw"}, {"conc8 a2a", "conc8 raw"}})+histories)
 }
 
