@@ -47,6 +47,23 @@
 // [Server.UIURL] report the chosen ones. A small window remains between the
 // check and the real bind, during which another process could take the port.
 //
+// # Web UI and payloads kept outside history
+//
+// a2aflow's clients and workers keep payloads of 256 KiB or more outside
+// history (package blobstore); history holds references. The Web UI shows
+// them through a "codec server", which the browser calls. Because the UI
+// library (temporalio/ui-server) takes no extra handlers, the UI's address
+// is served by a small front server of this package: it answers
+// [CodecPath] with blobstore.CodecHandler over [Options.CodecStore] and
+// passes every other request, Host header included, to the UI library
+// listening on a loopback port. The UI is configured with the relative
+// codec endpoint [CodecPath], so the codec shares the UI's origin (no CORS,
+// whatever host name the UI is opened by) and is reachable exactly where
+// the UI is. UI 2.55 asks the codec to keep references
+// (?preserveStorageRefs=true) and shows a kept one with its size and a
+// download button; the codec resolves those up to 1 MiB in place anyway, so
+// most payloads read as before.
+//
 // # Logging
 //
 // The server's own logs go to stderr at [Options.LogLevel], warn by default,

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
+
+	"github.com/a2aflow/a2aflow/blobstore"
 )
 
 // Defaults of Options.
@@ -18,6 +21,9 @@ const (
 	defaultUIAddr       = "127.0.0.1:8233"
 	defaultNamespace    = "default"
 	defaultRetention    = 30 * 24 * time.Hour
+	// defaultBlobsDir is the default CodecStore's folder under DataDir, the
+	// same as `a2aflow serve`'s default payload store.
+	defaultBlobsDir = "blobs"
 )
 
 // Options configures an embedded server. The zero value works.
@@ -39,6 +45,13 @@ type Options struct {
 
 	// DisableUI, when true, starts no Web UI.
 	DisableUI bool
+
+	// CodecStore is the store of the payloads that a2aflow's clients and
+	// workers keep outside history (blobstore.ExternalStorage). The Web UI
+	// shows them through a codec endpoint, CodecPath on the UI's own
+	// address, that reads this store. Default: the folder <DataDir>/blobs,
+	// read only (it is created by the first payload stored).
+	CodecStore blobstore.Store
 
 	// Namespace is the namespace created on first start and used by
 	// a2aflow. Default "default".
@@ -93,6 +106,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Namespace == "" {
 		o.Namespace = defaultNamespace
+	}
+	if o.CodecStore == nil {
+		store, err := blobstore.NewFileStore(filepath.Join(o.DataDir, defaultBlobsDir))
+		if err != nil {
+			return o, fmt.Errorf("temporal options: codec store: %w", err)
+		}
+		o.CodecStore = store
 	}
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention

@@ -85,6 +85,18 @@ func (r *portReservations) reserve(what string, e endpoint) (endpoint, error) {
 	return e, nil
 }
 
+// take removes the listener reserved for e from r and returns it, for a
+// server that serves on it directly, or nil if r holds none.
+func (r *portReservations) take(e endpoint) net.Listener {
+	for i, l := range r.listeners {
+		if l.Addr().(*net.TCPAddr).Port == e.port {
+			r.listeners = append(r.listeners[:i], r.listeners[i+1:]...)
+			return l
+		}
+	}
+	return nil
+}
+
 // release closes all listeners; it is safe to call more than once.
 func (r *portReservations) release() {
 	for _, l := range r.listeners {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,6 @@ import (
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
-	uiconfig "github.com/temporalio/ui-server/v2/server/config"
-	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -43,6 +42,9 @@ type Server struct {
 	temporal     temporal.Server
 	ui           *uiserver.Server
 	uiDone       chan struct{} // closed when the UI goroutine returns
+	uiFront      *http.Server  // the UI's listener: codec, else proxy to ui
+	uiFrontDone  chan struct{} // closed when uiFront's goroutine returns
+	uiBackend    string        // host:port of ui, on the loopback interface
 	lock         *dirLock
 	frontendAddr string
 	uiURL        string
@@ -94,7 +96,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	var res, uiRes portReservations
 	defer res.release()
 	defer uiRes.release()
-	ports, uiEndpoint, err := reservePorts(&res, &uiRes, o)
+	ports, uiPorts, err := reservePorts(&res, &uiRes, o)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +140,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	s.temporal = srv
 
 	if !o.DisableUI {
-		uiRes.release()
-		s.startUI(uiEndpoint, o.Namespace)
+		if err := s.startUI(&uiRes, uiPorts, o.Namespace, o.CodecStore); err != nil {
+			return nil, err
+		}
 	}
 
 	c, err := s.waitReady(ctx)
@@ -163,9 +166,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // reservePorts checks all listen addresses, picking free ports for port 0,
 // and returns the server's endpoints, reserved in res, and the UI's, reserved
 // in uiRes: the UI binds later than the server.
-func reservePorts(res, uiRes *portReservations, o Options) (serverPorts, endpoint, error) {
+func reservePorts(res, uiRes *portReservations, o Options) (serverPorts, uiPorts, error) {
 	var p serverPorts
-	var ui endpoint
+	var ui uiPorts
 	frontend, err := parseEndpoint("temporal frontend", o.FrontendAddr)
 	if err != nil {
 		return p, ui, err
@@ -193,44 +196,16 @@ func reservePorts(res, uiRes *portReservations, o Options) (serverPorts, endpoin
 	if o.DisableUI {
 		return p, ui, nil
 	}
-	if ui, err = parseEndpoint("temporal UI", o.UIAddr); err != nil {
+	if ui.front, err = parseEndpoint("temporal UI", o.UIAddr); err != nil {
 		return p, ui, err
 	}
-	if ui, err = uiRes.reserve("temporal UI", ui); err != nil {
+	if ui.front, err = uiRes.reserve("temporal UI", ui.front); err != nil {
+		return p, ui, err
+	}
+	if ui.backend, err = uiRes.reserve("temporal UI backend", endpoint{bindHost: internalHost}); err != nil {
 		return p, ui, err
 	}
 	return p, ui, nil
-}
-
-// startUI runs the Web UI on e in the background: its Start blocks until
-// Stop. Its port was checked, because a failing Start exits the process.
-func (s *Server) startUI(e endpoint, namespace string) {
-	host := e.bindHost
-	if strings.Contains(host, ":") {
-		// The UI joins host and port with a plain colon.
-		host = "[" + host + "]"
-	}
-	s.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
-		Host:                host,
-		Port:                e.port,
-		TemporalGRPCAddress: s.frontendAddr,
-		EnableUI:            true,
-		DefaultNamespace:    namespace,
-		// Plain HTTP on a local address: a secure cookie would never be
-		// sent back, breaking the CSRF check.
-		CORS:             uiconfig.CORS{CookieInsecure: true},
-		HideLogs:         true,
-		DisableNewsFetch: true,
-	}))
-	s.uiURL = "http://" + e.dialAddr()
-	s.uiDone = make(chan struct{})
-	go func() {
-		defer close(s.uiDone)
-		// Start returns nil once Stop closes the server.
-		if err := s.ui.Start(); err != nil {
-			s.logger.Error("Temporal UI stopped", "error", err)
-		}
-	}()
 }
 
 // waitReady waits until the frontend serves the namespace and the UI port
@@ -279,18 +254,20 @@ func (s *Server) tryFrontend(ctx context.Context) (client.Client, error) {
 	return c, nil
 }
 
-// tryUI checks once that the UI accepts connections, if it runs.
+// tryUI checks once that the UI, behind and in front of the proxy, accepts
+// connections, if it runs.
 func (s *Server) tryUI(ctx context.Context) error {
 	if s.ui == nil {
 		return nil
 	}
-	addr := strings.TrimPrefix(s.uiURL, "http://")
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("UI %s: %w", addr, err)
+	for _, addr := range []string{s.uiBackend, strings.TrimPrefix(s.uiURL, "http://")} {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return fmt.Errorf("UI %s: %w", addr, err)
+		}
+		_ = conn.Close()
 	}
-	_ = conn.Close()
 	return nil
 }
 
@@ -314,6 +291,10 @@ func (s *Server) DBPath() string { return s.dbPath }
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		var errs []error
+		if s.uiFront != nil {
+			_ = s.uiFront.Close()
+			<-s.uiFrontDone
+		}
 		if s.ui != nil {
 			s.ui.Stop()
 			select {
