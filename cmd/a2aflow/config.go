@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -47,6 +48,12 @@ type config struct {
 	keyring *remote.Keyring
 	// RetryBudget is how long delegation retries an unreachable remote agent.
 	RetryBudget time.Duration
+	// PayloadStore is where payloads too large for Temporal history go: a
+	// folder, file:// or s3:// URL (payloads.go).
+	PayloadStore string
+	// payloads is PayloadStore opened, once, by payloadStore: the same
+	// Store for the Temporal client, the worker, the API and activities.
+	payloads blobstore.Store
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
@@ -69,6 +76,7 @@ func (c *config) bindTemporal(fs *pflag.FlagSet, embedded bool) {
 	fs.StringVar(&c.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), usage)
 	fs.StringVar(&c.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), "Temporal namespace (A2AFLOW_NAMESPACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "info"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
+	c.bindPayloads(fs)
 }
 
 func (c *config) bindUI(fs *pflag.FlagSet) {

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aflow/a2aflow/activities"
 	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/notify"
@@ -27,13 +28,21 @@ import (
 
 // dialTemporal connects to the frontend at addr, retrying for up to a minute
 // so that api and worker processes may start before the Temporal server.
+// The client, and the workers built on it, keep payloads of 256 KiB or more
+// in the payload store (cfg.payloadStore) and only references in history.
 func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client.Client, error) {
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("large payloads kept outside Temporal history", "payload_store", payloads.Describe())
 	// The SDK logs every worker start at info; keep it to warnings.
 	sdkLogger := slog.New(logger.Handler()).With("component", "temporal-sdk")
 	opts := client.Options{
-		HostPort:  cfg.TemporalAddr,
-		Namespace: cfg.Namespace,
-		Logger:    sdklog.NewStructuredLogger(slog.New(levelAtLeast{sdkLogger.Handler(), slog.LevelWarn})),
+		HostPort:        cfg.TemporalAddr,
+		Namespace:       cfg.Namespace,
+		Logger:          sdklog.NewStructuredLogger(slog.New(levelAtLeast{sdkLogger.Handler(), slog.LevelWarn})),
+		ExternalStorage: blobstore.ExternalStorage(payloads),
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
