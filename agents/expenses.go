@@ -114,10 +114,16 @@ func parseExpense(m *a2a.Message) Expense {
 }
 
 func fileExpense(ctx workflow.Context, t *workflows.Task, cfg ExpensesConfig) error {
-	e := parseExpense(t.Message())
+	// The claim so far is the state the task continues as new with, while it
+	// asks or waits for an approval for weeks.
+	var st slotState[Expense]
+	if !t.Resume(&st) {
+		st.Slots = parseExpense(t.Message())
+	}
+	e := &st.Slots
 	var err error
 	if e.Amount <= 0 {
-		if e.Amount, err = askUntil(ctx, t, "amount", "How much was it?", func(s string) (float64, error) {
+		if e.Amount, err = askUntil(ctx, t, &st, "amount", "How much was it?", func(s string) (float64, error) {
 			v, perr := strconv.ParseFloat(strings.ReplaceAll(strings.Fields(s + " x")[0], ",", "."), 64)
 			if perr != nil || v <= 0 {
 				return 0, fmt.Errorf("%q is not an amount.", s)
@@ -128,7 +134,7 @@ func fileExpense(ctx workflow.Context, t *workflows.Task, cfg ExpensesConfig) er
 		}
 	}
 	if e.Currency == "" {
-		if e.Currency, err = askUntil(ctx, t, "currency", "In which currency? (e.g. EUR)", func(s string) (string, error) {
+		if e.Currency, err = askUntil(ctx, t, &st, "currency", "In which currency? (e.g. EUR)", func(s string) (string, error) {
 			if !currencyCode.MatchString(s) {
 				return "", fmt.Errorf("%q is not a three-letter currency code.", s)
 			}
@@ -138,7 +144,7 @@ func fileExpense(ctx workflow.Context, t *workflows.Task, cfg ExpensesConfig) er
 		}
 	}
 	if e.Purpose == "" {
-		if e.Purpose, err = askUntil(ctx, t, "purpose", "What was it for?", func(s string) (string, error) {
+		if e.Purpose, err = askUntil(ctx, t, &st, "purpose", "What was it for?", func(s string) (string, error) {
 			if s == "" {
 				return "", fmt.Errorf("Please say what the expense was for.")
 			}
@@ -148,7 +154,7 @@ func fileExpense(ctx workflow.Context, t *workflows.Task, cfg ExpensesConfig) er
 		}
 	}
 
-	receipt := Receipt{Expense: e}
+	receipt := Receipt{Expense: *e}
 	if e.Amount < cfg.AutoApproveBelow {
 		receipt.Approved = true
 		receipt.Decisions = []workflows.ApprovalDecision{{
@@ -159,13 +165,13 @@ func fileExpense(ctx workflow.Context, t *workflows.Task, cfg ExpensesConfig) er
 		approval, err := t.Approve(ctx, workflows.ApprovalRequest{
 			Title:           fmt.Sprintf("Expense of %.2f %s: %s", e.Amount, e.Currency, e.Purpose),
 			Details:         fmt.Sprintf("Filed in task %s. Over the %.2f auto-approval limit.", t.ID(), cfg.AutoApproveBelow),
-			Action:          e,
+			Action:          *e,
 			Groups:          []string{"finance"},
 			Timeout:         cfg.FinanceTimeout,
 			OnTimeout:       workflows.EscalateAtDeadline,
 			EscalateTo:      []string{"managers"},
 			EscalateTimeout: cfg.ManagersTimeout,
-		})
+		}, workflows.Resumable(&st))
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func sendMessage(env *testsuite.TestWorkflowEnvironment, m *a2a.Message) *sent {
 		OnReject: func(err error) { s.rejected = err },
 		OnComplete: func(v any, err error) {
 			s.done, s.err, s.at = true, err, env.Now()
-			s.task = resultTask(v)
+			s.task = resultTask(env, v)
 		},
 	}, workflows.SendMessageInput{Message: m})
 	return s
@@ -113,14 +113,20 @@ func question(slot, text string) messageView {
 	return messageView{Role: a2a.MessageRoleAgent, Text: text, Slot: slot}
 }
 
-// resultTask returns the task an update completed with: SendMessage answers a
-// TaskSnapshot, CancelTask a task.
-func resultTask(v any) *a2a.Task {
-	switch r := v.(type) {
-	case workflows.TaskSnapshot:
-		return r.Task
-	case *a2a.Task:
-		return r
+// resultTask returns the task as the API answers an update that completed
+// with v: the update answers a bounded TaskUpdateResult, and the API reads
+// the task with the GetTask query right after.
+func resultTask(env *testsuite.TestWorkflowEnvironment, v any) *a2a.Task {
+	if _, ok := v.(workflows.TaskUpdateResult); !ok {
+		return nil
 	}
-	return nil
+	q, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+	if err != nil {
+		return nil
+	}
+	var task a2a.Task
+	if q.Get(&task) != nil {
+		return nil
+	}
+	return &task
 }

@@ -41,35 +41,51 @@ type TravelBooking struct {
 	Travellers  int    `json:"travellers"`
 }
 
+// travelSlots are the travel agent's answers so far: its state when the
+// task continues as new (a conversation of thousands of invalid dates).
+type travelSlots struct {
+	Destination string `json:"destination,omitempty"`
+	Date        string `json:"date,omitempty"`
+	Travellers  int    `json:"travellers,omitempty"`
+}
+
 func bookFlight(ctx workflow.Context, t *workflows.Task) error {
-	destination, err := askUntil(ctx, t, "destination", "Where to?", func(s string) (string, error) {
-		if s == "" {
-			return "", fmt.Errorf("Please name a destination.")
+	var st slotState[travelSlots]
+	t.Resume(&st)
+	s := &st.Slots
+	var err error
+	if s.Destination == "" {
+		if s.Destination, err = askUntil(ctx, t, &st, "destination", "Where to?", func(s string) (string, error) {
+			if s == "" {
+				return "", fmt.Errorf("Please name a destination.")
+			}
+			return s, nil
+		}); err != nil {
+			return err
 		}
-		return s, nil
-	})
-	if err != nil {
-		return err
 	}
-	date, err := askUntil(ctx, t, "date", "On which date? (YYYY-MM-DD)", func(s string) (string, error) {
-		if _, err := time.Parse(time.DateOnly, s); err != nil {
-			return "", fmt.Errorf("%q is not a date like 2026-12-24.", s)
+	if s.Date == "" {
+		if s.Date, err = askUntil(ctx, t, &st, "date", "On which date? (YYYY-MM-DD)", func(s string) (string, error) {
+			if _, err := time.Parse(time.DateOnly, s); err != nil {
+				return "", fmt.Errorf("%q is not a date like 2026-12-24.", s)
+			}
+			return s, nil
+		}); err != nil {
+			return err
 		}
-		return s, nil
-	})
-	if err != nil {
-		return err
 	}
-	travellers, err := askUntil(ctx, t, "travellers", "How many travellers?", func(s string) (int, error) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 9 {
-			return 0, fmt.Errorf("Please give a number of travellers from 1 to 9.")
+	if s.Travellers == 0 {
+		if s.Travellers, err = askUntil(ctx, t, &st, "travellers", "How many travellers?", func(s string) (int, error) {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > 9 {
+				return 0, fmt.Errorf("Please give a number of travellers from 1 to 9.")
+			}
+			return n, nil
+		}); err != nil {
+			return err
 		}
-		return n, nil
-	})
-	if err != nil {
-		return err
 	}
+	destination, date, travellers := s.Destination, s.Date, s.Travellers
 
 	t.Progress(ctx, fmt.Sprintf("Booking %d traveller(s) to %s on %s...", travellers, destination, date))
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -90,18 +106,33 @@ func bookFlight(ctx workflow.Context, t *workflows.Task) error {
 	return nil
 }
 
+// slotState is the state of a slot-filling skill that may continue as new:
+// the answers so far (Slots) and the question being asked, which after an
+// invalid answer says what was wrong.
+type slotState[S any] struct {
+	Slots    S      `json:"slots"`
+	Question string `json:"question,omitempty"`
+}
+
 // askUntil asks for slot until parse accepts the answer, telling the user
-// what was wrong each time.
-func askUntil[T any](ctx workflow.Context, t *workflows.Task, slot, prompt string, parse func(string) (T, error)) (T, error) {
+// what was wrong each time. Each question is a resumable wait: however many
+// answers it takes, the task continues as new when its history grows, and
+// the skill comes back to the same question with st.
+func askUntil[S, T any](ctx workflow.Context, t *workflows.Task, st *slotState[S], slot, prompt string, parse func(string) (T, error)) (T, error) {
 	question := prompt
+	if st.Question != "" {
+		question = st.Question // the question asked before the task continued as new
+	}
 	for {
-		answer, err := t.Ask(ctx, slot, question)
+		st.Question = question
+		answer, err := t.Ask(ctx, slot, question, workflows.Resumable(st))
 		if err != nil {
 			var zero T
 			return zero, err
 		}
 		v, perr := parse(strings.TrimSpace(workflows.MessageText(answer)))
 		if perr == nil {
+			st.Question = ""
 			return v, nil
 		}
 		question = perr.Error() + " " + prompt

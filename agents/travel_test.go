@@ -187,7 +187,7 @@ func TestTravelCanceledWhileAsking(t *testing.T) {
 				if err != nil {
 					t.Errorf("cancel: %v", err)
 				}
-				canceled, _ = v.(*a2a.Task)
+				canceled = resultTask(env, v)
 			},
 		}, workflows.CancelTaskInput{})
 	}, time.Minute)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/serviceerror"
@@ -40,6 +41,8 @@ func toA2AError(err error) error {
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
 		case workflows.ErrTypeTaskNotFound:
 			return a2a.NewError(a2a.ErrTaskNotFound, appErr.Message())
+		case workflows.ErrTypeContinuing:
+			return retryableError(appErr.Message(), "CONTINUING_AS_NEW")
 		}
 	}
 	var queryFailed *serviceerror.QueryFailed
@@ -61,9 +64,39 @@ func toA2AError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", a2a.ErrServerError, err)
 	}
+	if isResourceExhausted(err) {
+		return retryableError("Temporal is over a limit: "+err.Error(), "RESOURCE_EXHAUSTED")
+	}
 	var unavailable *serviceerror.Unavailable
 	if errors.As(err, &unavailable) {
 		return a2a.NewError(a2a.ErrServerError, "Temporal is unavailable: "+unavailable.Error())
 	}
 	return fmt.Errorf("%w: %w", a2a.ErrInternalError, err)
+}
+
+// isAppErrorType reports whether err carries an application error of typ,
+// as update validators return them.
+func isAppErrorType(err error, typ string) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == typ
+}
+
+// isResourceExhausted reports whether Temporal refused a call for a limit,
+// such as its 10 updates in flight per workflow.
+func isResourceExhausted(err error) bool {
+	var exhausted *serviceerror.ResourceExhausted
+	return errors.As(err, &exhausted)
+}
+
+// retryAfter is what a retryable error tells the client to wait.
+const retryAfter = 5 * time.Second
+
+// retryableError is the answer to a request that may succeed if sent again
+// unchanged: JSON-RPC -32603 (internal error) whose data says so, HTTP+JSON
+// 503 with Retry-After (restResponseGuard). reason names the cause in the
+// data (NO_WORKER, TOO_MANY_UPDATES).
+func retryableError(msg, reason string) error {
+	return a2a.NewError(a2a.ErrInternalError, msg).WithDetails(map[string]any{
+		"retryable": true, "reason": reason, "retryAfterSeconds": int(retryAfter / time.Second),
+	})
 }

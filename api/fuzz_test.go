@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
+	querypb "go.temporal.io/api/query/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -91,12 +92,25 @@ func (fuzzTemporal) QueryWorkflow(_ context.Context, workflowID, _ string, query
 	case workflowID != fuzzKnownTask:
 		return nil, serviceerror.NewNotFound("workflow not found")
 	case queryType == workflows.QueryEvents:
-		return fuzzValue{workflows.EventsOutput{Task: fuzzTask(), Last: 3}}, nil
+		return fuzzValue{workflows.EventsOutput{Task: &workflows.TaskSnapshot{Task: fuzzTask()}, Last: 3}}, nil
 	case queryType == workflows.QueryGetTask:
 		return fuzzValue{fuzzTask()}, nil
 	}
 	// Other reads (push configs...) find nothing: null decodes into any result.
 	return fuzzValue{nil}, nil
+}
+
+// QueryWorkflowWithOptions answers as Temporal does for the finished known
+// task: a read that rejects closed workflows is rejected with the status.
+func (f fuzzTemporal) QueryWorkflowWithOptions(ctx context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
+	if req.WorkflowID == fuzzKnownTask && req.QueryRejectCondition == enums.QUERY_REJECT_CONDITION_NOT_OPEN {
+		return &client.QueryWorkflowWithOptionsResponse{QueryRejected: &querypb.QueryRejected{Status: enums.WORKFLOW_EXECUTION_STATUS_COMPLETED}}, nil
+	}
+	v, err := f.QueryWorkflow(ctx, req.WorkflowID, req.RunID, req.QueryType, req.Args...)
+	if err != nil {
+		return nil, err
+	}
+	return &client.QueryWorkflowWithOptionsResponse{QueryResult: v}, nil
 }
 
 func (fuzzTemporal) ListWorkflow(_ context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {

@@ -173,7 +173,21 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 		conds = append(conds, workflows.ContextIDKey.GetName()+" = "+visibilityString(req.ContextID))
 	}
 	if req.Status != a2a.TaskStateUnspecified {
-		conds = append(conds, workflows.TaskStateKey.GetName()+" = "+visibilityString(string(req.Status)))
+		// A workflow that ended outside its skill (terminated, timed out,
+		// failed) keeps the state it last recorded; the task reads as
+		// failed, and is listed so.
+		state := workflows.TaskStateKey.GetName() + " = " + visibilityString(string(req.Status))
+		cleanly := "(ExecutionStatus = " + visibilityString(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String()) +
+			" OR ExecutionStatus = " + visibilityString(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED.String()) + ")"
+		if req.Status == a2a.TaskStateFailed {
+			var outside []string
+			for _, st := range endedOutsideStatuses {
+				outside = append(outside, "ExecutionStatus = "+visibilityString(st.String()))
+			}
+			conds = append(conds, "(("+state+" AND "+cleanly+") OR "+strings.Join(outside, " OR ")+")")
+		} else {
+			conds = append(conds, state, cleanly)
+		}
 	}
 	if req.StatusTimestampAfter != nil {
 		// A task whose status changed at or after t is running or closed at
@@ -183,6 +197,15 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 			" OR CloseTime >= "+visibilityString(t)+")")
 	}
 	return strings.Join(conds, " AND ")
+}
+
+// endedOutsideStatuses are the execution statuses of a workflow that ended
+// outside its skill: its task reads as failed.
+var endedOutsideStatuses = []enums.WorkflowExecutionStatus{
+	enums.WORKFLOW_EXECUTION_STATUS_TERMINATED,
+	enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
+	enums.WORKFLOW_EXECUTION_STATUS_FAILED,
+	enums.WORKFLOW_EXECUTION_STATUS_CANCELED,
 }
 
 // visibilityEscapes are the bytes a string literal of Temporal's visibility
@@ -292,29 +315,26 @@ func (s *TaskService) readListedTasks(ctx context.Context, execs []*workflowpb.W
 	return tasks, nil
 }
 
-// readListedTask reads one listed task: a finished one from its workflow's
-// result, falling back to the GetTask query (a run that was terminated has
-// no result), a running one with the query.
+// readListedTask reads one listed task (see loadTask), using the status
+// visibility gave so that a closed task needs no query. A task that is gone,
+// or no task (a workflow that never got its first message), is nil.
 func (s *TaskService) readListedTask(ctx context.Context, exec *workflowpb.WorkflowExecutionInfo, historyLength *int) (*a2a.Task, error) {
-	id, runID := exec.GetExecution().GetWorkflowId(), exec.GetExecution().GetRunId()
-	if exec.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		var task a2a.Task
-		if err := s.temporal.GetWorkflow(ctx, id, runID).Get(ctx, &task); err == nil && task.ID != "" {
-			task.History = workflows.LastMessages(task.History, historyLength)
-			return &task, nil
+	id, runID := a2a.TaskID(exec.GetExecution().GetWorkflowId()), exec.GetExecution().GetRunId()
+	var snap *workflows.TaskSnapshot
+	var err error
+	if status := exec.GetStatus(); status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		snap, err = s.closedTask(ctx, id, runID, status, historyLength)
+		if errors.Is(err, errRunChanged) {
+			snap, err = s.loadTask(ctx, id, historyLength)
 		}
+	} else {
+		snap, err = s.loadTask(ctx, id, historyLength)
 	}
-	value, err := s.temporal.QueryWorkflow(ctx, id, runID, workflows.QueryGetTask,
-		workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength})
+	if errors.Is(err, a2a.ErrTaskNotFound) {
+		return nil, nil
+	}
 	if err != nil {
-		if errors.Is(toA2AError(err), a2a.ErrTaskNotFound) {
-			return nil, nil
-		}
-		return nil, toA2AError(err)
+		return nil, err
 	}
-	var task a2a.Task
-	if err := value.Get(&task); err != nil {
-		return nil, toA2AError(fmt.Errorf("decode task %s: %w", id, err))
-	}
-	return &task, nil
+	return snap.Task, nil
 }

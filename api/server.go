@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
 
+	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -54,6 +55,16 @@ type Config struct {
 	// Auth checks the credentials of A2A requests (see auth.go); nil, the
 	// default, serves every caller.
 	Auth *Authenticator
+	// Payloads is the payload store holding the pages of long task
+	// histories (and large payloads, through the Temporal client). Without
+	// it, a long task's GetTask answers its recent messages only.
+	Payloads blobstore.Store
+	// WaitTimeout bounds how long a request waits for a worker: to accept a
+	// message or cancel, and for a blocking SendMessage, for the task to stop
+	// and wait or end. Past it, a write no worker accepted is answered with
+	// a retryable error, and an accepted one with the task as it is.
+	// Default 30 seconds.
+	WaitTimeout time.Duration
 }
 
 // Server is the A2A HTTP API over one Temporal namespace.
@@ -84,6 +95,9 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 		if cfg.Notifier != nil {
 			cfg.PollInterval = 2 * time.Second
 		}
+	}
+	if cfg.WaitTimeout <= 0 {
+		cfg.WaitTimeout = 30 * time.Second
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{cfg: cfg, temporal: c, agents: reg}
@@ -155,7 +169,7 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 	svc := &TaskService{
 		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
 		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
-		approverGroups: s.cfg.ApproverGroups,
+		approverGroups: s.cfg.ApproverGroups, payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
 	}
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)

@@ -21,7 +21,25 @@ import (
 // interrupted again or terminal.
 func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		snap, err := s.send(ctx, req, true)
+		res, err := s.send(ctx, req, true)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		var historyLength *int
+		if req.Config != nil {
+			historyLength = req.Config.HistoryLength
+		}
+		// The task now, and the events since the message was recorded: the
+		// stream starts from the task and follows from its event number, and
+		// the events it already reflects tell whether the task has worked on
+		// the message and stopped again.
+		out, err := s.queryEvents(ctx, res.taskID, workflows.EventsInput{After: res.EventSeq, WithTask: true, HistoryLength: historyLength})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		snap, err := s.withHistory(ctx, out.Task, historyLength)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -29,20 +47,19 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		if !yield(snap.Task, nil) {
 			return
 		}
-		// The snapshot was taken when the message arrived, before the skill
-		// took it; the stream ends at the first interruption after the task
-		// has worked on it, or at the end.
+		// The stream ends at the first interruption after the task has
+		// worked on the message, or at the end.
 		worked := false
-		s.follow(ctx, snap.Task.ID, snap.EventSeq, func(e workflows.Event) bool {
-			if e.Status == nil {
-				return false
+		stop := func(e workflows.Event) bool { return settles(true)(e, &worked) }
+		for _, e := range out.Events {
+			if stop(e) {
+				return
 			}
-			state := e.Status.Status.State
-			if state == a2a.TaskStateWorking {
-				worked = true
-			}
-			return state.Terminal() || (worked && interrupted(state))
-		}, yield)
+		}
+		if snap.Status.State.Terminal() {
+			return
+		}
+		s.follow(ctx, res.taskID, out.Last, stop, yield)
 	}
 }
 
@@ -112,7 +129,12 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 		failures = 0
 		if out.Task != nil && len(out.Events) == 0 {
 			// Too far behind the retained events: resynchronise with the task.
-			if !yield(out.Task, nil) || out.Task.Status.State.Terminal() {
+			snap, err := s.withHistory(ctx, out.Task, nil)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(snap.Task, nil) || snap.Task.Status.State.Terminal() {
 				return
 			}
 		}
@@ -171,7 +193,7 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
 	err := checkTaskID(string(id))
 	if err == nil {
-		var snap workflows.TaskSnapshot
+		var snap *workflows.TaskSnapshot
 		snap, err = s.events(r.Context(), id, workflows.EventsInput{WithTask: true, HistoryLength: new(int)})
 		if err == nil && snap.Task.Status.State.Terminal() {
 			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; there is nothing to subscribe to", id, snap.Task.Status.State))

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -15,10 +14,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -37,6 +37,10 @@ type TaskService struct {
 	push         PushOptions // push.go
 	// approverGroups maps approvers to their groups; nil: any group.
 	approverGroups map[string][]string
+	// payloads holds the pages of long histories (and large payloads).
+	payloads blobstore.Store
+	// waitTimeout bounds how long a request waits for the worker.
+	waitTimeout time.Duration
 }
 
 var _ a2asrv.RequestHandler = (*TaskService)(nil)
@@ -55,24 +59,52 @@ func newTaskID(agent, owner, contextID, messageID string) string {
 // SendMessage implements A2A SendMessage: a message without taskId creates a
 // task (Update-with-Start), one with taskId is an Update on that task. It
 // blocks until the task is interrupted or terminal unless the configuration
-// asks to return immediately.
+// asks to return immediately, but never longer than the wait bound
+// (Config.WaitTimeout): then it answers with the task as it is.
 func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	snap, err := s.send(ctx, req, req.Config != nil && req.Config.ReturnImmediately)
+	returnImmediately := req.Config != nil && req.Config.ReturnImmediately
+	var historyLength *int
+	if req.Config != nil {
+		historyLength = req.Config.HistoryLength
+	}
+	res, err := s.send(ctx, req, returnImmediately)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Settled && !returnImmediately {
+		// The task continued as new, or too many senders waited: follow its
+		// events until it is interrupted or ends, within the bound.
+		s.await(ctx, res.taskID, res.EventSeq, res.deadline, settles(true))
+	}
+	snap, err := s.loadTask(ctx, res.taskID, historyLength)
 	if err != nil {
 		return nil, err
 	}
 	return snap.Task, nil
 }
 
-// send delivers req's message through the SendMessage update and returns
-// the task snapshot the update answered with.
-func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool) (workflows.TaskSnapshot, error) {
+// sent is the outcome of delivering a message: the update's result, the
+// task it went to and when the caller's wait bound ends.
+type sent struct {
+	workflows.TaskUpdateResult
+	taskID   a2a.TaskID
+	deadline time.Time
+}
+
+// maxContinuingRetries is how often a write refused because the task was
+// continuing as new at that moment is sent again.
+const maxContinuingRetries = 10
+
+// send delivers req's message through the SendMessage update. It waits for
+// the worker to accept the message (the message is then durable) and, for a
+// blocking send, for the update's result, each within the wait bound.
+func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool) (sent, error) {
 	if err := validateSendMessageRequest(req); err != nil {
-		return workflows.TaskSnapshot{}, err
+		return sent{}, err
 	}
 	if req.Config != nil {
 		if err := checkAcceptedOutputModes(s.agent, req.Config.AcceptedOutputModes); err != nil {
-			return workflows.TaskSnapshot{}, err
+			return sent{}, err
 		}
 	}
 	msg := req.Message
@@ -82,10 +114,9 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	// sends it, from authentication or, with it off, the X-Approver header.
 	in.Approver, in.ApproverGroups = s.messageApprover(ctx)
 	if req.Config != nil {
-		in.HistoryLength = req.Config.HistoryLength
 		push, err := s.preparePushConfig(ctx, req.Config.PushConfig)
 		if err != nil {
-			return workflows.TaskSnapshot{}, err
+			return sent{}, err
 		}
 		in.PushConfig = push
 	}
@@ -93,58 +124,155 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		UpdateID:     msg.ID,
 		UpdateName:   workflows.UpdateSendMessage,
 		Args:         []any{in},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+		WaitForStage: client.WorkflowUpdateStageAccepted,
 	}
+	deadline := time.Now().Add(s.waitTimeout)
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 
+	taskID := msg.TaskID
+	var startOp client.WithStartWorkflowOperation
+	if taskID == "" {
+		var id string
+		id, startOp = s.newTask(msg, owner)
+		taskID = a2a.TaskID(id)
+	}
+	update.WorkflowID = string(taskID)
 	var handle client.WorkflowUpdateHandle
 	var err error
-	if msg.TaskID != "" {
-		update.WorkflowID = string(msg.TaskID)
-		handle, err = s.temporal.UpdateWorkflow(ctx, update)
-		if err != nil {
-			return workflows.TaskSnapshot{}, s.writeError(ctx, string(msg.TaskID), err, a2a.ErrUnsupportedOperation)
+	for attempt := 0; ; attempt++ {
+		if startOp != nil {
+			handle, err = s.temporal.UpdateWithStartWorkflow(waitCtx, client.UpdateWithStartWorkflowOptions{
+				StartWorkflowOperation: startOp,
+				UpdateOptions:          update,
+			})
+			if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+				// A retry of a request whose task already ended: answer with that task.
+				return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+			}
+		} else {
+			handle, err = s.temporal.UpdateWorkflow(waitCtx, update)
 		}
-	} else {
-		taskID, startOp := s.newTask(msg, owner)
-		update.WorkflowID = taskID
-		handle, err = s.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: startOp,
-			UpdateOptions:          update,
-		})
-		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			// A retry of a request whose task already ended: answer with that task.
-			return s.events(ctx, a2a.TaskID(taskID), workflows.EventsInput{WithTask: true, HistoryLength: in.HistoryLength})
+		if isAppErrorType(err, workflows.ErrTypeContinuing) && attempt < maxContinuingRetries {
+			if startOp != nil {
+				_, startOp = s.newTask(msg, owner) // an operation is used once
+			}
+			sleep(waitCtx, time.Duration(attempt+1)*20*time.Millisecond)
+			continue
 		}
-		if err != nil {
-			return workflows.TaskSnapshot{}, toA2AError(err)
-		}
+		break
 	}
-	var snap workflows.TaskSnapshot
-	if err := handle.Get(ctx, &snap); err != nil {
-		return workflows.TaskSnapshot{}, s.writeError(ctx, handle.WorkflowID(), err, a2a.ErrUnsupportedOperation)
+	switch {
+	case isAppErrorType(err, workflows.ErrTypeDuplicateMessage):
+		// An earlier run of the task received this message: it is not
+		// recorded twice; the caller gets the task as it is.
+		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+	case err != nil && waitCtx.Err() != nil && ctx.Err() == nil:
+		return sent{}, noWorkerError(taskID, s.waitTimeout, "accepted the message")
+	case err != nil && msg.TaskID != "":
+		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
+	case err != nil:
+		return sent{}, toA2AError(err)
 	}
-	return snap, nil
+	var res workflows.TaskUpdateResult
+	if err := handle.Get(waitCtx, &res); err != nil {
+		if waitCtx.Err() != nil && ctx.Err() == nil {
+			// Accepted, so recorded, but the skill is still at work: the
+			// caller gets the task as it is.
+			return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+		}
+		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
+	}
+	return sent{TaskUpdateResult: res, taskID: taskID, deadline: deadline}, nil
+}
+
+// settles returns the condition a blocking send (or a cancel, when
+// afterWork is false... see await) waits for in the task's events: the task
+// ended, or it is interrupted after it worked on the message.
+func settles(blockingSend bool) func(workflows.Event, *bool) bool {
+	return func(e workflows.Event, worked *bool) bool {
+		if e.Status == nil {
+			return false
+		}
+		state := e.Status.Status.State
+		if state == a2a.TaskStateWorking {
+			*worked = true
+		}
+		return state.Terminal() || (blockingSend && *worked && interrupted(state))
+	}
+}
+
+// await follows the task's events after seq until stop accepts one or the
+// deadline passes, for a write whose update could not wait for its outcome.
+func (s *TaskService) await(ctx context.Context, taskID a2a.TaskID, seq int64, deadline time.Time, stop func(workflows.Event, *bool) bool) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	worked := false
+	s.follow(ctx, taskID, seq, func(e workflows.Event) bool { return stop(e, &worked) },
+		func(a2a.Event, error) bool { return true })
+}
+
+// noWorkerError is the retryable answer to a write no worker took in time.
+func noWorkerError(taskID a2a.TaskID, waited time.Duration, what string) error {
+	return retryableError(fmt.Sprintf("no worker %s for task %s within %s; it may still be applied once a worker runs. "+
+		"Send the same request again (same messageId): it is applied once", what, taskID, waited), "NO_WORKER")
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // events queries a task's events and returns the current task with the
 // number of its latest event.
-func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (workflows.TaskSnapshot, error) {
+func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (*workflows.TaskSnapshot, error) {
 	out, err := s.queryEvents(ctx, taskID, in)
 	if err != nil {
-		return workflows.TaskSnapshot{}, err
+		return nil, err
 	}
-	return workflows.TaskSnapshot{Task: out.Task, EventSeq: out.Last}, nil
+	if out.Task == nil {
+		return nil, toA2AError(fmt.Errorf("task %s: the events query returned no task", taskID))
+	}
+	out.Task.EventSeq = out.Last
+	return s.withHistory(ctx, out.Task, in.HistoryLength)
 }
 
-// queryEvents runs the QueryEvents query on the task's workflow.
+// queryEvents runs the QueryEvents query on the task's workflow. A workflow
+// that ended outside its skill (terminated, timed out...) answers with its
+// task read as failed and one last event saying so.
 func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (workflows.EventsOutput, error) {
+	if err := checkTaskID(string(taskID)); err != nil {
+		return workflows.EventsOutput{}, err
+	}
 	in.Agent, in.Owner = s.agent.Name, principal(ctx)
-	value, err := s.temporal.QueryWorkflow(ctx, string(taskID), "", workflows.QueryEvents, in)
+	resp, err := s.temporal.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+		WorkflowID:           string(taskID),
+		QueryType:            workflows.QueryEvents,
+		Args:                 []any{in},
+		QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_COMPLETED_CLEANLY,
+	})
 	if err != nil {
 		return workflows.EventsOutput{}, toA2AError(err)
 	}
+	if rejected := resp.QueryRejected; rejected != nil {
+		snap, err := s.endedOutsideSkill(ctx, taskID, "", rejected.GetStatus(), in.HistoryLength)
+		if err != nil {
+			return workflows.EventsOutput{}, err
+		}
+		out := workflows.EventsOutput{Task: snap, Last: snap.EventSeq}
+		if in.After < snap.EventSeq {
+			out.Events = []workflows.Event{{Seq: snap.EventSeq, Status: &a2a.TaskStatusUpdateEvent{
+				TaskID: taskID, ContextID: snap.ContextID, Status: snap.Status,
+			}}}
+		}
+		return out, nil
+	}
 	var out workflows.EventsOutput
-	if err := value.Get(&out); err != nil {
+	if err := resp.QueryResult.Get(&out); err != nil {
 		return workflows.EventsOutput{}, toA2AError(fmt.Errorf("decode events of task %s: %w", taskID, err))
 	}
 	return out, nil
@@ -181,7 +309,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, workflows.TaskWorkflowName, in)
 }
 
-// GetTask implements A2A GetTask with a workflow query.
+// GetTask implements A2A GetTask (see loadTask).
 func (s *TaskService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if req.ID == "" {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "id is required")
@@ -189,37 +317,85 @@ func (s *TaskService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2
 	if req.HistoryLength != nil && *req.HistoryLength < 0 {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "historyLength must not be negative")
 	}
-	value, err := s.temporal.QueryWorkflow(ctx, string(req.ID), "", workflows.QueryGetTask,
-		workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: req.HistoryLength})
+	snap, err := s.loadTask(ctx, req.ID, req.HistoryLength)
 	if err != nil {
-		return nil, toA2AError(err)
+		return nil, err
 	}
-	var task a2a.Task
-	if err := value.Get(&task); err != nil {
-		return nil, toA2AError(fmt.Errorf("decode task %s: %w", req.ID, err))
-	}
-	return &task, nil
+	return snap.Task, nil
 }
 
-// CancelTask implements A2A CancelTask with the cancel update.
+// CancelTask implements A2A CancelTask with the cancel update. When the
+// update cannot get in (Temporal's limit of updates in flight) or no worker
+// accepts it in time, the cancel is requested from Temporal instead, which
+// records it durably: the task ends canceled as soon as a worker runs it.
 func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	if req.ID == "" {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "id is required")
 	}
-	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	deadline := time.Now().Add(s.waitTimeout)
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	handle, err := s.temporal.UpdateWorkflow(waitCtx, client.UpdateWorkflowOptions{
 		WorkflowID:   string(req.ID),
 		UpdateName:   workflows.UpdateCancelTask,
 		Args:         []any{workflows.CancelTaskInput{Agent: s.agent.Name, Owner: principal(ctx)}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+		WaitForStage: client.WorkflowUpdateStageAccepted,
 	})
+	var res workflows.TaskUpdateResult
+	switch {
+	case err == nil:
+		if err := handle.Get(waitCtx, &res); err != nil && !(waitCtx.Err() != nil && ctx.Err() == nil) {
+			return nil, s.writeError(ctx, string(req.ID), err, a2a.ErrTaskNotCancelable)
+		}
+	case isResourceExhausted(err) || (waitCtx.Err() != nil && ctx.Err() == nil):
+		if err := s.requestCancel(ctx, req.ID); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, s.writeError(ctx, string(req.ID), err, a2a.ErrTaskNotCancelable)
+	}
+	if !res.Settled {
+		s.await(ctx, req.ID, res.EventSeq, deadline, settles(false))
+	}
+	snap, err := s.loadTask(ctx, req.ID, nil)
 	if err != nil {
-		return nil, s.writeError(ctx, string(req.ID), err, a2a.ErrTaskNotCancelable)
+		return nil, err
 	}
-	var task a2a.Task
-	if err := handle.Get(ctx, &task); err != nil {
-		return nil, s.writeError(ctx, string(req.ID), err, a2a.ErrTaskNotCancelable)
+	if !snap.Status.State.Terminal() {
+		return nil, retryableError(fmt.Sprintf("the cancellation of task %s is recorded; no worker ended the task within %s. "+
+			"It ends canceled as soon as a worker runs it; read it with GetTask", req.ID, s.waitTimeout), "NO_WORKER")
 	}
-	return &task, nil
+	return snap.Task, nil
+}
+
+// requestCancel asks Temporal to cancel the task's workflow, after checking
+// from visibility that the caller may: the workflow's own validator is not
+// in this path.
+func (s *TaskService) requestCancel(ctx context.Context, id a2a.TaskID) error {
+	desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(id), "")
+	if err != nil {
+		return toA2AError(err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	attrs := info.GetSearchAttributes().GetIndexedFields()
+	var agent, owner string
+	if p, ok := attrs[workflows.AgentKey.GetName()]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &agent)
+	}
+	if p, ok := attrs[workflows.OwnerKey.GetName()]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &owner)
+	}
+	if agent != s.agent.Name || (principal(ctx) != "" && owner != principal(ctx)) {
+		return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+	}
+	if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is in a terminal state", id))
+	}
+	if err := s.temporal.CancelWorkflow(ctx, string(id), ""); err != nil {
+		return toA2AError(err)
+	}
+	s.logger.Info("cancel requested from Temporal (the cancel update could not get in)", "task", id)
+	return nil
 }
 
 // writeError maps the error of a write (an update) on taskID. Temporal
@@ -228,11 +404,13 @@ func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest
 // whenClosed (UnsupportedOperation for a message, TaskNotCancelable for a
 // cancel) rather than TaskNotFound.
 func (s *TaskService) writeError(ctx context.Context, taskID string, err error, whenClosed error) error {
-	var notFound *serviceerror.NotFound
-	if !errors.As(err, &notFound) {
+	if isResourceExhausted(err) {
+		return retryableError(fmt.Sprintf("task %s has too many requests in flight; try again in a moment", taskID), "TOO_MANY_UPDATES")
+	}
+	if !isNotFound(err) {
 		return toA2AError(err)
 	}
-	if _, derr := s.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID), HistoryLength: new(int)}); derr != nil {
+	if _, derr := s.loadTask(ctx, a2a.TaskID(taskID), new(int)); derr != nil {
 		return derr
 	}
 	return a2a.NewError(whenClosed, fmt.Sprintf("task %s is in a terminal state", taskID))

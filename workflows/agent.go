@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
@@ -38,6 +39,11 @@ type Agent struct {
 	// WhileWorking says what happens to a message that arrives while the
 	// task is working rather than waiting for input. Default EnqueueMessage.
 	WhileWorking BusyPolicy
+	// IdleTimeout cancels a task left waiting for the user's input (Ask,
+	// RequireAuth) for longer, with a status message saying so. Default
+	// none: a task waits as long as it takes. Approvals have deadlines of
+	// their own (ApprovalRequest.Timeout) and are not cut short by it.
+	IdleTimeout time.Duration
 	// Handle runs one task.
 	Handle Handler
 }

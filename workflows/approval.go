@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -158,18 +159,22 @@ type DecideApprovalInput struct {
 // approvals is the approval state of a run.
 type approvals struct {
 	list  []*Approval
-	early map[string][]earlyDecision // decisions for approvals not requested yet
-	// notifying counts the webhook notices not yet completed, failed or
-	// canceled in history.
-	notifying int
+	count int             // approvals requested so far, including those an earlier run no longer carries
+	early []EarlyDecision // decisions for approvals not requested yet: the decision as made and the approver's groups
+	// notices are the webhook notices under way (not yet completed, failed
+	// or canceled in history); carriedNotices those an earlier run handed
+	// over, to send again.
+	notices        []*ApprovalNotice
+	carriedNotices []ApprovalNotice
 }
 
-// earlyDecision is a decision kept until the skill requests its approval:
-// the decision as made (its time included) and the approver's groups, which
-// only the request can check.
-type earlyDecision struct {
-	ApprovalDecision
-	groups []string
+// pendingNotices returns the notices under way, to hand to the next run.
+func (a *approvals) pendingNotices() []ApprovalNotice {
+	out := make([]ApprovalNotice, 0, len(a.notices))
+	for _, n := range a.notices {
+		out = append(out, *n)
+	}
+	return out
 }
 
 // maxEarlyApprovals bounds how far ahead an early decision may point.
@@ -206,6 +211,7 @@ func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecideApproval,
 		func(ctx workflow.Context, in DecideApprovalInput) (Approval, error) {
+			r.updates++
 			return r.decide(ctx, in)
 		},
 		workflow.UpdateHandlerOptions{
@@ -241,11 +247,11 @@ func (r *run) validateDecision(ctx workflow.Context, in DecideApprovalInput) err
 		// A decision may come before the skill asks: keep it if the ID is
 		// one of the task's next approvals and the task is still running.
 		n, ok := approvalNumber(r.task.ID, in.ApprovalID)
-		if !ok || n <= len(r.approvals.list) || n > len(r.approvals.list)+maxEarlyApprovals || r.task.Status.State.Terminal() {
+		if !ok || n <= r.approvals.count || n > r.approvals.count+maxEarlyApprovals || r.task.Status.State.Terminal() {
 			return refused("approval %s does not exist", in.ApprovalID)
 		}
-		for _, d := range r.approvals.early[in.ApprovalID] {
-			if d.Approver == in.Approver {
+		for _, d := range r.approvals.early {
+			if d.ApprovalID == in.ApprovalID && d.Decision.Approver == in.Approver {
 				return refused("%s already decided approval %s", in.Approver, in.ApprovalID)
 			}
 		}
@@ -288,19 +294,16 @@ func (r *run) decide(ctx workflow.Context, in DecideApprovalInput) (Approval, er
 	d := ApprovalDecision{Approved: in.Approved, Approver: in.Approver, Comment: in.Comment, Time: workflow.Now(ctx).UTC(), Via: in.Via}
 	a := r.findApproval(in.ApprovalID)
 	if a == nil {
-		if r.approvals.early == nil {
-			r.approvals.early = map[string][]earlyDecision{}
-		}
-		r.approvals.early[in.ApprovalID] = append(r.approvals.early[in.ApprovalID], earlyDecision{ApprovalDecision: d, groups: in.ApproverGroups})
+		r.approvals.early = append(r.approvals.early, EarlyDecision{ApprovalID: in.ApprovalID, Decision: d, Groups: in.ApproverGroups})
 		return Approval{ID: in.ApprovalID, TaskID: r.task.ID, State: ApprovalPending,
 			Decisions: []ApprovalDecision{d}}, nil
 	}
-	r.record(a, d)
+	r.recordDecision(a, d)
 	return *a, nil
 }
 
-// record adds a decision and settles the approval when it is enough.
-func (r *run) record(a *Approval, d ApprovalDecision) {
+// recordDecision adds a decision and settles the approval when it is enough.
+func (r *run) recordDecision(a *Approval, d ApprovalDecision) {
 	a.Decisions = append(a.Decisions, d)
 	if !d.Approved {
 		a.State = ApprovalRejected
@@ -327,47 +330,87 @@ func (r *run) record(a *Approval, d ApprovalDecision) {
 // approval ID, and is findable by the A2APendingApprovals search attribute.
 // Several Approve calls may wait at once (from workflow.Go coroutines); each
 // settles on its own. The wait is durable: hours or days, across restarts.
-func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, error) {
+// With [Resumable], the task may continue as new while it waits (see
+// continued.go): Approve then returns the continue-as-new error, and the
+// skill's first Approve in the next run goes on waiting for the same
+// approval, with its deadline and escalation as they were.
+func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOption) (*Approval, error) {
 	if len(req.Groups) == 0 {
 		return nil, fmt.Errorf("approval %q: at least one approver group is required", req.Title)
 	}
 	if req.OnTimeout == "" {
 		req.OnTimeout = RejectAtDeadline
 	}
+	var o askOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var skillState json.RawMessage
+	if o.resumable {
+		raw, err := marshalState(o.state)
+		if err != nil {
+			return nil, err
+		}
+		skillState = raw
+	}
 	r := t.r
-	now := workflow.Now(ctx).UTC()
-	a := &Approval{
-		ID: approvalID(r.task.ID, len(r.approvals.list)+1), TaskID: r.task.ID, Request: req,
-		State: ApprovalPending, Groups: req.Groups, Created: now,
+	var a *Approval
+	if p, ok := r.resumeWait(waitApproval, ""); ok {
+		a = r.findApproval(p.ApprovalID)
 	}
+	resumed := a != nil
 	timeout := req.Timeout
-	r.approvals.list = append(r.approvals.list, a)
-	for _, early := range r.approvals.early[a.ID] {
-		if a.State != ApprovalPending {
-			break
+	if !resumed {
+		r.approvals.count++
+		a = &Approval{
+			ID: approvalID(r.task.ID, r.approvals.count), TaskID: r.task.ID, Request: req,
+			State: ApprovalPending, Groups: req.Groups, Created: workflow.Now(ctx).UTC(),
 		}
-		if len(early.groups) > 0 && !slices.ContainsFunc(early.groups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
-			r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Approver)
-			continue
+		r.approvals.list = append(r.approvals.list, a)
+		kept := r.approvals.early[:0]
+		for _, early := range r.approvals.early {
+			switch {
+			case early.ApprovalID != a.ID:
+				kept = append(kept, early)
+			case a.State != ApprovalPending:
+			case len(early.Groups) > 0 && !slices.ContainsFunc(early.Groups, func(g string) bool { return slices.Contains(a.Groups, g) }):
+				r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Decision.Approver)
+			default:
+				r.recordDecision(a, early.Decision)
+			}
 		}
-		r.record(a, early.ApprovalDecision)
+		r.approvals.early = kept
 	}
-	delete(r.approvals.early, a.ID)
 
 	for a.State == ApprovalPending {
-		a.Deadline = nil
-		if timeout > 0 {
-			a.Deadline = ptr(workflow.Now(ctx).Add(timeout).UTC())
+		var stopNotices workflow.CancelFunc = func() {}
+		if resumed {
+			// Asked and notified by an earlier run: wait out what is left.
+			resumed = false
+			timeout = 0
+			if a.Deadline != nil {
+				timeout = max(a.Deadline.Sub(workflow.Now(ctx)), time.Millisecond)
+			}
+		} else {
+			a.Deadline = nil
+			if timeout > 0 {
+				a.Deadline = ptr(workflow.Now(ctx).Add(timeout).UTC())
+			}
+			r.approvalsChanged(ctx)
+			stopNotices = r.notifyApprovers(ctx, a)
 		}
-		r.approvalsChanged(ctx)
-		stopNotices := r.notifyApprovers(ctx, a)
-		settled := func() bool { return a.State != ApprovalPending }
+		continueHere := func() bool { return o.resumable && r.continueDue(ctx) }
+		settled := func() bool { return a.State != ApprovalPending || continueHere() }
 		var err error
 		ok := true
 		if timeout > 0 {
 			ok, err = workflow.AwaitWithTimeout(ctx, timeout, settled)
 		} else {
 			err = workflow.Await(ctx, settled)
+		}
+		if err == nil && ok && a.State == ApprovalPending {
+			// The run continues as new; the notices under way go with it.
+			return nil, r.continueAsNew(ctx, t, &SkillState{State: skillState, Wait: &ParkedWait{Kind: waitApproval, ApprovalID: a.ID}})
 		}
 		// Settled or escalated, the request no longer waits for these
 		// groups: a notice still being retried would be stale.
@@ -392,9 +435,9 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, er
 	}
 	r.approvalsChanged(ctx)
 	// A copy: the skill must not be able to rewrite the audit trail.
-	settled := *a
-	settled.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
-	return &settled, nil
+	settledCopy := *a
+	settledCopy.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
+	return &settledCopy, nil
 }
 
 // notifyApprovers runs ActivityNotifyApprovalWebhook for each group that
@@ -409,35 +452,54 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest) (*Approval, er
 func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.CancelFunc {
 	ctx, cancel := workflow.WithCancel(ctx)
 	for _, group := range a.Groups {
-		notice := ApprovalNotice{
+		r.sendNotice(ctx, ApprovalNotice{
 			Group: group, ApprovalID: a.ID, TaskID: a.TaskID, Agent: r.agentName,
 			Title: a.Request.Title, Details: a.Request.Details,
 			Groups: slices.Clone(a.Groups), Deadline: a.Deadline, Escalated: a.Escalated,
-		}
-		opts := r.pushActivityOptions("", 0)
-		opts.Summary = fmt.Sprintf("notify %s of approval %s", group, a.ID)
-		// A canceled notice is over once history says so, not at the
-		// request: see noticesIdle.
-		opts.WaitForCancellation = true
-		actx := workflow.WithActivityOptions(ctx, opts)
-		r.approvals.notifying++
-		workflow.Go(actx, func(ctx workflow.Context) {
-			defer func() { r.approvals.notifying-- }()
-			err := workflow.ExecuteActivity(ctx, ActivityNotifyApprovalWebhook, notice).Get(ctx, nil)
-			var canceled *temporal.CanceledError
-			if err != nil && !errors.As(err, &canceled) {
-				r.logger.Warn("approval webhook not notified", "approval", notice.ApprovalID, "group", notice.Group, "error", err)
-			}
 		})
 	}
 	return cancel
+}
+
+// sendNotice runs ActivityNotifyApprovalWebhook for one notice in a
+// coroutine of its own.
+func (r *run) sendNotice(ctx workflow.Context, notice ApprovalNotice) {
+	opts := r.pushActivityOptions("", 0)
+	opts.Summary = fmt.Sprintf("notify %s of approval %s", notice.Group, notice.ApprovalID)
+	// A canceled notice is over once history says so, not at the
+	// request: see noticesIdle.
+	opts.WaitForCancellation = true
+	actx := workflow.WithActivityOptions(ctx, opts)
+	n := &notice
+	r.approvals.notices = append(r.approvals.notices, n)
+	workflow.Go(actx, func(ctx workflow.Context) {
+		defer func() {
+			r.approvals.notices = slices.DeleteFunc(r.approvals.notices, func(o *ApprovalNotice) bool { return o == n })
+		}()
+		err := workflow.ExecuteActivity(ctx, ActivityNotifyApprovalWebhook, notice).Get(ctx, nil)
+		var canceled *temporal.CanceledError
+		if err != nil && !errors.As(err, &canceled) {
+			r.logger.Warn("approval webhook not notified", "approval", notice.ApprovalID, "group", notice.Group, "error", err)
+		}
+	})
+}
+
+// renotify sends again the notices an earlier run had under way when the
+// task continued as new, for approvals still pending.
+func (r *run) renotify(ctx workflow.Context) {
+	for _, n := range r.approvals.carriedNotices {
+		if a := r.findApproval(n.ApprovalID); a != nil && a.State == ApprovalPending {
+			r.sendNotice(ctx, n)
+		}
+	}
+	r.approvals.carriedNotices = nil
 }
 
 // noticesIdle reports whether no approval webhook notice is under way, so
 // that the run may complete: completing while a notice's activity ends
 // would make Temporal fail the workflow task (UnhandledCommand), and with it
 // any update that task was answering.
-func (r *run) noticesIdle() bool { return r.approvals.notifying == 0 }
+func (r *run) noticesIdle() bool { return len(r.approvals.notices) == 0 }
 
 // cancelPendingApprovals settles the approvals still pending when the task
 // ends, so that late decisions are refused and the inbox no longer lists
@@ -585,26 +647,23 @@ func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok 
 // onDecisionMessage records the decision message in history (the audit
 // trail of the conversation), applies the decision and, for a blocking send,
 // answers once the task is interrupted again or ends.
-func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskSnapshot, error) {
+func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskUpdateResult, error) {
 	stored := *in.Message
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
-	r.task.History = append(r.task.History, &stored)
+	r.record(ctx, &stored)
+	r.rememberMessageID(in.Message.ID)
 	r.addPushConfig(in.PushConfig)
 	a, err := r.decide(ctx, d)
 	if err != nil {
-		return TaskSnapshot{}, err
+		return TaskUpdateResult{}, err
 	}
 	after := r.lastSeq
 	// A decision that leaves its approval pending (N of M) changes nothing
 	// the sender waits for: the task still waits for the other approvers.
-	if !in.ReturnImmediately && (a.State != ApprovalPending || !interrupted(r.task.Status.State)) {
-		waitCtx, _ := workflow.NewDisconnectedContext(ctx)
-		err := workflow.Await(waitCtx, func() bool {
-			return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
-		})
-		if err != nil {
-			return TaskSnapshot{}, err
-		}
+	if in.ReturnImmediately || (a.State == ApprovalPending && interrupted(r.task.Status.State)) {
+		return r.updateResult(true), nil
 	}
-	return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
+	return r.waitFor(ctx, func() bool {
+		return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
+	})
 }

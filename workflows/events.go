@@ -51,21 +51,52 @@ type EventsInput struct {
 type EventsOutput struct {
 	// Task is the current task, when asked for or when the caller is too far
 	// behind for the retained events (then Events starts after a gap).
-	Task *a2a.Task `json:"task,omitempty"`
+	Task *TaskSnapshot `json:"task,omitempty"`
 	// Events are the events after EventsInput.After, oldest first.
 	Events []Event `json:"events,omitempty"`
 	// Last is the number of the task's latest event.
 	Last int64 `json:"last"`
 }
 
-// TaskSnapshot is the result of the SendMessage update: the task and the
-// number of its latest event when the snapshot was taken, so a streaming
-// caller continues from exactly there. It marshals as the task's JSON plus
-// one field, so it decodes as an a2a.Task too.
+// TaskSnapshot is the task as the GetTask and Events queries and the
+// workflow's result give it: the task with its recent history, the number
+// of its latest event when the snapshot was taken (so a streaming caller
+// continues from exactly there) and the pages of older history a reader
+// loads from the payload store. It marshals as the task's JSON plus a few
+// fields, so it decodes as an a2a.Task too.
 type TaskSnapshot struct {
 	*a2a.Task
 	// EventSeq is the number of the task's latest event in this snapshot.
 	EventSeq int64 `json:"a2aflowEventSeq"`
+	// EarlierHistory are the pages (oldest first) holding the messages
+	// before Task.History that the asked historyLength needs; see history.go.
+	EarlierHistory []HistoryPage `json:"a2aflowEarlierHistory,omitempty"`
+	// HistoryLength is how many messages the task's whole history holds.
+	HistoryLength int `json:"a2aflowHistoryLength,omitempty"`
+	// Agent and Owner say whose the task is, for readers of a workflow's
+	// result (a query checks access inside the workflow).
+	Agent string `json:"a2aflowAgent,omitempty"`
+	Owner string `json:"a2aflowOwner,omitempty"`
+	// NoTask is set on the result of a workflow that never received a
+	// message, which is no task (see firstMessageGrace).
+	NoTask bool `json:"a2aflowNoTask,omitempty"`
+}
+
+// TaskUpdateResult is the result of the SendMessage and CancelTask updates.
+// It is bounded, whatever the task's age: the task itself is read with the
+// GetTask or Events query, so no update result in history carries it.
+type TaskUpdateResult struct {
+	// EventSeq is the number of the task's latest event when the update
+	// answered.
+	EventSeq int64 `json:"eventSeq"`
+	// State is the task's state then.
+	State a2a.TaskState `json:"state"`
+	// Settled reports whether what the caller waits for happened: the task
+	// took the message and is interrupted, or ended (a cancel: ended), or
+	// the message was only to be recorded (returnImmediately). When false
+	// (the task continued as new, or too many senders waited at once), the
+	// caller follows the task's events after EventSeq for the rest.
+	Settled bool `json:"settled"`
 }
 
 // Notifier learns that a task has a new event, so a streaming API in the same

@@ -10,16 +10,19 @@ const (
 	DefaultTaskQueue = "a2aflow"
 
 	// UpdateSendMessage adds a user message to a task (A2A SendMessage). Its
-	// argument is a [SendMessageInput] and its result the [*a2a.Task] once the
-	// task is interrupted or terminal (or at once with ReturnImmediately).
+	// argument is a [SendMessageInput] and its result a [TaskUpdateResult]
+	// once the task is interrupted or terminal (or at once with
+	// ReturnImmediately); the caller reads the task with [QueryGetTask].
 	UpdateSendMessage = "SendMessage"
 
 	// UpdateCancelTask cancels a task (A2A CancelTask). Its argument is a
-	// [CancelTaskInput] and its result the canceled [*a2a.Task].
+	// [CancelTaskInput] and its result a [TaskUpdateResult] once the task
+	// ended.
 	UpdateCancelTask = "CancelTask"
 
 	// QueryGetTask returns the task (A2A GetTask). Its argument is a
-	// [GetTaskInput] and its result an [*a2a.Task].
+	// [GetTaskInput] and its result a [*TaskSnapshot], which decodes as an
+	// [*a2a.Task] too (with the recent history only).
 	QueryGetTask = "GetTask"
 )
 
@@ -35,4 +38,11 @@ const (
 	// ErrTypeTaskNotFound: the task belongs to another agent, so this
 	// agent's endpoint does not know it.
 	ErrTypeTaskNotFound = "TaskNotFound"
+	// ErrTypeDuplicateMessage: a message with this ID was already received
+	// (by an earlier run of the task): the retry is answered with the task
+	// as it is, and nothing is recorded twice.
+	ErrTypeDuplicateMessage = "DuplicateMessage"
+	// ErrTypeContinuing: the task is continuing as new at this moment; the
+	// same write succeeds on the next run, a few milliseconds later.
+	ErrTypeContinuing = "ContinuingAsNew"
 )

@@ -24,6 +24,8 @@ type Task struct {
 
 	calls       int          // CallAgent calls so far, for deterministic message IDs
 	delegations []Delegation // remote tasks delegated to (delegate.go)
+
+	resume *SkillState // what an earlier run handed over (continued.go)
 }
 
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
@@ -64,7 +66,11 @@ func (t *Task) ReferenceTaskIDs() []a2a.TaskID { return t.first.ReferenceTasks }
 // AskOption changes how Ask waits.
 type AskOption func(*askOptions)
 
-type askOptions struct{ timeout time.Duration }
+type askOptions struct {
+	timeout   time.Duration
+	resumable bool // see Resumable
+	state     any
+}
 
 // WithTimeout makes Ask give up after d with an error wrapping [ErrAskTimeout].
 func WithTimeout(d time.Duration) AskOption { return func(o *askOptions) { o.timeout = d } }
@@ -90,23 +96,55 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 	for _, opt := range opts {
 		opt(&o)
 	}
-	r := t.r
-	question := r.agentMessage(a2a.NewTextPart(prompt))
-	if slot != "" {
-		question.Metadata = map[string]any{"slot": slot}
-	}
-	if len(r.inbox) > 0 {
-		// A message sent while the task was working answers at once: the
-		// question goes into history, the task never looks interrupted.
-		r.task.History = append(r.task.History, question)
-		return r.take(), nil
-	}
-	r.setStatus(ctx, state, question)
-	ready := func() bool { return len(r.inbox) > 0 }
-	if o.timeout > 0 {
-		ok, err := workflow.AwaitWithTimeout(ctx, o.timeout, ready)
+	var skillState json.RawMessage
+	if o.resumable {
+		raw, err := marshalState(o.state)
 		if err != nil {
 			return nil, err
+		}
+		skillState = raw
+	}
+	r := t.r
+	kind := waitInput
+	if state == a2a.TaskStateAuthRequired {
+		kind = waitAuth
+	}
+	if _, resumed := r.resumeWait(kind, slot); resumed && r.task.Status.State == state {
+		// The question was asked before the task continued as new, and is
+		// still the task's status: wait for its answer without asking again.
+	} else {
+		question := r.agentMessage(a2a.NewTextPart(prompt))
+		if slot != "" {
+			question.Metadata = map[string]any{"slot": slot}
+		}
+		if len(r.inbox) > 0 {
+			// A message sent while the task was working answers at once: the
+			// question goes into history, the task never looks interrupted.
+			r.record(ctx, question)
+			return r.take(), nil
+		}
+		r.setStatus(ctx, state, question)
+	}
+	continueHere := func() bool { return o.resumable && r.continueDue(ctx) }
+	ready := func() bool { return len(r.inbox) > 0 || continueHere() }
+	// The wait ends with an answer, the Ask's own timeout (the question is
+	// withdrawn) or the agent's idle timeout (the task is canceled).
+	timeout, idle := o.timeout, false
+	if r.longTasks && r.idleTimeout > 0 && (timeout <= 0 || r.idleTimeout < timeout) {
+		timeout, idle = r.idleTimeout, true
+	}
+	if timeout > 0 {
+		ok, err := workflow.AwaitWithTimeout(ctx, timeout, ready)
+		if err != nil {
+			return nil, err
+		}
+		if !ok && idle {
+			r.cancelReason = fmt.Sprintf("No answer came for %s: the task was canceled.", timeout)
+			r.cancelRequested = true
+			if r.cancelSkill != nil {
+				r.cancelSkill()
+			}
+			return nil, fmt.Errorf("%w: no answer for %s (slot %s)", workflow.ErrCanceled, timeout, slot)
 		}
 		if !ok {
 			// The question is withdrawn: the task works on (or ends) without it.
@@ -115,6 +153,12 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 		}
 	} else if err := workflow.Await(ctx, ready); err != nil {
 		return nil, err
+	}
+	if len(r.inbox) == 0 {
+		// Nothing came and the run is due to continue as new: the skill
+		// returns the error and starts again in the next run, where its
+		// wait picks up this one.
+		return nil, r.continueAsNew(ctx, t, &SkillState{State: skillState, Wait: &ParkedWait{Kind: kind, Slot: slot}})
 	}
 	answer := r.take()
 	r.setStatus(ctx, a2a.TaskStateWorking, nil)
@@ -233,12 +277,12 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 	for _, prev := range r.task.Artifacts {
 		if prev.Name != "" && prev.Name == stored.Name {
 			version++
-			if v, ok := prev.Metadata["version"].(int); ok && v >= version {
+			if v, ok := intValue(prev.Metadata["version"]); ok && v >= version {
 				version = v + 1 // after a continued numbering
 			}
 		}
 	}
-	if v, ok := a.Metadata["version"].(int); ok && v > version {
+	if v, ok := intValue(a.Metadata["version"]); ok && v > version {
 		version = v
 	}
 	meta := map[string]any{}
@@ -280,6 +324,18 @@ func (t *Task) ArtifactChunk(ctx workflow.Context, id a2a.ArtifactID, parts a2a.
 		return true
 	}
 	return false
+}
+
+// intValue reads an int from a metadata value, which is an int when the
+// skill set it and a float64 once it went through JSON (a continued run).
+func intValue(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
 }
 
 // Artifacts returns the task's artifacts so far.

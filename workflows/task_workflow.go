@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ type TaskInput struct {
 	// API (Temporal UI, CLI, schedules). The API sends the first message with
 	// the UpdateSendMessage update of Update-with-Start instead.
 	Message *a2a.Message
+	// Continued is the task's state when this run continues an earlier run
+	// of the task (continue-as-new, see continued.go); nil for a new task.
+	Continued *ContinuedTask `json:",omitempty"`
 }
 
 // SendMessageInput is the argument of the UpdateSendMessage update.
@@ -85,6 +89,7 @@ type TaskWorkflow struct {
 	notifier    Notifier
 	push        PushOptions
 	retryBudget time.Duration
+	limits      HistoryLimits
 }
 
 // TaskWorkflowOption configures a TaskWorkflow.
@@ -112,17 +117,25 @@ func (w *TaskWorkflow) busyPolicy(agent string) BusyPolicy {
 	return EnqueueMessage
 }
 
+// longTasksChange is the workflow.GetVersion change ID of continue-as-new,
+// history pages, idle timeouts and the first-message grace period: histories
+// recorded before them replay without them.
+const longTasksChange = "a2aflow.long-tasks"
+
+// firstMessageGrace is how long a task started without its first message
+// waits for it (Update-with-Start delivers it with the start; a start whose
+// update was refused, or lost with no worker to take it, leaves a workflow
+// that would otherwise wait forever). A task without a message is no task:
+// the API does not show it.
+const firstMessageGrace = 10 * time.Minute
+
 // Run is the workflow function of one A2A task. It returns the final task,
 // whatever its terminal state (completed, failed, canceled or rejected); the
-// Temporal run itself only fails on a bug.
-func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
+// Temporal run itself only fails on a bug. A task that continues as new
+// returns a workflow.ContinueAsNewError instead (continued.go).
+func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*TaskSnapshot, error) {
 	info := workflow.GetInfo(ctx)
 	r := &run{
-		task: &a2a.Task{
-			ID:        a2a.TaskID(info.WorkflowExecution.ID),
-			ContextID: in.ContextID,
-			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ptr(workflow.Now(ctx).UTC())},
-		},
 		agentName: in.Agent,
 		owner:     in.Owner,
 		busy:      w.busyPolicy(in.Agent),
@@ -130,67 +143,124 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error
 		logger:    workflow.GetLogger(ctx),
 		push:      pushState{opts: w.push},
 		budget:    w.retryBudget,
+		limits:    w.limits.withDefaults(),
+	}
+	if a, ok := w.agents.Get(in.Agent); ok {
+		r.idleTimeout = a.IdleTimeout
+	}
+	if in.Continued != nil {
+		// A continued run is new code by definition: no version marker.
+		r.longTasks = true
+		r.restore(in.Continued)
+	} else {
+		r.longTasks = workflow.GetVersion(ctx, longTasksChange, workflow.DefaultVersion, 1) == 1
+		r.task = &a2a.Task{
+			ID:        a2a.TaskID(info.WorkflowExecution.ID),
+			ContextID: in.ContextID,
+			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ptr(workflow.Now(ctx).UTC())},
+		}
 	}
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
-	if in.Message != nil {
-		if err := validateMessage(r.task, in.Message); err != nil {
-			return nil, err
+	agent, known := w.agents.Get(in.Agent)
+	var t *Task
+	if c := in.Continued; c != nil {
+		if !known {
+			r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
+			return r.result(), r.drain(ctx)
 		}
-		r.receive(in.Message)
-	}
-
-	// Wait for the first message (it normally arrives with the start, through
-	// Update-with-Start) or for a cancel before anything ran.
-	if err := workflow.Await(ctx, func() bool { return len(r.inbox) > 0 || r.cancelRequested }); err != nil {
-		r.finish(ctx, err, true)
-		return r.task, r.drain(ctx)
-	}
-	if r.cancelRequested {
-		r.finish(ctx, workflow.ErrCanceled, true)
-		return r.task, r.drain(ctx)
-	}
-
-	agent, ok := w.agents.Get(in.Agent)
-	if !ok {
-		r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
-		return r.task, r.drain(ctx)
+		t = &Task{r: r, first: c.First, agent: agent, artifactBytes: c.ArtifactBytes, calls: c.Calls,
+			delegations: slices.Clone(c.Delegations), resume: c.Skill}
+		if c.Usage != nil {
+			t.setTokenUsage(*c.Usage)
+		}
+		r.renotify(ctx)
+	} else {
+		if in.Message != nil {
+			if err := validateMessage(r.task, in.Message); err != nil {
+				return nil, err
+			}
+			r.receive(ctx, in.Message)
+		}
+		// Wait for the first message (it normally arrives with the start,
+		// through Update-with-Start) or for a cancel before anything ran.
+		ready := func() bool { return len(r.inbox) > 0 || r.cancelRequested }
+		if r.longTasks && !ready() {
+			ok, err := workflow.AwaitWithTimeout(ctx, firstMessageGrace, ready)
+			if err == nil && !ok {
+				r.logger.Info("no first message came: the workflow ends without being a task")
+				if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueUnset()); err != nil {
+					r.logger.Warn("unset task state search attribute", "error", err)
+				}
+				return r.result(), r.drain(ctx)
+			}
+			if err != nil {
+				r.finish(ctx, err, true)
+				return r.result(), r.drain(ctx)
+			}
+		} else if err := workflow.Await(ctx, ready); err != nil {
+			r.finish(ctx, err, true)
+			return r.result(), r.drain(ctx)
+		}
+		if r.cancelRequested {
+			r.finish(ctx, workflow.ErrCanceled, true)
+			return r.result(), r.drain(ctx)
+		}
+		if !known {
+			r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
+			return r.result(), r.drain(ctx)
+		}
+		t = &Task{r: r, first: r.take(), agent: agent}
+		r.setStatus(ctx, a2a.TaskStateWorking, nil)
 	}
 
 	skillCtx, cancelSkill := workflow.WithCancel(ctx)
 	r.cancelSkill = cancelSkill
-	t := &Task{r: r, first: r.take(), agent: agent}
-	r.setStatus(ctx, a2a.TaskStateWorking, nil)
+	r.watchLimits(skillCtx)
 	err := agent.Handle(skillCtx, t)
+	var continued *workflow.ContinueAsNewError
+	if r.continuing && errors.As(err, &continued) {
+		return nil, continued
+	}
+	if r.continuing {
+		// The skill swallowed the continue-as-new error and ended: the
+		// senders released for it learn the end from the events.
+		r.logger.Warn("the skill did not return the continue-as-new error; the task ends here", "error", err)
+	}
 	if r.failure != nil && !r.cancelRequested {
-		err = r.failure // the runtime refused something (an oversized artifact)
+		err = r.failure // the runtime refused something (an oversized artifact, a history limit)
 	}
 	r.finish(ctx, err, r.cancelRequested || ctx.Err() != nil)
-	return r.task, r.drain(ctx)
+	return r.result(), r.drain(ctx)
 }
 
 // run is the state of one task workflow execution.
 type run struct {
-	task      *a2a.Task
+	task      *a2a.Task // its History is unused: see history
 	agentName string
 	owner     string
 	busy      BusyPolicy
 	notifier  Notifier
 	logger    log.Logger
 
+	history historyState // the messages (history.go)
+
 	events    []Event // the latest events, at most maxEvents
 	lastSeq   int64   // number of the latest event
 	statusSeq int64   // number of the latest status event
 
-	inbox    []*a2a.Message // received, not yet taken by the skill
-	received int            // messages received so far
-	taken    int            // messages taken by the skill so far
+	inbox     []*a2a.Message // received, not yet taken by the skill
+	received  int            // messages received so far
+	taken     int            // messages taken by the skill so far
+	recentIDs []string       // IDs of the latest user messages (continued.go)
+	waiters   []*sendWaiter  // blocking SendMessage updates waiting for the skill
 
 	approvals       approvals // see approval.go
 	waitingApproval bool      // the input-required status is the approvals'
 
 	cancelRequested bool
+	cancelReason    string // the canceled status message, when not a user's cancel
 	cancelSkill     workflow.CancelFunc
 	failure         error              // set by failWith: the task fails with it
 	interrupts      []*interruptRegion // open Task.Interruptible regions
@@ -202,13 +272,40 @@ type run struct {
 	push pushState // webhooks (push.go)
 
 	budget time.Duration // default RetryBudget of Task.CallAgent (delegate.go)
+
+	// Long tasks (continued.go): whether this run may continue as new and
+	// page its history (false when replaying histories recorded before),
+	// when to, and whether it is doing so.
+	longTasks   bool
+	limits      HistoryLimits
+	continuing  bool
+	parked      *ParkedWait // the wait the skill was in when the last run continued as new
+	runs        int         // runs of the task before this one
+	updates     int         // updates accepted in this run
+	idleTimeout time.Duration
+}
+
+// sendWaiter is one blocking SendMessage update waiting for the skill.
+type sendWaiter struct{ released bool }
+
+// maxWaitingSends is how many blocking SendMessage updates may wait for the
+// skill at once. Temporal allows 10 updates in flight per workflow; past
+// this many, the oldest waiter is answered at once (unsettled: the API
+// follows the task's events instead), so that new messages, cancels and
+// decisions always find room.
+const maxWaitingSends = 5
+
+// result is the workflow's result: the task as it ends, with the pages of
+// its earlier history.
+func (r *run) result() *TaskSnapshot {
+	return r.snapshot(nil)
 }
 
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := r.registerApprovalHandlers(ctx); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryGetTask, func(in GetTaskInput) (*a2a.Task, error) {
+	if err := workflow.SetQueryHandler(ctx, QueryGetTask, func(in GetTaskInput) (*TaskSnapshot, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
@@ -240,9 +337,10 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 }
 
 // checkAccess hides a task from the endpoints of other agents and from
-// principals other than its owner.
+// principals other than its owner. A workflow that never received a message
+// is no task yet (its first message may have been refused): it is hidden too.
 func (r *run) checkAccess(agent, owner string) error {
-	if (agent != "" && agent != r.agentName) || (owner != "" && owner != r.owner) {
+	if (agent != "" && agent != r.agentName) || (owner != "" && owner != r.owner) || (r.received == 0 && r.runs == 0) {
 		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), ErrTypeTaskNotFound)
 	}
 	return nil
@@ -255,12 +353,22 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 		// task; validateDecision checks the approver's groups instead.
 		owner = ""
 	}
-	if err := r.checkAccess(in.Agent, owner); err != nil {
+	if err := r.checkAccessOrFirst(in.Agent, owner); err != nil {
 		return err
+	}
+	if in.Message != nil && r.seenMessage(in.Message.ID) {
+		// A retry of a message an earlier run received (Temporal recognises
+		// update IDs only within one run).
+		return temporal.NewApplicationError(
+			fmt.Sprintf("message %s was already received by task %s", in.Message.ID, r.task.ID), ErrTypeDuplicateMessage)
 	}
 	if r.task.Status.State.Terminal() {
 		return temporal.NewApplicationError(
 			fmt.Sprintf("task %s is %s and accepts no more messages", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+	}
+	if r.continuing {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("task %s is continuing as new; send the message again", r.task.ID), ErrTypeContinuing)
 	}
 	if r.busy == RejectMessage && r.task.Status.State == a2a.TaskStateWorking {
 		return temporal.NewApplicationError(
@@ -303,32 +411,66 @@ func validateMessage(task *a2a.Task, m *a2a.Message) error {
 	return nil
 }
 
-func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskSnapshot, error) {
+// checkAccessOrFirst is checkAccess for a write that may be the task's
+// first message.
+func (r *run) checkAccessOrFirst(agent, owner string) error {
+	if (agent != "" && agent != r.agentName) || (owner != "" && owner != r.owner) {
+		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), ErrTypeTaskNotFound)
+	}
+	return nil
+}
+
+func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
+	r.updates++
 	if d, ok := r.decisionInMessage(in); ok {
 		return r.onDecisionMessage(ctx, in, d)
 	}
 	r.addPushConfig(in.PushConfig)
-	index := r.receive(in.Message)
+	index := r.receive(ctx, in.Message)
 	r.interruptWork()
 	if in.ReturnImmediately {
-		return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
+		return r.updateResult(true), nil
 	}
 	// Blocking send: answer once the skill took this message and then stopped
 	// to wait (input-required, auth-required) or ended. The wait survives a
 	// cancellation of the workflow itself, which ends the task canceled: the
 	// caller then gets that task, not an error.
-	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
-	err := workflow.Await(waitCtx, func() bool {
+	settled := func() bool {
 		return r.task.Status.State.Terminal() || (r.taken > index && interrupted(r.task.Status.State))
-	})
-	if err != nil {
-		return TaskSnapshot{}, err
 	}
-	return TaskSnapshot{Task: r.snapshot(in.HistoryLength), EventSeq: r.lastSeq}, nil
+	return r.waitFor(ctx, settled)
+}
+
+// waitFor waits, for a blocking update, until settled or until the waiter
+// is released (too many waiting, or the task continues as new), and
+// answers with the task's state then.
+func (r *run) waitFor(ctx workflow.Context, settled func() bool) (TaskUpdateResult, error) {
+	if settled() {
+		return r.updateResult(true), nil
+	}
+	w := &sendWaiter{}
+	r.waiters = append(r.waiters, w)
+	if len(r.waiters) > maxWaitingSends {
+		r.waiters[0].released = true
+		r.waiters = r.waiters[1:]
+	}
+	defer func() { r.waiters = slices.DeleteFunc(r.waiters, func(o *sendWaiter) bool { return o == w }) }()
+	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
+	if err := workflow.Await(waitCtx, func() bool { return settled() || w.released || r.continuing }); err != nil {
+		return TaskUpdateResult{}, err
+	}
+	return r.updateResult(settled()), nil
+}
+
+// updateResult is the bounded answer of the SendMessage and CancelTask
+// updates: the API reads the task itself with a query.
+func (r *run) updateResult(settled bool) TaskUpdateResult {
+	return TaskUpdateResult{EventSeq: r.lastSeq, State: r.task.Status.State, Settled: settled}
 }
 
 func (r *run) validateCancelTask(ctx workflow.Context, in CancelTaskInput) error {
-	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+	// A workflow still waiting for its first message may be canceled too.
+	if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if r.task.Status.State.Terminal() {
@@ -338,25 +480,23 @@ func (r *run) validateCancelTask(ctx workflow.Context, in CancelTaskInput) error
 	return nil
 }
 
-func (r *run) onCancelTask(ctx workflow.Context, in CancelTaskInput) (*a2a.Task, error) {
+func (r *run) onCancelTask(ctx workflow.Context, in CancelTaskInput) (TaskUpdateResult, error) {
+	r.updates++
 	r.cancelRequested = true
 	if r.cancelSkill != nil {
 		r.cancelSkill()
 	}
-	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
-	if err := workflow.Await(waitCtx, func() bool { return r.task.Status.State.Terminal() }); err != nil {
-		return nil, err
-	}
-	return r.snapshot(in.HistoryLength), nil
+	return r.waitFor(ctx, func() bool { return r.task.Status.State.Terminal() })
 }
 
 // receive records a user message in history and queues it for the skill. It
 // returns the message's position among received messages.
-func (r *run) receive(m *a2a.Message) int {
+func (r *run) receive(ctx workflow.Context, m *a2a.Message) int {
 	stored := *m
 	stored.TaskID = r.task.ID
 	stored.ContextID = r.task.ContextID
-	r.task.History = append(r.task.History, &stored)
+	r.record(ctx, &stored)
+	r.rememberMessageID(m.ID)
 	r.inbox = append(r.inbox, &stored)
 	r.received++
 	return r.received - 1
@@ -376,7 +516,7 @@ func (r *run) take() *a2a.Message {
 func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Message) {
 	prev := r.task.Status.State
 	if msg != nil {
-		r.task.History = append(r.task.History, msg)
+		r.record(ctx, msg)
 	}
 	r.task.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: ptr(workflow.Now(ctx).UTC())}
 	r.emit(ctx, Event{Status: &a2a.TaskStatusUpdateEvent{
@@ -410,7 +550,11 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 	var rejected *RejectedError
 	switch {
 	case canceled:
-		r.setStatus(ctx, a2a.TaskStateCanceled, r.agentMessage(a2a.NewTextPart("The task was canceled.")))
+		reason := r.cancelReason
+		if reason == "" {
+			reason = "The task was canceled."
+		}
+		r.setStatus(ctx, a2a.TaskStateCanceled, r.agentMessage(a2a.NewTextPart(reason)))
 	case errors.As(err, &rejected):
 		r.setStatus(ctx, a2a.TaskStateRejected, r.agentMessage(a2a.NewTextPart(rejected.Reason)))
 	case err != nil:
@@ -426,15 +570,21 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 // get every event.
 func (r *run) drain(ctx workflow.Context) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && r.pushIdle() && r.noticesIdle() })
+	return workflow.Await(ctx, func() bool {
+		return workflow.AllHandlersFinished(ctx) && r.pushIdle() && r.noticesIdle() && !r.history.storing
+	})
 }
 
-// snapshot returns a copy of the task whose history is cut to historyLength.
-func (r *run) snapshot(historyLength *int) *a2a.Task {
+// snapshot returns a copy of the task with the last historyLength messages
+// (nil: all): the recent ones in Task.History, the pages holding the rest in
+// EarlierHistory.
+func (r *run) snapshot(historyLength *int) *TaskSnapshot {
 	t := *r.task
-	t.History = LastMessages(r.task.History, historyLength)
+	var pages []HistoryPage
+	t.History, pages = r.historySnapshot(historyLength)
 	t.Artifacts = append([]*a2a.Artifact(nil), r.task.Artifacts...)
-	return &t
+	return &TaskSnapshot{Task: &t, EventSeq: r.lastSeq, EarlierHistory: pages, HistoryLength: r.history.total(),
+		Agent: r.agentName, Owner: r.owner, NoTask: r.received == 0 && r.runs == 0}
 }
 
 // LastMessages applies A2A's historyLength: nil keeps all, 0 none, N the last N.

@@ -62,13 +62,15 @@ func ptr[T any](v T) *T { return &v }
 
 // update records what happened to one update sent to the test workflow.
 type update struct {
-	env      *testsuite.TestWorkflowEnvironment
-	accepted bool
-	rejected error
-	done     bool
-	task     *a2a.Task
-	err      error
-	at       time.Time // workflow clock when the update completed
+	env           *testsuite.TestWorkflowEnvironment
+	historyLength *int // what the sender asked of the task's history
+	accepted      bool
+	rejected      error
+	done          bool
+	task          *a2a.Task
+	result        workflows.TaskUpdateResult
+	err           error
+	at            time.Time // workflow clock when the update completed
 }
 
 func (u *update) callbacks() *testsuite.TestUpdateCallback {
@@ -77,14 +79,15 @@ func (u *update) callbacks() *testsuite.TestUpdateCallback {
 		OnReject: func(err error) { u.rejected = err },
 		OnComplete: func(v any, err error) {
 			u.done, u.err, u.at = true, err, u.env.Now()
-			u.task = resultTask(v)
+			u.task = resultTask(u.env, v, u.historyLength)
+			u.result, _ = v.(workflows.TaskUpdateResult)
 		},
 	}
 }
 
 // sendMessage sends the UpdateSendMessage update; call it from a delayed callback.
 func sendMessage(env *testsuite.TestWorkflowEnvironment, in workflows.SendMessageInput) *update {
-	u := &update{env: env}
+	u := &update{env: env, historyLength: in.HistoryLength}
 	var id string
 	if in.Message != nil {
 		id = in.Message.ID
@@ -229,10 +232,12 @@ func TestAskTwiceThenComplete(t *testing.T) {
 	start := env.Now()
 
 	first, lisbon, date := userText("Plan a trip"), userText("Lisbon"), userText("2026-12-24")
-	var submitted, lastTwo *a2a.Task
+	var lastTwo *a2a.Task
+	var beforeFirst error
 	var sendFirst, sendLisbon, sendDate *update
 	env.RegisterDelayedCallback(func() {
-		submitted = getTask(t, env, nil)
+		// A workflow without a message is no task yet: GetTask does not find it.
+		_, beforeFirst = env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
 		sendFirst = sendMessage(env, workflows.SendMessageInput{Message: first})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
@@ -250,11 +255,9 @@ func TestAskTwiceThenComplete(t *testing.T) {
 	if diff := cmp.Diff(seen{ID: testTaskID, ContextID: testContextID, Agent: "planner", Text: "Plan a trip"}, got); diff != "" {
 		t.Errorf("task seen by the skill (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(status(a2a.TaskStateSubmitted, nil), viewStatus(submitted)); diff != "" {
-		t.Errorf("status before the first message (-want +got):\n%s", diff)
-	}
-	if len(submitted.History) != 0 {
-		t.Errorf("history before the first message = %v, want empty", viewHistory(submitted.History))
+	var appErr *temporal.ApplicationError
+	if !errors.As(beforeFirst, &appErr) || appErr.Type() != workflows.ErrTypeTaskNotFound {
+		t.Errorf("GetTask before the first message: error %v, want %s", beforeFirst, workflows.ErrTypeTaskNotFound)
 	}
 	if diff := cmp.Diff([]messageView{user("Plan a trip"), question("destination", "Where to?")}, viewHistory(lastTwo.History)); diff != "" {
 		t.Errorf("query with historyLength 2 (-want +got):\n%s", diff)
@@ -824,10 +827,15 @@ func TestCancelTaskBeforeFirstMessage(t *testing.T) {
 
 	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "never"})
 
-	got := completedTask(t, "cancel", cancel, start, time.Minute)
+	// The update completes; the API would then find no task: a workflow
+	// that never got a message is none (its result says so).
+	if cancel == nil || !cancel.done || cancel.err != nil || cancel.at.Sub(start) != time.Minute {
+		t.Fatalf("cancel = %+v, want completed after a minute", cancel)
+	}
 	wantStatus := status(a2a.TaskStateCanceled, ptr(agent("The task was canceled.")))
-	if diff := cmp.Diff(wantStatus, viewStatus(got)); diff != "" {
-		t.Errorf("cancel result (-want +got):\n%s", diff)
+	var result workflows.TaskSnapshot
+	if err := env.GetWorkflowResult(&result); err != nil || !result.NoTask {
+		t.Errorf("result NoTask = %v (error %v), want true", result.NoTask, err)
 	}
 	if ran {
 		t.Error("the skill ran for a task canceled before its first message")
@@ -1320,16 +1328,22 @@ func TestRegistryLookup(t *testing.T) {
 	}
 }
 
-// resultTask returns the task an update completed with: SendMessage answers a
-// TaskSnapshot, CancelTask a task.
-func resultTask(v any) *a2a.Task {
-	switch r := v.(type) {
-	case workflows.TaskSnapshot:
-		return r.Task
-	case *a2a.Task:
-		return r
+// resultTask returns the task as the API answers an update that completed
+// with v: SendMessage and CancelTask answer a bounded TaskUpdateResult, and
+// the API reads the task with the GetTask query right after.
+func resultTask(env *testsuite.TestWorkflowEnvironment, v any, historyLength *int) *a2a.Task {
+	if _, ok := v.(workflows.TaskUpdateResult); !ok {
+		return nil
 	}
-	return nil
+	q, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{HistoryLength: historyLength})
+	if err != nil {
+		return nil
+	}
+	var task a2a.Task
+	if q.Get(&task) != nil {
+		return nil
+	}
+	return &task
 }
 
 // TestRejectMessageWhileWorking: an agent with the RejectMessage policy

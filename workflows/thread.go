@@ -60,9 +60,11 @@ func (th Thread) Last() *a2a.Message {
 
 // Thread returns the task's conversation so far: its history of user and
 // agent messages (questions, answers, progress), oldest first. It does not
-// include the context's earlier tasks; [Task.ContextThread] does.
+// include the context's earlier tasks; [Task.ContextThread] does. A long
+// task's thread holds the recent messages the workflow keeps (from
+// [HistoryPageSize] to twice that); older ones are in the payload store.
 func (t *Task) Thread() Thread {
-	return NewThread(t.r.task.History...)
+	return NewThread(t.r.history.recent...)
 }
 
 // Names of the activities the skill runtime calls to read other tasks. The
@@ -152,7 +154,7 @@ func (t *Task) ContextThread(ctx workflow.Context) (Thread, error) {
 	if err != nil {
 		return Thread{}, fmt.Errorf("read the earlier tasks of context %s: %w", t.r.task.ContextID, err)
 	}
-	return NewThread(earlier...).Add(t.r.task.History...), nil
+	return NewThread(earlier...).Add(t.r.history.recent...), nil
 }
 
 func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOptions {

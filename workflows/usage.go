@@ -33,3 +33,12 @@ func (t *Task) TokenUsage() TokenUsage {
 	u, _ := t.r.task.Metadata[UsageMetadataKey].(TokenUsage)
 	return u
 }
+
+// setTokenUsage restores the usage an earlier run counted (its metadata
+// went through JSON, so the value is no longer a TokenUsage).
+func (t *Task) setTokenUsage(u TokenUsage) {
+	if t.r.task.Metadata == nil {
+		t.r.task.Metadata = map[string]any{}
+	}
+	t.r.task.Metadata[UsageMetadataKey] = u
+}

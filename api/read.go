@@ -1,0 +1,232 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Reading a task. A running task answers the GetTask query from its
+// workflow. A finished one is read without replaying its history: a task that
+// ended through its skill from its workflow's result, and one whose workflow
+// ended outside it (terminated by an operator or Temporal, timed out, failed
+// on a bug) reads as failed with the reason, so the API never shows a task
+// as waiting whose workflow is gone. The older messages of a long task come
+// from the history pages in the payload store (workflows/history.go).
+
+// loadTask reads task id with its last historyLength messages (nil: all).
+func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength *int) (*workflows.TaskSnapshot, error) {
+	if err := checkTaskID(string(id)); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := s.temporal.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+			WorkflowID: string(id),
+			QueryType:  workflows.QueryGetTask,
+			Args:       []any{workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength}},
+			// A closed workflow is read from its history, not by a replay.
+			QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_OPEN,
+		})
+		if err != nil {
+			return nil, toA2AError(err)
+		}
+		if rejected := resp.QueryRejected; rejected != nil {
+			snap, err := s.closedTask(ctx, id, "", rejected.GetStatus(), historyLength)
+			if errors.Is(err, errRunChanged) && attempt < 3 {
+				continue // it continued as new between the two calls
+			}
+			return snap, err
+		}
+		var snap workflows.TaskSnapshot
+		if err := resp.QueryResult.Get(&snap); err != nil || snap.Task == nil {
+			return nil, toA2AError(fmt.Errorf("decode task %s: %v", id, err))
+		}
+		return s.withHistory(ctx, &snap, historyLength)
+	}
+}
+
+// errRunChanged: the run read is no longer the task's latest.
+var errRunChanged = errors.New("the task continued as new")
+
+// closedTask reads the task of a closed run (runID "" is the latest).
+func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*workflows.TaskSnapshot, error) {
+	switch status {
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		var snap workflows.TaskSnapshot
+		if err := s.temporal.GetWorkflow(ctx, string(id), runID).Get(ctx, &snap); err != nil {
+			return nil, toA2AError(fmt.Errorf("read the result of task %s: %w", id, err))
+		}
+		if snap.Task == nil || snap.NoTask {
+			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		}
+		if !s.owns(ctx, &snap) {
+			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		}
+		snap.Task.History = workflows.LastMessages(snap.Task.History, historyLength)
+		return s.withHistory(ctx, &snap, historyLength)
+	case enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return nil, errRunChanged
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		// Opened again (reset) meanwhile: read it as running.
+		return nil, errRunChanged
+	}
+	return s.endedOutsideSkill(ctx, id, runID, status, historyLength)
+}
+
+// endedOutsideSkill reads a task whose workflow was terminated, timed out,
+// failed or canceled by Temporal rather than ended by its skill: the task as
+// its workflow last held it (read by a replay when the worker can still
+// replay it, else what visibility knows), failed, with the reason.
+func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*workflows.TaskSnapshot, error) {
+	desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(id), runID)
+	if err != nil {
+		return nil, toA2AError(err)
+	}
+	attrs := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
+	keyword := func(name string) string {
+		var v string
+		if p, ok := attrs[name]; ok {
+			_ = converter.GetDefaultDataConverter().FromPayload(p, &v)
+		}
+		return v
+	}
+	if keyword(workflows.AgentKey.GetName()) != s.agent.Name {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+	}
+	if owner := principal(ctx); owner != "" && keyword(workflows.OwnerKey.GetName()) != owner {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+	}
+	reason, closed := s.closeReason(ctx, id, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), status)
+	if closed.IsZero() {
+		closed = desc.GetWorkflowExecutionInfo().GetCloseTime().AsTime()
+	}
+
+	// The task as the workflow last held it: a replay up to its end.
+	var snap *workflows.TaskSnapshot
+	value, err := s.temporal.QueryWorkflow(ctx, string(id), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), workflows.QueryGetTask,
+		workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength})
+	if err == nil {
+		var got workflows.TaskSnapshot
+		if value.Get(&got) == nil && got.Task != nil {
+			snap = &got
+		}
+	} else {
+		s.logger.Warn("cannot replay a task whose workflow ended outside its skill; answering what visibility knows",
+			"task", id, "status", status.String(), "error", err)
+	}
+	if snap == nil {
+		snap = &workflows.TaskSnapshot{Task: &a2a.Task{ID: id, ContextID: keyword(workflows.ContextIDKey.GetName())}}
+	}
+	text := fmt.Sprintf("The task's workflow %s outside the agent: %s", endedVerb(status), reason)
+	snap.Task.Status = a2a.TaskStatus{
+		State:     a2a.TaskStateFailed,
+		Timestamp: &closed,
+		Message: &a2a.Message{
+			ID: string(id) + "-ended", Role: a2a.MessageRoleAgent, TaskID: id, ContextID: snap.Task.ContextID,
+			Parts: a2a.ContentParts{a2a.NewTextPart(text)},
+		},
+	}
+	snap.EventSeq++ // the failure is one more event after the last the workflow numbered
+	return s.withHistory(ctx, snap, historyLength)
+}
+
+func endedVerb(status enums.WorkflowExecutionStatus) string {
+	switch status {
+	case enums.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "was terminated"
+	case enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed out"
+	case enums.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "was canceled"
+	}
+	return "failed"
+}
+
+// closeReason reads why a run closed from its close event.
+func (s *TaskService) closeReason(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus) (string, time.Time) {
+	iter := s.temporal.GetWorkflowHistory(ctx, string(id), runID, false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for iter.HasNext() {
+		e, err := iter.Next()
+		if err != nil {
+			break
+		}
+		return eventReason(e), e.GetEventTime().AsTime()
+	}
+	return status.String(), time.Time{}
+}
+
+func eventReason(e *historypb.HistoryEvent) string {
+	switch {
+	case e.GetWorkflowExecutionTerminatedEventAttributes() != nil:
+		a := e.GetWorkflowExecutionTerminatedEventAttributes()
+		reason := a.GetReason()
+		if reason == "" {
+			reason = "no reason given"
+		}
+		if id := a.GetIdentity(); id != "" {
+			reason += " (by " + id + ")"
+		}
+		return reason
+	case e.GetWorkflowExecutionFailedEventAttributes() != nil:
+		return e.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetMessage()
+	case e.GetWorkflowExecutionTimedOutEventAttributes() != nil:
+		return "its execution timeout passed"
+	case e.GetWorkflowExecutionCanceledEventAttributes() != nil:
+		return "Temporal canceled it"
+	}
+	return e.GetEventType().String()
+}
+
+// owns reports whether the caller may read snap, a task read from a
+// workflow's result (the query checks this inside the workflow).
+func (s *TaskService) owns(ctx context.Context, snap *workflows.TaskSnapshot) bool {
+	if snap.Agent != "" && snap.Agent != s.agent.Name {
+		return false
+	}
+	owner := principal(ctx)
+	return owner == "" || snap.Owner == owner
+}
+
+// withHistory completes snap's history from the pages of older messages in
+// the payload store, to the last historyLength messages (nil: all).
+func (s *TaskService) withHistory(ctx context.Context, snap *workflows.TaskSnapshot, historyLength *int) (*workflows.TaskSnapshot, error) {
+	if len(snap.EarlierHistory) == 0 {
+		return snap, nil
+	}
+	if s.payloads == nil {
+		s.logger.Warn("task history has pages but no payload store is configured: answering the recent messages", "task", snap.ID)
+		return snap, nil
+	}
+	var earlier []*a2a.Message
+	for _, page := range snap.EarlierHistory {
+		data, err := s.payloads.Get(ctx, page.Key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: read history page %s of task %s: %w", a2a.ErrInternalError, page.Key, snap.ID, err)
+		}
+		var msgs []*a2a.Message
+		if err := json.Unmarshal(data, &msgs); err != nil {
+			return nil, fmt.Errorf("%w: decode history page %s of task %s: %w", a2a.ErrInternalError, page.Key, snap.ID, err)
+		}
+		earlier = append(earlier, msgs...)
+	}
+	snap.Task.History = workflows.LastMessages(append(earlier, snap.Task.History...), historyLength)
+	snap.EarlierHistory = nil
+	return snap, nil
+}
+
+// isNotFound reports whether err is Temporal's NotFound.
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}
