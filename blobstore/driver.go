@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -64,14 +65,21 @@ var ErrCorrupt = errors.New("stored payload is corrupt")
 //
 // so storing the same payload twice costs no space. The claim written into
 // history is {"key": "<that key>"}.
+//
+// A payload this driver stored in the last minute is not put again: query
+// results are stored on every query, and a poller would otherwise upload
+// the same blob again and again.
 type PayloadDriver struct {
-	store Store
+	store  Store
+	recent recentKeys
 }
 
 var _ converter.StorageDriver = (*PayloadDriver)(nil)
 
 // Driver returns the storage driver over store.
-func Driver(store Store) *PayloadDriver { return &PayloadDriver{store: store} }
+func Driver(store Store) *PayloadDriver {
+	return &PayloadDriver{store: store, recent: recentKeys{at: map[string]time.Time{}}}
+}
 
 // ExternalStorage returns the SDK option (client.Options.ExternalStorage,
 // worker.WorkflowReplayerOptions.ExternalStorage) that stores payloads of
@@ -104,8 +112,11 @@ func (d *PayloadDriver) Store(ctx converter.StorageDriverStoreContext, payloads 
 		}
 		sum := sha256.Sum256(blob)
 		key := prefix + hex.EncodeToString(sum[:])
-		if err := limiter.Permit(ctx.Context, p, func() error { return d.store.Put(ctx.Context, key, blob) }); err != nil {
-			return err
+		if !d.recent.has(key) {
+			if err := limiter.Permit(ctx.Context, p, func() error { return d.store.Put(ctx.Context, key, blob) }); err != nil {
+				return err
+			}
+			d.recent.add(key)
 		}
 		claims[i] = converter.StorageDriverClaim{ClaimData: map[string]string{ClaimKey: key}}
 		return nil
@@ -196,6 +207,35 @@ func payloadKeySum(key string) (string, error) {
 		return "", fmt.Errorf("%w: key %q does not end in a SHA-256", ErrBadClaim, key)
 	}
 	return sum, nil
+}
+
+// Bounds of recentKeys: blobs are immutable, and a minute is far shorter
+// than any deletion of a task's blobs, so a key seen stored is still there.
+const (
+	recentTTL  = time.Minute
+	recentKeep = 4096
+)
+
+// recentKeys remembers the keys stored in the last recentTTL.
+type recentKeys struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (r *recentKeys) has(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.at[key]
+	return ok && time.Since(t) < recentTTL
+}
+
+func (r *recentKeys) add(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.at) >= recentKeep {
+		clear(r.at)
+	}
+	r.at[key] = time.Now()
 }
 
 // forEach runs fn(0..n-1) concurrently (the SDK's limiter bounds the work

@@ -184,3 +184,37 @@ func TestExternalStorage(t *testing.T) {
 		t.Errorf("ExternalStorage = %+v, want one %s driver at 256 KiB", es, DriverName)
 	}
 }
+
+// countingStore counts the Puts reaching a Store.
+type countingStore struct {
+	Store
+	puts atomic.Int32
+}
+
+func (s *countingStore) Put(ctx context.Context, key string, data []byte) error {
+	s.puts.Add(1)
+	return s.Store.Put(ctx, key, data)
+}
+
+func TestDriverSkipsRecentPuts(t *testing.T) {
+	fs, err := NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{Store: fs}
+	d := Driver(store)
+	target := converter.StorageDriverWorkflowInfo{Namespace: "default", WorkflowID: "wf"}
+	result := bigPayload(300_000, "q")
+	for range 5 { // the same big query result, read five times
+		storeAll(t, d, target, result)
+	}
+	storeAll(t, d, target, bigPayload(300_000, "r"))
+	if got := store.puts.Load(); got != 2 {
+		t.Errorf("%d Puts for 6 stores of 2 distinct payloads, want 2", got)
+	}
+	// Another process (another driver) puts again; the store keeps one blob.
+	storeAll(t, Driver(store), target, result)
+	if got := store.puts.Load(); got != 3 {
+		t.Errorf("%d Puts after a second driver stored, want 3", got)
+	}
+}
