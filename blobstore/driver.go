@@ -99,26 +99,37 @@ func (d *PayloadDriver) Name() string { return DriverName }
 func (d *PayloadDriver) Type() string { return driverType }
 
 // Store puts each payload into the store, in parallel within the SDK's
-// limiter, and returns its claim.
+// limiter, and returns its claim. Equal payloads are put once.
 func (d *PayloadDriver) Store(ctx converter.StorageDriverStoreContext, payloads []*commonpb.Payload) ([]converter.StorageDriverClaim, error) {
 	prefix := keyPrefix(ctx.Target)
-	limiter := ctx.GetLimiter()
 	claims := make([]converter.StorageDriverClaim, len(payloads))
-	err := forEach(len(payloads), func(i int) error {
-		p := payloads[i]
-		blob, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	type blob struct {
+		key     string
+		data    []byte
+		payload *commonpb.Payload
+	}
+	var puts []blob
+	seen := map[string]bool{}
+	for i, p := range payloads {
+		data, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 		if err != nil {
-			return fmt.Errorf("marshal payload: %w", err)
+			return nil, fmt.Errorf("marshal payload: %w", err)
 		}
-		sum := sha256.Sum256(blob)
+		sum := sha256.Sum256(data)
 		key := prefix + hex.EncodeToString(sum[:])
-		if !d.recent.has(key) {
-			if err := limiter.Permit(ctx.Context, p, func() error { return d.store.Put(ctx.Context, key, blob) }); err != nil {
-				return err
-			}
-			d.recent.add(key)
-		}
 		claims[i] = converter.StorageDriverClaim{ClaimData: map[string]string{ClaimKey: key}}
+		if !seen[key] && !d.recent.has(key) {
+			puts = append(puts, blob{key, data, p})
+		}
+		seen[key] = true
+	}
+	limiter := ctx.GetLimiter()
+	err := forEach(len(puts), func(i int) error {
+		b := puts[i]
+		if err := limiter.Permit(ctx.Context, b.payload, func() error { return d.store.Put(ctx.Context, b.key, b.data) }); err != nil {
+			return err
+		}
+		d.recent.add(b.key)
 		return nil
 	})
 	if err != nil {
@@ -241,7 +252,10 @@ func (r *recentKeys) add(key string) {
 // forEach runs fn(0..n-1) concurrently (the SDK's limiter bounds the work
 // inside) and returns their errors, joined.
 func forEach(n int, fn func(i int) error) error {
-	if n == 1 {
+	switch n {
+	case 0:
+		return nil
+	case 1:
 		return fn(0)
 	}
 	errs := make([]error, n)
