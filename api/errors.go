@@ -9,6 +9,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -99,4 +101,15 @@ func retryableError(msg, reason string) error {
 	return a2a.NewError(a2a.ErrInternalError, msg).WithDetails(map[string]any{
 		"retryable": true, "reason": reason, "retryAfterSeconds": int(retryAfter / time.Second),
 	})
+}
+
+// boundPassed reports whether err is a call's deadline passing — our wait
+// bound, or Temporal's server cutting the call a moment before it — while
+// the request itself (ctx) is still alive: no worker answered in time.
+func boundPassed(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) || status.Code(err) == codes.DeadlineExceeded
 }

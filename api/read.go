@@ -31,13 +31,19 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		resp, err := s.temporal.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+		// A query needs a worker: bounded like every wait for one.
+		qctx, cancel := context.WithTimeout(ctx, s.waitTimeout)
+		resp, err := s.temporal.QueryWorkflowWithOptions(qctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID: string(id),
 			QueryType:  workflows.QueryGetTask,
 			Args:       []any{workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength}},
 			// A closed workflow is read from its history, not by a replay.
 			QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_OPEN,
 		})
+		cancel()
+		if boundPassed(ctx, err) {
+			return nil, noWorkerError(id, s.waitTimeout, "answered the read")
+		}
 		if err != nil {
 			return nil, toA2AError(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -30,21 +31,29 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		if req.Config != nil {
 			historyLength = req.Config.HistoryLength
 		}
-		// The task now, and the events since the message was recorded: the
-		// stream starts from the task and follows from its event number, and
-		// the events it already reflects tell whether the task has worked on
-		// the message and stopped again.
-		out, err := s.queryEvents(ctx, res.taskID, workflows.EventsInput{After: res.EventSeq, WithTask: true, HistoryLength: historyLength})
+		// The stream starts from the task as it was when the message was
+		// recorded, then carries every event since: the task is read now and
+		// wound back to that moment (TaskUpdateResult.Status...), and the
+		// events after it follow. A retried message (its task read as it is)
+		// starts from the task now.
+		after, query := res.EventSeq, historyLength
+		if res.Status == nil {
+			after = math.MaxInt64
+		} else if historyLength != nil {
+			query = ptr(*historyLength + rewindSlack)
+		}
+		out, err := s.queryEvents(ctx, res.taskID, workflows.EventsInput{After: after, WithTask: true, HistoryLength: query})
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		snap, err := s.withHistory(ctx, out.Task, historyLength)
+		snap, err := s.withHistory(ctx, out.Task, query)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		if !yield(snap.Task, nil) {
+		task := rewind(snap, res.TaskUpdateResult, historyLength)
+		if !yield(task, nil) {
 			return
 		}
 		// The stream ends at the first interruption after the task has
@@ -52,15 +61,40 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		worked := false
 		stop := func(e workflows.Event) bool { return settles(true)(e, &worked) }
 		for _, e := range out.Events {
-			if stop(e) {
+			if !yield(e.A2A(), nil) || stop(e) {
 				return
 			}
 		}
-		if snap.Status.State.Terminal() {
+		if task.Status.State.Terminal() {
 			return
 		}
 		s.follow(ctx, res.taskID, out.Last, stop, yield)
 	}
+}
+
+// rewindSlack is how many messages more than asked a stream reads, to wind
+// the task back over the messages added since its message was recorded.
+const rewindSlack = 8
+
+// rewind returns snap's task as it was when an update answered with res:
+// its status then, without the messages and artifacts added since (an
+// artifact grown by chunks since keeps its chunks), with the last
+// historyLength messages of that moment.
+func rewind(snap *workflows.TaskSnapshot, res workflows.TaskUpdateResult, historyLength *int) *a2a.Task {
+	task := *snap.Task
+	if res.Status == nil {
+		task.History = workflows.LastMessages(task.History, historyLength)
+		return &task
+	}
+	task.Status = *res.Status
+	if extra := snap.HistoryLength - res.Messages; extra > 0 && snap.HistoryLength > 0 {
+		task.History = task.History[:max(0, len(task.History)-extra)]
+	}
+	task.History = workflows.LastMessages(task.History, historyLength)
+	if res.Artifacts < len(task.Artifacts) {
+		task.Artifacts = task.Artifacts[:res.Artifacts]
+	}
+	return &task
 }
 
 // SubscribeToTask implements A2A SubscribeToTask: the current task, then
@@ -223,3 +257,5 @@ func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request,
 	writeBindingError(w, jsonRPC, rpcID, status, sentinel, errorMessage(err))
 	return true
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -167,7 +167,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		// An earlier run of the task received this message: it is not
 		// recorded twice; the caller gets the task as it is.
 		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
-	case err != nil && waitCtx.Err() != nil && ctx.Err() == nil:
+	case boundPassed(ctx, err):
 		return sent{}, noWorkerError(taskID, s.waitTimeout, "accepted the message")
 	case err != nil && msg.TaskID != "":
 		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
@@ -176,7 +176,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	}
 	var res workflows.TaskUpdateResult
 	if err := handle.Get(waitCtx, &res); err != nil {
-		if waitCtx.Err() != nil && ctx.Err() == nil {
+		if boundPassed(ctx, err) {
 			// Accepted, so recorded, but the skill is still at work: the
 			// caller gets the task as it is.
 			return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
@@ -344,10 +344,10 @@ func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest
 	var res workflows.TaskUpdateResult
 	switch {
 	case err == nil:
-		if err := handle.Get(waitCtx, &res); err != nil && !(waitCtx.Err() != nil && ctx.Err() == nil) {
+		if err := handle.Get(waitCtx, &res); err != nil && !boundPassed(ctx, err) {
 			return nil, s.writeError(ctx, string(req.ID), err, a2a.ErrTaskNotCancelable)
 		}
-	case isResourceExhausted(err) || (waitCtx.Err() != nil && ctx.Err() == nil):
+	case isResourceExhausted(err) || boundPassed(ctx, err):
 		if err := s.requestCancel(ctx, req.ID); err != nil {
 			return nil, err
 		}

@@ -572,6 +572,15 @@ func (g *restResponseGuard) finish() {
 		if status, corrected := correctStatus(body); corrected != nil {
 			g.status, body = status, corrected
 		}
+		if after, ok := retryableAfter(body); ok {
+			// A retryable error (no worker answered in time, too many
+			// requests in flight): 503 with Retry-After, as HTTP has it.
+			g.status = http.StatusServiceUnavailable
+			g.ResponseWriter.Header().Set("Retry-After", after)
+			if fixed := withStatus(body, g.status, "UNAVAILABLE"); fixed != nil {
+				body = fixed
+			}
+		}
 		g.ResponseWriter.WriteHeader(g.status)
 		_, _ = g.ResponseWriter.Write(body)
 	}
@@ -605,4 +614,45 @@ func correctStatus(body []byte) (int, []byte) {
 		return fix.code, append(out, '\n')
 	}
 	return 0, nil
+}
+
+// retryableAfter reports whether a google.rpc.Status error body carries the
+// details of retryableError, and the Retry-After value they give.
+func retryableAfter(body []byte) (string, bool) {
+	var doc struct {
+		Error struct {
+			Details []map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return "", false
+	}
+	for _, d := range doc.Error.Details {
+		if d["retryable"] == true {
+			after := "5"
+			if n, ok := d["retryAfterSeconds"].(float64); ok && n > 0 {
+				after = fmt.Sprint(int(n))
+			}
+			return after, true
+		}
+	}
+	return "", false
+}
+
+// withStatus rewrites the code and status of a google.rpc.Status error body.
+func withStatus(body []byte, code int, status string) []byte {
+	var doc map[string]any
+	if json.Unmarshal(body, &doc) != nil {
+		return nil
+	}
+	inner, ok := doc["error"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	inner["code"], inner["status"] = code, status
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil
+	}
+	return append(out, '\n')
 }

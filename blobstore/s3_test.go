@@ -1,11 +1,8 @@
 package blobstore
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,59 +10,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/a2aflow/a2aflow/blobstore/s3test"
 )
 
-// startS3Fake builds tests/s3fake (gofakes3, a module of its own), starts
-// it on a free loopback port and returns its endpoint. It skips the test
-// when the fake cannot be built (no Go module proxy, for instance).
-func startS3Fake(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "s3fake")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("..", "tests", "s3fake")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Skipf("S3 store not tested: cannot build the S3-compatible fake server in tests/s3fake: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
-	stdin, err := cmd.StdinPipe() // closing it ends the fake
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start s3fake: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-	}()
-	select {
-	case line := <-lines:
-		endpoint, ok := strings.CutPrefix(line, "listening on ")
-		if !ok {
-			t.Fatalf("s3fake said %q, want \"listening on URL\"", line)
-		}
-		return endpoint
-	case <-time.After(30 * time.Second):
-		t.Fatal("s3fake did not start within 30 s")
-	}
-	return ""
-}
+func startS3Fake(t *testing.T) string { return s3test.Start(t) }
 
 // s3TestEnv points the AWS configuration at fixed test credentials and
 // away from the machine's own AWS files and instance metadata.

@@ -423,13 +423,34 @@ func (r *run) rememberMessageID(id string) {
 // seenMessage reports whether a message with id was already received.
 func (r *run) seenMessage(id string) bool { return slices.Contains(r.recentIDs, id) }
 
+// eventSize estimates the bytes an event adds to the state handed over,
+// from its parts' sizes: turning a large artifact into JSON just to measure
+// it would cost seconds in the workflow's coroutine.
 func eventSize(e Event) int {
-	// encoding/json writes map keys sorted: the size is deterministic.
-	b, err := json.Marshal(e) //workflowcheck:ignore
-	if err != nil {
-		return maxCarriedEventBytes
+	n := 256
+	var parts a2a.ContentParts
+	if e.Status != nil && e.Status.Status.Message != nil {
+		parts = e.Status.Status.Message.Parts
 	}
-	return len(b)
+	if e.Artifact != nil && e.Artifact.Artifact != nil {
+		parts = append(parts, e.Artifact.Artifact.Parts...)
+	}
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			n += len(c)
+		case a2a.Raw:
+			n += len(c) * 4 / 3
+		case a2a.URL:
+			n += len(c)
+		default:
+			n += 1024 // data parts are small as a rule; an estimate is enough
+		}
+	}
+	return n
 }
 
 func lastN[T any](s []T, n int) []T {

@@ -97,6 +97,13 @@ type TaskUpdateResult struct {
 	// (the task continued as new, or too many senders waited at once), the
 	// caller follows the task's events after EventSeq for the rest.
 	Settled bool `json:"settled"`
+	// Status, Messages and Artifacts are the task's status, the number of
+	// messages in its history and of its artifacts when the update
+	// answered: a stream starts from the task as it was then, and the
+	// events after EventSeq bring it up to date.
+	Status    *a2a.TaskStatus `json:"status,omitempty"`
+	Messages  int             `json:"messages,omitempty"`
+	Artifacts int             `json:"artifacts,omitempty"`
 }
 
 // Notifier learns that a task has a new event, so a streaming API in the same

@@ -382,16 +382,16 @@ func URLArtifact(name, url, mediaType string) *a2a.Artifact {
 }
 
 // MaxArtifactBytes bounds what a task's artifacts hold together: raw file
-// bytes, text, URLs and the JSON of data parts. Every artifact is part of
-// the task that the workflow returns and that each blocking SendMessage
-// answers, all of them Temporal payloads, which are limited to 2 MB (raw
-// bytes grow by a third as base64). An [Task.Artifact] or
-// [Task.ArtifactChunk] call that would pass the limit is refused, and the
-// task fails with an error wrapping [ErrArtifactTooLarge], rather than the
-// workflow failing inside Temporal. Large payloads belong in a claim-check
-// store with only a reference in the task; a2aflow has none yet, so keep
-// large files elsewhere and use [URLArtifact].
-const MaxArtifactBytes = 1 << 20
+// bytes, text, URLs and the JSON of data parts. Artifacts live in the
+// workflow's state and go out in every read of the task; Temporal limits a
+// payload to 2 MB, so every payload of 256 KiB or more (a large artifact, a
+// long message, the task read by a query) is kept in the payload store with
+// only a reference in history (see package blobstore). The bound keeps one
+// task's memory in the worker reasonable. An [Task.Artifact] or
+// [Task.ArtifactChunk] call that would pass it is refused, and the task
+// fails with an error wrapping [ErrArtifactTooLarge]. Files larger than
+// this belong in a store of their own, given to the user with [URLArtifact].
+const MaxArtifactBytes = 32 << 20
 
 // ErrArtifactTooLarge is the error (wrapped) a task fails with when its
 // artifacts would hold more than [MaxArtifactBytes].

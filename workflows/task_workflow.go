@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -465,7 +466,9 @@ func (r *run) waitFor(ctx workflow.Context, settled func() bool) (TaskUpdateResu
 // updateResult is the bounded answer of the SendMessage and CancelTask
 // updates: the API reads the task itself with a query.
 func (r *run) updateResult(settled bool) TaskUpdateResult {
-	return TaskUpdateResult{EventSeq: r.lastSeq, State: r.task.Status.State, Settled: settled}
+	status := r.task.Status
+	return TaskUpdateResult{EventSeq: r.lastSeq, State: status.State, Settled: settled,
+		Status: &status, Messages: r.history.total(), Artifacts: len(r.task.Artifacts)}
 }
 
 func (r *run) validateCancelTask(ctx workflow.Context, in CancelTaskInput) error {
@@ -629,3 +632,16 @@ func userMessage(err error) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// WorkerOptions returns the worker options the task workflow needs. Its
+// deadlock detection allows DeadlockDetectionTimeout instead of the SDK's 1
+// second: a task's artifacts may hold up to [MaxArtifactBytes], and turning
+// tens of MiB into JSON (the workflow's result, its continue-as-new input)
+// takes seconds inside the workflow's coroutine on a busy machine, which
+// the SDK would otherwise take for a deadlock and retry forever.
+func WorkerOptions() worker.Options {
+	return worker.Options{DeadlockDetectionTimeout: DeadlockDetectionTimeout}
+}
+
+// DeadlockDetectionTimeout is the deadlock detection of [WorkerOptions].
+const DeadlockDetectionTimeout = 30 * time.Second

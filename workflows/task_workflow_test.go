@@ -1506,16 +1506,16 @@ func TestArtifactTooLarge(t *testing.T) {
 				return t.Artifact(ctx, workflows.FileArtifact("blob", "blob.bin", "application/octet-stream", bytesOf(limit+1))).ID != ""
 			},
 			wantState:   a2a.TaskStateFailed,
-			wantMessage: `artifact too large: "blob" (1.0 MiB) would bring the task's artifacts to 1.0 MiB, over the limit of 1.0 MiB`,
+			wantMessage: `artifact too large: "blob" (32.0 MiB) would bring the task's artifacts to 32.0 MiB, over the limit of 32.0 MiB`,
 		},
 		{
 			name: "two artifacts together over the limit",
 			add: func(ctx workflow.Context, t *workflows.Task) bool {
-				t.Artifact(ctx, workflows.FileArtifact("first", "a.bin", "application/octet-stream", bytesOf(600<<10)))
-				return t.Artifact(ctx, workflows.TextArtifact("second", strings.Repeat("x", 600<<10))).ID != ""
+				t.Artifact(ctx, workflows.FileArtifact("first", "a.bin", "application/octet-stream", bytesOf(20<<20)))
+				return t.Artifact(ctx, workflows.TextArtifact("second", strings.Repeat("x", 20<<20))).ID != ""
 			},
 			wantState:     a2a.TaskStateFailed,
-			wantMessage:   `"second" (600.0 KiB) would bring the task's artifacts to 1.2 MiB, over the limit of 1.0 MiB`,
+			wantMessage:   `"second" (20.0 MiB) would bring the task's artifacts to 40.0 MiB, over the limit of 32.0 MiB`,
 			wantArtifacts: []string{"first"},
 		},
 		{
@@ -1525,7 +1525,7 @@ func TestArtifactTooLarge(t *testing.T) {
 				return t.ArtifactChunk(ctx, a.ID, a2a.ContentParts{a2a.NewRawPart(bytesOf(limit))}, true)
 			},
 			wantState:     a2a.TaskStateFailed,
-			wantMessage:   `artifact too large: "log" (1.0 MiB) would bring the task's artifacts to 1.0 MiB`,
+			wantMessage:   `artifact too large: "log" (32.0 MiB) would bring the task's artifacts to 32.0 MiB`,
 			wantArtifacts: []string{"log"},
 		},
 		{
@@ -1549,6 +1549,9 @@ func TestArtifactTooLarge(t *testing.T) {
 				workedOn = true
 				return nil
 			}})
+			// Tens of MiB in JSON take seconds in the workflow's coroutine:
+			// the worker's deadlock detection allows it (WorkerOptions).
+			env.SetWorkerOptions(workflows.WorkerOptions())
 			start := env.Now()
 			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "big", Message: userText("go")})
 			final := finalTask(t, env)

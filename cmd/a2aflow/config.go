@@ -48,6 +48,8 @@ type config struct {
 	keyring *remote.Keyring
 	// RetryBudget is how long delegation retries an unreachable remote agent.
 	RetryBudget time.Duration
+	// WaitTimeout bounds how long an API request waits for a worker.
+	WaitTimeout time.Duration
 	// PayloadStore is where payloads too large for Temporal history go: a
 	// folder, file:// or s3:// URL (payloads.go).
 	PayloadStore string
@@ -62,6 +64,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ApproverGroups, "approver-groups", env("A2AFLOW_APPROVER_GROUPS", ""),
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group (A2AFLOW_APPROVER_GROUPS)`)
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("A2AFLOW_TEMPORAL_UI_URL", ""), "Temporal Web UI base URL for links from approvals; serve sets its own (A2AFLOW_TEMPORAL_UI_URL)")
+	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
+		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
 }
 
 func (c *config) bindData(fs *pflag.FlagSet) {

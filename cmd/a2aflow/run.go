@@ -78,7 +78,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(c, cfg.TaskQueue, worker.Options{})
+	w := worker.New(c, cfg.TaskQueue, workflows.WorkerOptions())
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
 		opts = append(opts, workflows.WithNotifier(hints))
@@ -96,6 +96,12 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	}
 	w.RegisterActivity(&activities.LLM{Provider: provider})
 	w.RegisterActivity(&activities.Tasks{Client: c})
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	w.RegisterActivity(&activities.HistoryPages{Store: payloads})
 	llm.RegisterTools(w, agents.AssistantTools()...)
 	// Delegation to remote A2A agents and the directory tools.
 	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring})
@@ -127,6 +133,10 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	if err != nil {
 		return fmt.Errorf("--approver-groups: %w", err)
 	}
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler: api.New(c, agents.Builtin(), api.Config{
 			ApproverGroups: approvers,
@@ -138,6 +148,8 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			Notifier:       hints,
 			Auth:           cfg.Auth.authenticator,
 			Push:           cfg.Push.apiOptions(),
+			Payloads:       payloads,
+			WaitTimeout:    cfg.WaitTimeout,
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -122,7 +122,13 @@ func runServe(ctx context.Context, cfg *config) error {
 func startEmbedded(ctx context.Context, cfg *config, logger interface {
 	Info(string, ...any)
 }) (*temporalserver.Server, error) {
+	// The Web UI's codec reads the payloads kept outside history.
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		return nil, err
+	}
 	srv, err := temporalserver.Start(ctx, temporalserver.Options{
+		CodecStore:       payloads,
 		DataDir:          cfg.DataDir,
 		FrontendAddr:     cfg.TemporalAddr,
 		UIAddr:           cfg.UIAddr,

@@ -1,0 +1,186 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// Long tasks: a conversation of thousands of turns continues as new and
+// pages its history out; its cost per turn does not grow with its age; kill
+// -9 at any moment loses or doubles nothing.
+
+// longTurns is how many invalid dates TestLongConversation sends; the
+// benchmark (BenchmarkLongConversation) runs 10,000.
+func longTurns() int {
+	if n, err := strconv.Atoi(os.Getenv("A2AFLOW_LONG_TURNS")); err == nil && n > 0 {
+		return n
+	}
+	return 600
+}
+
+// sendWithRetry sends msg (a fixed messageId) until an answer comes, as a
+// client does through a server restart; the same messageId is applied once.
+func sendWithRetry(t testing.TB, ctx context.Context, connect func() *a2aclient.Client, msg *a2a.Message, cfg *a2a.SendMessageConfig) *a2a.Task {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		res, err := connect().SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: cfg})
+		if err == nil {
+			task, ok := res.(*a2a.Task)
+			if !ok {
+				t.Fatalf("SendMessage(%s) returned %T", msg.ID, res)
+			}
+			return task
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SendMessage(%s) kept failing: %v", msg.ID, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestLongConversation answers the travel agent's date question wrongly
+// hundreds of times (A2AFLOW_LONG_TURNS), with Temporal suggesting
+// continue-as-new every 200 events, killing the server with kill -9 every
+// 150 turns. The task continues as new many times, never reaches
+// Temporal's limits, keeps every message exactly once and in order (older
+// ones in history pages), and books once at the end.
+func TestLongConversation(t *testing.T) {
+	s := startServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=200")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	var c *a2aclient.Client
+	connect := func() *a2aclient.Client {
+		if c == nil {
+			c, _ = newClient(t, ctx, s.APIURL)
+		}
+		return c
+	}
+	none := 0
+	cfg := &a2a.SendMessageConfig{HistoryLength: &none}
+	userMsg := func(id string, taskID a2a.TaskID, text string) *a2a.Message {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+		m.ID, m.TaskID = id, taskID
+		return m
+	}
+
+	task := sendWithRetry(t, ctx, connect, userMsg("start", "", "Book a flight"), cfg)
+	id := task.ID
+	task = sendWithRetry(t, ctx, connect, userMsg("dest", id, "Lisbon"), cfg)
+	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	turns := longTurns()
+	var wantIDs []string
+	started := time.Now()
+	for i := 1; i <= turns; i++ {
+		msgID := fmt.Sprintf("bad-%05d", i)
+		wantIDs = append(wantIDs, msgID)
+		if i%150 == 0 {
+			// The request goes out, the server dies, the client retries
+			// the same message against the restarted server.
+			go func() {
+				time.Sleep(time.Duration(i%7) * time.Millisecond)
+				s.proc().kill()
+			}()
+			msg := userMsg(msgID, id, fmt.Sprintf("day %d", i))
+			res, err := connect().SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: cfg})
+			<-s.proc().done
+			_ = res
+			_ = err
+			s.restart()
+			c = nil
+			task = sendWithRetry(t, ctx, connect, msg, cfg)
+		} else {
+			task = sendWithRetry(t, ctx, connect, userMsg(msgID, id, fmt.Sprintf("day %d", i)), cfg)
+		}
+		if task.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("turn %d: state %s, want input-required", i, task.Status.State)
+		}
+	}
+	perTurn := time.Since(started) / time.Duration(turns)
+	task = sendWithRetry(t, ctx, connect, userMsg("date", id, "2026-12-24"), cfg)
+	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	task = sendWithRetry(t, ctx, connect, userMsg("travellers", id, "2"), cfg)
+	wantState(t, task, a2a.TaskStateCompleted, "")
+
+	// Every message once, in order, across runs and pages.
+	full, err := connect().GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotIDs []string
+	for _, m := range full.History {
+		if m.Role == a2a.MessageRoleUser && len(m.ID) > 4 && m.ID[:4] == "bad-" {
+			gotIDs = append(gotIDs, m.ID)
+		}
+	}
+	if len(gotIDs) != len(wantIDs) {
+		t.Fatalf("history holds %d of the %d invalid dates", len(gotIDs), len(wantIDs))
+	}
+	for i := range wantIDs {
+		if gotIDs[i] != wantIDs[i] {
+			t.Fatalf("history message %d is %s, want %s", i, gotIDs[i], wantIDs[i])
+		}
+	}
+	// user start, question, Lisbon, question, N × (answer, question),
+	// date, question, travellers, progress, reply.
+	if want := 4 + 2*turns + 5; len(full.History) != want {
+		t.Errorf("history holds %d messages, want %d", len(full.History), want)
+	}
+	if n := len(full.Artifacts); n != 1 {
+		t.Errorf("%d artifacts, want one booking", n)
+	}
+	last10, err := connect().GetTask(ctx, &a2a.GetTaskRequest{ID: id, HistoryLength: ptr(10)})
+	if err != nil || len(last10.History) != 10 {
+		t.Fatalf("GetTask(historyLength 10) = %d messages, %v", len(last10.History), err)
+	}
+
+	// The runs: many, each bounded.
+	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowId = '%s'", id), PageSize: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	continued, maxEvents := 0, int64(0)
+	for _, r := range runs.GetExecutions() {
+		if r.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			continued++
+		}
+		maxEvents = max(maxEvents, r.GetHistoryLength())
+	}
+	if continued < turns/40 {
+		t.Errorf("the task continued as new %d times in %d turns, want at least %d", continued, turns, turns/40)
+	}
+	if maxEvents > 400 {
+		t.Errorf("a run of the task had %d events; runs should stay near Temporal's suggestion (200)", maxEvents)
+	}
+	t.Logf("%d turns, %v per turn through 4 kill -9s, %d runs (longest %d events), %d messages",
+		turns, perTurn, len(runs.GetExecutions()), maxEvents, len(full.History))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// errorData returns the data of an A2A error.
+func errorData(err error) map[string]any {
+	var a2aErr *a2a.Error
+	if errors.As(err, &a2aErr) {
+		return a2aErr.Details
+	}
+	return nil
+}
