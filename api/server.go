@@ -65,7 +65,18 @@ type Config struct {
 	// a retryable error, and an accepted one with the task as it is.
 	// Default 30 seconds.
 	WaitTimeout time.Duration
+	// UICodecOrigins, when set, serves the Temporal Web UI's codec endpoint
+	// (blobstore.CodecHandler over Payloads) at /a2aflow/codec for a UI
+	// running elsewhere (the temporalio/ui container of docker-compose.yml),
+	// to browsers from these origins only; with authentication on it needs
+	// a credential like any A2A request. `a2aflow serve` needs none of it:
+	// its UI serves the codec on its own address.
+	UICodecOrigins []string
 }
+
+// UICodecPath is where the API serves the Web UI's codec endpoint when
+// Config.UICodecOrigins is set (the same path as the embedded UI's).
+const UICodecPath = "/a2aflow/codec"
 
 // Server is the A2A HTTP API over one Temporal namespace.
 type Server struct {
@@ -125,6 +136,11 @@ func (s *Server) routes() *gin.Engine {
 	}
 	def := s.agents.Default()
 
+	if len(s.cfg.UICodecOrigins) > 0 && s.cfg.Payloads != nil {
+		r.Any(UICodecPath+"/*op", gin.WrapH(blobstore.CodecHandler(s.cfg.Payloads, blobstore.CodecOptions{
+			AllowedOrigins: s.cfg.UICodecOrigins, Logger: s.cfg.Logger,
+		})))
+	}
 	s.approvalRoutes(r)
 	r.GET("/healthz", s.health)
 	r.GET("/agents", s.listAgents)

@@ -316,3 +316,26 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// TestIdleTimeoutCancelsAnAbandonedTask: an agent's IdleTimeout cancels a
+// task left waiting for the user's answer longer, saying why; an answer in
+// time resets nothing but that question's wait.
+func TestIdleTimeoutCancelsAnAbandonedTask(t *testing.T) {
+	idle := counter()
+	idle.IdleTimeout = 72 * time.Hour
+	env := newTaskEnv(t, idle)
+	var answer *update
+	env.RegisterDelayedCallback(func() { answer = sendMessage(env, workflows.SendMessageInput{Message: userText("a")}) }, 71*time.Hour)
+	start := env.Now()
+	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "counter", Message: userText("count")})
+
+	completedTask(t, "answer in time", answer, start, 71*time.Hour)
+	final := finalTask(t, env)
+	want := status(a2a.TaskStateCanceled, ptr(agent("No answer came for 72h0m0s: the task was canceled.")))
+	if diff := cmp.Diff(want, viewStatus(final)); diff != "" {
+		t.Errorf("final status (-want +got):\n%s", diff)
+	}
+	if got := env.Now().Sub(start); got != 143*time.Hour {
+		t.Errorf("canceled after %v, want 143h (72h after the last answer)", got)
+	}
+}

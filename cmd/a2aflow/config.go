@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -50,6 +53,11 @@ type config struct {
 	RetryBudget time.Duration
 	// WaitTimeout bounds how long an API request waits for a worker.
 	WaitTimeout time.Duration
+	// IdleTimeouts cancel tasks left input-required, per agent name.
+	IdleTimeouts map[string]string
+	// UICodecOrigins are the origins of a separate Temporal Web UI that the
+	// api serves the codec endpoint to.
+	UICodecOrigins []string
 	// PayloadStore is where payloads too large for Temporal history go: a
 	// folder, file:// or s3:// URL (payloads.go).
 	PayloadStore string
@@ -119,6 +127,8 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
 	fs.StringVar(&c.CredentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""),
 		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
+	fs.StringToStringVar(&c.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"),
+		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
 	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
 		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
 }
@@ -129,4 +139,44 @@ func envDuration(key string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// envMap reads "k=v,k=v" from environment variable key.
+func envMap(key string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(os.Getenv(key), ",") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k != "" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// workerAgents returns the agents the worker runs, with their idle timeouts
+// from --idle-timeout.
+func (c *config) workerAgents() (*workflows.Registry, error) {
+	reg := agents.Builtin()
+	for name, v := range c.IdleTimeouts {
+		a, ok := reg.Get(name)
+		if !ok {
+			return nil, fmt.Errorf("--idle-timeout: no agent named %q (agents: %v)", name, reg.Names())
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("--idle-timeout %s=%s: want a positive duration such as 72h", name, v)
+		}
+		a.IdleTimeout = d
+	}
+	return reg, nil
+}
+
+// envList reads a comma-separated list from environment variable key.
+func envList(key string) []string {
+	var out []string
+	for _, v := range strings.Split(os.Getenv(key), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

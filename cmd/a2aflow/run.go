@@ -83,7 +83,12 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	if hints != nil {
 		opts = append(opts, workflows.WithNotifier(hints))
 	}
-	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin(), opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	reg, err := cfg.workerAgents()
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg, opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	w.RegisterActivity(&activities.Bookings{Store: store})
 	w.RegisterActivity(cfg.Push.activity())
 	w.RegisterActivity(cfg.ApprovalWebhooks.activity(cfg.Push.policy))
@@ -150,6 +155,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			Push:           cfg.Push.apiOptions(),
 			Payloads:       payloads,
 			WaitTimeout:    cfg.WaitTimeout,
+			UICodecOrigins: cfg.UICodecOrigins,
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -44,6 +44,9 @@ func runServe(ctx context.Context, cfg *config) error {
 	if err != nil {
 		return err
 	}
+	if _, err := cfg.workerAgents(); err != nil {
+		return err
+	}
 	// Claim the API port first: failing after Temporal started would be slower
 	// and noisier for the same mistake.
 	ln, err := listen(cfg.HTTPAddr, "the A2A API")

@@ -47,6 +47,8 @@ func newAPICmd() *cobra.Command {
 	cfg.Auth.bind(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
+	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
+		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable (A2AFLOW_UI_CODEC_ORIGINS)")
 	return cmd
 }
 
@@ -63,6 +65,9 @@ func newWorkerCmd() *cobra.Command {
 				return err
 			}
 			if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, "", logger); err != nil {
+				return err
+			}
+			if _, err := cfg.workerAgents(); err != nil {
 				return err
 			}
 			c, err := dialTemporal(ctx, cfg, logger)
