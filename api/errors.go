@@ -113,3 +113,19 @@ func boundPassed(ctx context.Context, err error) bool {
 	var deadline *serviceerror.DeadlineExceeded
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) || status.Code(err) == codes.DeadlineExceeded
 }
+
+// isValidatorRefusal reports whether err, from an update's Get, is the
+// refusal of the workflow's validator (an application error the validators
+// return) rather than a failure after the update was accepted.
+func isValidatorRefusal(err error) bool {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		return false
+	}
+	switch appErr.Type() {
+	case workflows.ErrTypeUnsupportedOperation, workflows.ErrTypeTaskNotCancelable, workflows.ErrTypeInvalidParams,
+		workflows.ErrTypeTaskNotFound, workflows.ErrTypeDuplicateMessage, workflows.ErrTypeContinuing, workflows.ErrTypeApprovalRefused:
+		return true
+	}
+	return false
+}

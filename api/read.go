@@ -127,6 +127,9 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 		if value.Get(&got) == nil && got.Task != nil {
 			snap = &got
 		}
+	} else if errors.Is(toA2AError(err), a2a.ErrTaskNotFound) {
+		// A workflow that never got its first message is no task.
+		return nil, toA2AError(err)
 	} else {
 		s.logger.Warn("cannot replay a task whose workflow ended outside its skill; answering what visibility knows",
 			"task", id, "status", status.String(), "error", err)

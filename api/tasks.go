@@ -138,9 +138,11 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		taskID = a2a.TaskID(id)
 	}
 	update.WorkflowID = string(taskID)
-	var handle client.WorkflowUpdateHandle
+	var res workflows.TaskUpdateResult
 	var err error
+	accepted := false // the worker took the update: the message is recorded
 	for attempt := 0; ; attempt++ {
+		var handle client.WorkflowUpdateHandle
 		if startOp != nil {
 			handle, err = s.temporal.UpdateWithStartWorkflow(waitCtx, client.UpdateWithStartWorkflowOptions{
 				StartWorkflowOperation: startOp,
@@ -153,6 +155,12 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		} else {
 			handle, err = s.temporal.UpdateWorkflow(waitCtx, update)
 		}
+		if err == nil {
+			// A validator's refusal and the handler's outcome both come
+			// from Get; the update was accepted unless Get says refused.
+			err = handle.Get(waitCtx, &res)
+			accepted = err == nil || !isValidatorRefusal(err)
+		}
 		if isAppErrorType(err, workflows.ErrTypeContinuing) && attempt < maxContinuingRetries {
 			if startOp != nil {
 				_, startOp = s.newTask(msg, owner) // an operation is used once
@@ -163,25 +171,21 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		break
 	}
 	switch {
+	case err == nil:
 	case isAppErrorType(err, workflows.ErrTypeDuplicateMessage):
 		// An earlier run of the task received this message: it is not
 		// recorded twice; the caller gets the task as it is.
 		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+	case boundPassed(ctx, err) && accepted:
+		// Recorded, but the skill is still at work: the caller gets the
+		// task as it is.
+		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
 	case boundPassed(ctx, err):
 		return sent{}, noWorkerError(taskID, s.waitTimeout, "accepted the message")
-	case err != nil && msg.TaskID != "":
+	case msg.TaskID != "" || accepted:
 		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
-	case err != nil:
+	default:
 		return sent{}, toA2AError(err)
-	}
-	var res workflows.TaskUpdateResult
-	if err := handle.Get(waitCtx, &res); err != nil {
-		if boundPassed(ctx, err) {
-			// Accepted, so recorded, but the skill is still at work: the
-			// caller gets the task as it is.
-			return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
-		}
-		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
 	}
 	return sent{TaskUpdateResult: res, taskID: taskID, deadline: deadline}, nil
 }
@@ -300,8 +304,11 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		ID:                       taskID,
 		TaskQueue:                s.taskQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
+		// A retried message finds its task, even finished; only a workflow
+		// that failed (one that never got its first message: no task) or
+		// was terminated lets the same message start its task again.
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		// The memo makes a run readable at a glance in the Temporal UI.
 		Memo: map[string]any{"agent": s.agent.Name, "text": truncate(workflows.MessageText(msg), 200)},
 	}

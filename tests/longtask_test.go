@@ -184,3 +184,81 @@ func errorData(err error) map[string]any {
 	}
 	return nil
 }
+
+// TestConcurrentMessagesAcrossContinueAsNew: four clients send 60 messages
+// each to one travel task at once, with Temporal suggesting continue-as-new
+// every 150 events, so messages arrive while the task works, while it is
+// continuing as new and on its next runs; some are sent twice (a client
+// retry). Every message is in the task's history exactly once, and every
+// blocking send got an answer.
+func TestConcurrentMessagesAcrossContinueAsNew(t *testing.T) {
+	s := startServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=150")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, _ := newClient(t, ctx, s.APIURL)
+	task := send(t, ctx, c, "", "Book a flight")
+	task = send(t, ctx, c, task.ID, "Lisbon")
+	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+
+	const clients, each = 4, 60
+	none := 0
+	cfg := &a2a.SendMessageConfig{HistoryLength: &none}
+	errs := make(chan error, clients)
+	for k := range clients {
+		go func() {
+			for i := range each {
+				m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(fmt.Sprintf("not a date %d-%d", k, i)))
+				m.ID, m.TaskID = fmt.Sprintf("c%d-%03d", k, i), task.ID
+				sends := 1
+				if i%10 == 0 {
+					sends = 2 // a retry of the same message
+				}
+				for range sends {
+					if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m, Config: cfg}); err != nil {
+						if errorData(err)["retryable"] != true {
+							errs <- fmt.Errorf("message %s: %w", m.ID, err)
+							return
+						}
+						sendWithRetry(t, ctx, func() *a2aclient.Client { return c }, m, cfg)
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, m := range got.History {
+		if m.Role == a2a.MessageRoleUser {
+			seen[m.ID]++
+		}
+	}
+	for k := range clients {
+		for i := range each {
+			if id := fmt.Sprintf("c%d-%03d", k, i); seen[id] != 1 {
+				t.Errorf("message %s is in history %d times, want once", id, seen[id])
+			}
+		}
+	}
+	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", task.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.GetExecutions()) < 3 {
+		t.Errorf("the task had %d runs, want it to continue as new several times", len(runs.GetExecutions()))
+	}
+	t.Logf("%d messages over %d runs, %d user messages in history", clients*each, len(runs.GetExecutions()), len(seen))
+}

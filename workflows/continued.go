@@ -302,6 +302,11 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *SkillState) er
 	if err := workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) }); err != nil {
 		return err
 	}
+	if r.cancelRequested {
+		// A cancel came in meanwhile: the task ends here, canceled.
+		r.continuing = false
+		return workflow.ErrCanceled
+	}
 	state := r.carry(t, skill)
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())

@@ -339,3 +339,28 @@ func TestIdleTimeoutCancelsAnAbandonedTask(t *testing.T) {
 		t.Errorf("canceled after %v, want 143h (72h after the last answer)", got)
 	}
 }
+
+// TestNoFirstMessageIsNoTask: a workflow started without its first message
+// (its Update-with-Start update refused, or lost with no worker) is no
+// task: GetTask does not find it, and it ends failed with
+// ErrTypeNoFirstMessage after the grace period instead of waiting forever.
+func TestNoFirstMessageIsNoTask(t *testing.T) {
+	env := newTaskEnv(t, counter())
+	var getErr error
+	env.RegisterDelayedCallback(func() {
+		_, getErr = env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+	}, time.Minute)
+	start := env.Now()
+	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "counter"})
+
+	var appErr *temporal.ApplicationError
+	if !errors.As(getErr, &appErr) || appErr.Type() != workflows.ErrTypeTaskNotFound {
+		t.Errorf("GetTask of a workflow without a message: %v, want %s", getErr, workflows.ErrTypeTaskNotFound)
+	}
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeNoFirstMessage {
+		t.Errorf("workflow ended with %v, want %s", err, workflows.ErrTypeNoFirstMessage)
+	}
+	if got := env.Now().Sub(start); got != 10*time.Minute {
+		t.Errorf("it ended after %v, want the 10 minute grace", got)
+	}
+}

@@ -124,11 +124,17 @@ func (w *TaskWorkflow) busyPolicy(agent string) BusyPolicy {
 const longTasksChange = "a2aflow.long-tasks"
 
 // firstMessageGrace is how long a task started without its first message
-// waits for it (Update-with-Start delivers it with the start; a start whose
-// update was refused, or lost with no worker to take it, leaves a workflow
-// that would otherwise wait forever). A task without a message is no task:
-// the API does not show it.
+// waits for it. Update-with-Start delivers it with the start; a start whose
+// update the validator refused, or whose update was lost with no worker to
+// take it, leaves a workflow that would otherwise wait forever. A workflow
+// without a message is no task (the API does not show it); after the grace
+// it fails with [ErrTypeNoFirstMessage], which lets a retry of the same
+// first message (the same workflow ID) start it again.
 const firstMessageGrace = 10 * time.Minute
+
+// ErrTypeNoFirstMessage is the error type a workflow that never received its
+// first message fails with: it is no task.
+const ErrTypeNoFirstMessage = "NoFirstMessage"
 
 // Run is the workflow function of one A2A task. It returns the final task,
 // whatever its terminal state (completed, failed, canceled or rejected); the
@@ -194,7 +200,11 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*TaskSnapshot, e
 				if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueUnset()); err != nil {
 					r.logger.Warn("unset task state search attribute", "error", err)
 				}
-				return r.result(), r.drain(ctx)
+				if err := r.drain(ctx); err != nil {
+					return nil, err
+				}
+				return nil, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("no first message came within %s: this workflow is no task", firstMessageGrace), ErrTypeNoFirstMessage, nil)
 			}
 			if err != nil {
 				r.finish(ctx, err, true)
