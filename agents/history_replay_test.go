@@ -16,6 +16,13 @@ import (
 // fixture only for an intended, versioned change, e.g.:
 //
 //	A2AFLOW_RECORD_HISTORY=1 go test ./tests/ -run TestReplayRecordedExpensesHistory
+//
+// The *-continued-* fixtures are single runs of tasks that continued as new;
+// they hold no payload-store references, so they replay without the store.
+// Record them, and only them (-run TestReplayRecorded alone would rewrite
+// every fixture above too), with:
+//
+//	A2AFLOW_RECORD_HISTORY=1 go test ./tests/ -run 'TestReplayRecorded.*Continued'
 func TestReplayHistories(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -37,6 +44,24 @@ func TestReplayHistories(t *testing.T) {
 		// The router's LLM finds the city missing (human_input): the task
 		// asks the user, and routes again with the answer (the clock tool).
 		{name: "router-human-input", fixture: "testdata/router-human-input.history.json"},
+		// Continue-as-new mid-conversation (Temporal suggesting it after 40
+		// events): the first run of a travel task asks for the destination
+		// and the date, takes invalid dates and continues as new while the
+		// date question waits, handing over the slots and the parked wait.
+		{name: "travel-continued-ask", fixture: "testdata/travel-continued-ask.history.json"},
+		// The last run of that task: it starts from the continued task,
+		// picks up the waiting date question without asking it again, takes
+		// the date and the travellers, books once and completes.
+		{name: "travel-continued-resume", fixture: "testdata/travel-continued-resume.history.json"},
+		// Continue-as-new mid-approval: an expense over the limit waits for
+		// finance (webhook notice, 48 h timer); plain messages queued while
+		// it waits grow the run until it continues as new, the approval
+		// pending.
+		{name: "expenses-continued-approval", fixture: "testdata/expenses-continued-approval.history.json"},
+		// The next run: it starts from the continued task, waits for the same
+		// approval (no second notice, a timer for what is left of the
+		// deadline), is approved through REST and completes with its receipt.
+		{name: "expenses-continued-resume", fixture: "testdata/expenses-continued-resume.history.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
