@@ -64,6 +64,19 @@
 // download button; the codec resolves those up to 1 MiB in place anyway, so
 // most payloads read as before.
 //
+// # Who can reach it
+//
+// By default the frontend and the UI listen on 127.0.0.1 only: the frontend
+// has no authentication, and anyone who reaches it can do anything to any
+// workflow. The UI is read-only unless [Options.UIWriteActions] is set: the
+// UI server then refuses terminate, cancel, reset, signal, update and the
+// other changes with 405 (queries still work). [Options.UIOIDC] puts the UI
+// behind an OpenID Connect login (the UI server's own OIDC support): a
+// browser without a session goes to the issuer, and the UI's API calls need
+// the issuer's token. Start reads the issuer's discovery document first and
+// returns an error when it cannot, because the UI library ends the process
+// when its own read fails.
+//
 // # Logging
 //
 // The server's own logs go to stderr at [Options.LogLevel], warn by default,

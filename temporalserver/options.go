@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,6 +46,21 @@ type Options struct {
 
 	// DisableUI, when true, starts no Web UI.
 	DisableUI bool
+
+	// UIWriteActions, when true, lets the Web UI change workflows:
+	// terminate, cancel, reset, signal, update, pause, start and batch
+	// operations. Default false: the UI reads only (queries such as the
+	// stack trace still work), and the UI server answers 405 to those calls
+	// whoever sends them. Anyone who reaches a UI with write actions on can
+	// end or rewrite any task, or send it an update with a forged owner or
+	// approver, so turn them on only for a UI behind UIOIDC or on loopback.
+	UIWriteActions bool
+
+	// UIOIDC, when set, makes the Web UI require an OpenID Connect login:
+	// a browser without a session is sent to the issuer's authorize page,
+	// and the UI's API calls need the issuer's tokens. Default nil: no
+	// login, which suits a UI listening on loopback only.
+	UIOIDC *UIOIDC
 
 	// CodecStore is the store of the payloads that a2aflow's clients and
 	// workers keep outside history (blobstore.ExternalStorage). The Web UI
@@ -87,6 +103,64 @@ type Options struct {
 	DynamicConfig map[string]any
 }
 
+// UIOIDC configures the Web UI's OpenID Connect login (the UI server's auth
+// provider settings). Start reads the issuer's discovery document first and
+// fails when it cannot: the UI library would end the process instead.
+type UIOIDC struct {
+	// IssuerURL is the issuer, whose discovery document is at
+	// IssuerURL + "/.well-known/openid-configuration" and must name the
+	// same issuer. Required.
+	IssuerURL string
+	// ClientID is the UI's OAuth client ID at the issuer; ID tokens must be
+	// issued to it. Required.
+	ClientID string
+	// ClientSecret is the client's secret; empty for a public client.
+	ClientSecret string
+	// CallbackURL is where the issuer sends the browser back after login:
+	// the UI's address as the browser sees it plus "/auth/sso/callback"
+	// (register it at the issuer). Required; http or https. With https the
+	// UI's cookies are Secure, so serve the UI through TLS then.
+	CallbackURL string
+	// Scopes are the OAuth scopes asked for. Default openid, profile, email.
+	Scopes []string
+}
+
+// uiOIDCCallbackPath is the UI server's OIDC callback route.
+const uiOIDCCallbackPath = "/auth/sso/callback"
+
+// defaultOIDCScopes are UIOIDC.Scopes' default.
+var defaultOIDCScopes = []string{"openid", "profile", "email"}
+
+// withDefaults returns a copy of u with defaults filled in, or an error when
+// a required field is missing or a URL is unusable.
+func (u UIOIDC) withDefaults() (UIOIDC, error) {
+	var errs []error
+	for _, f := range []struct{ name, url string }{{"issuer URL", u.IssuerURL}, {"callback URL", u.CallbackURL}} {
+		if f.url == "" {
+			errs = append(errs, fmt.Errorf("the %s is required", f.name))
+			continue
+		}
+		parsed, err := url.Parse(f.url)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			errs = append(errs, fmt.Errorf("the %s %q is not an http or https URL", f.name, f.url))
+		}
+	}
+	if u.CallbackURL != "" && !strings.HasSuffix(strings.SplitN(u.CallbackURL, "?", 2)[0], uiOIDCCallbackPath) {
+		// The UI serves no other callback route.
+		errs = append(errs, fmt.Errorf("the callback URL %q must end with %s", u.CallbackURL, uiOIDCCallbackPath))
+	}
+	if u.ClientID == "" {
+		errs = append(errs, errors.New("the client ID is required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return u, fmt.Errorf("temporal UI OIDC: %w", err)
+	}
+	if len(u.Scopes) == 0 {
+		u.Scopes = defaultOIDCScopes
+	}
+	return u, nil
+}
+
 // withDefaults returns a copy of o with defaults filled in, or an error when
 // o cannot work.
 func (o Options) withDefaults() (Options, error) {
@@ -106,6 +180,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Namespace == "" {
 		o.Namespace = defaultNamespace
+	}
+	if o.UIOIDC != nil && !o.DisableUI {
+		oidc, err := o.UIOIDC.withDefaults()
+		if err != nil {
+			return o, err
+		}
+		o.UIOIDC = &oidc
 	}
 	if o.CodecStore == nil {
 		store, err := blobstore.NewFileStore(filepath.Join(o.DataDir, defaultBlobsDir))

@@ -101,6 +101,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.frontendAddr = ports.frontend.dialAddr()
+	if o.UIOIDC != nil && !o.DisableUI {
+		if err := checkIssuer(ctx, o.UIOIDC); err != nil {
+			return nil, err
+		}
+	}
 
 	created, err := ensureSchema(s.dbPath)
 	if err != nil {
@@ -140,7 +145,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	s.temporal = srv
 
 	if !o.DisableUI {
-		if err := s.startUI(&uiRes, uiPorts, o.Namespace, o.CodecStore); err != nil {
+		if err := s.startUI(&uiRes, uiPorts, o); err != nil {
 			return nil, err
 		}
 	}
