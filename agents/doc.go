@@ -25,7 +25,7 @@ import "github.com/a2aflow/a2aflow/workflows"
 // Builtin returns the registry of built-in agents, travel first (the default
 // agent served at the root URL).
 func Builtin() *workflows.Registry {
-	reg, err := workflows.NewRegistry(Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router())
+	reg, err := workflows.NewRegistry(Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router(), Issues())
 	if err != nil {
 		panic(err) // the built-in set is fixed; a failure is a programming error
 	}

@@ -208,7 +208,7 @@ func TestTravelCanceledWhileAsking(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	reg := agents.Builtin()
-	if diff := cmp.Diff([]string{"travel", "assistant", "echo", "expenses", "report", "router"}, reg.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"travel", "assistant", "echo", "expenses", "issues", "report", "router"}, reg.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
 	if got := reg.Default().Name; got != "travel" {

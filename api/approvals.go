@@ -50,36 +50,51 @@ func (s *Server) approvalRoutes(r *gin.Engine) {
 	r.GET("/inbox", s.inbox)
 }
 
-// approver returns who is deciding and the groups they belong to. The
-// identity comes from authentication; with it off, from the X-Approver
-// header or DefaultApprover. Groups come from Config.ApproverGroups; nil
-// means "any group" (no group membership configured).
-func (s *Server) approver(c *gin.Context) (string, []string, error) {
+// approver returns who is reading or deciding and the groups they belong
+// to. The identity comes from authentication; with it off, from the
+// X-Approver header or DefaultApprover. Groups come from
+// Config.ApproverGroups (approverGroups); the workflow applies the rule
+// (workflows/access.go).
+func (s *Server) approver(c *gin.Context) (workflows.Caller, error) {
 	name := principal(c.Request.Context())
 	if name == "" {
 		name = strings.TrimSpace(c.GetHeader(ApproverHeader))
 		if len(name) > 128 {
-			return "", nil, fmt.Errorf("%s header is longer than 128 bytes", ApproverHeader)
+			return workflows.Caller{}, fmt.Errorf("%s header is longer than 128 bytes", ApproverHeader)
 		}
 		if name == "" {
 			name = DefaultApprover
 		}
 	}
-	if s.cfg.ApproverGroups == nil {
-		return name, nil, nil
+	return workflows.Caller{Principal: principal(c.Request.Context()), Approver: name,
+		Groups: approverGroups(s.cfg.ApproverGroups, s.cfg.Auth.Enabled(), name)}, nil
+}
+
+// approverGroups are name's approver groups: nil (any group) only without
+// authentication and without configured groups; with either, a name in no
+// group gets workflows.NoApproverGroups, so nobody decides for a group
+// without members.
+func approverGroups(config map[string][]string, authOn bool, name string) []string {
+	if config == nil && !authOn {
+		return nil
 	}
-	groups, ok := s.cfg.ApproverGroups[name]
-	if !ok || len(groups) == 0 {
-		return name, nil, fmt.Errorf("%s is not an approver of any group", name)
+	if groups := config[name]; len(groups) > 0 {
+		return groups
 	}
-	return name, groups, nil
+	return workflows.NoApproverGroups
 }
 
 // listApprovals serves GET /approvals: pending approvals (or, with
 // state=decided, recently decided ones), filtered by group, agent and
-// context, found through Temporal visibility.
+// context, found through Temporal visibility; only those the caller may
+// read (the requester's own, and those of the caller's groups).
 func (s *Server) listApprovals(c *gin.Context) {
-	views, err := s.findApprovals(c.Request.Context(), c.Query("group"), c.Query("agent"), c.Query("context"), c.Query("state") == "decided")
+	who, err := s.approver(c)
+	if err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		return
+	}
+	views, err := s.findApprovals(c.Request.Context(), who, c.Query("group"), c.Query("agent"), c.Query("context"), c.Query("state") == "decided")
 	if err != nil {
 		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
 		return
@@ -88,7 +103,7 @@ func (s *Server) listApprovals(c *gin.Context) {
 }
 
 // findApprovals runs the visibility query and reads each task's approvals.
-func (s *Server) findApprovals(ctx context.Context, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
+func (s *Server) findApprovals(ctx context.Context, who workflows.Caller, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
 	for _, v := range []string{group, agent, contextID} {
 		if len(v) > 256 {
 			return nil, badRequest("filter values must be at most 256 bytes")
@@ -120,7 +135,7 @@ func (s *Server) findApprovals(ctx context.Context, group, agent, contextID stri
 	}
 	var views []ApprovalView
 	for _, e := range resp.GetExecutions() {
-		approvals, err := s.taskApprovals(ctx, e.GetExecution().GetWorkflowId())
+		approvals, err := s.taskApprovals(ctx, e.GetExecution().GetWorkflowId(), who)
 		if err != nil {
 			continue // a task that ended or moved on since the listing
 		}
@@ -138,8 +153,9 @@ func (s *Server) findApprovals(ctx context.Context, group, agent, contextID stri
 	return views, nil
 }
 
-func (s *Server) taskApprovals(ctx context.Context, taskID string) ([]workflows.Approval, error) {
-	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", workflows.QueryApprovals, workflows.GetTaskInput{})
+// taskApprovals returns the approvals of a task that who may read.
+func (s *Server) taskApprovals(ctx context.Context, taskID string, who workflows.Caller) ([]workflows.Approval, error) {
+	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", workflows.QueryApprovals, who)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +182,12 @@ func (s *Server) view(a workflows.Approval, sa *commonpb.SearchAttributes) Appro
 // getApproval serves GET /approvals/{id}: the request, its state and every
 // decision (who, when, comment, how).
 func (s *Server) getApproval(c *gin.Context) {
-	a, err := s.approval(c.Request.Context(), c.Param("id"))
+	who, err := s.approver(c)
+	if err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		return
+	}
+	a, err := s.approval(c.Request.Context(), c.Param("id"), who)
 	if err != nil {
 		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
 		return
@@ -174,12 +195,12 @@ func (s *Server) getApproval(c *gin.Context) {
 	c.JSON(http.StatusOK, a)
 }
 
-func (s *Server) approval(ctx context.Context, id string) (ApprovalView, error) {
+func (s *Server) approval(ctx context.Context, id string, who workflows.Caller) (ApprovalView, error) {
 	taskID, ok := workflows.ApprovalTaskID(id)
-	if !ok || len(id) > 300 {
+	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
 		return ApprovalView{}, notFound("approval %q does not exist", id)
 	}
-	approvals, err := s.taskApprovals(ctx, string(taskID))
+	approvals, err := s.taskApprovals(ctx, string(taskID), who)
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -208,9 +229,9 @@ func (s *Server) decideApproval(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be {\"approved\": bool, \"comment\": string}: " + err.Error()})
 		return
 	}
-	name, groups, err := s.approver(c)
+	who, err := s.approver(c)
 	if err != nil {
-		c.JSON(http.StatusForbidden, gin.H{"error": err.Error()})
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
 	via := "rest"
@@ -218,7 +239,8 @@ func (s *Server) decideApproval(c *gin.Context) {
 		via = v
 	}
 	a, err := s.decide(c.Request.Context(), c.Param("id"), workflows.DecideApprovalInput{
-		Approved: *req.Approved, Comment: req.Comment, Approver: name, ApproverGroups: groups, Via: via,
+		Approved: *req.Approved, Comment: req.Comment, Approver: who.Approver, ApproverGroups: who.Groups, Via: via,
+		Principal: who.Principal,
 	})
 	if err != nil {
 		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
@@ -229,14 +251,20 @@ func (s *Server) decideApproval(c *gin.Context) {
 
 func (s *Server) decide(ctx context.Context, id string, in workflows.DecideApprovalInput) (workflows.Approval, error) {
 	taskID, ok := workflows.ApprovalTaskID(id)
-	if !ok || len(id) > 300 {
+	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
 		return workflows.Approval{}, notFound("approval %q does not exist", id)
 	}
 	in.ApprovalID = id
+	verdict := "rejected"
+	if in.Approved {
+		verdict = "approved"
+	}
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: string(taskID),
-		// One decision per approver: a retried request is the same update.
-		UpdateID:     id + "/" + in.Approver,
+		// A retried request is the same update (the same answer); a
+		// different verdict by the same approver is another update, which
+		// the validator refuses (409, saying who decided what).
+		UpdateID:     id + "/" + in.Approver + "/" + verdict,
 		UpdateName:   workflows.UpdateDecideApproval,
 		Args:         []any{in},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -254,6 +282,9 @@ func (s *Server) decide(ctx context.Context, id string, in workflows.DecideAppro
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeApprovalRefused {
 		return workflows.Approval{}, conflict("%s", appErr.Message())
+	}
+	if errors.As(err, &appErr) && (appErr.Type() == workflows.ErrTypeApprovalNotFound || appErr.Type() == workflows.ErrTypeTaskNotFound) {
+		return workflows.Approval{}, notFound("approval %q does not exist", id)
 	}
 	return workflows.Approval{}, err
 }
@@ -336,6 +367,11 @@ func ParseApproverGroups(text string) (map[string][]string, error) {
 // decisions: the principal, or with auth off the X-Approver header (from
 // the call's service parameters) or DefaultApprover; with groups.
 func (s *TaskService) messageApprover(ctx context.Context) (string, []string) {
+	name := s.messageApproverName(ctx)
+	return name, approverGroups(s.approverGroups, s.authOn, name)
+}
+
+func (s *TaskService) messageApproverName(ctx context.Context) string {
 	name := principal(ctx)
 	if name == "" {
 		if cc, ok := a2asrv.CallContextFrom(ctx); ok {
@@ -347,14 +383,5 @@ func (s *TaskService) messageApprover(ctx context.Context) (string, []string) {
 	if name == "" {
 		name = DefaultApprover
 	}
-	if s.approverGroups == nil {
-		return name, nil
-	}
-	groups := s.approverGroups[name]
-	if len(groups) == 0 {
-		// Configured, but not an approver: a group no request names, so the
-		// workflow's validator refuses the decision as unauthorized.
-		groups = []string{"(not an approver)"}
-	}
-	return name, groups
+	return name
 }

@@ -30,12 +30,17 @@ func (s *Server) inbox(c *gin.Context) {
 		_ = inboxPage.Execute(c.Writer, page)
 		return
 	}
-	pending, err := s.findApprovals(c.Request.Context(), group, "", "", false)
+	who, err := s.approver(c)
+	if err != nil {
+		c.String(http.StatusBadRequest, "%v", err)
+		return
+	}
+	pending, err := s.findApprovals(c.Request.Context(), who, group, "", "", false)
 	if err != nil {
 		c.String(httpStatus(err), "cannot list approvals: %v", err)
 		return
 	}
-	decided, err := s.findApprovals(c.Request.Context(), group, "", "", true)
+	decided, err := s.findApprovals(c.Request.Context(), who, group, "", "", true)
 	if err != nil {
 		c.String(httpStatus(err), "cannot list approvals: %v", err)
 		return

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/secrets"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -65,6 +66,10 @@ type Config struct {
 	// a retryable error, and an accepted one with the task as it is.
 	// Default 30 seconds.
 	WaitTimeout time.Duration
+	// Limits bound the streams and requests of each client and the host
+	// names the API answers to (limits.go). The zero value caps streams at
+	// DefaultMaxStreamsPerPrincipal and limits nothing else.
+	Limits Limits
 	// UICodecOrigins, when set, serves the Temporal Web UI's codec endpoint
 	// (blobstore.CodecHandler over Payloads) at /a2aflow/codec for a UI
 	// running elsewhere (the temporalio/ui container of docker-compose.yml),
@@ -72,6 +77,10 @@ type Config struct {
 	// a credential like any A2A request. `a2aflow serve` needs none of it:
 	// its UI serves the codec on its own address.
 	UICodecOrigins []string
+	// Credentials keeps the credentials users give tasks that ask for them
+	// (auth-required): the secret is taken out of the message and stored
+	// sealed, and the task gets a reference. Nil: such a message is refused.
+	Credentials *secrets.CredentialStore
 }
 
 // UICodecPath is where the API serves the Web UI's codec endpoint when
@@ -84,6 +93,7 @@ type Server struct {
 	temporal client.Client
 	agents   *workflows.Registry
 	engine   *gin.Engine
+	limits   requestLimits
 }
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
@@ -111,7 +121,7 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 		cfg.WaitTimeout = 30 * time.Second
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{cfg: cfg, temporal: c, agents: reg}
+	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits)}
 	s.engine = s.routes()
 	return s
 }
@@ -126,8 +136,16 @@ func (s *Server) routes() *gin.Engine {
 		s.cfg.Logger.Error("panic serving request", "path", c.Request.URL.Path, "panic", err)
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}))
+	// The hardening of limits.go: the host first, then the body's limit,
+	// and the rate limit on both sides of authentication, which names the
+	// client.
+	r.Use(s.checkHost)
+	r.Use(liftReadDeadline)
 	r.Use(s.limitBody)
+	r.Use(s.limitRefused)
 	r.Use(s.authenticate)
+	r.Use(s.limitRate)
+	r.Use(requireJSONDecision)
 
 	endpoints := map[string]http.Handler{}
 	for _, name := range s.agents.Names() {
@@ -185,7 +203,8 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 	svc := &TaskService{
 		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
 		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
-		approverGroups: s.cfg.ApproverGroups, payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
+		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
+		credentials: s.cfg.Credentials,
 	}
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)
@@ -205,6 +224,12 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 			writeVersionNotSupported(w, version, jsonRPC)
 			return
 		}
+		// A stream takes one of the client's slots and has no deadline.
+		done, serve := s.openStream(w, r, jsonRPC)
+		if !serve {
+			return
+		}
+		defer done()
 		// Over HTTP+JSON a refused subscription is an HTTP error, not a 200
 		// stream holding the error, which @a2a-js/sdk reads as an empty
 		// event. Over JSON-RPC the error stays inside the stream, as

@@ -27,6 +27,10 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 			yield(nil, err)
 			return
 		}
+		if res.Decision != nil {
+			yield(decisionMessage(req.Message, res.Decision), nil)
+			return
+		}
 		var historyLength *int
 		if req.Config != nil {
 			historyLength = req.Config.HistoryLength

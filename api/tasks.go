@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/secrets"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -35,12 +37,17 @@ type TaskService struct {
 	notifier     *notify.Broker
 	pollInterval time.Duration
 	push         PushOptions // push.go
-	// approverGroups maps approvers to their groups; nil: any group.
+	// approverGroups maps approvers to their groups; nil: any group
+	// (without authentication).
 	approverGroups map[string][]string
+	// authOn says authentication is configured (approverGroups).
+	authOn bool
 	// payloads holds the pages of long histories (and large payloads).
 	payloads blobstore.Store
 	// waitTimeout bounds how long a request waits for the worker.
 	waitTimeout time.Duration
+	// credentials keeps the secrets of auth-required answers; nil: none kept.
+	credentials *secrets.CredentialStore
 }
 
 var _ a2asrv.RequestHandler = (*TaskService)(nil)
@@ -71,6 +78,9 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 	if err != nil {
 		return nil, err
 	}
+	if res.Decision != nil {
+		return decisionMessage(req.Message, res.Decision), nil
+	}
 	if !res.Settled && !returnImmediately {
 		// The task continued as new, or too many senders waited: follow its
 		// events until it is interrupted or ends, within the bound.
@@ -81,6 +91,78 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		return nil, err
 	}
 	return snap.Task, nil
+}
+
+// takeCredential answers a task waiting for a credential (refused says
+// what it waits for): the secret in msg (its text, or a data part
+// {"credential": ...}) is stored sealed in the credential store, and the
+// message sent instead carries the reference only, so the secret never
+// reaches Temporal history, streams or webhooks.
+func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, owner string, msg *a2a.Message, refused error) (*a2a.Message, error) {
+	var appErr *temporal.ApplicationError
+	var req workflows.CredentialRequest
+	if !errors.As(refused, &appErr) || appErr.Details(&req) != nil || req.Service == "" {
+		return nil, toA2AError(refused)
+	}
+	if s.credentials == nil {
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
+			fmt.Sprintf("task %s asks for a %s credential, but this server keeps no credentials (configure a secrets key, --push-key)", taskID, req.Service))
+	}
+	secret := credentialIn(msg)
+	if secret == "" {
+		return nil, a2a.NewError(a2a.ErrInvalidParams,
+			fmt.Sprintf("task %s waits for a %s credential for %s: send it as the message's text", taskID, orNone(req.AuthType), req.Service))
+	}
+	ref, err := s.credentials.Put(ctx, secrets.Credential{Service: req.Service, AuthType: req.AuthType, Secret: secret,
+		TaskID: string(taskID), Owner: owner, Created: time.Now().UTC()})
+	if err != nil {
+		s.logger.Error("credential not stored", "task", taskID, "service", req.Service, "error", err)
+		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the %s credential could not be stored; nothing was recorded, send it again", req.Service))
+	}
+	refPart := a2a.NewDataPart(map[string]any{workflows.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType})
+	refPart.MediaType = "application/json"
+	out := &a2a.Message{
+		ID: msg.ID, Role: msg.Role, TaskID: msg.TaskID, ContextID: msg.ContextID,
+		ReferenceTasks: msg.ReferenceTasks, Extensions: msg.Extensions,
+		Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprintf("Credential provided for %s.", req.Service)), refPart},
+	}
+	return out, nil
+}
+
+// credentialIn returns the secret a user's answer carries: a data part's
+// "credential" field, else its text.
+func credentialIn(m *a2a.Message) string {
+	for _, p := range m.Parts {
+		if data, ok := p.Data().(map[string]any); ok {
+			if v, ok := data[workflows.CredentialSecretKey].(string); ok && strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return strings.TrimSpace(workflows.MessageText(m))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "secret"
+	}
+	return s
+}
+
+// decisionMessage is the answer to an approver's decision on a task of
+// another owner: a message about the approval, never the task (see
+// workflows/access.go).
+func decisionMessage(req *a2a.Message, a *workflows.Approval) *a2a.Message {
+	data := a2a.NewDataPart(map[string]any{"approvalId": a.ID, "state": a.State, "decisions": len(a.Decisions)})
+	data.MediaType = "application/json"
+	return &a2a.Message{
+		ID:   req.ID + "-decision",
+		Role: a2a.MessageRoleAgent,
+		Parts: a2a.ContentParts{
+			a2a.NewTextPart(fmt.Sprintf("Your decision on approval %s is recorded; the approval is %s.", a.ID, a.State)),
+			data,
+		},
+	}
 }
 
 // sent is the outcome of delivering a message: the update's result, the
@@ -140,7 +222,8 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	update.WorkflowID = string(taskID)
 	var res workflows.TaskUpdateResult
 	var err error
-	accepted := false // the worker took the update: the message is recorded
+	accepted := false        // the worker took the update: the message is recorded
+	credentialTaken := false // the message's secret went to the credential store
 	for attempt := 0; ; attempt++ {
 		var handle client.WorkflowUpdateHandle
 		if startOp != nil {
@@ -160,6 +243,17 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 			// from Get; the update was accepted unless Get says refused.
 			err = handle.Get(waitCtx, &res)
 			accepted = err == nil || !isValidatorRefusal(err)
+		}
+		if isAppErrorType(err, workflows.ErrTypeCredentialRequired) && !credentialTaken {
+			// The task waits for a credential: the secret goes to the
+			// credential store, the message carries its reference.
+			credentialTaken = true
+			if msg, err = s.takeCredential(ctx, taskID, owner, msg, err); err != nil {
+				return sent{}, err
+			}
+			in.Message = msg
+			update.Args = []any{in}
+			continue
 		}
 		if isAppErrorType(err, workflows.ErrTypeContinuing) && attempt < maxContinuingRetries {
 			if startOp != nil {

@@ -21,8 +21,8 @@ const (
 	// [Approval] after the decision. Every way of deciding (an A2A message,
 	// REST, the CLI, the inbox) ends in this one validated update.
 	UpdateDecideApproval = "DecideApproval"
-	// QueryApprovals returns the task's approvals ([]Approval). Its argument
-	// is a [GetTaskInput].
+	// QueryApprovals returns the task's approvals the caller may read
+	// ([]Approval, see access.go). Its argument is a [Caller].
 	QueryApprovals = "Approvals"
 
 	// ErrTypeApprovalRefused: the decision is a duplicate, late, for an
@@ -151,9 +151,13 @@ type DecideApprovalInput struct {
 	// authentication, never from the request body alone.
 	Approver string `json:"approver"`
 	// ApproverGroups are the groups the approver belongs to, from
-	// authentication. Empty means "any group" (no group auth configured).
+	// authentication. Nil means "any group" (no group membership
+	// configured, authentication off); see [NoApproverGroups].
 	ApproverGroups []string `json:"approverGroups,omitempty"`
 	Via            string   `json:"via,omitempty"`
+	// Principal is the authenticated caller ("" without authentication):
+	// the access rule (access.go) tells the task's owner from others.
+	Principal string `json:"principal,omitempty"`
 }
 
 // approvals is the approval state of a run.
@@ -197,13 +201,15 @@ func ApprovalTaskID(id string) (a2a.TaskID, bool) {
 }
 
 func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryApprovals, func(in GetTaskInput) ([]Approval, error) {
+	if err := workflow.SetQueryHandler(ctx, QueryApprovals, func(in Caller) ([]Approval, error) {
 		if err := r.checkAccess(in.Agent, ""); err != nil {
 			return nil, err
 		}
 		out := make([]Approval, 0, len(r.approvals.list))
 		for _, a := range r.approvals.list {
-			out = append(out, *a)
+			if r.mayRead(in, a) {
+				out = append(out, *a)
+			}
 		}
 		return out, nil
 	}); err != nil {
@@ -215,7 +221,15 @@ func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
 			return r.decide(ctx, in)
 		},
 		workflow.UpdateHandlerOptions{
-			Validator:   func(ctx workflow.Context, in DecideApprovalInput) error { return r.validateDecision(ctx, in) },
+			Validator: func(ctx workflow.Context, in DecideApprovalInput) error {
+				if err := r.checkAccess(in.Agent, ""); err != nil {
+					return err
+				}
+				if err := r.authorizeDecision(in, in.Principal); err != nil {
+					return err
+				}
+				return r.validateDecision(ctx, in)
+			},
 			Description: "record an approver's decision on a pending approval",
 		})
 }
@@ -258,20 +272,37 @@ func (r *run) validateDecision(ctx workflow.Context, in DecideApprovalInput) err
 		return nil
 	}
 	if a.State != ApprovalPending {
-		return refused("approval %s is already %s", a.ID, a.State)
+		return refused("approval %s is already %s%s", a.ID, a.State, decidedBy(a))
 	}
 	if a.Deadline != nil && !workflow.Now(ctx).Before(*a.Deadline) {
 		return refused("approval %s passed its deadline at %s", a.ID, a.Deadline.Format(time.RFC3339))
 	}
-	if len(in.ApproverGroups) > 0 && !slices.ContainsFunc(in.ApproverGroups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
+	requester := in.Principal != "" && in.Principal == r.owner && slices.Contains(a.Groups, RequesterGroup)
+	if !requester && len(in.ApproverGroups) > 0 && !slices.ContainsFunc(in.ApproverGroups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
 		return refused("%s is not in the groups that decide approval %s (%s)", in.Approver, a.ID, strings.Join(a.Groups, ", "))
 	}
 	for _, d := range a.Decisions {
 		if d.Approver == in.Approver {
-			return refused("%s already decided approval %s", in.Approver, a.ID)
+			return refused("%s already decided approval %s%s", in.Approver, a.ID, decidedBy(a))
 		}
 	}
 	return nil
+}
+
+// decidedBy says who decided what on a, for a refusal's message.
+func decidedBy(a *Approval) string {
+	if len(a.Decisions) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, d := range a.Decisions {
+		verdict := "rejected"
+		if d.Approved {
+			verdict = "approved"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s it at %s (via %s)", d.Approver, verdict, d.Time.Format(time.RFC3339), d.Via))
+	}
+	return ": " + strings.Join(parts, "; ")
 }
 
 func approvalNumber(task a2a.TaskID, id string) (int, bool) {
@@ -590,7 +621,7 @@ func (r *run) decisionInMessage(in SendMessageInput) (DecideApprovalInput, bool)
 	}
 	if id, approved, comment, ok := decisionPart(in.Message); ok {
 		return DecideApprovalInput{ApprovalID: id, Approved: approved, Comment: comment,
-			Approver: approver, ApproverGroups: in.ApproverGroups, Via: "a2a"}, true
+			Approver: approver, ApproverGroups: in.ApproverGroups, Via: "a2a", Principal: in.Owner}, true
 	}
 	var candidate *Approval
 	for _, a := range r.approvals.list {
@@ -616,7 +647,7 @@ func (r *run) decisionInMessage(in SendMessageInput) (DecideApprovalInput, bool)
 		approver = RequesterGroup
 	}
 	return DecideApprovalInput{ApprovalID: candidate.ID, Approved: approved, Approver: approver,
-		ApproverGroups: []string{RequesterGroup}, Via: "a2a"}, true
+		ApproverGroups: []string{RequesterGroup}, Via: "a2a", Principal: in.Owner}, true
 }
 
 // decisionPart returns the decision a message carries in a data part
@@ -648,6 +679,16 @@ func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok 
 // trail of the conversation), applies the decision and, for a blocking send,
 // answers once the task is interrupted again or ends.
 func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskUpdateResult, error) {
+	if r.decisionOnly(in) {
+		// Another owner's task: the decision and nothing else. The answer
+		// is the approval, never the task (access.go).
+		r.rememberMessageID(in.Message.ID)
+		a, err := r.decide(ctx, d)
+		if err != nil {
+			return TaskUpdateResult{}, err
+		}
+		return TaskUpdateResult{Settled: true, Decision: &a}, nil
+	}
 	stored := *in.Message
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
 	r.record(ctx, &stored)
@@ -666,4 +707,15 @@ func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d Dec
 	return r.waitFor(ctx, func() bool {
 		return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
 	})
+}
+
+// decisionOnly reports whether in is a decision by an authenticated
+// approver on a task they do not own: it goes through the decision path
+// only (access.go).
+func (r *run) decisionOnly(in SendMessageInput) bool {
+	if in.Owner == "" || in.Owner == r.owner {
+		return false
+	}
+	_, _, _, ok := decisionPart(in.Message)
+	return ok
 }

@@ -139,7 +139,11 @@ func checkDecision(t *testing.T, name string, u *decisionUpdate, d scripted) {
 		if wantType == "" {
 			wantType = workflows.ErrTypeApprovalRefused
 		}
-		checkRejected(t, name, u.rejected, wantType, d.refused)
+		// The refusal says why, then who decided what.
+		var appErr *temporal.ApplicationError
+		if !errors.As(u.rejected, &appErr) || appErr.Type() != wantType || !strings.HasPrefix(appErr.Message(), d.refused) {
+			t.Errorf("%s: rejection %v, want %s %q...", name, u.rejected, wantType, d.refused)
+		}
 		return
 	}
 	if u.rejected != nil || !u.accepted || !u.done || u.err != nil {
@@ -1001,6 +1005,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		wantRefusal    string // the validator's message, "" when accepted
 		wantSendAfter  time.Duration
 		wantSendStatus statusView
+		wantDecisionOf string // a decision-only answer: the approval's state
 		decisions      []scripted
 		lookAt         time.Duration // when to look at the task, 0 never
 		wantLook       statusView
@@ -1028,15 +1033,16 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 			// With authentication the sender is the approver, not the task's owner.
 			name: "a data part from an approver who does not own the task",
 			req:  invoice,
+			// The decision path only (access.go): the message is not
+			// recorded and the answer, at once, is the approval, not the task.
 			send: workflows.SendMessageInput{Owner: "ann", Message: decisionMessage(testApprovalID, true, "ok"),
 				Approver: "ann", ApproverGroups: finance},
-			wantSendAfter:  70 * time.Minute,
-			wantSendStatus: status(a2a.TaskStateInputRequired, &receipt),
+			wantDecisionOf: workflows.ApprovalApproved,
 			answer:         true,
 			wantState:      workflows.ApprovalApproved,
 			wantDecisions:  []workflows.ApprovalDecision{recorded(true, "ann", "ok", 10*time.Minute, "a2a")},
 			wantStatus:     status(a2a.TaskStateCompleted, ptr(agent("Paid; receipt to by mail."))),
-			wantHistory:    []messageView{user("pay"), waitingFinance, user(""), receipt, user("by mail"), agent("Paid; receipt to by mail.")},
+			wantHistory:    []messageView{user("pay"), waitingFinance, receipt, user("by mail"), agent("Paid; receipt to by mail.")},
 		},
 		{
 			name:           "a plain yes from the task's user",
@@ -1134,6 +1140,13 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 					t.Errorf("decision message: %+v, want refused by the validator", send)
 				} else {
 					checkRejected(t, "decision message", send.rejected, workflows.ErrTypeApprovalRefused, tt.wantRefusal)
+				}
+			} else if tt.wantDecisionOf != "" {
+				if send == nil || !send.done || send.err != nil || send.result.Decision == nil || send.at.Sub(t0) != 10*time.Minute {
+					t.Fatalf("decision message: %+v, want answered at once with the approval", send)
+				}
+				if send.result.Decision.State != tt.wantDecisionOf || send.result.Status != nil {
+					t.Errorf("decision message answered %+v, want the %s approval and no task status", send.result, tt.wantDecisionOf)
 				}
 			} else {
 				task := completedTask(t, "decision message", send, t0, tt.wantSendAfter)
@@ -1595,5 +1608,34 @@ func TestApprovalWebhookNotices(t *testing.T) {
 				t.Errorf("%d attempts, want %d: %+v", len(calls), tt.wantAttempts, calls)
 			}
 		})
+	}
+}
+
+// TestMessageWhileWaitingForApprovalAnswersAtOnce: a plain message to a task
+// waiting for an approval is queued for the skill's next question, and a
+// blocking send of it answers at once: the task is already waiting.
+func TestMessageWhileWaitingForApprovalAnswersAtOnce(t *testing.T) {
+	env := newApprovalEnv(t, &workflows.Agent{Name: "payer", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+		if _, err := t.Approve(ctx, workflows.ApprovalRequest{Title: "Pay", Groups: finance}); err != nil {
+			return err
+		}
+		m, err := t.Ask(ctx, "note", "Any note?")
+		if err != nil {
+			return err
+		}
+		t.Reply("noted: " + workflows.MessageText(m))
+		return nil
+	}})
+	var news *update
+	env.RegisterDelayedCallback(func() { news = sendMessage(env, workflows.SendMessageInput{Message: userText("any news?")}) }, 10*time.Minute)
+	env.RegisterDelayedCallback(func() { decide(env, by("fiona", finance, true, "")) }, time.Hour)
+	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Message: userText("pay")})
+	got := completedTask(t, "the message while waiting", news, t0, 10*time.Minute)
+	if got.Status.State != a2a.TaskStateInputRequired {
+		t.Errorf("answered with %s, want input-required (still waiting for the approval)", got.Status.State)
+	}
+	// The queued message answered the next question at once.
+	if final := finalTask(t, env); workflows.MessageText(final.Status.Message) != "noted: any news?" {
+		t.Errorf("final message %q", workflows.MessageText(final.Status.Message))
 	}
 }

@@ -115,6 +115,8 @@ type ContinuedTask struct {
 
 	// Skill is what the skill said it can be restarted from.
 	Skill *SkillState `json:"skill,omitempty"`
+	// CredentialWait is the credential the task waits for, if any.
+	CredentialWait *CredentialRequest `json:"credentialWait,omitempty"`
 	// Runs counts the task's workflow runs before this one.
 	Runs int `json:"runs"`
 }
@@ -337,6 +339,7 @@ func (r *run) carry(t *Task, skill *SkillState) *ContinuedTask {
 		Calls:            t.calls,
 		Delegations:      lastN(t.delegations, maxCarriedDelegations),
 		Skill:            skill,
+		CredentialWait:   r.credentialWait,
 		Runs:             r.runs + 1,
 	}
 	if u := t.TokenUsage(); u != (TokenUsage{}) {
@@ -404,6 +407,7 @@ func (r *run) restore(c *ContinuedTask) {
 	if c.Skill != nil {
 		r.parked = c.Skill.Wait
 	}
+	r.credentialWait = c.CredentialWait
 }
 
 // resumeWait reports whether a wait of kind (and slot) picks up the wait the

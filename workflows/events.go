@@ -104,6 +104,9 @@ type TaskUpdateResult struct {
 	Status    *a2a.TaskStatus `json:"status,omitempty"`
 	Messages  int             `json:"messages,omitempty"`
 	Artifacts int             `json:"artifacts,omitempty"`
+	// Decision is set when the message was an approver's decision on a task
+	// of another owner: the caller gets the approval, never the task.
+	Decision *Approval `json:"decision,omitempty"`
 }
 
 // Notifier learns that a task has a new event, so a streaming API in the same

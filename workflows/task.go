@@ -85,13 +85,24 @@ func (t *Task) Ask(ctx workflow.Context, slot, prompt string, opts ...AskOption)
 	return t.wait(ctx, a2a.TaskStateInputRequired, slot, prompt, opts)
 }
 
-// RequireAuth is like Ask for credentials: the task is auth-required with
-// prompt as its status message until the user's next message arrives.
+// RequireAuth is [Task.RequireCredential] for a credential of scheme (its
+// service and auth type), returning the user's answer as recorded: a
+// message whose data part holds the credential's reference, never the
+// secret (see credentials.go).
 func (t *Task) RequireAuth(ctx workflow.Context, scheme, prompt string, opts ...AskOption) (*a2a.Message, error) {
-	return t.wait(ctx, a2a.TaskStateAuthRequired, scheme, prompt, opts)
+	req := CredentialRequest{Service: scheme, AuthType: scheme, Prompt: prompt}
+	t.r.credentialWait = &req
+	defer func() { t.r.credentialWait = nil }()
+	return t.waitWith(ctx, a2a.TaskStateAuthRequired, scheme, prompt, credentialRequestPart(req), opts)
 }
 
 func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt string, opts []AskOption) (*a2a.Message, error) {
+	return t.waitWith(ctx, state, slot, prompt, nil, opts)
+}
+
+// waitWith asks prompt (with extra, a data part, when not nil) and waits
+// for the user's next message in state.
+func (t *Task) waitWith(ctx workflow.Context, state a2a.TaskState, slot, prompt string, extra *a2a.Part, opts []AskOption) (*a2a.Message, error) {
 	var o askOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -114,6 +125,9 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 		// still the task's status: wait for its answer without asking again.
 	} else {
 		question := r.agentMessage(a2a.NewTextPart(prompt))
+		if extra != nil {
+			question.Parts = append(question.Parts, extra)
+		}
 		if slot != "" {
 			question.Metadata = map[string]any{"slot": slot}
 		}

@@ -294,6 +294,8 @@ type run struct {
 	runs        int         // runs of the task before this one
 	updates     int         // updates accepted in this run
 	idleTimeout time.Duration
+
+	credentialWait *CredentialRequest // what RequireCredential waits for (credentials.go)
 }
 
 // sendWaiter is one blocking SendMessage update waiting for the skill.
@@ -358,13 +360,29 @@ func (r *run) checkAccess(agent, owner string) error {
 }
 
 func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) error {
-	owner := in.Owner
-	if _, _, _, ok := decisionPart(in.Message); ok && in.Approver != "" {
-		// An authenticated approver deciding by message need not own the
-		// task; validateDecision checks the approver's groups instead.
-		owner = ""
+	if r.decisionOnly(in) {
+		// An approver deciding on a task of another owner: the decision
+		// path only (access.go).
+		if err := r.checkAccess(in.Agent, ""); err != nil {
+			return err
+		}
+		d, _ := r.decisionInMessage(in)
+		if err := r.authorizeDecision(d, in.Owner); err != nil {
+			return err
+		}
+		if in.PushConfig != nil {
+			return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", ErrTypeInvalidParams)
+		}
+		if r.task.Status.State.Terminal() {
+			return temporal.NewApplicationError(
+				fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+		}
+		if err := validateMessage(r.task, in.Message); err != nil {
+			return err
+		}
+		return r.validateDecision(ctx, d)
 	}
-	if err := r.checkAccessOrFirst(in.Agent, owner); err != nil {
+	if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if in.Message != nil && r.seenMessage(in.Message.ID) {
@@ -392,6 +410,8 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 		if err := r.validateDecision(ctx, d); err != nil {
 			return err
 		}
+	} else if err := r.validateCredentialAnswer(in.Message); err != nil {
+		return err
 	}
 	return r.validatePushConfig(in.PushConfig)
 }
@@ -437,9 +457,13 @@ func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpda
 		return r.onDecisionMessage(ctx, in, d)
 	}
 	r.addPushConfig(in.PushConfig)
+	waitingForApprovals := r.waitingApproval && r.task.Status.State == a2a.TaskStateInputRequired
 	index := r.receive(ctx, in.Message)
 	r.interruptWork()
-	if in.ReturnImmediately {
+	if in.ReturnImmediately || waitingForApprovals {
+		// While the task waits for approvals, a message that decides
+		// nothing is queued for the skill's next question: the task is
+		// already waiting, so a blocking send answers at once.
 		return r.updateResult(true), nil
 	}
 	// Blocking send: answer once the skill took this message and then stopped

@@ -444,35 +444,64 @@ func TestSendMessageBlocksUntilInterrupted(t *testing.T) {
 	}
 }
 
+// TestRequireAuth: the task is auth-required, saying what it asks for; a
+// plain answer (the secret itself) is refused before it is recorded, with
+// what is asked for in the error's details, for the API to store it; the
+// answer carrying the credential's reference completes the wait.
 func TestRequireAuth(t *testing.T) {
+	var got workflows.CredentialRef
 	guarded := &workflows.Agent{Name: "guarded", Handle: func(ctx workflow.Context, t *workflows.Task) error {
-		token, err := t.RequireAuth(ctx, "oauth2", "Please sign in.")
+		ref, err := t.RequireCredential(ctx, workflows.CredentialRequest{Service: "github", AuthType: "bearer", Prompt: "Please sign in."})
 		if err != nil {
 			return err
 		}
-		t.Reply("Signed in with " + workflows.MessageText(token))
+		got = ref
+		t.Reply("Signed in with " + ref.Ref)
 		return nil
 	}}
 	env := newTaskEnv(t, guarded)
 	states := recordTaskStates(env)
 	start := env.Now()
-	var first, token *update
+	var first, secret, ref *update
 	env.RegisterDelayedCallback(func() {
 		first = sendMessage(env, workflows.SendMessageInput{Message: userText("hello")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		token = sendMessage(env, workflows.SendMessageInput{Message: userText("secret")})
+		secret = sendMessage(env, workflows.SendMessageInput{Message: userText("ghp_secret")})
+	}, 90*time.Second)
+	env.RegisterDelayedCallback(func() {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Credential provided for github."),
+			a2a.NewDataPart(map[string]any{workflows.CredentialRefKey: "cred-1", "service": "github", "authType": "bearer"}))
+		ref = sendMessage(env, workflows.SendMessageInput{Message: m})
 	}, 2*time.Minute)
 
 	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "guarded"})
 
-	if diff := cmp.Diff(status(a2a.TaskStateAuthRequired, ptr(question("oauth2", "Please sign in."))), viewStatus(completedTask(t, "first", first, start, time.Minute))); diff != "" {
+	asked := completedTask(t, "first", first, start, time.Minute)
+	if diff := cmp.Diff(status(a2a.TaskStateAuthRequired, ptr(question("github", "Please sign in."))), viewStatus(asked)); diff != "" {
 		t.Errorf("first send: status (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(status(a2a.TaskStateCompleted, ptr(agent("Signed in with secret"))), viewStatus(completedTask(t, "token", token, start, 2*time.Minute))); diff != "" {
-		t.Errorf("token send: status (-want +got):\n%s", diff)
+	if data, _ := asked.Status.Message.Parts[1].Data().(map[string]any); data["service"] != "github" || data["authType"] != "bearer" {
+		t.Errorf("the auth-required status says %v, want service github, auth type bearer", asked.Status.Message.Parts[1])
 	}
-	finalTask(t, env)
+	var appErr *temporal.ApplicationError
+	var req workflows.CredentialRequest
+	if secret == nil || !errors.As(secret.rejected, &appErr) || appErr.Type() != workflows.ErrTypeCredentialRequired ||
+		appErr.Details(&req) != nil || req.Service != "github" {
+		t.Errorf("the plain secret: %+v, want refused as %s with the request in its details", secret, workflows.ErrTypeCredentialRequired)
+	}
+	if diff := cmp.Diff(status(a2a.TaskStateCompleted, ptr(agent("Signed in with cred-1"))), viewStatus(completedTask(t, "reference", ref, start, 2*time.Minute))); diff != "" {
+		t.Errorf("reference send: status (-want +got):\n%s", diff)
+	}
+	if got != (workflows.CredentialRef{Ref: "cred-1", Service: "github", AuthType: "bearer"}) {
+		t.Errorf("RequireCredential returned %+v", got)
+	}
+	final := finalTask(t, env)
+	for _, m := range final.History {
+		if strings.Contains(workflows.MessageText(m), "ghp_secret") {
+			t.Errorf("history holds the secret: %v", viewMessage(m))
+		}
+	}
 	want := []string{string(a2a.TaskStateWorking), string(a2a.TaskStateAuthRequired), string(a2a.TaskStateWorking), string(a2a.TaskStateCompleted)}
 	if diff := cmp.Diff(want, *states); diff != "" {
 		t.Errorf("upserted states (-want +got):\n%s", diff)

@@ -58,6 +58,9 @@ type config struct {
 	// UICodecOrigins are the origins of a separate Temporal Web UI that the
 	// api serves the codec endpoint to.
 	UICodecOrigins []string
+	// Credentials holds what credentials given in auth-required need
+	// (credentials.go).
+	Credentials credentialsConfig
 	// PayloadStore is where payloads too large for Temporal history go: a
 	// folder, file:// or s3:// URL (payloads.go).
 	PayloadStore string

@@ -107,6 +107,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, err
 	}
 	w.RegisterActivity(&activities.HistoryPages{Store: payloads})
+	w.RegisterActivity(&activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store})
 	llm.RegisterTools(w, agents.AssistantTools()...)
 	// Delegation to remote A2A agents and the directory tools.
 	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring})
@@ -138,6 +139,9 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	if err != nil {
 		return fmt.Errorf("--approver-groups: %w", err)
 	}
+	if cfg.Auth.authenticator.Enabled() && approvers == nil {
+		logger.Warn("authentication is on and --approver-groups is empty: nobody may decide approvals but requesters whose requests allow them (the requester group)")
+	}
 	payloads, err := cfg.payloadStore()
 	if err != nil {
 		return err
@@ -156,6 +160,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			Payloads:       payloads,
 			WaitTimeout:    cfg.WaitTimeout,
 			UICodecOrigins: cfg.UICodecOrigins,
+			Credentials:    cfg.Credentials.store,
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

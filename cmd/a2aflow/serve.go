@@ -35,6 +35,7 @@ built-in agents.`,
 	cfg.Push.bind(cmd.Flags(), true)
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
 	cfg.bindPeers(cmd.Flags())
+	cfg.Credentials.bind(cmd.Flags())
 	return cmd
 }
 
@@ -58,6 +59,9 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 	if err := cfg.Push.build(cfg.DataDir, logger); err != nil {
+		return err
+	}
+	if err := cfg.buildCredentials(cfg.DataDir, logger); err != nil {
 		return err
 	}
 	apiURL := cfg.PublicURL

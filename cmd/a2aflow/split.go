@@ -30,6 +30,9 @@ func newAPICmd() *cobra.Command {
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}
+			if err := cfg.buildCredentials("", logger); err != nil {
+				return err
+			}
 			c, err := dialTemporal(ctx, cfg, logger)
 			if err != nil {
 				return err
@@ -64,6 +67,9 @@ func newWorkerCmd() *cobra.Command {
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}
+			if err := cfg.buildCredentials("", logger); err != nil {
+				return err
+			}
 			if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, "", logger); err != nil {
 				return err
 			}
@@ -93,5 +99,6 @@ func newWorkerCmd() *cobra.Command {
 	cfg.bindWorker(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), true)
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
+	cfg.Credentials.bind(cmd.Flags())
 	return cmd
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/a2aflow/a2aflow/secrets"
+)
+
+// credentialsConfig holds what the credentials of auth-required answers
+// need: the secrets key (the push key, which seals every secret a2aflow
+// keeps) and the payload store they are kept in, and the issues agent's
+// GitHub API.
+type credentialsConfig struct {
+	// GitHubAPI is the GitHub REST API the issues agent calls.
+	GitHubAPI string
+	// store is built by buildCredentials; nil: no credentials are kept.
+	store *secrets.CredentialStore
+}
+
+func (c *credentialsConfig) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&c.GitHubAPI, "github-api-url", env("A2AFLOW_GITHUB_API_URL", "https://api.github.com"),
+		"GitHub REST API the issues agent calls, e.g. a GitHub Enterprise server's https://HOST/api/v3 (A2AFLOW_GITHUB_API_URL)")
+}
+
+// buildCredentials opens the credential store over the payload store,
+// sealed with the push key (read from keyDir for serve). Without a key no
+// credential is kept: tasks that ask for one are answered that the server
+// keeps none.
+func (c *config) buildCredentials(keyDir string, logger *slog.Logger) error {
+	key, err := c.Push.key(keyDir)
+	if err != nil {
+		return err
+	}
+	if key == nil {
+		logger.Warn("no push key: credentials given to tasks in auth-required cannot be kept; set A2AFLOW_PUSH_KEY on api and worker")
+		return nil
+	}
+	sealer, err := secrets.NewSealer(key)
+	if err != nil {
+		return err
+	}
+	payloads, err := c.payloadStore()
+	if err != nil {
+		return err
+	}
+	c.Credentials.store = &secrets.CredentialStore{Store: payloads, Sealer: sealer, Namespace: c.Namespace}
+	return nil
+}

@@ -1,0 +1,179 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/go-cmp/cmp"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// TestAccessRule drives every way into a task owned by alice, whose skill
+// waits for an approval by finance, as each kind of caller: the rule of
+// access.go answers in the workflow itself.
+func TestAccessRule(t *testing.T) {
+	noGroups := workflows.NoApproverGroups
+	tests := []struct {
+		name string
+		// act runs at 10 minutes, once the approval waits.
+		act func(env *testsuite.TestWorkflowEnvironment) func() (accepted bool, err error)
+		// wantType is the refusal's error type, "" when it is let through.
+		wantType string
+
+	}{
+		{
+			name: "mallory's decision message on alice's task: not found, nothing recorded",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return sendAs(env, workflows.SendMessageInput{Owner: "mallory", Message: decisionMessage(testApprovalID, true, "mine"),
+					Approver: "mallory", ApproverGroups: noGroups})
+			},
+			wantType: workflows.ErrTypeApprovalNotFound,
+		},
+		{
+			name: "mallory's early decision for an approval to come: not found",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return sendAs(env, workflows.SendMessageInput{Owner: "mallory", Message: decisionMessage(testTaskID+"-approval-2", true, ""),
+					Approver: "mallory", ApproverGroups: noGroups})
+			},
+			wantType: workflows.ErrTypeApprovalNotFound,
+		},
+		{
+			name: "mallory's plain message: task not found",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return sendAs(env, workflows.SendMessageInput{Owner: "mallory", Message: userText("hello")})
+			},
+			wantType: workflows.ErrTypeTaskNotFound,
+		},
+		{
+			name: "mallory's REST decision: not found",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return decideAs(env, workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
+					Approver: "mallory", Principal: "mallory", ApproverGroups: noGroups})
+			},
+			wantType: workflows.ErrTypeApprovalNotFound,
+		},
+		{
+			name: "alice approving her own request (she is in finance too): refused",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return decideAs(env, workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
+					Approver: "alice", Principal: "alice", ApproverGroups: finance})
+			},
+			wantType: workflows.ErrTypeApprovalRefused,
+		},
+		{
+			name: "fiona of finance, by message: the decision only",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return sendAs(env, workflows.SendMessageInput{Owner: "fiona", Message: decisionMessage(testApprovalID, true, "ok"),
+					Approver: "fiona", ApproverGroups: finance})
+			},
+		},
+		{
+			name: "fiona's decision message with a push config: refused",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return sendAs(env, workflows.SendMessageInput{Owner: "fiona", Message: decisionMessage(testApprovalID, true, "ok"),
+					Approver: "fiona", ApproverGroups: finance, PushConfig: &a2a.PushConfig{ID: "spy", URL: "https://spy.example.com"}})
+			},
+			wantType: workflows.ErrTypeInvalidParams,
+		},
+		{
+			name: "fiona over REST",
+			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
+				return decideAs(env, workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
+					Approver: "fiona", Principal: "fiona", ApproverGroups: finance})
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTaskEnv(t, &workflows.Agent{Name: "payer", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+				a, err := t.Approve(ctx, workflows.ApprovalRequest{Title: "Pay", Groups: finance, Timeout: time.Hour})
+				if err != nil {
+					return err
+				}
+				t.Reply(a.State)
+				return nil
+			}})
+			env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
+				activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+			var outcome func() (bool, error)
+			var seen map[string][]workflows.Approval
+			env.RegisterDelayedCallback(func() {
+				outcome = tt.act(env)
+				seen = map[string][]workflows.Approval{}
+				for _, who := range []workflows.Caller{{Principal: "alice"}, {Principal: "mallory", Groups: noGroups}, {Principal: "fiona", Groups: finance}} {
+					v, qerr := env.QueryWorkflow(workflows.QueryApprovals, who)
+					if qerr != nil {
+						t.Fatalf("approvals as %s: %v", who.Principal, qerr)
+					}
+					var list []workflows.Approval
+					_ = v.Get(&list)
+					seen[who.Principal] = list
+				}
+			}, 10*time.Minute)
+			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Owner: "alice", Message: userText("pay")})
+
+			accepted, err := outcome()
+			var appErr *temporal.ApplicationError
+			switch {
+			case tt.wantType == "" && (err != nil || !accepted):
+				t.Errorf("accepted=%v err %v, want it let through", accepted, err)
+			case tt.wantType != "" && (accepted || !errors.As(err, &appErr) || appErr.Type() != tt.wantType):
+				t.Errorf("accepted=%v err %v, want refused as %s", accepted, err, tt.wantType)
+			}
+			// Whatever happened, only alice's message is in her task's history.
+			final := finalTask(t, env)
+			for _, m := range final.History {
+				if m.Role == a2a.MessageRoleUser && workflows.MessageText(m) != "pay" {
+					t.Errorf("history holds another caller's message %v", viewMessage(m))
+				}
+			}
+			// Reading approvals: the requester and finance see it, mallory nothing.
+			got := map[string]int{}
+			for who, list := range seen {
+				got[who] = len(list)
+			}
+			if diff := cmp.Diff(map[string]int{"alice": 1, "fiona": 1, "mallory": 0}, got); diff != "" {
+				t.Errorf("approvals each caller reads (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestContradictingDecisionSaysWhoDecided: once fiona approved, her
+// rejection (or anyone's) is refused with who decided what.
+func TestContradictingDecisionSaysWhoDecided(t *testing.T) {
+	env := newApprovalEnv(t, &workflows.Agent{Name: "payer", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+		_, err := t.Approve(ctx, workflows.ApprovalRequest{Title: "Pay", Groups: finance})
+		if err != nil {
+			return err
+		}
+		return workflow.Sleep(ctx, time.Hour)
+	}})
+	var second *decisionUpdate
+	env.RegisterDelayedCallback(func() { decide(env, by("fiona", finance, true, "fine")) }, 10*time.Minute)
+	env.RegisterDelayedCallback(func() { second = decide(env, by("fiona", finance, false, "changed my mind")) }, 20*time.Minute)
+	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Message: userText("pay")})
+	want := "approval task-1-approval-1 is already approved: fiona approved it at 2026-03-02T09:10:00Z (via rest)"
+	checkRejected(t, "the contradicting decision", second.rejected, workflows.ErrTypeApprovalRefused, want)
+}
+
+// sendAs sends a SendMessage update; the returned function reports, once
+// the workflow ran, whether it was accepted.
+func sendAs(env *testsuite.TestWorkflowEnvironment, in workflows.SendMessageInput) func() (bool, error) {
+	u := sendMessage(env, in)
+	return func() (bool, error) { return u.accepted, u.rejected }
+}
+
+// decideAs sends a DecideApproval update, as sendAs.
+func decideAs(env *testsuite.TestWorkflowEnvironment, in workflows.DecideApprovalInput) func() (bool, error) {
+	u := decide(env, in)
+	return func() (bool, error) { return u.accepted, u.rejected }
+}

@@ -1,0 +1,136 @@
+package workflows
+
+import (
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Credentials through auth-required. A task that needs the user's
+// credential (an API key, a token) asks for it with [Task.RequireCredential]:
+// the task is auth-required, its status message saying what is asked for
+// (a data part {"authType": ..., "service": ...}). The user answers with
+// the secret as the message's text (or a data part {"credential": ...}).
+// The secret never enters the workflow: the update validator refuses the
+// plain answer with [ErrTypeCredentialRequired] before anything is
+// recorded, the API stores the secret sealed in the credential store
+// (package secrets) and sends the message again with a reference in its
+// place ({"credentialRef": ..., "service": ..., "authType": ...}), which
+// is what history, GetTask, streams and webhooks show. An activity resolves
+// the reference when it calls the service.
+
+// ErrTypeCredentialRequired: the task waits for a credential and the
+// message carries none as a reference. Its details hold the
+// [CredentialRequest]; the API stores the secret and sends a reference.
+const ErrTypeCredentialRequired = "CredentialRequired"
+
+// Keys of the data parts of credential requests and references.
+const (
+	// CredentialRefKey names the reference in the answer's data part.
+	CredentialRefKey = "credentialRef"
+	// CredentialSecretKey may carry the secret in a data part of the user's
+	// answer, instead of the message's text.
+	CredentialSecretKey = "credential"
+)
+
+// CredentialRequest is what a task asks the user for.
+type CredentialRequest struct {
+	// Service names what the credential is for, e.g. "github".
+	Service string `json:"service"`
+	// AuthType is the kind of credential: "bearer", "api_key", "basic",
+	// "oauth2"... Free text the user and the activity agree on.
+	AuthType string `json:"authType"`
+	// Prompt is the status message, e.g. "A GitHub token, please (read-only)".
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// CredentialRef names a credential the user gave: what activities get, to
+// resolve it with the credential store of the worker (secrets.CredentialStore).
+type CredentialRef struct {
+	Ref      string `json:"ref"`
+	Service  string `json:"service"`
+	AuthType string `json:"authType"`
+}
+
+// RequireCredential asks the user for a credential and returns its
+// reference once given: the task is auth-required until then, for as long
+// as it takes, across restarts (opts as for [Task.Ask], e.g. [Resumable]).
+// Asking again (say, after the service refused the credential) asks for a
+// new one.
+func (t *Task) RequireCredential(ctx workflow.Context, req CredentialRequest, opts ...AskOption) (CredentialRef, error) {
+	if req.Service == "" {
+		return CredentialRef{}, fmt.Errorf("require credential: the service is required")
+	}
+	if req.Prompt == "" {
+		req.Prompt = fmt.Sprintf("Please provide a %s credential for %s.", orDefault(req.AuthType, "secret"), req.Service)
+	}
+	r := t.r
+	r.credentialWait = &req
+	defer func() { r.credentialWait = nil }()
+	m, err := t.waitWith(ctx, a2a.TaskStateAuthRequired, req.Service, req.Prompt, credentialRequestPart(req), opts)
+	if err != nil {
+		return CredentialRef{}, err
+	}
+	ref, ok := credentialRefIn(m)
+	if !ok {
+		// Only a task whose messages bypassed the API can get here.
+		return CredentialRef{}, temporal.NewNonRetryableApplicationError("the answer carries no credential reference", ErrTypeInvalidParams, nil)
+	}
+	return ref, nil
+}
+
+// credentialRequestPart is the data part of the auth-required status.
+func credentialRequestPart(req CredentialRequest) *a2a.Part {
+	p := a2a.NewDataPart(map[string]any{"authType": req.AuthType, "service": req.Service})
+	p.MediaType = "application/json"
+	return p
+}
+
+// credentialRefIn reads the reference out of an answer the API rewrote.
+func credentialRefIn(m *a2a.Message) (CredentialRef, bool) {
+	if m == nil {
+		return CredentialRef{}, false
+	}
+	for _, p := range m.Parts {
+		if p == nil {
+			continue
+		}
+		data, ok := p.Data().(map[string]any)
+		if !ok {
+			continue
+		}
+		ref, _ := data[CredentialRefKey].(string)
+		if ref == "" {
+			continue
+		}
+		service, _ := data["service"].(string)
+		authType, _ := data["authType"].(string)
+		return CredentialRef{Ref: ref, Service: service, AuthType: authType}, true
+	}
+	return CredentialRef{}, false
+}
+
+// validateCredentialAnswer refuses, while the task waits for a credential,
+// a message that does not carry it as a reference for the right service:
+// the secret must not reach history.
+func (r *run) validateCredentialAnswer(m *a2a.Message) error {
+	req := r.credentialWait
+	if req == nil || r.task.Status.State != a2a.TaskStateAuthRequired {
+		return nil
+	}
+	if ref, ok := credentialRefIn(m); ok && ref.Service == req.Service {
+		return nil
+	}
+	return temporal.NewApplicationError(
+		fmt.Sprintf("task %s waits for a %s credential for %s", r.task.ID, orDefault(req.AuthType, "secret"), req.Service),
+		ErrTypeCredentialRequired, *req)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
