@@ -140,7 +140,6 @@ func (s *Server) routes() *gin.Engine {
 	// and the rate limit on both sides of authentication, which names the
 	// client.
 	r.Use(s.checkHost)
-	r.Use(liftReadDeadline)
 	r.Use(s.limitBody)
 	r.Use(s.limitRefused)
 	r.Use(s.authenticate)
