@@ -27,6 +27,10 @@ type config struct {
 	TaskQueue    string
 	DatabaseDSN  string
 	LogLevel     string
+	// UI holds the Web UI's access flags of serve and temporal (serve.go).
+	UI uiConfig
+	// HTTP holds the A2A API's timeouts and limits (http_limits.go).
+	HTTP httpConfig
 	// Retention is how long the embedded server keeps finished tasks.
 	Retention time.Duration
 	// DynamicConfig overrides the embedded server's dynamic config, key=value.
@@ -77,6 +81,7 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("A2AFLOW_TEMPORAL_UI_URL", ""), "Temporal Web UI base URL for links from approvals; serve sets its own (A2AFLOW_TEMPORAL_UI_URL)")
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
+	c.HTTP.bind(fs)
 }
 
 func (c *config) bindData(fs *pflag.FlagSet) {
@@ -95,7 +100,8 @@ func (c *config) bindTemporal(fs *pflag.FlagSet, embedded bool) {
 }
 
 func (c *config) bindUI(fs *pflag.FlagSet) {
-	fs.StringVar(&c.UIAddr, "ui-addr", env("A2AFLOW_UI_ADDR", ":8233"), "Temporal Web UI listen address; empty disables the UI (A2AFLOW_UI_ADDR)")
+	fs.StringVar(&c.UIAddr, "ui-addr", env("A2AFLOW_UI_ADDR", "127.0.0.1:8233"), "Temporal Web UI listen address, loopback only by default (0.0.0.0:8233: every interface, then set --ui-oidc-issuer); empty disables the UI (A2AFLOW_UI_ADDR)")
+	c.UI.bind(fs)
 	fs.DurationVar(&c.Retention, "retention", envDuration("A2AFLOW_RETENTION", 30*24*time.Hour),
 		"how long the embedded Temporal keeps finished tasks readable (A2AFLOW_RETENTION)")
 	fs.StringToStringVar(&c.DynamicConfig, "temporal-dynamic-config", nil,

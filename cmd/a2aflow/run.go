@@ -148,6 +148,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	}
 	srv := &http.Server{
 		Handler: api.New(c, agents.Builtin(), api.Config{
+			Limits:         cfg.HTTP.limits(),
 			ApproverGroups: approvers,
 			TemporalUIURL:  cfg.TemporalUIURL,
 			Namespace:      cfg.Namespace,
@@ -163,6 +164,9 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			Credentials:    cfg.Credentials.store,
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+	}
+	if err := cfg.HTTP.apply(srv, cfg.WaitTimeout); err != nil {
+		return err
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

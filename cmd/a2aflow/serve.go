@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/notify"
@@ -48,6 +54,11 @@ func runServe(ctx context.Context, cfg *config) error {
 	if _, err := cfg.workerAgents(); err != nil {
 		return err
 	}
+	// The HTTP flags are checked here too, so that a mistake in them is not
+	// found after Temporal started.
+	if err := cfg.HTTP.check(cfg.WaitTimeout); err != nil {
+		return err
+	}
 	// Claim the API port first: failing after Temporal started would be slower
 	// and noisier for the same mistake.
 	ln, err := listen(cfg.HTTPAddr, "the A2A API")
@@ -72,6 +83,7 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 
+	frontendListen := cfg.TemporalAddr // startEmbedded sets the address to dial
 	srv, err := startEmbedded(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -114,9 +126,9 @@ func runServe(ctx context.Context, cfg *config) error {
 	fmt.Fprintf(os.Stdout, "a2aflow is serving\n")
 	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, agents.Builtin().Names(), base)
 	if srv.UIURL() != "" {
-		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows\n", srv.UIURL(), srv.Namespace())
+		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows%s\n", srv.UIURL(), srv.Namespace(), cfg.UI.notes(cfg.UIAddr))
 	}
-	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", srv.FrontendAddr(), srv.Namespace())
+	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), frontendNote(frontendListen))
 	fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
 	for _, p := range peers {
 		fmt.Fprintf(os.Stdout, "  Peer         %s = %s\n", p.Name, p.URL)
@@ -126,9 +138,17 @@ func runServe(ctx context.Context, cfg *config) error {
 
 // startEmbedded starts the embedded Temporal server (and UI) from cfg and
 // points cfg.TemporalAddr at it.
-func startEmbedded(ctx context.Context, cfg *config, logger interface {
-	Info(string, ...any)
-}) (*temporalserver.Server, error) {
+func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temporalserver.Server, error) {
+	oidc, err := cfg.UI.oidc()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.UIAddr != "" {
+		cfg.UI.warn(cfg.UIAddr, logger)
+	}
+	if exposed(cfg.TemporalAddr) {
+		logger.Warn("the Temporal frontend listens beyond loopback and has no authentication: whoever reaches it can read, change or end any task; keep it behind a firewall", "addr", cfg.TemporalAddr)
+	}
 	// The Web UI's codec reads the payloads kept outside history.
 	payloads, err := cfg.payloadStore()
 	if err != nil {
@@ -140,6 +160,8 @@ func startEmbedded(ctx context.Context, cfg *config, logger interface {
 		FrontendAddr:     cfg.TemporalAddr,
 		UIAddr:           cfg.UIAddr,
 		DisableUI:        cfg.UIAddr == "",
+		UIWriteActions:   cfg.UI.WriteActions,
+		UIOIDC:           oidc,
 		Namespace:        cfg.Namespace,
 		SearchAttributes: workflows.SearchAttributes(),
 		DynamicConfig:    cfg.dynamicConfigValues(),
@@ -167,14 +189,15 @@ func newTemporalCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := newLogger(cfg.LogLevel)
+			frontendListen := cfg.TemporalAddr
 			srv, err := startEmbedded(cmd.Context(), cfg, logger)
 			if err != nil {
 				return err
 			}
 			defer srv.Stop()
-			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s)\n", srv.FrontendAddr(), srv.Namespace())
+			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), frontendNote(frontendListen))
 			if srv.UIURL() != "" {
-				fmt.Fprintf(os.Stdout, "  Temporal UI  %s\n", srv.UIURL())
+				fmt.Fprintf(os.Stdout, "  Temporal UI  %s%s\n", srv.UIURL(), cfg.UI.notes(cfg.UIAddr))
 			}
 			fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
 			<-cmd.Context().Done()
@@ -185,4 +208,113 @@ func newTemporalCmd() *cobra.Command {
 	cfg.bindTemporal(cmd.Flags(), true)
 	cfg.bindUI(cmd.Flags())
 	return cmd
+}
+
+// uiConfig holds the flags of the Web UI's access (serve, temporal): write
+// actions and the OpenID Connect login.
+type uiConfig struct {
+	WriteActions         bool
+	OIDCIssuer           string
+	OIDCClientID         string
+	OIDCClientSecretFile string
+	OIDCCallbackURL      string
+	OIDCScopes           []string
+}
+
+func (c *uiConfig) bind(fs *pflag.FlagSet) {
+	fs.BoolVar(&c.WriteActions, "ui-write-actions", envBool("A2AFLOW_UI_WRITE_ACTIONS"),
+		"let the Temporal Web UI terminate, cancel, reset, signal and update workflows; off, the UI only reads (A2AFLOW_UI_WRITE_ACTIONS=true)")
+	fs.StringVar(&c.OIDCIssuer, "ui-oidc-issuer", env("A2AFLOW_UI_OIDC_ISSUER", ""),
+		"OpenID Connect issuer URL: the Web UI requires a login there; its discovery document is read at start (A2AFLOW_UI_OIDC_ISSUER)")
+	fs.StringVar(&c.OIDCClientID, "ui-oidc-client-id", env("A2AFLOW_UI_OIDC_CLIENT_ID", ""),
+		"the Web UI's OAuth client ID at the issuer (A2AFLOW_UI_OIDC_CLIENT_ID)")
+	fs.StringVar(&c.OIDCClientSecretFile, "ui-oidc-client-secret-file", env("A2AFLOW_UI_OIDC_CLIENT_SECRET_FILE", ""),
+		"file holding the client's secret; or the secret itself in A2AFLOW_UI_OIDC_CLIENT_SECRET (A2AFLOW_UI_OIDC_CLIENT_SECRET_FILE)")
+	fs.StringVar(&c.OIDCCallbackURL, "ui-oidc-callback-url", env("A2AFLOW_UI_OIDC_CALLBACK_URL", ""),
+		"where the issuer sends the browser back: the UI's URL as browsers reach it + /auth/sso/callback, e.g. https://temporal.example.com/auth/sso/callback (A2AFLOW_UI_OIDC_CALLBACK_URL)")
+	fs.StringSliceVar(&c.OIDCScopes, "ui-oidc-scopes", envList("A2AFLOW_UI_OIDC_SCOPES"),
+		"OAuth scopes the UI asks for; default openid,profile,email (A2AFLOW_UI_OIDC_SCOPES)")
+}
+
+// envBool reads a boolean environment variable (true, 1...); unset or
+// unreadable is false.
+func envBool(key string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(key))
+	return b
+}
+
+// oidc returns the UI's OIDC login from the flags, nil when none is set.
+func (c *uiConfig) oidc() (*temporalserver.UIOIDC, error) {
+	secret := os.Getenv("A2AFLOW_UI_OIDC_CLIENT_SECRET")
+	if c.OIDCClientSecretFile != "" {
+		if secret != "" {
+			return nil, errors.New("set --ui-oidc-client-secret-file or A2AFLOW_UI_OIDC_CLIENT_SECRET, not both")
+		}
+		raw, err := os.ReadFile(c.OIDCClientSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ui-oidc-client-secret-file: %w", err)
+		}
+		// Editors end files with a newline that is not part of the secret.
+		secret = strings.TrimRight(string(raw), "\r\n")
+	}
+	if c.OIDCIssuer == "" {
+		if c.OIDCClientID != "" || c.OIDCCallbackURL != "" || secret != "" || len(c.OIDCScopes) > 0 {
+			return nil, errors.New("the Web UI's OIDC settings need --ui-oidc-issuer (A2AFLOW_UI_OIDC_ISSUER)")
+		}
+		return nil, nil
+	}
+	return &temporalserver.UIOIDC{IssuerURL: c.OIDCIssuer, ClientID: c.OIDCClientID, ClientSecret: secret,
+		CallbackURL: c.OIDCCallbackURL, Scopes: c.OIDCScopes}, nil
+}
+
+// warn logs a UI on addr that anyone on the network may use.
+func (c *uiConfig) warn(addr string, logger *slog.Logger) {
+	switch {
+	case exposed(addr) && c.OIDCIssuer == "":
+		logger.Warn("the Temporal Web UI listens beyond loopback without a login: whoever reaches it reads every task; set --ui-oidc-issuer or put it behind an authenticating proxy", "addr", addr)
+	case c.WriteActions && c.OIDCIssuer == "":
+		logger.Warn("the Temporal Web UI's write actions are on without a login: any local user or browser tab reaching it can end or change tasks", "addr", addr)
+	}
+}
+
+// notes is what serve's and temporal's printout say about the UI on addr:
+// nothing for the default (loopback, read-only, no login).
+func (c *uiConfig) notes(addr string) string {
+	var notes []string
+	if exposed(addr) {
+		notes = append(notes, "open to the network")
+	}
+	if c.OIDCIssuer != "" {
+		notes = append(notes, "OIDC login")
+	}
+	if c.WriteActions {
+		notes = append(notes, "write actions on")
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "  (" + strings.Join(notes, ", ") + ")"
+}
+
+// frontendNote is what the printout adds to the frontend's line when it
+// listens on addr beyond loopback.
+func frontendNote(addr string) string {
+	if exposed(addr) {
+		return "; open to the network, no authentication"
+	}
+	return ""
+}
+
+// exposed reports whether a listen address reaches beyond loopback: an empty
+// or unspecified host (every interface) or any address but a loopback one.
+func exposed(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false // not an address; the server reports it
+	}
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
