@@ -1,14 +1,19 @@
 # a2aflow container image: one binary, every command.
 #
 #   docker build -t a2aflow .
-#   docker run --rm -p 8080:8080 -p 8233:8233 -v a2aflow-data:/data a2aflow          # serve: all in one
+#   docker run --rm -p 8080:8080 -v a2aflow-data:/data a2aflow                        # serve: all in one
 #   docker run --rm a2aflow worker --temporal-addr temporal.example:7233             # scaled-out worker
 #   docker run --rm -p 8080:8080 -e A2AFLOW_TEMPORAL_ADDR=temporal.example:7233 a2aflow api
 #
-# `serve` and `temporal` listen for Temporal gRPC on 127.0.0.1:7233 by default,
-# which is unreachable from outside the container; to publish 7233 as well, run
-# them with -e A2AFLOW_TEMPORAL_ADDR=0.0.0.0:7233. It is not set here because
-# `api` and `worker` read the same variable as the address to dial.
+# `serve` and `temporal` listen for Temporal gRPC on 127.0.0.1:7233 and for the
+# Web UI on 127.0.0.1:8233 by default, which are unreachable from outside the
+# container. To reach the UI from this host only, listen on the container's
+# interfaces and publish on the host's loopback:
+#   docker run --rm -p 8080:8080 -p 127.0.0.1:8233:8233 -e A2AFLOW_UI_ADDR=0.0.0.0:8233 -v a2aflow-data:/data a2aflow
+# (to a network only behind --ui-oidc-issuer; see "Exposing a2aflow" in the
+# README). 7233 likewise with -e A2AFLOW_TEMPORAL_ADDR=0.0.0.0:7233, published
+# on loopback only: the frontend has no authentication. Neither is set here
+# because `api` and `worker` read A2AFLOW_TEMPORAL_ADDR as the address to dial.
 #
 # docker-compose.yml beside this file runs the scaled-out deployment.
 

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 // composeFile is the scaled-out deployment checked by TestDockerComposeConfig.
@@ -32,8 +35,9 @@ type composeService struct {
 	Command     []string           `json:"command"`
 	Environment map[string]*string `json:"environment"`
 	Ports       []struct {
-		Target    int `json:"target"`
-		Published any `json:"published"` // a string in compose v2, a number in some versions
+		Target    int    `json:"target"`
+		Published any    `json:"published"` // a string in compose v2, a number in some versions
+		HostIP    string `json:"host_ip"`
 	} `json:"ports"`
 	Volumes []struct {
 		Type   string `json:"type"`
@@ -88,11 +92,17 @@ func TestDockerComposeConfig(t *testing.T) {
 		t.FailNow()
 	}
 
-	// api and worker: the right command, dialling the temporal service.
-	temporal := project.Services["temporal"]
-	if !exposesPort(temporal, 7233) {
-		t.Errorf("temporal service does not expose port 7233: %+v", temporal.Ports)
+	// The frontend is not published; the UI only on loopback.
+	if temporal := project.Services["temporal"]; len(temporal.Ports) > 0 {
+		t.Errorf("temporal service publishes %+v; its frontend has no authentication", temporal.Ports)
 	}
+	for _, p := range project.Services["temporal-ui"].Ports {
+		if p.HostIP != "127.0.0.1" {
+			t.Errorf("temporal-ui publishes %v on %q, want 127.0.0.1 only", p.Published, p.HostIP)
+		}
+	}
+
+	// api and worker: the right command, dialling the temporal service.
 	for name, want := range map[string]string{"a2aflow-api": "api", "a2aflow-worker": "worker"} {
 		svc := project.Services[name]
 		if len(svc.Command) != 1 || svc.Command[0] != want {
@@ -254,15 +264,6 @@ func publishes(s composeService, target int, published string) bool {
 	return false
 }
 
-func exposesPort(s composeService, port int) bool {
-	for _, p := range s.Ports {
-		if p.Target == port {
-			return true
-		}
-	}
-	return false
-}
-
 func mounts(s composeService, target string) bool {
 	for _, v := range s.Volumes {
 		if v.Target == target && (v.Type == "volume" || v.Type == "bind") {
@@ -310,4 +311,72 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return 0
+}
+
+// TestComposeExposure reads docker-compose.yml itself, without Docker: the
+// Temporal frontend is not published, the UI is published on the host's
+// loopback only and read-only, its comment says how to put it behind a
+// login, and nothing else but the A2A API is published beyond loopback.
+func TestComposeExposure(t *testing.T) {
+	raw, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Services map[string]struct {
+			Ports       []yaml.Node       `yaml:"ports"`
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &file); err != nil {
+		t.Fatalf("parse %s: %v", composeFile, err)
+	}
+	published := map[string][]string{} // service -> "host_ip:published:target"
+	for name, svc := range file.Services {
+		for _, p := range svc.Ports {
+			published[name] = append(published[name], composePort(t, p))
+		}
+	}
+	want := map[string][]string{
+		"temporal-ui": {"127.0.0.1:8233:8080"},
+		"a2aflow-api": {":8080:8080"},
+	}
+	if diff := cmp.Diff(want, published); diff != "" {
+		t.Errorf("published ports, host_ip:published:target (-want +got):\n%s", diff)
+	}
+	if got := file.Services["temporal-ui"].Environment["TEMPORAL_DISABLE_WRITE_ACTIONS"]; got != "true" {
+		t.Errorf("temporal-ui: TEMPORAL_DISABLE_WRITE_ACTIONS = %q, want \"true\"", got)
+	}
+	for _, v := range []string{"TEMPORAL_AUTH_ENABLED", "TEMPORAL_AUTH_PROVIDER_URL", "TEMPORAL_AUTH_CALLBACK_URL"} {
+		if !strings.Contains(string(raw), v) {
+			t.Errorf("docker-compose.yml does not say how to put the UI behind a login (%s)", v)
+		}
+	}
+}
+
+// composePort renders a ports entry, short ("127.0.0.1:8233:8080",
+// "8080:8080", "8080") or long ({host_ip, published, target}), as
+// "host_ip:published:target", host_ip empty for every interface.
+func composePort(t *testing.T, n yaml.Node) string {
+	t.Helper()
+	if n.Kind == yaml.MappingNode {
+		var long struct {
+			HostIP    string `yaml:"host_ip"`
+			Published string `yaml:"published"`
+			Target    string `yaml:"target"`
+		}
+		if err := n.Decode(&long); err != nil {
+			t.Fatal(err)
+		}
+		return long.HostIP + ":" + long.Published + ":" + long.Target
+	}
+	parts := strings.Split(strings.TrimSuffix(strings.TrimSuffix(n.Value, "/tcp"), "/udp"), ":")
+	switch len(parts) {
+	case 1:
+		return "::" + parts[0]
+	case 2:
+		return ":" + parts[0] + ":" + parts[1]
+	default:
+		return strings.Join(parts[len(parts)-3:], ":")
+	}
 }
