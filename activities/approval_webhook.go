@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/webhook"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -45,8 +46,11 @@ type ApprovalWebhooks struct {
 	Hooks map[string]ApprovalWebhook
 	// Policy decides which addresses the webhooks may reach, as for push
 	// notifications; nil allows public addresses only. Every dialed address
-	// is checked, including redirects.
+	// is checked, including redirects, which are followed only to the same
+	// host. Unused when Outbound is set.
 	Policy *webhook.Policy
+	// Outbound makes the deliveries; nil makes one from Policy.
+	Outbound *outbound.Client
 	// InboxURL is the inbox page, e.g. "https://a2aflow.example/inbox"; each
 	// notice links to it with ?group=<group>. Empty sends no link.
 	InboxURL string
@@ -54,7 +58,7 @@ type ApprovalWebhooks struct {
 	Timeout time.Duration
 
 	once     sync.Once
-	delivery *Webhooks // its HTTP client: the policy's dialer and redirect rules
+	delivery *Webhooks // its HTTP client: the outbound client's dialer and redirect rules
 }
 
 // NotifyApprovalWebhook POSTs the notice to the webhook of its group, as an
@@ -99,7 +103,7 @@ func (w *ApprovalWebhooks) NotifyApprovalWebhook(ctx context.Context, in workflo
 }
 
 func (w *ApprovalWebhooks) httpClient() *http.Client {
-	w.once.Do(func() { w.delivery = &Webhooks{Policy: w.Policy, Timeout: w.Timeout} })
+	w.once.Do(func() { w.delivery = &Webhooks{Policy: w.Policy, Outbound: w.Outbound, Timeout: w.Timeout} })
 	return w.delivery.httpClient()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/webhook"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -50,27 +51,24 @@ const (
 // order the task emitted them. It matches the API's task snapshots.
 const MetadataEventSeq = "a2aflowEventSeq"
 
-// maxRedirects bounds the redirects a delivery follows; each hop's address
-// is checked by the policy again.
-const maxRedirects = 3
-
 // maxRetryAfter caps how long a webhook's Retry-After may delay a retry.
 const maxRetryAfter = 10 * time.Minute
-
-// errTooManyRedirects stops a redirect chain.
-var errTooManyRedirects = errors.New("too many redirects")
 
 // Webhooks delivers A2A push notifications. Register it with
 // worker.RegisterActivity(&activities.Webhooks{...}); the task workflow calls
 // DeliverPushNotification by its name, workflows.ActivityDeliverPush.
 type Webhooks struct {
 	// Policy decides which addresses webhooks may reach; nil allows public
-	// addresses only. Every dialed address is checked, including redirects.
+	// addresses only. Every dialed address is checked, including redirects,
+	// which are followed only to the same host (outbound.Client). Unused
+	// when Outbound is set.
 	Policy *webhook.Policy
+	// Outbound makes the deliveries; nil makes one from Policy.
+	Outbound *outbound.Client
 	// Sealer opens the sealed token and credentials of a config; nil reads
 	// them as stored (and fails on sealed ones).
 	Sealer *webhook.Sealer
-	// Timeout bounds one HTTP attempt; default 10 seconds.
+	// Timeout bounds one HTTP attempt; default 10 seconds (outbound.Webhook).
 	Timeout time.Duration
 
 	once   sync.Once
@@ -79,26 +77,15 @@ type Webhooks struct {
 
 func (w *Webhooks) httpClient() *http.Client {
 	w.once.Do(func() {
-		timeout := w.Timeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
+		out := w.Outbound
+		if out == nil {
+			out = outbound.New(outbound.Options{Policy: w.Policy})
 		}
-		w.client = &http.Client{
-			Transport: w.Policy.Transport(),
-			Timeout:   timeout,
-			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if len(via) > maxRedirects {
-					return errTooManyRedirects
-				}
-				// Go drops Authorization on a redirect to another host, but
-				// not custom headers: the token must not follow either.
-				if req.URL.Host != via[0].URL.Host {
-					req.Header.Del(HeaderNotificationToken)
-					req.Header.Del(HeaderNotificationTokenX)
-				}
-				return nil
-			},
+		use := outbound.Webhook
+		if w.Timeout > 0 {
+			use.Timeout, use.HeaderTimeout = w.Timeout, w.Timeout
 		}
+		w.client = out.HTTPClient(use)
 	})
 	return w.client
 }
@@ -137,23 +124,25 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.Pus
 
 // post sends req and classifies the outcome for Temporal's retries: 2xx is
 // done; a network error, 408, 429 and 5xx are retried (honouring
-// Retry-After); a refused address, too many redirects and any other status
-// are not. what names the webhook in errors, and the URL (which may carry a
-// secret in its query) is replaced by it in transport errors.
+// Retry-After); a refused address, a refused redirect (to another host, or
+// too many) and any other status are not. what names the webhook in errors,
+// and the URL (which may carry a secret in its query) is replaced by it in
+// transport errors.
 func post(client *http.Client, req *http.Request, url, what string) error {
 	resp, err := client.Do(req)
 	if err != nil {
 		msg := strings.ReplaceAll(err.Error(), url, what)
 		switch {
-		case errors.Is(err, webhook.ErrForbiddenAddress):
+		case errors.Is(err, outbound.ErrForbiddenAddress):
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s refused: %s", what, msg), ErrTypeWebhookForbidden, nil)
-		case errors.Is(err, errTooManyRedirects):
+		case errors.Is(err, outbound.ErrRedirectRefused):
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %s", what, msg), ErrTypeWebhookRejected, nil)
 		}
 		return fmt.Errorf("%s: %s", what, msg)
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+	// Read (up to outbound.Webhook's bound) so the connection is reused.
+	_, _ = io.Copy(io.Discard, resp.Body)
 
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:

@@ -339,38 +339,48 @@ func TestDeliverPushNotificationRefusesForbiddenAddresses(t *testing.T) {
 	}
 }
 
-// TestDeliverPushNotificationRedirects checks that each redirect hop is
-// dialed through the policy, and that the token does not follow a redirect
-// to another host.
+// TestDeliverPushNotificationRedirects checks that a delivery follows a
+// redirect only to the same host (with its secrets, which stay there), and
+// never to another host, whatever the allow-list: the other host gets
+// nothing, the delivery fails without retrying.
 func TestDeliverPushNotificationRedirects(t *testing.T) {
 	target := &receiver{}
 	other := serveOn(t, "127.0.0.2:0", target) // the whole of 127/8 is loopback on Linux
+	landing := &receiver{}
 	redirect := serveOn(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusTemporaryRedirect)
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/elsewhere", http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, "/landing", http.StatusTemporaryRedirect)
+		default:
+			landing.ServeHTTP(w, r)
+		}
 	}))
-	in := workflows.PushDelivery{
-		Config: a2a.PushConfig{ID: "c1", URL: redirect.URL + "/hook", Token: "tok", Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "s3cret"}},
-		Event:  statusEvent(1, a2a.TaskStateWorking),
+	config := func(path string) workflows.PushDelivery {
+		return workflows.PushDelivery{
+			Config: a2a.PushConfig{ID: "c1", URL: redirect.URL + path, Token: "tok", Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "s3cret"}},
+			Event:  statusEvent(1, a2a.TaskStateWorking),
+		}
 	}
 
-	// Only 127.0.0.1 is allowed: the hop to 127.0.0.2 is refused at dial time.
-	err := deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "127.0.0.1/32")}, in)
-	checkDeliveryError(t, err, true, false, activities.ErrTypeWebhookForbidden, 0)
+	for _, policy := range []*webhook.Policy{mustPolicy(t, "127.0.0.1/32"), mustPolicy(t, "loopback"), mustPolicy(t, "all")} {
+		err := deliver(t, &activities.Webhooks{Policy: policy}, config("/away"))
+		checkDeliveryError(t, err, true, false, activities.ErrTypeWebhookRejected, 0)
+	}
 	if n := len(target.got()); n != 0 {
-		t.Fatalf("redirect target got %d requests, want 0", n)
+		t.Fatalf("redirect target on another host got %d requests, want 0", n)
 	}
 
-	// All loopback allowed: the hop is followed, without the secrets.
-	if err := deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, in); err != nil {
+	// The same host: followed, with the token and credentials.
+	if err := deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, config("/moved")); err != nil {
 		t.Fatalf("deliver: %v", err)
 	}
-	reqs := target.got()
+	reqs := landing.got()
 	if len(reqs) != 1 {
-		t.Fatalf("redirect target got %d requests, want 1", len(reqs))
+		t.Fatalf("same-host redirect target got %d requests, want 1", len(reqs))
 	}
-	for _, h := range []string{"Authorization", activities.HeaderNotificationToken, activities.HeaderNotificationTokenX} {
-		if v := reqs[0].header.Get(h); v != "" {
-			t.Errorf("redirect target got %s: %q, want none", h, v)
-		}
+	if got := reqs[0].header.Get(activities.HeaderNotificationToken); got != "tok" {
+		t.Errorf("same-host redirect target got token %q, want tok", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/activities"
 	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/webhook"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -29,9 +30,11 @@ type pushConfig struct {
 	MaxRetryInterval time.Duration
 	GiveUpAfter      time.Duration
 
-	// policy and sealer are built by build from the flags above.
-	policy *webhook.Policy
-	sealer *webhook.Sealer
+	// policy and sealer are built by build from the flags above; outbound
+	// delivers with the policy.
+	policy   *webhook.Policy
+	sealer   *webhook.Sealer
+	outbound *outbound.Client
 }
 
 // bind adds the flags; delivery adds the worker's retry flags.
@@ -58,6 +61,7 @@ func (c *pushConfig) build(keyDir string, logger *slog.Logger) error {
 		return fmt.Errorf("--push-allow-hosts: %w", err)
 	}
 	c.policy = policy
+	c.outbound = outbound.New(outbound.Options{Policy: policy})
 	key, err := c.key(keyDir)
 	if err != nil {
 		return err
@@ -123,9 +127,10 @@ func (c *pushConfig) workflowOptions() workflows.PushOptions {
 	return workflows.PushOptions{MaxRetryInterval: c.MaxRetryInterval, GiveUpAfter: c.GiveUpAfter}
 }
 
-// activity is the delivery activity, checking every dialed address.
+// activity is the delivery activity, its requests through the guarded
+// outbound client with the push allow-list.
 func (c *pushConfig) activity() *activities.Webhooks {
-	return &activities.Webhooks{Policy: c.policy, Sealer: c.sealer}
+	return &activities.Webhooks{Policy: c.policy, Outbound: c.outbound, Sealer: c.sealer}
 }
 
 // splitList splits a comma-separated environment value.
