@@ -10,10 +10,26 @@ import (
 )
 
 // RemoteAgent is a known remote A2A agent in the agent directory.
+//
+// The directory has tenants. An entry the operator added (a2aflow agents
+// add, serve --peer) is Shared: every task sees it, and its host is trusted
+// by the outbound policy (the operator vouched for it). An entry a task
+// added (the remember_agent tool) belongs to the task's owner, the
+// principal that created the task ("" without authentication): only that
+// owner's tasks see it, and calls to it obey the outbound policy. The zero
+// value is such an entry of the owner "".
 type RemoteAgent struct {
 	ID uint `gorm:"primaryKey" json:"-"`
-	// Name is how users and agents refer to it; unique in the directory.
-	Name string `gorm:"uniqueIndex;not null" json:"name"`
+	// Shared marks an entry the operator added: visible to everyone, its
+	// host trusted. Part of the unique key (Shared, Owner, Name).
+	Shared bool `gorm:"not null;default:false;uniqueIndex:idx_remote_agents_scope_name,priority:1" json:"shared"`
+	// Owner is the principal whose task added the entry ("" without
+	// authentication); empty for shared entries.
+	Owner string `gorm:"not null;default:'';uniqueIndex:idx_remote_agents_scope_name,priority:2" json:"owner,omitempty"`
+	// Name is how users and agents refer to it: unique among the shared
+	// entries and among each owner's. A task sees a shared entry before its
+	// owner's entry of the same name.
+	Name string `gorm:"not null;uniqueIndex:idx_remote_agents_scope_name,priority:3" json:"name"`
 	// URL is its base URL, where its agent card is.
 	URL string `gorm:"not null" json:"url"`
 	// Card is the agent card as last fetched, JSON.
@@ -44,19 +60,64 @@ type AgentCheck struct {
 // ErrAlreadyExists is returned when a record with the same unique name exists.
 var ErrAlreadyExists = errors.New("already exists")
 
-// AddAgent adds a to the directory; ErrAlreadyExists if its name is taken.
-// The unique index on the name decides, so that of two processes adding the
-// same name at once exactly one succeeds, on SQLite as on PostgreSQL.
+// Scope is one part of the directory: the shared entries, or one owner's.
+type Scope struct {
+	// Shared selects the operator's entries; Owner is then empty.
+	Shared bool
+	// Owner selects the entries the tasks of this principal added.
+	Owner string
+}
+
+// SharedScope is the entries the operator added.
+var SharedScope = Scope{Shared: true}
+
+// OwnedBy is the scope of the entries the tasks of owner added.
+func OwnedBy(owner string) Scope { return Scope{Owner: owner} }
+
+// String names the scope for messages: "shared" or "owner alice".
+func (sc Scope) String() string {
+	if sc.Shared {
+		return "shared"
+	}
+	if sc.Owner == "" {
+		return "anonymous owner"
+	}
+	return "owner " + sc.Owner
+}
+
+// scopeOf is the scope of an entry.
+func scopeOf(a *RemoteAgent) Scope {
+	if a.Shared {
+		return SharedScope
+	}
+	return OwnedBy(a.Owner)
+}
+
+// in restricts q to the entries of sc.
+func (sc Scope) in(q *gorm.DB) *gorm.DB {
+	if sc.Shared {
+		return q.Where("shared = ? AND owner = ?", true, "")
+	}
+	return q.Where("shared = ? AND owner = ?", false, sc.Owner)
+}
+
+// AddAgent adds a to the directory, in its scope (a.Shared, a.Owner);
+// ErrAlreadyExists if its name is taken there. The unique index decides, so
+// that of two processes adding the same name at once exactly one succeeds,
+// on SQLite as on PostgreSQL.
 func (s *Store) AddAgent(a *RemoteAgent) error {
 	if a.Name == "" || a.URL == "" {
 		return errors.New("add agent: name and URL are required")
+	}
+	if a.Shared && a.Owner != "" {
+		return fmt.Errorf("add agent %s: a shared entry has no owner", a.Name)
 	}
 	err := s.db.Create(a).Error
 	if s.isDuplicate(err) {
 		err = ErrAlreadyExists
 	}
 	if err != nil {
-		return fmt.Errorf("add agent %s: %w", a.Name, err)
+		return fmt.Errorf("add agent %s (%s): %w", a.Name, scopeOf(a), err)
 	}
 	return nil
 }
@@ -72,45 +133,96 @@ func (a *RemoteAgent) BeforeCreate(*gorm.DB) error {
 	return nil
 }
 
-// Agents returns every agent of the directory, by name (byte order, so
-// "Zed" comes before "alpha" whatever the database's collation).
+// Agents returns every entry of the directory, every scope (the operator's
+// view), by name (byte order, so "Zed" comes before "alpha" whatever the
+// database's collation), a shared entry before owners' entries of its name.
 func (s *Store) Agents() ([]RemoteAgent, error) {
 	var out []RemoteAgent
-	if err := s.db.Order(s.nameOrder).Find(&out).Error; err != nil {
+	if err := s.db.Order(s.nameOrder).Order("shared DESC").Order("owner").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
 	return out, nil
 }
 
-// Agent returns the agent called name; ErrNotFound if there is none.
+// AgentsVisibleTo returns the entries a task of owner sees: the shared ones
+// and owner's own, by name; an entry of owner named as a shared one is
+// hidden by it.
+func (s *Store) AgentsVisibleTo(owner string) ([]RemoteAgent, error) {
+	var all []RemoteAgent
+	err := s.db.Where("(shared = ? AND owner = ?) OR (shared = ? AND owner = ?)", true, "", false, owner).
+		Order(s.nameOrder).Order("shared DESC").Find(&all).Error
+	if err != nil {
+		return nil, fmt.Errorf("list agents of %s: %w", OwnedBy(owner), err)
+	}
+	out := all[:0]
+	for i, a := range all {
+		if i > 0 && all[i-1].Name == a.Name {
+			continue // the shared entry came first
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Agent returns the shared entry called name; ErrNotFound if there is none.
 func (s *Store) Agent(name string) (*RemoteAgent, error) {
+	return s.AgentIn(SharedScope, name)
+}
+
+// AgentIn returns the entry of scope sc called name; ErrNotFound if there
+// is none.
+func (s *Store) AgentIn(sc Scope, name string) (*RemoteAgent, error) {
 	var a RemoteAgent
-	err := s.db.First(&a, "name = ?", name).Error
+	err := sc.in(s.db).First(&a, "name = ?", name).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, fmt.Errorf("agent %s: %w", name, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", name, err)
+		return nil, fmt.Errorf("agent %s (%s): %w", name, sc, err)
 	}
 	return &a, nil
 }
 
-// RemoveAgent removes the agent called name; ErrNotFound if there is none.
+// AgentVisibleTo returns the entry called name that a task of owner sees:
+// the shared one, else owner's own; ErrNotFound if there is none (whether
+// or not another owner has one).
+func (s *Store) AgentVisibleTo(owner, name string) (*RemoteAgent, error) {
+	a, err := s.AgentIn(SharedScope, name)
+	if errors.Is(err, ErrNotFound) {
+		return s.AgentIn(OwnedBy(owner), name)
+	}
+	return a, err
+}
+
+// RemoveAgent removes the shared entry called name; ErrNotFound if there is
+// none.
 func (s *Store) RemoveAgent(name string) error {
-	res := s.db.Where("name = ?", name).Delete(&RemoteAgent{})
+	return s.RemoveAgentIn(SharedScope, name)
+}
+
+// RemoveAgentIn removes the entry of scope sc called name; ErrNotFound if
+// there is none.
+func (s *Store) RemoveAgentIn(sc Scope, name string) error {
+	res := sc.in(s.db).Where("name = ?", name).Delete(&RemoteAgent{})
 	if res.Error != nil {
-		return fmt.Errorf("remove agent %s: %w", name, res.Error)
+		return fmt.Errorf("remove agent %s (%s): %w", name, sc, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return fmt.Errorf("remove agent %s: %w", name, ErrNotFound)
+		return fmt.Errorf("remove agent %s (%s): %w", name, sc, ErrNotFound)
 	}
 	return nil
 }
 
-// RecordAgentCheck stores the outcome of a health check of the agent called
-// name and returns the updated record. A success refreshes the card and
-// LastSeen; a failure keeps them and records the error.
+// RecordAgentCheck records a health check of the shared entry called name;
+// see RecordAgentCheckIn.
 func (s *Store) RecordAgentCheck(name string, check AgentCheck) (*RemoteAgent, error) {
+	return s.RecordAgentCheckIn(SharedScope, name, check)
+}
+
+// RecordAgentCheckIn stores the outcome of a health check of the entry of
+// scope sc called name and returns the updated record. A success refreshes
+// the card and LastSeen; a failure keeps them and records the error.
+func (s *Store) RecordAgentCheckIn(sc Scope, name string, check AgentCheck) (*RemoteAgent, error) {
 	at := check.At
 	if at.IsZero() {
 		at = time.Now()
@@ -125,12 +237,40 @@ func (s *Store) RecordAgentCheck(name string, check AgentCheck) (*RemoteAgent, e
 			updates["card"] = string(check.Card) // text, as the rawjson serializer writes it
 		}
 	}
-	res := s.db.Model(&RemoteAgent{}).Where("name = ?", name).Updates(updates)
+	res := sc.in(s.db.Model(&RemoteAgent{})).Where("name = ?", name).Updates(updates)
 	if res.Error != nil {
-		return nil, fmt.Errorf("record check of agent %s: %w", name, res.Error)
+		return nil, fmt.Errorf("record check of agent %s (%s): %w", name, sc, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return nil, fmt.Errorf("record check of agent %s: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("record check of agent %s (%s): %w", name, sc, ErrNotFound)
 	}
-	return s.Agent(name)
+	return s.AgentIn(sc, name)
+}
+
+// legacyNameIndex is the unique index on the name alone of directories made
+// before the directory had tenants (one global namespace).
+const legacyNameIndex = "idx_remote_agents_name"
+
+// migrateAgentScopes brings a directory made before tenants to the scoped
+// one, once (while its old unique index on the name is there), inside the
+// caller's migration transaction or lock. Before, every entry was global:
+// one with an auth reference was the operator's (only `a2aflow agents add
+// --auth-ref` sets one) and becomes shared; any other may have come from a
+// task's remember_agent, so it becomes an entry of the owner "" (every task
+// without authentication), obeying the outbound policy, until the operator
+// adds it again (serve --peer does at every start).
+func migrateAgentScopes(db *gorm.DB) error {
+	m := db.Migrator()
+	if !m.HasIndex(&RemoteAgent{}, legacyNameIndex) {
+		return nil
+	}
+	err := db.Model(&RemoteAgent{}).Where("auth_ref IS NOT NULL AND auth_ref <> ?", "").
+		Updates(map[string]any{"shared": true, "owner": ""}).Error
+	if err != nil {
+		return fmt.Errorf("mark the operator's agents shared: %w", err)
+	}
+	if err := m.DropIndex(&RemoteAgent{}, legacyNameIndex); err != nil {
+		return fmt.Errorf("drop the global unique index on agent names: %w", err)
+	}
+	return nil
 }

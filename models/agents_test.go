@@ -21,8 +21,8 @@ func testAgentDirectory(t *testing.T, b backend) {
 	s, dsn := openNew(t, b)
 	card := json.RawMessage(`{"name":"echo"}`)
 	for _, a := range []RemoteAgent{
-		{Name: "echo", URL: "http://127.0.0.1:1/agents/echo", Card: card, AuthRef: "echo-key", Healthy: true},
-		{Name: "travel", URL: "http://127.0.0.1:1/"},
+		{Shared: true, Name: "echo", URL: "http://127.0.0.1:1/agents/echo", Card: card, AuthRef: "echo-key", Healthy: true},
+		{Shared: true, Name: "travel", URL: "http://127.0.0.1:1/"},
 	} {
 		if err := s.AddAgent(&a); err != nil {
 			t.Fatal(err)
@@ -35,9 +35,9 @@ func testAgentDirectory(t *testing.T, b backend) {
 			agent RemoteAgent
 			want  error
 		}{
-			{"duplicate name", RemoteAgent{Name: "echo", URL: "http://elsewhere"}, ErrAlreadyExists},
+			{"duplicate name", RemoteAgent{Shared: true, Name: "echo", URL: "http://elsewhere"}, ErrAlreadyExists},
 			{"no name", RemoteAgent{URL: "http://x"}, nil},
-			{"no URL", RemoteAgent{Name: "x"}, nil},
+			{"no URL", RemoteAgent{Shared: true, Name: "x"}, nil},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func testAgentDirectory(t *testing.T, b backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := &RemoteAgent{Name: "echo", URL: "http://127.0.0.1:1/agents/echo", Card: json.RawMessage(`{"name":"echo","version":"2"}`),
+		want := &RemoteAgent{Shared: true, Name: "echo", URL: "http://127.0.0.1:1/agents/echo", Card: json.RawMessage(`{"name":"echo","version":"2"}`),
 			AuthRef: "echo-key", LastSeen: &at, Healthy: true}
 		if diff := cmp.Diff(want, got, ignoreTimes, cmpopts.EquateApproxTime(time.Millisecond)); diff != "" {
 			t.Errorf("after a good check (-want +got):\n%s", diff)
@@ -121,7 +121,7 @@ func TestAgentNamesAreCaseSensitive(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		s, _ := openNew(t, b)
 		for _, name := range []string{"beta", "Alpha", "alpha", "_x", "Zed"} {
-			if err := s.AddAgent(&RemoteAgent{Name: name, URL: "http://127.0.0.1:1/" + name}); err != nil {
+			if err := s.AddAgent(&RemoteAgent{Shared: true, Name: name, URL: "http://127.0.0.1:1/" + name}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -172,8 +172,8 @@ func TestAddAgentConcurrently(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				s := stores[i%len(stores)]
-				dupErrs[i] = s.AddAgent(&RemoteAgent{Name: "dup", URL: fmt.Sprintf("http://127.0.0.1:1/%d", i)})
-				ownErrs[i] = s.AddAgent(&RemoteAgent{Name: fmt.Sprintf("agent-%d", i), URL: "http://127.0.0.1:1/"})
+				dupErrs[i] = s.AddAgent(&RemoteAgent{Shared: true, Name: "dup", URL: fmt.Sprintf("http://127.0.0.1:1/%d", i)})
+				ownErrs[i] = s.AddAgent(&RemoteAgent{Shared: true, Name: fmt.Sprintf("agent-%d", i), URL: "http://127.0.0.1:1/"})
 			})
 		}
 		wg.Wait()
@@ -204,7 +204,7 @@ func TestAgentTimesKeepMicroseconds(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		s, _ := openNew(t, b)
 		seen := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
-		if err := s.AddAgent(&RemoteAgent{Name: "echo", URL: "http://127.0.0.1:1/", LastSeen: &seen}); err != nil {
+		if err := s.AddAgent(&RemoteAgent{Shared: true, Name: "echo", URL: "http://127.0.0.1:1/", LastSeen: &seen}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Agent("echo")
@@ -236,10 +236,10 @@ func TestAgentCardIsKeptAsIs(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		s, _ := openNew(t, b)
 		card := json.RawMessage("{\"name\": \"échø\",\n  \"skills\": [{\"id\": \"<a&b>\"}]}")
-		if err := s.AddAgent(&RemoteAgent{Name: "echo", URL: "http://127.0.0.1:1/", Card: card}); err != nil {
+		if err := s.AddAgent(&RemoteAgent{Shared: true, Name: "echo", URL: "http://127.0.0.1:1/", Card: card}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddAgent(&RemoteAgent{Name: "nocard", URL: "http://127.0.0.1:1/"}); err != nil {
+		if err := s.AddAgent(&RemoteAgent{Shared: true, Name: "nocard", URL: "http://127.0.0.1:1/"}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Agent("echo")

@@ -11,4 +11,9 @@
 // scaled-out deployment where several servers and workers share it. Both
 // behave the same through the Store: unique names, byte-order sorting,
 // microsecond times, the same errors (ErrNotFound, ErrAlreadyExists).
+//
+// The agent directory has tenants (see RemoteAgent and Scope): the entries
+// the operator added are shared with every task, and those a task added
+// belong to the task's owner and are seen by that owner's tasks only. Open
+// migrates a directory made before tenants once (migrateAgentScopes).
 package models

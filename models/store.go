@@ -114,7 +114,10 @@ func migrateSQLite(dsn string) error {
 	}
 	defer closeDB(db)
 	return db.Transaction(func(tx *gorm.DB) error {
-		return tx.AutoMigrate(&Booking{}, &RemoteAgent{})
+		if err := tx.AutoMigrate(&Booking{}, &RemoteAgent{}); err != nil {
+			return err
+		}
+		return migrateAgentScopes(tx)
 	})
 }
 
@@ -146,7 +149,12 @@ func openPostgres(dsn string) (*Store, error) {
 			return err
 		}
 		defer conn.Exec("SELECT pg_advisory_unlock(?)", pgMigrateLock)
-		return conn.AutoMigrate(&Booking{}, &RemoteAgent{})
+		return conn.Transaction(func(tx *gorm.DB) error {
+			if err := tx.AutoMigrate(&Booking{}, &RemoteAgent{}); err != nil {
+				return err
+			}
+			return migrateAgentScopes(tx)
+		})
 	})
 	if err != nil {
 		_ = sqlDB.Close()

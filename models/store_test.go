@@ -129,7 +129,7 @@ func TestOpenPostgresDSNForms(t *testing.T) {
 			t.Errorf("MaxOpenConnections = %d, want %d", got, pgMaxOpenConns)
 		}
 	}
-	if err := viaURL.AddAgent(&RemoteAgent{Name: "echo", URL: "http://127.0.0.1:1/"}); err != nil {
+	if err := viaURL.AddAgent(&RemoteAgent{Shared: true, Name: "echo", URL: "http://127.0.0.1:1/"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := viaSocket.Agent("echo"); err != nil {
