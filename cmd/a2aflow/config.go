@@ -53,6 +53,10 @@ type config struct {
 	CredentialsFile string
 	// keyring is CredentialsFile loaded, for the delegation activities.
 	keyring *remote.Keyring
+	// OutboundAllowHosts are the non-public addresses the worker's outbound
+	// requests (agent cards, delegation, directory tools) may reach besides
+	// the hosts of the operator's agents (outbound.ParsePolicy).
+	OutboundAllowHosts []string
 	// RetryBudget is how long delegation retries an unreachable remote agent.
 	RetryBudget time.Duration
 	// WaitTimeout bounds how long an API request waits for a worker.
@@ -140,6 +144,8 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
 	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
 		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
+	fs.StringSliceVar(&c.OutboundAllowHosts, "outbound-allow-hosts", splitList(env("A2AFLOW_OUTBOUND_ALLOW_HOSTS", "")),
+		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated (A2AFLOW_OUTBOUND_ALLOW_HOSTS)")
 }
 
 // envDuration returns the duration in environment variable key, or def.
