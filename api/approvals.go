@@ -234,6 +234,12 @@ func (s *Server) decideApproval(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
+	if who.Principal == "" && slices.Equal(who.Groups, workflows.NoApproverGroups) {
+		// Without authentication nobody owns a task, so a caller in no
+		// approver group can decide nothing.
+		c.JSON(http.StatusForbidden, gin.H{"error": fmt.Sprintf("%s is not an approver of any group", who.Approver)})
+		return
+	}
 	via := "rest"
 	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" {
 		via = v
