@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -23,24 +23,40 @@ import (
 // Remote calls other A2A agents for delegating tasks (workflows'
 // Task.CallAgent). Its methods are the activities
 // workflows.ActivitySendRemoteMessage, ActivityFollowRemoteTask and
-// ActivityCancelRemoteTask. An agent is named by its directory name (URL,
-// card and auth reference from Directory, credentials from Keyring) or by
-// an http(s) URL.
+// ActivityCancelRemoteTask. An agent is named by its name in the directory
+// as the task's owner sees it (URL, card and auth reference from Directory,
+// credentials from Keyring) or by an http(s) URL.
+//
+// Every request goes through Outbound. An agent the operator put in the
+// directory (a shared entry) is reached on its host whatever the outbound
+// policy says of its address; an agent a task remembered, or named by URL,
+// obeys the policy. The errors say why a call failed in words a model may
+// read (remote.Reason); the details go to the worker's log.
 type Remote struct {
 	// Directory is the agent directory; nil allows URLs only.
 	Directory *models.Store
 	// Keyring holds the credentials directory entries refer to; nil is none.
 	Keyring *remote.Keyring
+	// Outbound makes every request; nil allows public addresses only.
+	Outbound *outbound.Client
+	// Owners says whose task calls; nil takes every task for the anonymous
+	// owner "" (right only without authentication).
+	Owners TaskOwners
 	// PollInterval is how often a remote task whose card offers no
 	// streaming is polled; default 2 s.
 	PollInterval time.Duration
 
 	mu      sync.Mutex
-	clients map[string]*remoteClient // by agent name or URL
+	clients map[clientKey]*remoteClient
 }
 
+// clientKey is whose call to which agent a client is kept for: the same
+// name may be two owners' two agents.
+type clientKey struct{ owner, agent string }
+
 type remoteClient struct {
-	client *a2aclient.Client
+	key    clientKey
+	client *a2aclient.Client // nil until the card is resolved
 	card   *a2a.AgentCard
 }
 
@@ -64,7 +80,7 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: &noHistory},
 	})
 	if err != nil {
-		return nil, a.callError(in.Agent, "send message", err)
+		return nil, a.callError(ctx, rc, "send message", err)
 	}
 	switch r := res.(type) {
 	case *a2a.Task:
@@ -99,7 +115,7 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	settled := func(s a2a.TaskStatus) bool {
 		return settledState(s.State) && !workflows.IsAnsweredQuestion(s, in.Answered)
 	}
-	task, err := a.getTask(ctx, rc, in.Agent, in.TaskID)
+	task, err := a.getTask(ctx, rc, in.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -110,14 +126,20 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	defer cancel()
 	if rc.card.Capabilities.Streaming {
 		err = a.stream(wctx, rc, in.TaskID, settled)
+		if errors.Is(err, outbound.ErrBodyTooLarge) {
+			// A stream past the A2A bound: read the task as it is, and the
+			// workflow follows again with a new stream.
+			activity.GetLogger(ctx).Info("remote task stream reached its bound; following again", "agent", in.Agent, "task", in.TaskID)
+			err = nil
+		}
 	} else {
-		err = a.poll(wctx, rc, in.Agent, in.TaskID, settled)
+		err = a.poll(wctx, rc, in.TaskID, settled)
 	}
 	if err != nil && wctx.Err() == nil {
-		return nil, a.callError(in.Agent, "follow task "+string(in.TaskID), err)
+		return nil, a.callError(ctx, rc, "follow task "+string(in.TaskID), err)
 	}
 	// Settled, or the window passed: the task as it is now.
-	task, err = a.getTask(ctx, rc, in.Agent, in.TaskID)
+	task, err = a.getTask(ctx, rc, in.TaskID)
 	return &workflows.RemoteTaskResult{Task: task}, err
 }
 
@@ -145,7 +167,7 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 }
 
 // poll reads the task every PollInterval until it settles.
-func (a *Remote) poll(ctx context.Context, rc *remoteClient, agent string, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
+func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
 	every := a.PollInterval
 	if every <= 0 {
 		every = 2 * time.Second
@@ -158,7 +180,7 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, agent string, id a2
 			return nil
 		case <-tick.C:
 		}
-		task, err := a.getTask(ctx, rc, agent, id)
+		task, err := a.getTask(ctx, rc, id)
 		if err != nil {
 			return err
 		}
@@ -180,14 +202,14 @@ func (a *Remote) CancelRemoteTask(ctx context.Context, in workflows.RemoteCancel
 	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
 		return nil
 	}
-	return a.callError(in.Agent, "cancel task "+string(in.TaskID), err)
+	return a.callError(ctx, rc, "cancel task "+string(in.TaskID), err)
 }
 
-func (a *Remote) getTask(ctx context.Context, rc *remoteClient, agent string, id a2a.TaskID) (*a2a.Task, error) {
+func (a *Remote) getTask(ctx context.Context, rc *remoteClient, id a2a.TaskID) (*a2a.Task, error) {
 	noHistory := 0
 	task, err := rc.client.GetTask(ctx, &a2a.GetTaskRequest{ID: id, HistoryLength: &noHistory})
 	if err != nil {
-		return nil, a.callError(agent, "get task "+string(id), err)
+		return nil, a.callError(ctx, rc, "get task "+string(id), err)
 	}
 	task.History = nil
 	return task, nil
@@ -199,75 +221,102 @@ func settledState(s a2a.TaskState) bool {
 	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }
 
-// client returns the a2a-go client for agent (a directory name or a URL),
-// made once and kept until a call through it fails.
+// client returns the a2a-go client for agent (a name in the directory as
+// the task's owner sees it, or a URL), made once per owner and agent and
+// kept until a call through it fails.
 func (a *Remote) client(ctx context.Context, agent string) (*remoteClient, error) {
+	owner, err := ownerOf(ctx, a.Owners)
+	if err != nil {
+		return nil, err
+	}
+	key := clientKey{owner: owner, agent: agent}
 	a.mu.Lock()
-	rc := a.clients[agent]
+	rc := a.clients[key]
 	a.mu.Unlock()
 	if rc != nil {
 		return rc, nil
 	}
-	url, authRef, stored, err := a.lookup(agent)
+	entry, stored, err := a.lookup(owner, agent)
 	if err != nil {
 		return nil, err
 	}
-	hc := http.DefaultClient
-	if authRef != "" {
-		if hc, err = a.Keyring.Client(authRef); err != nil {
+	var endpoint remote.Endpoint
+	if entry.AuthRef != "" {
+		if endpoint, err = a.Keyring.Endpoint(entry.URL, entry.Shared, entry.AuthRef); err != nil {
+			activity.GetLogger(ctx).Warn("remote agent credentials", "agent", agent, "error", err)
 			return nil, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("agent %s: %v", agent, err), workflows.ErrTypeRemoteConfig, err)
+				fmt.Sprintf("agent %s: its credentials are not configured on this worker", agent), workflows.ErrTypeRemoteConfig, nil)
 		}
+	} else {
+		endpoint = remote.Endpoint{URL: entry.URL, Trusted: entry.Shared}
 	}
-	card, err := remote.ResolveCard(ctx, hc, url)
-	if err != nil && stored != nil {
+	clients, err := endpoint.Clients(a.outbound())
+	if err != nil {
+		activity.GetLogger(ctx).Warn("remote agent clients", "agent", agent, "error", err)
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %s: %s", agent, reasonOf(err)), workflows.ErrTypeRemoteConfig, nil)
+	}
+	rc = &remoteClient{key: key}
+	card, err := remote.ResolveCard(ctx, clients.Card, entry.URL)
+	if err != nil && stored != nil && !outbound.Refused(err) {
 		card, err = stored, nil // the directory's copy, from the last good fetch
 	}
 	if err != nil {
-		if errors.Is(err, remote.ErrInvalidCard) {
-			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %s: %v", agent, err), workflows.ErrTypeRemoteConfig, err)
-		}
-		return nil, a.callError(agent, "fetch agent card", err)
+		return nil, a.callError(ctx, rc, "fetch agent card", err)
 	}
-	c, err := remote.NewClient(ctx, hc, card)
+	c, err := remote.NewClient(ctx, clients.Calls, card)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %s: %v", agent, err), workflows.ErrTypeRemoteConfig, err)
+		activity.GetLogger(ctx).Warn("remote agent card offers no usable interface", "agent", agent, "error", err)
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %s: %s (its card offers no interface a2aflow speaks)", agent, remote.ReasonNotAnA2AAgent), workflows.ErrTypeRemoteConfig, nil)
 	}
-	rc = &remoteClient{client: c, card: card}
+	rc.client, rc.card = c, card
 	a.mu.Lock()
 	if a.clients == nil {
-		a.clients = map[string]*remoteClient{}
+		a.clients = map[clientKey]*remoteClient{}
 	}
-	if prev := a.clients[agent]; prev != nil {
+	if prev := a.clients[key]; prev != nil {
 		_ = c.Destroy()
 		rc = prev
 	} else {
-		a.clients[agent] = rc
+		a.clients[key] = rc
 	}
 	a.mu.Unlock()
 	return rc, nil
 }
 
-// lookup finds agent's URL, auth reference and stored card.
-func (a *Remote) lookup(agent string) (url, authRef string, card *a2a.AgentCard, err error) {
+// outbound is the client of every request: Outbound, or one allowing
+// public addresses only.
+func (a *Remote) outbound() *outbound.Client {
+	if a.Outbound != nil {
+		return a.Outbound
+	}
+	return defaultOutbound()
+}
+
+// lookup finds agent as owner's tasks see it: the directory entry of that
+// name (its URL, auth reference, whether it is shared and its stored card),
+// or an entry made of a URL, which is nobody's and so obeys the outbound
+// policy.
+func (a *Remote) lookup(owner, agent string) (entry *models.RemoteAgent, card *a2a.AgentCard, err error) {
 	if strings.HasPrefix(agent, "http://") || strings.HasPrefix(agent, "https://") {
-		return agent, "", nil, nil
+		return &models.RemoteAgent{Name: agent, URL: agent}, nil, nil
 	}
 	if agent == "" {
-		return "", "", nil, temporal.NewNonRetryableApplicationError("no agent given", ErrTypeInvalidInput, nil)
+		return nil, nil, temporal.NewNonRetryableApplicationError("no agent given", ErrTypeInvalidInput, nil)
 	}
 	if a.Directory == nil {
-		return "", "", nil, temporal.NewNonRetryableApplicationError(
+		return nil, nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent %q: this worker has no agent directory; give a URL", agent), workflows.ErrTypeUnknownRemoteAgent, nil)
 	}
-	entry, err := a.Directory.Agent(agent)
+	entry, err = a.Directory.AgentVisibleTo(owner, agent)
 	if errors.Is(err, models.ErrNotFound) {
-		return "", "", nil, temporal.NewNonRetryableApplicationError(
+		return nil, nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent %q is not in the agent directory (add it with: a2aflow agents add URL --name %s)", agent, agent),
 			workflows.ErrTypeUnknownRemoteAgent, nil)
 	}
 	if err != nil {
-		return "", "", nil, fmt.Errorf("read the agent directory: %w", err)
+		return nil, nil, fmt.Errorf("read the agent directory: %w", err)
 	}
 	if len(entry.Card) > 0 {
 		var c a2a.AgentCard
@@ -275,27 +324,41 @@ func (a *Remote) lookup(agent string) (url, authRef string, card *a2a.AgentCard,
 			card = &c
 		}
 	}
-	return entry.URL, entry.AuthRef, card, nil
+	return entry, card, nil
 }
 
-// callError turns a failed call into the activity's error: retryable when
-// trying again may help (the client is dropped, so the next attempt fetches
-// the card again), else non-retryable with the A2A meaning.
-func (a *Remote) callError(agent, op string, err error) error {
+// callError turns a failed call into the activity's error, logging the
+// details: a message that says why in words a model may read
+// (remote.Reason: never the agent's answer, a status or an address);
+// retryable when trying again may help (the client is dropped, so the next
+// attempt fetches the card again), else non-retryable.
+func (a *Remote) callError(ctx context.Context, rc *remoteClient, op string, err error) error {
 	a.mu.Lock()
-	if rc := a.clients[agent]; rc != nil {
-		delete(a.clients, agent)
-		_ = rc.client.Destroy()
+	if cur := a.clients[rc.key]; cur != nil && cur == rc {
+		delete(a.clients, rc.key)
+		_ = cur.client.Destroy()
 	}
 	a.mu.Unlock()
-	msg := fmt.Sprintf("agent %s: %s: %v", agent, op, err)
-	if m := remote.Meaning(err); m != "" {
-		msg = fmt.Sprintf("agent %s: %s: %s (%v)", agent, op, m, err)
-	}
-	if !remote.Retryable(err) {
-		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteA2A, err)
+	agent := rc.key.agent
+	activity.GetLogger(ctx).Warn("remote agent call failed", "agent", agent, "op", op, "error", err)
+	msg := fmt.Sprintf("agent %s: %s: %s", agent, op, reasonOf(err))
+	switch {
+	case outbound.Refused(err), errors.Is(err, outbound.ErrBodyTooLarge), errors.Is(err, remote.ErrCredentialsHost):
+		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteConfig, nil)
+	case errors.Is(err, remote.ErrInvalidCard):
+		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteConfig, nil)
+	case !remote.Retryable(err):
+		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteA2A, nil)
 	}
 	return errors.New(msg)
+}
+
+// reasonOf is remote.Reason of a failed call, never empty.
+func reasonOf(err error) string {
+	if r := remote.Reason(err); r != "" {
+		return r
+	}
+	return remote.ReasonUnreachable
 }
 
 // heartbeatEvery records an activity heartbeat every d until stopped, so a

@@ -35,10 +35,20 @@ type Credentials struct {
 	// OAuth2 gets (and refreshes) an access token with the client
 	// credentials grant and sends it as a bearer token.
 	OAuth2 *OAuth2 `json:"oauth2,omitempty"`
+	// Hosts are the hosts the credentials are registered for, "host" (any
+	// port) or "host:port": they are sent to no other. Empty: in a2aflow's
+	// worker, only to the host of the directory entry that names them (see
+	// Endpoint); from the CLI, to the agent it is given.
+	Hosts []string `json:"hosts,omitempty"`
 
 	once   sync.Once
 	client *http.Client
 	err    error
+
+	// tokens is the OAuth2 token source, built once (so that every client
+	// of these credentials shares the token) by tokenSource.
+	tokensOnce sync.Once
+	tokens     oauth2.TokenSource
 }
 
 // Where an API key goes (APIKey.In).
@@ -185,6 +195,11 @@ func (c *Credentials) Validate() error {
 	if len(auth) > 1 {
 		return fmt.Errorf("%s and %s both use the Authorization header: keep one", auth[0], auth[1])
 	}
+	for _, h := range c.Hosts {
+		if _, err := parseHostPattern(h); err != nil {
+			return fmt.Errorf("hosts: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -210,9 +225,45 @@ func (c *Credentials) httpClient() (*http.Client, error) {
 			c.client = &http.Client{Transport: failingTransport{err: fmt.Errorf("invalid credentials: %w", err)}}
 			return
 		}
-		c.client = &http.Client{Transport: newCredentialTransport(c, http.DefaultTransport)}
+		// The token endpoint gets only the client authentication, through
+		// its own bounded client.
+		tokens := c.tokenSource(&http.Client{Timeout: TokenFetchTimeout, Transport: http.DefaultTransport})
+		c.client = &http.Client{Transport: newCredentialTransport(c, http.DefaultTransport, tokens, c.registeredHosts())}
 	})
 	return c.client, c.err
+}
+
+// tokenSource returns the OAuth2 token source of c (nil without OAuth2),
+// built on first use with tokenClient, which fetches the tokens: every
+// client of c shares it, and the token it caches until it expires.
+func (c *Credentials) tokenSource(tokenClient *http.Client) oauth2.TokenSource {
+	c.tokensOnce.Do(func() {
+		o := c.OAuth2
+		if o == nil {
+			return
+		}
+		cfg := &clientcredentials.Config{
+			ClientID:     o.ClientID,
+			ClientSecret: o.ClientSecret,
+			TokenURL:     o.TokenURL,
+			Scopes:       append([]string(nil), o.Scopes...),
+		}
+		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, tokenClient)
+		c.tokens = cfg.TokenSource(ctx) // caches the token until it expires
+	})
+	return c.tokens
+}
+
+// registeredHosts is c.Hosts parsed (Validate checked them); nil when c
+// names none.
+func (c *Credentials) registeredHosts() hostSet {
+	var set hostSet
+	for _, h := range c.Hosts {
+		if p, err := parseHostPattern(h); err == nil {
+			set = append(set, p)
+		}
+	}
+	return set
 }
 
 // plainClient is the client without credentials.
@@ -225,6 +276,9 @@ func PlainClient() *http.Client { return plainClient }
 // credentialTransport adds a snapshot of Credentials to each request.
 type credentialTransport struct {
 	base http.RoundTripper
+	// hosts are the only hosts the credentials go to; nil: any (the CLI
+	// with credentials that name no hosts).
+	hosts hostSet
 
 	apiKeyIn, apiKeyName, apiKey string
 	bearer                       string
@@ -234,8 +288,8 @@ type credentialTransport struct {
 	tokenURL                     string
 }
 
-func newCredentialTransport(c *Credentials, base http.RoundTripper) *credentialTransport {
-	t := &credentialTransport{base: base, bearer: c.Bearer}
+func newCredentialTransport(c *Credentials, base http.RoundTripper, tokens oauth2.TokenSource, hosts hostSet) *credentialTransport {
+	t := &credentialTransport{base: base, bearer: c.Bearer, hosts: hosts}
 	if k := c.APIKey; k != nil {
 		t.apiKeyIn, t.apiKeyName = k.location()
 		t.apiKey = k.Value
@@ -244,17 +298,7 @@ func newCredentialTransport(c *Credentials, base http.RoundTripper) *credentialT
 		t.hasBasic, t.basicUser, t.basicPassword = true, b.Username, b.Password
 	}
 	if o := c.OAuth2; o != nil {
-		cfg := &clientcredentials.Config{
-			ClientID:     o.ClientID,
-			ClientSecret: o.ClientSecret,
-			TokenURL:     o.TokenURL,
-			Scopes:       append([]string(nil), o.Scopes...),
-		}
-		// The token endpoint gets only the client authentication, through
-		// its own bounded client.
-		ctx := context.WithValue(context.Background(), oauth2.HTTPClient,
-			&http.Client{Timeout: TokenFetchTimeout, Transport: base})
-		t.tokens = cfg.TokenSource(ctx) // caches the token until it expires
+		t.tokens = tokens
 		t.tokenURL = redactURL(o.TokenURL)
 	}
 	return t
@@ -263,6 +307,12 @@ func newCredentialTransport(c *Credentials, base http.RoundTripper) *credentialT
 func (t *credentialTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !credentialsFollow(req) {
 		return t.base.RoundTrip(req)
+	}
+	if t.hosts != nil && !t.hosts.match(req.URL) {
+		// Not sent without the credentials either: the call would fail
+		// anyway, and the error says why.
+		closeBody(req)
+		return nil, fmt.Errorf("%w: %s", ErrCredentialsHost, req.URL.Host)
 	}
 	var bearer string
 	if t.tokens != nil {

@@ -1,11 +1,18 @@
 package remote
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"regexp"
 	"strconv"
+	"syscall"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/a2aflow/a2aflow/outbound"
 )
 
 // errorMeanings names each A2A error the way a user reads it, in the order
@@ -83,4 +90,64 @@ func httpStatus(err error) int {
 	}
 	code, _ := strconv.Atoi(m[1])
 	return code
+}
+
+// Words of Reason: why a call to a remote agent failed, for whom its answers
+// and the network are not to be shown.
+const (
+	ReasonRefused       = "refused by the outbound policy"
+	ReasonTooLarge      = "its answer is larger than a2aflow accepts"
+	ReasonCredentials   = "its credentials are registered for another host, so none are sent"
+	ReasonUnreachable   = "unreachable"
+	ReasonNotAnA2AAgent = "not an A2A agent"
+)
+
+// Reason says why a call to a remote agent failed in words that are safe to
+// give to a model or to a tenant: ReasonRefused (the outbound policy refused
+// the address or a redirect, so nothing reached the server), ReasonTooLarge,
+// ReasonCredentials, the A2A meaning of an A2A error ("task not found",
+// "authentication required"...), ReasonUnreachable (network errors,
+// timeouts, 408, 429 and 5xx), or ReasonNotAnA2AAgent (any other answer).
+// Never a status code, a body, an address or a message of the server: the
+// full error belongs in the worker's log.
+func Reason(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case outbound.Refused(err):
+		return ReasonRefused
+	case errors.Is(err, outbound.ErrBodyTooLarge):
+		return ReasonTooLarge
+	case errors.Is(err, ErrCredentialsHost):
+		return ReasonCredentials
+	case errors.Is(err, ErrInvalidCard):
+		return ReasonNotAnA2AAgent
+	}
+	if m := Meaning(err); m != "" {
+		return m
+	}
+	code := httpStatus(err)
+	var notOK *agentcard.ErrStatusNotOK
+	if errors.As(err, &notOK) {
+		code = notOK.StatusCode
+	}
+	switch {
+	case code == 401:
+		return "authentication required"
+	case code == 403:
+		return "permission denied"
+	case code == 408 || code == 429 || code >= 500:
+		return ReasonUnreachable
+	case code != 0:
+		return ReasonNotAnA2AAgent
+	}
+	var netErr net.Error
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &netErr) || errors.As(err, &opErr) || errors.As(err, &dnsErr) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, outbound.ErrHeaderTimeout) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return ReasonUnreachable
+	}
+	return ReasonNotAnA2AAgent
 }

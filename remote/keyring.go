@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"reflect"
 	"sort"
@@ -13,9 +12,10 @@ import (
 )
 
 // Keyring holds named credentials: an agent directory entry's auth
-// reference names one of them. It is safe for concurrent use; each entry's
-// HTTP client is built once and shared, so an OAuth2 token is reused by
-// every call made with that entry.
+// reference names one of them. It is safe for concurrent use; an entry's
+// OAuth2 token source is built once and shared, so a token is reused by
+// every call made with that entry. An entry's "hosts" say where it may be
+// sent (see Credentials.Hosts and Endpoint.Clients).
 type Keyring struct {
 	creds map[string]*Credentials
 }
@@ -42,7 +42,8 @@ const EnvPrefix = "env:"
 //	  "billing": {"apiKey": {"value": "env:BILLING_KEY", "in": "query"}},
 //	  "search":  {"oauth2": {"tokenUrl": "https://idp.example/token",
 //	              "clientId": "a2aflow", "clientSecret": "env:SEARCH_SECRET",
-//	              "scopes": ["search.read"]}}
+//	              "scopes": ["search.read"]},
+//	              "hosts": ["search.example", "search-2.example:8443"]}
 //	}
 //
 // Any string value "env:NAME" is replaced by the environment variable NAME;
@@ -217,27 +218,24 @@ func (k *Keyring) Credentials(ref string) (*Credentials, error) {
 	return c, nil
 }
 
-// Client returns the HTTP client for the credentials named ref: always the
-// same client for the same ref, so that an OAuth2 token is reused. "" means
-// no credentials: a plain client. An unknown ref is an
-// *UnknownCredentialsError; invalid credentials (possible with NewKeyring)
-// are their validation error.
-func (k *Keyring) Client(ref string) (*http.Client, error) {
+// Endpoint returns the endpoint of the agent at url (trusted when the
+// operator configured it) called with the credentials named ref; "" means
+// none. An unknown ref is an *UnknownCredentialsError. The credentials are
+// shared by every endpoint naming them, so an OAuth2 token is reused.
+func (k *Keyring) Endpoint(url string, trusted bool, ref string) (Endpoint, error) {
+	e := Endpoint{URL: url, Trusted: trusted, AuthRef: ref}
 	if ref == "" {
-		return plainClient, nil
+		return e, nil
 	}
 	c, err := k.Credentials(ref)
 	if err != nil {
-		return nil, err
+		return Endpoint{}, err
 	}
 	if c == nil {
-		return nil, fmt.Errorf("credentials %q are empty", ref)
+		return Endpoint{}, fmt.Errorf("credentials %q are empty", ref)
 	}
-	hc, err := c.httpClient()
-	if err != nil {
-		return nil, fmt.Errorf("credentials %q: %w", ref, err)
-	}
-	return hc, nil
+	e.Credentials = c
+	return e, nil
 }
 
 // UnknownCredentialsError is returned for an auth reference the keyring lacks.

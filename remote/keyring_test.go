@@ -2,12 +2,14 @@ package remote_test
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
 )
 
@@ -42,7 +44,7 @@ func TestLoadKeyring(t *testing.T) {
 	}
 
 	rec := newRecorder(t)
-	billing, err := k.Client("billing")
+	billing, err := callsClient(k, rec.URL, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestLoadKeyring(t *testing.T) {
 		t.Errorf("billing: basic auth = %q, %q, %t; want svc, pass-from-env", user, pass, ok)
 	}
 
-	literal, err := k.Client("literal")
+	literal, err := callsClient(k, rec.URL, "literal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func TestLoadKeyring(t *testing.T) {
 	want(t, "literal: Authorization", rec.last(t).Header.Get("Authorization"), "Bearer literal-token")
 
 	for range 3 {
-		search, err := k.Client("search")
+		search, err := callsClient(k, rec.URL, "search")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +71,7 @@ func TestLoadKeyring(t *testing.T) {
 		want(t, "search: Authorization", rec.last(t).Header.Get("Authorization"), "Bearer tok-1")
 	}
 	if n := te.count(); n != 1 {
-		t.Errorf("the search token was fetched %d times over three Client calls, want once", n)
+		t.Errorf("the search token was fetched %d times over three endpoints, want once", n)
 	}
 	te.mu.Lock()
 	scopes := strings.Join(te.scopes, " ")
@@ -77,33 +79,31 @@ func TestLoadKeyring(t *testing.T) {
 	if scopes != "a scope-from-env" {
 		t.Errorf("scopes sent = %q, want a scope-from-env", scopes)
 	}
-	if a, _ := k.Client("search"); a != mustClient(t, k, "search") {
-		t.Error("Client returned two clients for the same ref")
-	}
-
-	plain, err := k.Client("")
+	plain, err := callsClient(k, rec.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	get(t, plain, rec.URL)
 	if s := rec.last(t); s.Header.Get("Authorization") != "" || len(s.Query) != 0 {
-		t.Errorf(`Client("") sent credentials: %+v`, s)
+		t.Errorf(`no auth reference sent credentials: %+v`, s)
 	}
 
-	_, err = k.Client("nope")
+	_, err = callsClient(k, rec.URL, "nope")
 	var unknown *remote.UnknownCredentialsError
 	if !errors.As(err, &unknown) || unknown.Ref != "nope" {
-		t.Errorf(`Client("nope") = %v, want an UnknownCredentialsError for nope`, err)
+		t.Errorf(`Endpoint(..., "nope") = %v, want an UnknownCredentialsError for nope`, err)
 	}
 }
 
-func mustClient(t *testing.T, k *remote.Keyring, ref string) any {
-	t.Helper()
-	hc, err := k.Client(ref)
+// callsClient is the A2A client of the operator's agent at url called with
+// the credentials ref of k, through an outbound client allowing loopback.
+func callsClient(k *remote.Keyring, url, ref string) (*http.Client, error) {
+	e, err := k.Endpoint(url, true, ref)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return hc
+	cs, err := e.Clients(outbound.New(outbound.Options{}))
+	return cs.Calls, err
 }
 
 func TestLoadKeyringMissingEnv(t *testing.T) {
@@ -176,25 +176,25 @@ func TestNewKeyring(t *testing.T) {
 	}
 	k := remote.NewKeyring(m)
 	delete(m, "good") // the keyring keeps its own map
-	hc, err := k.Client("good")
+	hc, err := callsClient(k, rec.URL, "good")
 	if err != nil {
 		t.Fatal(err)
 	}
 	get(t, hc, rec.URL)
 	want(t, "Authorization", rec.last(t).Header.Get("Authorization"), "Bearer b")
-	if _, err := k.Client("bad"); err == nil || !strings.Contains(err.Error(), `credentials "bad": bearer and basic both use the Authorization header`) {
-		t.Errorf(`Client("bad") = %v, want the validation error`, err)
+	if _, err := callsClient(k, rec.URL, "bad"); err == nil || !strings.Contains(err.Error(), `credentials "bad": bearer and basic both use the Authorization header`) {
+		t.Errorf(`Endpoint(..., "bad") = %v, want the validation error`, err)
 	}
 	if got := k.Names(); !slices.Equal(got, []string{"bad", "good"}) {
 		t.Errorf("Names() = %v", got)
 	}
 
 	var none *remote.Keyring
-	if hc, err := none.Client(""); err != nil || hc == nil {
-		t.Errorf(`nil keyring: Client("") = %v, %v; want a plain client`, hc, err)
+	if hc, err := callsClient(none, rec.URL, ""); err != nil || hc == nil {
+		t.Errorf(`nil keyring, no auth reference = %v, %v; want a client without credentials`, hc, err)
 	}
 	var unknown *remote.UnknownCredentialsError
-	if _, err := none.Client("x"); !errors.As(err, &unknown) {
-		t.Errorf(`nil keyring: Client("x") = %v, want an UnknownCredentialsError (not a client without credentials)`, err)
+	if _, err := callsClient(none, rec.URL, "x"); !errors.As(err, &unknown) {
+		t.Errorf(`nil keyring, auth reference x = %v, want an UnknownCredentialsError (not a client without credentials)`, err)
 	}
 }

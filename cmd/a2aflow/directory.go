@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/outbound"
+	"github.com/a2aflow/a2aflow/remote"
 )
 
 // directoryFlags open the agent directory: the same database a2aflow serve
@@ -43,15 +46,30 @@ func (d *directoryFlags) database() string {
 	return absPath(filepath.Join(d.cfg.DataDir, "a2aflow.db"))
 }
 
-// checkAgent fetches and validates the card at url: it must parse (A2A 1.0
-// or 0.3) and offer an interface this client can speak.
+// directoryOutbound makes the requests of the directory commands. They only
+// reach the agents the operator names (trusted), so its policy is the
+// default: public addresses only.
+var directoryOutbound = sync.OnceValue(func() *outbound.Client { return outbound.New(outbound.Options{}) })
+
+// checkAgent fetches and validates the card at url, an agent the operator
+// names: it must parse (A2A 1.0 or 0.3) and offer an interface this client
+// can speak. The request goes through the guarded outbound client with the
+// agent's host trusted, bounded as every card fetch, the credentials of the
+// flags sent only to the hosts they are registered for.
 func (d *directoryFlags) checkAgent(ctx context.Context, url string) (*a2a.AgentCard, json.RawMessage, error) {
-	hc := d.client.httpClient()
-	card, err := resolveCard(ctx, hc, url)
+	creds, err := d.client.credentials()
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := newA2AClient(ctx, hc, card)
+	clients, err := remote.Endpoint{URL: url, Trusted: true, Credentials: creds, AuthRef: d.authRef()}.Clients(directoryOutbound())
+	if err != nil {
+		return nil, nil, err
+	}
+	card, err := resolveCard(ctx, clients.Card, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := newA2AClient(ctx, clients.Calls, card)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,10 +81,28 @@ func (d *directoryFlags) checkAgent(ctx context.Context, url string) (*a2a.Agent
 	return card, raw, nil
 }
 
+// authRef is the name of the credentials the flags use, for messages.
+func (d *directoryFlags) authRef() string {
+	if d.client.authRefFlag != nil {
+		return d.client.authRefFlag.Value.String()
+	}
+	if d.client.authRef != "" {
+		return d.client.authRef
+	}
+	return "given with the flags"
+}
+
 func newAgentsCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agents",
 		Short: "The directory of known remote A2A agents: add, list, remove, refresh",
+		Long: `The directory of known remote A2A agents: add, list, remove, refresh.
+
+Agents added here (and with serve --peer) are the operator's: shared with every
+tenant, and their host is trusted by the outbound policy (reached even on
+loopback or a private network). Agents a task remembers (remember_agent) belong
+to the task's owner and obey --outbound-allow-hosts; list shows them with their
+owner, remove --owner removes one.`,
 	}
 	root.AddCommand(newAgentsAddCmd(), newAgentsListCmd(), newAgentsRemoveCmd(), newAgentsRefreshCmd())
 	return root
@@ -95,7 +131,7 @@ func newAgentsAddCmd() *cobra.Command {
 			}
 			defer store.Close()
 			now := time.Now()
-			a := &models.RemoteAgent{Name: name, URL: args[0], Card: raw, AuthRef: authRef, LastSeen: &now, Healthy: true}
+			a := &models.RemoteAgent{Shared: true, Name: name, URL: args[0], Card: raw, AuthRef: authRef, LastSeen: &now, Healthy: true}
 			if err := store.AddAgent(a); err != nil {
 				if errors.Is(err, models.ErrAlreadyExists) {
 					return fmt.Errorf("agents add: an agent named %q is already in the directory (remove it first, or pass --name)", name)
@@ -119,7 +155,7 @@ func newAgentsListCmd() *cobra.Command {
 	d := &directoryFlags{}
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the agents of the directory with their health",
+		Short: "List the agents of the directory with their health and owner (shared: the operator's)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			store, err := d.open()
@@ -147,22 +183,30 @@ func newAgentsListCmd() *cobra.Command {
 
 func printAgents(out io.Writer, agents []models.RemoteAgent) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tURL\tHEALTHY\tLAST SEEN\tAUTH\tERROR")
+	fmt.Fprintln(w, "NAME\tURL\tOWNER\tHEALTHY\tLAST SEEN\tAUTH\tERROR")
 	for _, a := range agents {
 		seen := "never"
 		if a.LastSeen != nil {
 			seen = a.LastSeen.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(w, "%s\t%s\t%t\t%s\t%s\t%s\n", a.Name, a.URL, a.Healthy, seen, a.AuthRef, a.LastError)
+		owner := "(shared)"
+		if !a.Shared {
+			owner = a.Owner
+			if owner == "" {
+				owner = "(anonymous)"
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\t%s\t%s\n", a.Name, a.URL, owner, a.Healthy, seen, a.AuthRef, a.LastError)
 	}
 	_ = w.Flush()
 }
 
 func newAgentsRemoveCmd() *cobra.Command {
 	d := &directoryFlags{}
+	var owner string
 	cmd := &cobra.Command{
-		Use:   "remove NAME",
-		Short: "Remove an agent from the directory",
+		Use:   "remove NAME [--owner PRINCIPAL]",
+		Short: "Remove an agent from the directory: a shared one, or with --owner one a task of that owner remembered",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := d.open()
@@ -170,16 +214,21 @@ func newAgentsRemoveCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			if err := store.RemoveAgent(args[0]); err != nil {
+			scope := models.SharedScope
+			if cmd.Flags().Changed("owner") {
+				scope = models.OwnedBy(owner)
+			}
+			if err := store.RemoveAgentIn(scope, args[0]); err != nil {
 				if errors.Is(err, models.ErrNotFound) {
-					return fmt.Errorf("agents remove: no agent named %q in the directory", args[0])
+					return fmt.Errorf("agents remove: no agent named %q in the directory (%s)", args[0], scope)
 				}
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s (%s)\n", args[0], scope)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&owner, "owner", "", `the principal whose remembered agent to remove ("" for tasks without authentication)`)
 	d.bind(cmd)
 	return cmd
 }
@@ -188,9 +237,10 @@ func newAgentsRefreshCmd() *cobra.Command {
 	d := &directoryFlags{}
 	cmd := &cobra.Command{
 		Use:   "refresh [NAME]",
-		Short: "Fetch the cards of the directory's agents (or of one) again and record their health",
-		Long:  "Fetch the cards again and record their health; exits 1 when an agent is unreachable.",
-		Args:  cobra.MaximumNArgs(1),
+		Short: "Fetch the cards of the directory's shared agents (or of one) again and record their health",
+		Long: "Fetch the cards of the shared agents (the operator's) again and record their health; exits 1 when an agent is unreachable. " +
+			"Agents tasks remembered are refreshed when a task remembers them again, through the outbound policy.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			store, err := d.open()
 			if err != nil {
@@ -207,8 +257,16 @@ func newAgentsRefreshCmd() *cobra.Command {
 					return err
 				}
 				agents = []models.RemoteAgent{*a}
-			} else if agents, err = store.Agents(); err != nil {
-				return err
+			} else {
+				all, err := store.Agents()
+				if err != nil {
+					return err
+				}
+				for _, a := range all {
+					if a.Shared {
+						agents = append(agents, a)
+					}
+				}
 			}
 			var updated []models.RemoteAgent
 			down := 0

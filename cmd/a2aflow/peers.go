@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
 )
 
@@ -129,7 +129,7 @@ func upsertPeer(store *models.Store, p peer, logger *slog.Logger) error {
 	existing, err := store.Agent(p.Name)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		err = store.AddAgent(&models.RemoteAgent{Name: p.Name, URL: p.URL})
+		err = store.AddAgent(&models.RemoteAgent{Shared: true, Name: p.Name, URL: p.URL})
 		if errors.Is(err, models.ErrAlreadyExists) {
 			// Another process (agents add) won the race: go again.
 			return upsertPeer(store, p, logger)
@@ -146,7 +146,7 @@ func upsertPeer(store *models.Store, p peer, logger *slog.Logger) error {
 	if err := store.RemoveAgent(p.Name); err != nil && !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
-	if err := store.AddAgent(&models.RemoteAgent{Name: p.Name, URL: p.URL, AuthRef: existing.AuthRef}); err != nil {
+	if err := store.AddAgent(&models.RemoteAgent{Shared: true, Name: p.Name, URL: p.URL, AuthRef: existing.AuthRef}); err != nil {
 		return err
 	}
 	logger.Info("peer replaced in the directory", "peer", p.Name, "url", p.URL, "previous_url", existing.URL)
@@ -155,14 +155,14 @@ func upsertPeer(store *models.Store, p peer, logger *slog.Logger) error {
 
 // fetchPeerCard fetches and validates the card at u, as `agents add` does:
 // it must parse and offer an interface this process can speak.
-func fetchPeerCard(ctx context.Context, hc *http.Client, u string) (json.RawMessage, error) {
+func fetchPeerCard(ctx context.Context, clients remote.Clients, u string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, peerCheckTimeout)
 	defer cancel()
-	card, err := resolveCard(ctx, hc, u)
+	card, err := resolveCard(ctx, clients.Card, u)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newA2AClient(ctx, hc, card)
+	c, err := newA2AClient(ctx, clients.Calls, card)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,11 @@ func fetchPeerCard(ctx context.Context, hc *http.Client, u string) (json.RawMess
 //
 // A peer whose directory entry has an auth reference (set with `a2aflow
 // agents add --auth-ref`, kept by --peer) is checked with those credentials
-// from keyring, as its delegations are.
+// from keyring, as its delegations are. Its card is fetched through the
+// guarded outbound client, the peer's host trusted (the operator named it):
+// a peer on loopback or a private network is reached, and only that host
+// (no redirect elsewhere; credentials only to the hosts they are
+// registered for); the card is bounded as every card is.
 func checkPeers(ctx context.Context, store *models.Store, keyring *remote.Keyring, peers []peer, logger *slog.Logger) (wait func()) {
 	var wg sync.WaitGroup
 	for _, p := range peers {
@@ -194,24 +198,29 @@ func checkPeers(ctx context.Context, store *models.Store, keyring *remote.Keyrin
 	return wg.Wait
 }
 
-// peerClient is the HTTP client for p's card: with the credentials its
-// directory entry refers to, if any.
-func peerClient(store *models.Store, keyring *remote.Keyring, p peer) (*http.Client, error) {
+// peerOutbound makes the peer checks' requests. Only the peers' own hosts
+// are reached, trusted, so its policy is the default: public addresses only.
+var peerOutbound = sync.OnceValue(func() *outbound.Client { return outbound.New(outbound.Options{}) })
+
+// peerClients are the HTTP clients for p's card: its host trusted, with the
+// credentials its directory entry refers to, if any.
+func peerClients(store *models.Store, keyring *remote.Keyring, p peer) (remote.Clients, error) {
 	entry, err := store.Agent(p.Name)
 	if err != nil {
-		return nil, err
+		return remote.Clients{}, err
 	}
-	if entry.AuthRef == "" {
-		return &http.Client{}, nil
+	if entry.AuthRef != "" && keyring == nil {
+		return remote.Clients{}, fmt.Errorf("its auth reference %q needs a credentials file (--credentials)", entry.AuthRef)
 	}
-	if keyring == nil {
-		return nil, fmt.Errorf("its auth reference %q needs a credentials file (--credentials)", entry.AuthRef)
+	e, err := keyring.Endpoint(entry.URL, true, entry.AuthRef)
+	if err != nil {
+		return remote.Clients{}, err
 	}
-	return keyring.Client(entry.AuthRef)
+	return e.Clients(peerOutbound())
 }
 
 func checkPeer(ctx context.Context, store *models.Store, keyring *remote.Keyring, p peer, logger *slog.Logger) {
-	hc, err := peerClient(store, keyring, p)
+	clients, err := peerClients(store, keyring, p)
 	if err != nil {
 		// Configuration, not reachability: say so once, do not retry.
 		if _, rerr := store.RecordAgentCheck(p.Name, models.AgentCheck{Err: err}); rerr != nil {
@@ -223,7 +232,7 @@ func checkPeer(ctx context.Context, store *models.Store, keyring *remote.Keyring
 	deadline := time.Now().Add(peerRetryDeadline)
 	delay := peerRetryFirst
 	for attempt := 1; ; attempt++ {
-		raw, err := fetchPeerCard(ctx, hc, p.URL)
+		raw, err := fetchPeerCard(ctx, clients, p.URL)
 		if ctx.Err() != nil {
 			return // shutting down: do not record the cancellation as the peer's fault
 		}

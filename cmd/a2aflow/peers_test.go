@@ -113,8 +113,8 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range []models.RemoteAgent{
-		{Name: "moved", URL: "http://old.example", AuthRef: "moved-key"},
-		{Name: "same", URL: "http://same.example", AuthRef: "same-key"},
+		{Shared: true, Name: "moved", URL: "http://old.example", AuthRef: "moved-key"},
+		{Shared: true, Name: "same", URL: "http://same.example", AuthRef: "same-key"},
 	} {
 		if err := pre.AddAgent(&a); err != nil {
 			t.Fatal(err)
@@ -205,9 +205,16 @@ func TestRegisterAndCheckPeers(t *testing.T) {
 
 // TestCheckPeerWithCredentials checks a peer behind a bearer token with the
 // credentials its directory entry names, and records a peer whose
-// credentials are missing as a configuration error, without retrying.
+// credentials are missing, or registered for another host, as a
+// configuration error, without retrying and without sending them. The peer
+// is on loopback: the operator's peers are reached whatever the outbound
+// policy.
 func TestCheckPeerWithCredentials(t *testing.T) {
+	var foreignToken atomic.Int32
 	srv := cardServer(t, "guarded", func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Authorization") == "Bearer partner-token" {
+			foreignToken.Add(1)
+		}
 		if r.Header.Get("Authorization") != "Bearer peer-token" {
 			http.Error(w, "who are you?", http.StatusUnauthorized)
 			return false
@@ -221,18 +228,22 @@ func TestCheckPeerWithCredentials(t *testing.T) {
 	}
 	defer store.Close()
 	for _, a := range []models.RemoteAgent{
-		{Name: "guarded", URL: srv.URL, AuthRef: "peer"},
-		{Name: "nokeys", URL: srv.URL, AuthRef: "missing"},
+		{Shared: true, Name: "guarded", URL: srv.URL, AuthRef: "peer"},
+		{Shared: true, Name: "nokeys", URL: srv.URL, AuthRef: "missing"},
+		{Shared: true, Name: "borrowed", URL: srv.URL, AuthRef: "partner"},
 	} {
 		if err := store.AddAgent(&a); err != nil {
 			t.Fatal(err)
 		}
 	}
-	keyring := remote.NewKeyring(map[string]*remote.Credentials{"peer": {Bearer: "peer-token"}})
+	keyring := remote.NewKeyring(map[string]*remote.Credentials{
+		"peer":    {Bearer: "peer-token"},
+		"partner": {Bearer: "partner-token", Hosts: []string{"partner.example"}},
+	})
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	checkPeers(ctx, store, keyring, []peer{{"guarded", srv.URL}, {"nokeys", srv.URL}}, logger)()
+	checkPeers(ctx, store, keyring, []peer{{"guarded", srv.URL}, {"nokeys", srv.URL}, {"borrowed", srv.URL}}, logger)()
 
 	guarded, err := store.Agent("guarded")
 	if err != nil {
@@ -247,6 +258,16 @@ func TestCheckPeerWithCredentials(t *testing.T) {
 	}
 	if nokeys.Healthy || !strings.Contains(nokeys.LastError, "no credentials named missing") {
 		t.Errorf("nokeys = %+v, want unhealthy naming the unknown credentials", nokeys)
+	}
+	borrowed, err := store.Agent("borrowed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if borrowed.Healthy || !strings.Contains(borrowed.LastError, `credentials "partner" are registered for partner.example, not for 127.0.0.1:`) {
+		t.Errorf("borrowed = %+v, want unhealthy: its credentials are another host's", borrowed)
+	}
+	if n := foreignToken.Load(); n != 0 {
+		t.Errorf("the peer got partner.example's token %d times, want never", n)
 	}
 	if ctx.Err() != nil {
 		t.Error("the checks retried a configuration error until the deadline")

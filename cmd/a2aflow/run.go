@@ -22,6 +22,7 @@ import (
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -74,6 +75,11 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 			return nil, fmt.Errorf("--credentials: %w", err)
 		}
 	}
+	outboundPolicy, err := outbound.ParsePolicy(cfg.OutboundAllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("--outbound-allow-hosts: %w", err)
+	}
+	logger.Debug("outbound requests", "may reach", outboundPolicy.String(), "and", "the hosts of the operator's agents")
 	store, err := models.Open(dsn)
 	if err != nil {
 		return nil, err
@@ -109,9 +115,13 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	w.RegisterActivity(&activities.HistoryPages{Store: payloads})
 	w.RegisterActivity(&activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store})
 	llm.RegisterTools(w, agents.AssistantTools()...)
-	// Delegation to remote A2A agents and the directory tools.
-	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring})
-	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring})...)
+	// Delegation to remote A2A agents and the directory tools: every request
+	// through the guarded outbound client, the directory seen as the task's
+	// owner sees it.
+	out := outbound.New(outbound.Options{Policy: outboundPolicy})
+	owners := &activities.WorkflowOwners{Client: c}
+	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})
+	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})...)
 	if err := w.Start(); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
