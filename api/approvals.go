@@ -283,6 +283,12 @@ func (s *Server) decide(ctx context.Context, id string, in workflows.DecideAppro
 	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
+		// The task's workflow has ended, or never was: only a caller who
+		// may see the approval learns that it ended.
+		who := workflows.Caller{Principal: in.Principal, Approver: in.Approver, Groups: in.ApproverGroups}
+		if _, verr := s.approval(ctx, id, who); verr != nil {
+			return workflows.Approval{}, notFound("approval %q does not exist", id)
+		}
 		return workflows.Approval{}, conflict("the task of approval %s has ended; it takes no more decisions", id)
 	}
 	var appErr *temporal.ApplicationError

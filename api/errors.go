@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -14,6 +15,12 @@ import (
 
 	"github.com/a2aflow/a2aflow/workflows"
 )
+
+// taskNotFound is the one answer for a task the caller may not see: one
+// that does not exist and one of another tenant read the same, message
+// included, so that an answer never tells that a task exists. A new error
+// each time: a2a-go adds details to the errors it writes.
+func taskNotFound() error { return a2a.NewError(a2a.ErrTaskNotFound, "task not found") }
 
 // toA2AError maps an error from a Temporal call to the A2A error a client
 // gets. It is the one place where that mapping lives; a2a-go's transports
@@ -41,8 +48,10 @@ func toA2AError(err error) error {
 			return a2a.NewError(a2a.ErrTaskNotCancelable, appErr.Message())
 		case workflows.ErrTypeInvalidParams:
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
-		case workflows.ErrTypeTaskNotFound:
-			return a2a.NewError(a2a.ErrTaskNotFound, appErr.Message())
+		case workflows.ErrTypeTaskNotFound, workflows.ErrTypeApprovalNotFound:
+			return taskNotFound()
+		case workflows.ErrTypeApprovalRefused:
+			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
 		case workflows.ErrTypeContinuing:
 			return retryableError(appErr.Message(), "CONTINUING_AS_NEW")
 		}
@@ -50,14 +59,18 @@ func toA2AError(err error) error {
 	var queryFailed *serviceerror.QueryFailed
 	if errors.As(err, &queryFailed) {
 		// A query handler's error arrives as a failure, not an ApplicationError.
-		if queryFailed.Failure.GetApplicationFailureInfo().GetType() == workflows.ErrTypeTaskNotFound {
-			return a2a.NewError(a2a.ErrTaskNotFound, queryFailed.Failure.GetMessage())
+		// A query answered inside a workflow task (the workflow had one
+		// pending, e.g. a refused update) carries only the error's text,
+		// which names its type.
+		if queryFailed.Failure.GetApplicationFailureInfo().GetType() == workflows.ErrTypeTaskNotFound ||
+			strings.Contains(queryFailed.Message, "(type: "+workflows.ErrTypeTaskNotFound+",") {
+			return taskNotFound()
 		}
 		return fmt.Errorf("%w: query failed: %s", a2a.ErrInternalError, queryFailed.Message)
 	}
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {
-		return a2a.NewError(a2a.ErrTaskNotFound, "task not found")
+		return taskNotFound()
 	}
 	var invalid *serviceerror.InvalidArgument
 	if errors.As(err, &invalid) {
@@ -124,7 +137,8 @@ func isValidatorRefusal(err error) bool {
 	}
 	switch appErr.Type() {
 	case workflows.ErrTypeUnsupportedOperation, workflows.ErrTypeTaskNotCancelable, workflows.ErrTypeInvalidParams,
-		workflows.ErrTypeTaskNotFound, workflows.ErrTypeDuplicateMessage, workflows.ErrTypeContinuing, workflows.ErrTypeApprovalRefused:
+		workflows.ErrTypeTaskNotFound, workflows.ErrTypeDuplicateMessage, workflows.ErrTypeContinuing, workflows.ErrTypeApprovalRefused,
+		workflows.ErrTypeApprovalNotFound, workflows.ErrTypeCredentialRequired:
 		return true
 	}
 	return false

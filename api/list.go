@@ -93,7 +93,7 @@ func (s *TaskService) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) 
 		return nil, listError(err, false)
 	}
 
-	tasks, err := s.readListedTasks(ctx, page.GetExecutions(), req.HistoryLength)
+	tasks, err := s.readListedTasks(ctx, page.GetExecutions(), s.historyLimit(req.HistoryLength))
 	if err != nil {
 		return nil, err
 	}

@@ -74,10 +74,10 @@ func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID strin
 			return nil, toA2AError(fmt.Errorf("read the result of task %s: %w", id, err))
 		}
 		if snap.Task == nil || snap.NoTask {
-			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+			return nil, taskNotFound()
 		}
 		if !s.owns(ctx, &snap) {
-			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+			return nil, taskNotFound()
 		}
 		snap.Task.History = workflows.LastMessages(snap.Task.History, historyLength)
 		return s.withHistory(ctx, &snap, historyLength)
@@ -108,10 +108,10 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 		return v
 	}
 	if keyword(workflows.AgentKey.GetName()) != s.agent.Name {
-		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		return nil, taskNotFound()
 	}
 	if owner := principal(ctx); owner != "" && keyword(workflows.OwnerKey.GetName()) != owner {
-		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		return nil, taskNotFound()
 	}
 	reason, closed := s.closeReason(ctx, id, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), status)
 	if closed.IsZero() {

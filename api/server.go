@@ -77,6 +77,11 @@ type Config struct {
 	// a credential like any A2A request. `a2aflow serve` needs none of it:
 	// its UI serves the codec on its own address.
 	UICodecOrigins []string
+	// DefaultHistoryLength is how many of a task's latest messages a read
+	// that sets no historyLength gets (A2A lets the server apply a lower
+	// limit than "all"): reading a long task's whole history costs time in
+	// proportion to its age. Default 1,000; negative: all.
+	DefaultHistoryLength int
 	// Credentials keeps the credentials users give tasks that ask for them
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
@@ -116,6 +121,9 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 		if cfg.Notifier != nil {
 			cfg.PollInterval = 2 * time.Second
 		}
+	}
+	if cfg.DefaultHistoryLength == 0 {
+		cfg.DefaultHistoryLength = 1000
 	}
 	if cfg.WaitTimeout <= 0 {
 		cfg.WaitTimeout = 30 * time.Second
@@ -203,7 +211,7 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
 		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
-		credentials: s.cfg.Credentials,
+		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength,
 	}
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)

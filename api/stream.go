@@ -35,6 +35,7 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		if req.Config != nil {
 			historyLength = req.Config.HistoryLength
 		}
+		historyLength = s.historyLimit(historyLength)
 		// The stream starts from the task as it was when the message was
 		// recorded, then carries every event since: the task is read now and
 		// wound back to that moment (TaskUpdateResult.Status...), and the
@@ -111,7 +112,7 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 			yield(nil, a2a.NewError(a2a.ErrInvalidParams, "id is required"))
 			return
 		}
-		snap, err := s.events(ctx, req.ID, workflows.EventsInput{WithTask: true})
+		snap, err := s.events(ctx, req.ID, workflows.EventsInput{WithTask: true, HistoryLength: s.historyLimit(nil)})
 		if err != nil {
 			yield(nil, err)
 			return
@@ -167,7 +168,7 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 		failures = 0
 		if out.Task != nil && len(out.Events) == 0 {
 			// Too far behind the retained events: resynchronise with the task.
-			snap, err := s.withHistory(ctx, out.Task, nil)
+			snap, err := s.withHistory(ctx, out.Task, s.historyLimit(nil))
 			if err != nil {
 				yield(nil, err)
 				return

@@ -46,6 +46,9 @@ type TaskService struct {
 	payloads blobstore.Store
 	// waitTimeout bounds how long a request waits for the worker.
 	waitTimeout time.Duration
+	// defaultHistory is how many messages a task read without historyLength
+	// holds (0: all); see Config.DefaultHistoryLength.
+	defaultHistory int
 	// credentials keeps the secrets of auth-required answers; nil: none kept.
 	credentials *secrets.CredentialStore
 }
@@ -74,6 +77,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 	if req.Config != nil {
 		historyLength = req.Config.HistoryLength
 	}
+	historyLength = s.historyLimit(historyLength)
 	res, err := s.send(ctx, req, returnImmediately)
 	if err != nil {
 		return nil, err
@@ -418,7 +422,7 @@ func (s *TaskService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2
 	if req.HistoryLength != nil && *req.HistoryLength < 0 {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "historyLength must not be negative")
 	}
-	snap, err := s.loadTask(ctx, req.ID, req.HistoryLength)
+	snap, err := s.loadTask(ctx, req.ID, s.historyLimit(req.HistoryLength))
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +462,7 @@ func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest
 	if !res.Settled {
 		s.await(ctx, req.ID, res.EventSeq, deadline, settles(false))
 	}
-	snap, err := s.loadTask(ctx, req.ID, nil)
+	snap, err := s.loadTask(ctx, req.ID, s.historyLimit(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -487,7 +491,7 @@ func (s *TaskService) requestCancel(ctx context.Context, id a2a.TaskID) error {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &owner)
 	}
 	if agent != s.agent.Name || (principal(ctx) != "" && owner != principal(ctx)) {
-		return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		return taskNotFound()
 	}
 	if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is in a terminal state", id))
@@ -626,4 +630,16 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// historyLimit is the historyLength a read uses: the request's, or without
+// one the server's default (A2A lets a server apply a lower limit), so that
+// a client that never sets it does not read a long task's whole history on
+// every turn.
+func (s *TaskService) historyLimit(requested *int) *int {
+	if requested != nil || s.defaultHistory <= 0 {
+		return requested
+	}
+	n := s.defaultHistory
+	return &n
 }

@@ -114,7 +114,9 @@ func TestLongConversation(t *testing.T) {
 	wantState(t, task, a2a.TaskStateCompleted, "")
 
 	// Every message once, in order, across runs and pages.
-	full, err := connect().GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+	// The whole history, asked for explicitly (without historyLength a read
+	// gets the latest 1,000 messages, the server's default).
+	full, err := connect().GetTask(ctx, &a2a.GetTaskRequest{ID: id, HistoryLength: ptr(1 << 20)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func TestConcurrentMessagesAcrossContinueAsNew(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, HistoryLength: ptr(1 << 20)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -407,6 +407,10 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 		return err
 	}
 	if d, ok := r.decisionInMessage(in); ok {
+		// The owner's own decision: the access rule too (no self-approval).
+		if err := r.authorizeDecision(d, in.Owner); err != nil {
+			return err
+		}
 		if err := r.validateDecision(ctx, d); err != nil {
 			return err
 		}
