@@ -27,7 +27,6 @@ func TestAccessRule(t *testing.T) {
 		act func(env *testsuite.TestWorkflowEnvironment) func() (accepted bool, err error)
 		// wantType is the refusal's error type, "" when it is let through.
 		wantType string
-
 	}{
 		{
 			name: "mallory's decision message on alice's task: not found, nothing recorded",
