@@ -113,12 +113,21 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, err
 	}
 	w.RegisterActivity(&activities.HistoryPages{Store: payloads})
-	w.RegisterActivity(&activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store})
-	llm.RegisterTools(w, agents.AssistantTools()...)
-	// Delegation to remote A2A agents and the directory tools: every request
-	// through the guarded outbound client, the directory seen as the task's
-	// owner sees it.
+	// Every outbound request of the activities below goes through the
+	// guarded outbound client.
 	out := outbound.New(outbound.Options{Policy: outboundPolicy})
+	// The GitHub API the operator configured: its host trusted, answers
+	// bounded as the activity reads them (4 MiB).
+	githubAPI := cfg.Credentials.GitHubAPI
+	if githubAPI == "" {
+		githubAPI = activities.DefaultGitHubAPI
+	}
+	githubUse := outbound.Use{Name: "GitHub API", MaxBody: 4 << 20, HeaderTimeout: 30 * time.Second, Timeout: 30 * time.Second}
+	w.RegisterActivity(&activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
+		Client: out.HTTPClient(githubUse.Trusting(githubAPI))})
+	llm.RegisterTools(w, agents.AssistantTools()...)
+	// Delegation to remote A2A agents and the directory tools, the directory
+	// seen as the task's owner sees it.
 	owners := &activities.WorkflowOwners{Client: c}
 	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})
 	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})...)
