@@ -39,7 +39,7 @@ func recorderOn(t *testing.T, addr string) *recorder {
 // that name no host go only to their entry's host, never to another host
 // the same client is asked to reach (a card naming another interface).
 func TestKeyringHostBinding(t *testing.T) {
-	agent := newRecorder(t)                  // 127.0.0.1
+	agent := newRecorder(t)                   // 127.0.0.1
 	elsewhere := recorderOn(t, "127.0.0.2:0") // another host
 	port := agent.Listener.Addr().(*net.TCPAddr).Port
 	path := writeKeyring(t, fmt.Sprintf(`{

@@ -94,7 +94,10 @@ func startREPL(t *testing.T, args ...string) *replProc {
 	t.Helper()
 	r := &replProc{t: t, out: &syncBuffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(binary, append([]string{"repl"}, args...)...)
-	r.cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+	// The agents a REPL serves (:listen) remember agents of this machine
+	// (remember_agent on loopback), which the outbound policy allows only
+	// when told: a developer's REPL opts in.
+	r.cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "A2AFLOW_OUTBOUND_ALLOW_HOSTS=loopback"}
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	var err error
 	if r.stdin, err = r.cmd.StdinPipe(); err != nil {
