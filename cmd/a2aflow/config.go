@@ -61,6 +61,8 @@ type config struct {
 	RetryBudget time.Duration
 	// WaitTimeout bounds how long an API request waits for a worker.
 	WaitTimeout time.Duration
+	// DefaultHistoryLength is the history a read without historyLength gets.
+	DefaultHistoryLength int
 	// IdleTimeouts cancel tasks left input-required, per agent name.
 	IdleTimeouts map[string]string
 	// UICodecOrigins are the origins of a separate Temporal Web UI that the
@@ -83,6 +85,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ApproverGroups, "approver-groups", env("A2AFLOW_APPROVER_GROUPS", ""),
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group (A2AFLOW_APPROVER_GROUPS)`)
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("A2AFLOW_TEMPORAL_UI_URL", ""), "Temporal Web UI base URL for links from approvals; serve sets its own (A2AFLOW_TEMPORAL_UI_URL)")
+	fs.IntVar(&c.DefaultHistoryLength, "default-history-length", envInt("A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000),
+		"how many of a task's latest messages a read that sets no historyLength gets; 0 for all, which costs time in proportion to a long task's age (A2AFLOW_DEFAULT_HISTORY_LENGTH)")
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
 	c.HTTP.bind(fs)
@@ -195,3 +199,4 @@ func envList(key string) []string {
 	}
 	return out
 }
+

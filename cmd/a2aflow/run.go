@@ -181,6 +181,12 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			WaitTimeout:    cfg.WaitTimeout,
 			UICodecOrigins: cfg.UICodecOrigins,
 			Credentials:    cfg.Credentials.store,
+			DefaultHistoryLength: func() int {
+				if cfg.DefaultHistoryLength <= 0 {
+					return -1 // all
+				}
+				return cfg.DefaultHistoryLength
+			}(),
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
