@@ -160,7 +160,7 @@ func post(client *http.Client, req *http.Request, url, what string) error {
 // authorize sets the Authorization and token headers from c, opening its
 // sealed secrets. A scheme without credentials sends no Authorization.
 func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig) error {
-	token, err := w.Sealer.Open(c.Token)
+	token, err := w.Sealer.Open(c.Token, c.TaskID, c.ID)
 	if err != nil {
 		return fmt.Errorf("token: %w", err)
 	}
@@ -174,7 +174,7 @@ func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig) error {
 	if c.Auth == nil || c.Auth.Credentials == "" {
 		return nil
 	}
-	creds, err := w.Sealer.Open(c.Auth.Credentials)
+	creds, err := w.Sealer.Open(c.Auth.Credentials, c.TaskID, c.ID)
 	if err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}

@@ -127,8 +127,8 @@ func TestDeliverPushNotificationSendsStreamResponse(t *testing.T) {
 		{
 			name: "sealed secrets are opened",
 			w:    &activities.Webhooks{Policy: mustPolicy(t, "loopback"), Sealer: sealer},
-			config: a2a.PushConfig{ID: "c1", URL: srv.URL + "/hook", Token: sealer.Seal("tok-2"),
-				Auth: &a2a.PushAuthInfo{Scheme: "Basic", Credentials: sealer.Seal("dXNlcjpwYXNz")}},
+			config: a2a.PushConfig{ID: "c1", URL: srv.URL + "/hook", Token: sealer.Seal("tok-2", "", "c1"),
+				Auth: &a2a.PushAuthInfo{Scheme: "Basic", Credentials: sealer.Seal("dXNlcjpwYXNz", "", "c1")}},
 			event:    statusEvent(4, a2a.TaskStateCompleted),
 			wantAuth: "Basic dXNlcjpwYXNz",
 			wantTok:  "tok-2",
@@ -270,7 +270,7 @@ func TestDeliverPushNotificationRetries(t *testing.T) {
 		sealer, _ := webhook.NewSealer(webhook.NewKey())
 		srv := serveOn(t, "127.0.0.1:0", &receiver{})
 		err := deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, workflows.PushDelivery{
-			Config: a2a.PushConfig{ID: "c1", URL: srv.URL, Token: sealer.Seal("tok")}, Event: statusEvent(1, a2a.TaskStateWorking),
+			Config: a2a.PushConfig{ID: "c1", URL: srv.URL, Token: sealer.Seal("tok", "", "c1")}, Event: statusEvent(1, a2a.TaskStateWorking),
 		})
 		checkDeliveryError(t, err, true, false, activities.ErrTypeWebhookConfig, 0)
 	})

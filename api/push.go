@@ -36,7 +36,7 @@ func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushCon
 	if req == nil || req.TaskID == "" {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "taskId is required")
 	}
-	config, err := s.preparePushConfig(ctx, req)
+	config, err := s.preparePushConfig(ctx, req.TaskID, req)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushCon
 	if err := handle.Get(ctx, &stored); err != nil {
 		return nil, s.writeError(ctx, string(req.TaskID), err, a2a.ErrUnsupportedOperation)
 	}
-	return s.openPushConfig(&stored)
+	return redactPushConfig(&stored), nil
 }
 
 // GetTaskPushConfig implements A2A GetTaskPushNotificationConfig with a
@@ -68,7 +68,7 @@ func (s *TaskService) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPus
 	}
 	for _, c := range configs {
 		if c.ID == req.ID {
-			return s.openPushConfig(c)
+			return redactPushConfig(c), nil
 		}
 	}
 	return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s has no push notification config %q", req.TaskID, req.ID))
@@ -94,10 +94,7 @@ func (s *TaskService) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTask
 		resp.NextPageToken = strconv.Itoa(end)
 	}
 	for _, stored := range configs[start:end] {
-		c, err := s.openPushConfig(stored)
-		if err != nil {
-			return nil, err
-		}
+		c := redactPushConfig(stored)
 		resp.Configs = append(resp.Configs, c)
 	}
 	return resp, nil
@@ -164,7 +161,7 @@ func (s *TaskService) pushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*a2
 // store: its ID set (a new UUID when the client gave none) and its token and
 // credentials sealed. A nil config gives nil. Every problem is InvalidParams
 // with a message that names the field and never a secret.
-func (s *TaskService) preparePushConfig(ctx context.Context, c *a2a.PushConfig) (*a2a.PushConfig, error) {
+func (s *TaskService) preparePushConfig(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConfig) (*a2a.PushConfig, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -192,26 +189,27 @@ func (s *TaskService) preparePushConfig(ctx context.Context, c *a2a.PushConfig) 
 	if out.ID == "" {
 		out.ID = uuid.NewString()
 	}
-	out.Token = s.push.Sealer.Seal(c.Token)
+	out.Token = s.push.Sealer.Seal(c.Token, taskID, out.ID)
 	if c.Auth != nil {
-		out.Auth = &a2a.PushAuthInfo{Scheme: scheme, Credentials: s.push.Sealer.Seal(credentials)}
+		out.Auth = &a2a.PushAuthInfo{Scheme: scheme, Credentials: s.push.Sealer.Seal(credentials, taskID, out.ID)}
 	}
 	return &out, nil
 }
 
-// openPushConfig returns a stored config as its owner gave it, secrets opened.
-func (s *TaskService) openPushConfig(c *a2a.PushConfig) (*a2a.PushConfig, error) {
+// redactPushConfig returns a stored config as the API shows it: its token
+// and credentials, sealed or not, are replaced by webhook.Redacted. They go
+// to the webhook only, never back to a caller.
+func redactPushConfig(c *a2a.PushConfig) *a2a.PushConfig {
 	out := *c
-	var err error
-	if out.Token, err = s.push.Sealer.Open(c.Token); err != nil {
-		return nil, fmt.Errorf("%w: push notification config %s: token: %w", a2a.ErrInternalError, c.ID, err)
+	if out.Token != "" {
+		out.Token = webhook.Redacted
 	}
 	if c.Auth != nil {
 		auth := *c.Auth
-		if auth.Credentials, err = s.push.Sealer.Open(c.Auth.Credentials); err != nil {
-			return nil, fmt.Errorf("%w: push notification config %s: credentials: %w", a2a.ErrInternalError, c.ID, err)
+		if auth.Credentials != "" {
+			auth.Credentials = webhook.Redacted
 		}
 		out.Auth = &auth
 	}
-	return &out, nil
+	return &out
 }

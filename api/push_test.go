@@ -41,7 +41,7 @@ func TestPreparePushConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := s.preparePushConfig(context.Background(), tt.config)
+			got, err := s.preparePushConfig(context.Background(), "task-1", tt.config)
 			if tt.wantErr != "" {
 				if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want InvalidParams saying %q", err, tt.wantErr)
@@ -66,14 +66,27 @@ func TestPreparePushConfig(t *testing.T) {
 			if tt.config.Auth != nil && !webhook.IsSealed(got.Auth.Credentials) {
 				t.Errorf("credentials %q are not sealed", got.Auth.Credentials)
 			}
-			opened, err := s.openPushConfig(got)
-			if err != nil {
-				t.Fatal(err)
+			// Sealed for this task and config: it opens so, and only so.
+			if tt.config.Token != "" {
+				if tok, err := sealer.Open(got.Token, "task-1", got.ID); err != nil || tok != tt.config.Token {
+					t.Errorf("open the token for its task and config: %q, %v", tok, err)
+				}
+				if _, err := sealer.Open(got.Token, "task-2", got.ID); err == nil {
+					t.Error("the token opened for another task")
+				}
 			}
+			// What the API answers never holds the secrets.
+			shown := redactPushConfig(got)
 			want := *tt.config
 			want.ID = got.ID
-			if diff := cmp.Diff(&want, opened); diff != "" {
-				t.Errorf("opened config (-want +got):\n%s", diff)
+			if want.Token != "" {
+				want.Token = webhook.Redacted
+			}
+			if want.Auth != nil {
+				want.Auth = &a2a.PushAuthInfo{Scheme: want.Auth.Scheme, Credentials: webhook.Redacted}
+			}
+			if diff := cmp.Diff(&want, shown); diff != "" {
+				t.Errorf("config as the API shows it (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -199,8 +199,16 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	// The message may be an approval decision (approval.go): it carries who
 	// sends it, from authentication or, with it off, the X-Approver header.
 	in.Approver, in.ApproverGroups = s.messageApprover(ctx)
+	taskID := msg.TaskID
+	var startOp client.WithStartWorkflowOperation
+	if taskID == "" {
+		var id string
+		id, startOp = s.newTask(msg, owner)
+		taskID = a2a.TaskID(id)
+	}
 	if req.Config != nil {
-		push, err := s.preparePushConfig(ctx, req.Config.PushConfig)
+		// The push config's secrets are sealed for this task and config.
+		push, err := s.preparePushConfig(ctx, taskID, req.Config.PushConfig)
 		if err != nil {
 			return sent{}, err
 		}
@@ -216,13 +224,6 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	waitCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	taskID := msg.TaskID
-	var startOp client.WithStartWorkflowOperation
-	if taskID == "" {
-		var id string
-		id, startOp = s.newTask(msg, owner)
-		taskID = a2a.TaskID(id)
-	}
 	update.WorkflowID = string(taskID)
 	var res workflows.TaskUpdateResult
 	var err error

@@ -75,6 +75,8 @@ func TestDockerComposeConfig(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "docker", "compose", "-f", composeFile, "config", "--format", "json")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The file requires a push key (api and worker refuse to start without).
+	cmd.Env = append(os.Environ(), "A2AFLOW_PUSH_KEY="+testPushKey)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("docker compose config: %v\n%s", err, stderr.String())
 	}

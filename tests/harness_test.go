@@ -200,3 +200,7 @@ func testContext(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// testPushKey is the push key (the key sealing secrets) the tests give
+// separate api and worker processes, which refuse to start without one.
+const testPushKey = "dGVzdC1wdXNoLWtleS0zMi1ieXRlcy1sb25nLTEyMzQ="

@@ -20,6 +20,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/a2aflow/a2aflow/webhook"
 )
 
 // pushed is one push notification a webhook accepted, as the tests compare it.
@@ -218,8 +220,8 @@ func TestPushNotifications(t *testing.T) {
 			}
 		}
 
-		// The config is readable with its secrets as given, which the
-		// task's history carries only sealed.
+		// The config is readable, its secrets redacted (they go to the
+		// webhook only); the task's history carries them only sealed.
 		list, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
 		if err != nil {
 			t.Fatalf("ListTaskPushConfigs: %v", err)
@@ -231,8 +233,8 @@ func TestPushNotifications(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GetTaskPushConfig: %v", err)
 		}
-		if got1.Token != "tok-1" || got1.Auth == nil || got1.Auth.Credentials != "webhook-secret" || got1.TaskID != task.ID {
-			t.Errorf("GetTaskPushConfig = %+v (auth %+v), want the token and credentials as given", got1, got1.Auth)
+		if got1.Token != webhook.Redacted || got1.Auth == nil || got1.Auth.Scheme != "Bearer" || got1.Auth.Credentials != webhook.Redacted || got1.TaskID != task.ID {
+			t.Errorf("GetTaskPushConfig = %+v (auth %+v), want the token and credentials redacted", got1, got1.Auth)
 		}
 		hist := historyBytes(t, ctx, s.TemporalAddr, task.ID)
 		for _, secret := range []string{"webhook-secret", "tok-1"} {
@@ -240,7 +242,7 @@ func TestPushNotifications(t *testing.T) {
 				t.Errorf("the task's Temporal history holds %q in the clear", secret)
 			}
 		}
-		if !bytes.Contains(hist, []byte("a2aflow-sealed:v1:")) {
+		if !bytes.Contains(hist, []byte("a2aflow-sealed:v2:")) {
 			t.Error("the task's Temporal history holds no sealed secret")
 		}
 	})
@@ -346,7 +348,7 @@ func TestPushNotifications(t *testing.T) {
 		if urls[1] != hook.URL+"/rpc2" {
 			t.Errorf("replaced config url = %s, want %s", urls[1], hook.URL+"/rpc2")
 		}
-		if code, body := rest(http.MethodGet, "/rest-1", ""); code != http.StatusOK || !strings.Contains(body, `"t1"`) {
+		if code, body := rest(http.MethodGet, "/rest-1", ""); code != http.StatusOK || !strings.Contains(body, `"[sealed]"`) || strings.Contains(body, `"t1"`) {
 			t.Errorf("REST get: %d %s", code, body)
 		}
 		if code, body := rest(http.MethodGet, "", ""); code != http.StatusOK || strings.Count(body, `"url"`) != 2 {

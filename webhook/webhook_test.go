@@ -2,11 +2,15 @@ package webhook_test
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/base64"
 	"errors"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2aflow/a2aflow/webhook"
@@ -168,7 +172,12 @@ func TestPolicyCheckURL(t *testing.T) {
 }
 
 func TestSealer(t *testing.T) {
-	s, err := webhook.NewSealer(webhook.NewKey())
+	key, newKey := webhook.NewKey(), webhook.NewKey()
+	s, err := webhook.NewSealer(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := webhook.NewSealer(newKey, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,32 +185,41 @@ func TestSealer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed := s.Seal("s3cret")
+	sealed := s.Seal("s3cret", "task-1", "hook")
 	if !webhook.IsSealed(sealed) || strings.Contains(sealed, "s3cret") {
 		t.Fatalf("Seal = %q, want a sealed value without the secret", sealed)
 	}
-	if sealed == s.Seal("s3cret") {
+	if sealed == s.Seal("s3cret", "task-1", "hook") {
 		t.Error("two seals of one value are equal; the nonce must differ")
 	}
+	// A value sealed by an earlier a2aflow (v1, bound to nothing).
+	v1 := sealV1(t, key, "old-secret")
 	tests := []struct {
-		name    string
-		sealer  *webhook.Sealer
-		value   string
-		want    string
-		wantErr error
+		name     string
+		sealer   *webhook.Sealer
+		value    string
+		task     a2a.TaskID
+		configID string
+		want     string
+		wantErr  error
 	}{
-		{"round trip", s, sealed, "s3cret", nil},
-		{"plain value reads as is", s, "plain", "plain", nil},
-		{"nil sealer reads plain", nil, "plain", "plain", nil},
-		{"empty", s, "", "", nil},
-		{"nil sealer cannot open", nil, sealed, "", webhook.ErrNoKey},
-		{"other key", other, sealed, "", webhook.ErrCannotOpen},
-		{"tampered", s, sealed[:len(sealed)-2] + "AA", "", webhook.ErrCannotOpen},
-		{"garbage", s, "a2aflow-sealed:v1:!!", "", webhook.ErrCannotOpen},
+		{"round trip", s, sealed, "task-1", "hook", "s3cret", nil},
+		{"after a key rotation", rotated, sealed, "task-1", "hook", "s3cret", nil},
+		{"copied into another task", s, sealed, "task-2", "hook", "", webhook.ErrCannotOpen},
+		{"copied into another config", s, sealed, "task-1", "other", "", webhook.ErrCannotOpen},
+		{"plain value reads as is", s, "plain", "task-1", "hook", "plain", nil},
+		{"nil sealer reads plain", nil, "plain", "task-1", "hook", "plain", nil},
+		{"empty", s, "", "task-1", "hook", "", nil},
+		{"nil sealer cannot open", nil, sealed, "task-1", "hook", "", webhook.ErrNoKey},
+		{"other key", other, sealed, "task-1", "hook", "", webhook.ErrCannotOpen},
+		{"tampered", s, sealed[:len(sealed)-2] + "AA", "task-1", "hook", "", webhook.ErrCannotOpen},
+		{"v1 value still opens", s, v1, "any", "any", "old-secret", nil},
+		{"v1 value after a rotation", rotated, v1, "any", "any", "old-secret", nil},
+		{"v1 garbage", s, "a2aflow-sealed:v1:!!", "task-1", "hook", "", webhook.ErrCannotOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.sealer.Open(tt.value)
+			got, err := tt.sealer.Open(tt.value, tt.task, tt.configID)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
 				t.Fatalf("Open = %v, want %v", err, tt.wantErr)
 			}
@@ -210,12 +228,30 @@ func TestSealer(t *testing.T) {
 			}
 		})
 	}
-	if got := (*webhook.Sealer)(nil).Seal("x"); got != "x" {
+	if got := (*webhook.Sealer)(nil).Seal("x", "t", "c"); got != "x" {
 		t.Errorf("nil Seal = %q, want the value unchanged", got)
 	}
 	if _, err := webhook.NewSealer([]byte("short")); err == nil {
 		t.Error("NewSealer(5 bytes) succeeded, want an error")
 	}
+}
+
+// sealV1 seals v as a2aflow sealed push secrets before they were bound to
+// their task and config: AES-256-GCM, the prefix as associated data.
+func sealV1(t *testing.T, key []byte, v string) string {
+	t.Helper()
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "a2aflow-sealed:v1:"
+	nonce := make([]byte, aead.NonceSize())
+	out := aead.Seal(nonce, nonce, []byte(v), []byte(prefix))
+	return prefix + base64.RawURLEncoding.EncodeToString(out)
 }
 
 func TestCheckAuth(t *testing.T) {

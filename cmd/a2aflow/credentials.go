@@ -25,19 +25,15 @@ func (c *credentialsConfig) bind(fs *pflag.FlagSet) {
 }
 
 // buildCredentials opens the credential store over the payload store,
-// sealed with the push key (read from keyDir for serve). Without a key no
-// credential is kept: tasks that ask for one are answered that the server
-// keeps none.
-func (c *config) buildCredentials(keyDir string, logger *slog.Logger) error {
-	key, err := c.Push.key(keyDir)
-	if err != nil {
-		return err
-	}
-	if key == nil {
-		logger.Warn("no push key: credentials given to tasks in auth-required cannot be kept; set A2AFLOW_PUSH_KEY on api and worker")
+// sealed with the push keys (c.Push.build read them first). Without a key
+// (--insecure-store-push-secrets) no credential is kept: tasks that ask for
+// one are answered that the server keeps none.
+func (c *config) buildCredentials(logger *slog.Logger) error {
+	if len(c.Push.keys) == 0 {
+		logger.Warn("no push key: credentials given to tasks in auth-required cannot be kept")
 		return nil
 	}
-	sealer, err := secrets.NewSealer(key)
+	sealer, err := secrets.NewSealer(c.Push.keys...)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ const pushKeyFile = "push.key"
 type pushConfig struct {
 	AllowHosts       []string
 	Key              string
+	PreviousKeys     []string
+	Insecure         bool
 	MaxRetryInterval time.Duration
 	GiveUpAfter      time.Duration
 
@@ -34,6 +36,7 @@ type pushConfig struct {
 	// delivers with the policy.
 	policy   *webhook.Policy
 	sealer   *webhook.Sealer
+	keys     [][]byte // the key, then the previous ones; nil without a key
 	outbound *outbound.Client
 }
 
@@ -42,7 +45,11 @@ func (c *pushConfig) bind(fs *pflag.FlagSet, delivery bool) {
 	fs.StringSliceVar(&c.AllowHosts, "push-allow-hosts", splitList(env("A2AFLOW_PUSH_ALLOW_HOSTS", "")),
 		"non-public addresses push webhooks may reach besides public ones: loopback, private, link-local, CIDRs or IPs, or all; comma-separated (A2AFLOW_PUSH_ALLOW_HOSTS)")
 	fs.StringVar(&c.Key, "push-key", env("A2AFLOW_PUSH_KEY", ""),
-		"base64 32-byte key sealing webhook tokens and credentials in workflow history; api and worker need the same; serve generates <data-dir>/push.key when unset; prefer the environment variable (A2AFLOW_PUSH_KEY)")
+		"base64 32-byte key sealing the secrets a2aflow keeps (webhook tokens and credentials, credentials given to auth-required tasks); api and worker need the same and refuse to start without one; serve generates <data-dir>/push.key when unset; prefer the environment variable (A2AFLOW_PUSH_KEY)")
+	fs.StringSliceVar(&c.PreviousKeys, "push-previous-keys", splitList(env("A2AFLOW_PUSH_PREVIOUS_KEYS", "")),
+		"earlier push keys, base64, comma-separated: they still open what they sealed while --push-key seals everything new (key rotation) (A2AFLOW_PUSH_PREVIOUS_KEYS)")
+	fs.BoolVar(&c.Insecure, "insecure-store-push-secrets", envBool("A2AFLOW_INSECURE_STORE_PUSH_SECRETS"),
+		"let api and worker start without a push key: webhook tokens and credentials then go into Temporal history as given, and auth-required credentials are refused (A2AFLOW_INSECURE_STORE_PUSH_SECRETS)")
 	if delivery {
 		fs.DurationVar(&c.MaxRetryInterval, "push-max-retry-interval", envDuration("A2AFLOW_PUSH_MAX_RETRY_INTERVAL", 5*time.Minute),
 			"longest wait between two attempts to deliver a push notification (A2AFLOW_PUSH_MAX_RETRY_INTERVAL)")
@@ -53,8 +60,9 @@ func (c *pushConfig) bind(fs *pflag.FlagSet, delivery bool) {
 
 // build checks the flags and prepares the address policy and the sealer.
 // With keyDir set (serve), a missing key is generated once into keyDir and
-// reused on every restart; without it (api, worker), a missing key leaves
-// secrets unsealed, which is logged.
+// reused on every restart; without it (api, worker), a missing key stops
+// the start unless --insecure-store-push-secrets says to store secrets as
+// given.
 func (c *pushConfig) build(keyDir string, logger *slog.Logger) error {
 	policy, err := webhook.ParsePolicy(c.AllowHosts)
 	if err != nil {
@@ -66,10 +74,25 @@ func (c *pushConfig) build(keyDir string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if key == nil {
-		logger.Warn("no push key: webhook tokens and credentials are stored in Temporal history as given; set A2AFLOW_PUSH_KEY on api and worker")
-	} else if c.sealer, err = webhook.NewSealer(key); err != nil {
-		return fmt.Errorf("--push-key: %w", err)
+	switch {
+	case key == nil && !c.Insecure:
+		return errors.New("no push key: set A2AFLOW_PUSH_KEY (the same base64 32-byte key on api and worker; `openssl rand -base64 32`), " +
+			"or --insecure-store-push-secrets to keep webhook tokens in Temporal history as given")
+	case key == nil:
+		logger.Warn("no push key (--insecure-store-push-secrets): webhook tokens and credentials are stored in Temporal history as given")
+	default:
+		keys := [][]byte{key}
+		for i, old := range c.PreviousKeys {
+			k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(old))
+			if err != nil {
+				return fmt.Errorf("--push-previous-keys: key %d is not base64: %w", i+1, err)
+			}
+			keys = append(keys, k)
+		}
+		if c.sealer, err = webhook.NewSealer(keys...); err != nil {
+			return fmt.Errorf("--push-key: %w", err)
+		}
+		c.keys = keys
 	}
 	logger.Debug("push notifications", "webhooks may reach", policy.String(), "sealed", c.sealer != nil)
 	return nil

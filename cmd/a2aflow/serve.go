@@ -72,7 +72,7 @@ func runServe(ctx context.Context, cfg *config) error {
 	if err := cfg.Push.build(cfg.DataDir, logger); err != nil {
 		return err
 	}
-	if err := cfg.buildCredentials(cfg.DataDir, logger); err != nil {
+	if err := cfg.buildCredentials(logger); err != nil {
 		return err
 	}
 	apiURL := cfg.PublicURL

@@ -30,7 +30,7 @@ func newAPICmd() *cobra.Command {
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}
-			if err := cfg.buildCredentials("", logger); err != nil {
+			if err := cfg.buildCredentials(logger); err != nil {
 				return err
 			}
 			c, err := dialTemporal(ctx, cfg, logger)
@@ -67,7 +67,7 @@ func newWorkerCmd() *cobra.Command {
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}
-			if err := cfg.buildCredentials("", logger); err != nil {
+			if err := cfg.buildCredentials(logger); err != nil {
 				return err
 			}
 			if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, "", logger); err != nil {
