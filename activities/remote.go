@@ -148,6 +148,13 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
 	for ev, err := range rc.client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+		if errors.Is(err, a2a.ErrUnsupportedOperation) {
+			// A2A refuses to subscribe to a terminal task: the task ended
+			// between the read before and this subscription (or the agent
+			// does not take subscriptions after all). Polling sees the end
+			// at once, and copes with an agent that cannot stream.
+			return a.poll(ctx, rc, id, settled)
+		}
 		if err != nil {
 			return err
 		}

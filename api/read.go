@@ -49,7 +49,8 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 		}
 		if rejected := resp.QueryRejected; rejected != nil {
 			snap, err := s.closedTask(ctx, id, "", rejected.GetStatus(), historyLength)
-			if errors.Is(err, errRunChanged) && attempt < 3 {
+			if errors.Is(err, errRunChanged) && attempt < maxContinuingRetries {
+				sleep(ctx, time.Duration(attempt+1)*10*time.Millisecond)
 				continue // it continued as new between the two calls
 			}
 			return snap, err
@@ -95,6 +96,11 @@ func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID strin
 // its workflow last held it (read by a replay when the worker can still
 // replay it, else what visibility knows), failed, with the reason.
 func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*workflows.TaskSnapshot, error) {
+	switch status {
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		// Not an end outside the skill: the run read is not the task's last.
+		return nil, fmt.Errorf("%w: %w", a2a.ErrServerError, errRunChanged)
+	}
 	desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(id), runID)
 	if err != nil {
 		return nil, toA2AError(err)

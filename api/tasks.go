@@ -352,14 +352,25 @@ func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in wor
 		return workflows.EventsOutput{}, err
 	}
 	in.Agent, in.Owner = s.agent.Name, principal(ctx)
-	resp, err := s.temporal.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
-		WorkflowID:           string(taskID),
-		QueryType:            workflows.QueryEvents,
-		Args:                 []any{in},
-		QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_COMPLETED_CLEANLY,
-	})
-	if err != nil {
-		return workflows.EventsOutput{}, toA2AError(err)
+	var resp *client.QueryWorkflowWithOptionsResponse
+	var err error
+	for attempt := 0; ; attempt++ {
+		resp, err = s.temporal.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
+			WorkflowID:           string(taskID),
+			QueryType:            workflows.QueryEvents,
+			Args:                 []any{in},
+			QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_COMPLETED_CLEANLY,
+		})
+		if err != nil {
+			return workflows.EventsOutput{}, toA2AError(err)
+		}
+		// The run read had just continued as new: read the next one.
+		if st := resp.QueryRejected.GetStatus(); (st == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW ||
+			st == enums.WORKFLOW_EXECUTION_STATUS_RUNNING) && attempt < maxContinuingRetries {
+			sleep(ctx, time.Duration(attempt+1)*10*time.Millisecond)
+			continue
+		}
+		break
 	}
 	if rejected := resp.QueryRejected; rejected != nil {
 		snap, err := s.endedOutsideSkill(ctx, taskID, "", rejected.GetStatus(), in.HistoryLength)

@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -148,19 +149,9 @@ func TestLongConversation(t *testing.T) {
 	}
 
 	// The runs: many, each bounded.
-	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
-	runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: fmt.Sprintf("WorkflowId = '%s'", id), PageSize: 1000,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := listRuns(t, ctx, s.TemporalAddr, id)
 	continued, maxEvents := 0, int64(0)
-	for _, r := range runs.GetExecutions() {
+	for _, r := range runs {
 		if r.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
 			continued++
 		}
@@ -173,7 +164,7 @@ func TestLongConversation(t *testing.T) {
 		t.Errorf("a run of the task had %d events; runs should stay near Temporal's suggestion (200)", maxEvents)
 	}
 	t.Logf("%d turns, %v per turn through 4 kill -9s, %d runs (longest %d events), %d messages",
-		turns, perTurn, len(runs.GetExecutions()), maxEvents, len(full.History))
+		turns, perTurn, len(runs), maxEvents, len(full.History))
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -250,17 +241,93 @@ func TestConcurrentMessagesAcrossContinueAsNew(t *testing.T) {
 			}
 		}
 	}
-	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
+	runs := listRuns(t, ctx, s.TemporalAddr, task.ID)
+	if len(runs) < 3 {
+		t.Errorf("the task had %d runs, want it to continue as new several times", len(runs))
+	}
+	t.Logf("%d messages over %d runs, %d user messages in history", clients*each, len(runs), len(seen))
+}
+
+// TestSubscriberAcrossContinueAsNew: a SubscribeToTask stream stays open
+// while the task continues as new several times (Temporal suggesting it
+// every 60 events), and carries every question in order, none missed and
+// none twice, then the completed task.
+func TestSubscriberAcrossContinueAsNew(t *testing.T) {
+	s := startServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=60")
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL)
+	task := send(t, ctx, c, "", "Book a flight")
+	task = send(t, ctx, c, task.ID, "Lisbon")
+
+	questions := make(chan string, 100)
+	go func() {
+		defer close(questions)
+		for e, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+			if err != nil {
+				questions <- "error: " + err.Error()
+				return
+			}
+			if st, ok := e.(*a2a.TaskStatusUpdateEvent); ok && (st.Status.State == a2a.TaskStateInputRequired || st.Status.State.Terminal()) {
+				text := string(st.Status.State)
+				if st.Status.Message != nil {
+					text = workflowsText(st.Status.Message)
+				}
+				questions <- text
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond) // the subscription is open before the first answer
+	const turns = 30
+	var want []string
+	for i := 1; i <= turns; i++ {
+		task = send(t, ctx, c, task.ID, fmt.Sprintf("day %d", i))
+		want = append(want, statusText(task))
+	}
+	task = send(t, ctx, c, task.ID, "2026-12-24")
+	want = append(want, statusText(task))
+	task = send(t, ctx, c, task.ID, "2")
+	want = append(want, statusText(task))
+
+	var got []string
+	for q := range questions {
+		got = append(got, q)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the stream carried %d questions and the end, want %d:\n%q", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("stream event %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	runs := listRuns(t, ctx, s.TemporalAddr, task.ID)
+	if len(runs) < 3 {
+		t.Errorf("the task had %d runs, want it to continue as new while the stream was open", len(runs))
+	}
+}
+
+func workflowsText(m *a2a.Message) string {
+	var s string
+	for _, p := range m.Parts {
+		s += p.Text()
+	}
+	return s
+}
+
+// listRuns lists the workflow runs of task id, newest first, from Temporal
+// visibility.
+func listRuns(t testing.TB, ctx context.Context, temporalAddr string, id a2a.TaskID) []*workflowpb.WorkflowExecutionInfo {
+	t.Helper()
+	tc, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", task.ID)})
+	runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowId = '%s'", id), PageSize: 1000,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs.GetExecutions()) < 3 {
-		t.Errorf("the task had %d runs, want it to continue as new several times", len(runs.GetExecutions()))
-	}
-	t.Logf("%d messages over %d runs, %d user messages in history", clients*each, len(runs.GetExecutions()), len(seen))
+	return runs.GetExecutions()
 }

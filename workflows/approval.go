@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -372,17 +371,9 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	if req.OnTimeout == "" {
 		req.OnTimeout = RejectAtDeadline
 	}
-	var o askOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	var skillState json.RawMessage
-	if o.resumable {
-		raw, err := marshalState(o.state)
-		if err != nil {
-			return nil, err
-		}
-		skillState = raw
+	o, skillState, err := waitOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	r := t.r
 	var a *Approval

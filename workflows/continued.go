@@ -241,6 +241,20 @@ func (t *Task) Resume(state any) bool {
 // Resumed reports whether this run continued the task from an earlier run.
 func (t *Task) Resumed() bool { return t.r.runs > 0 }
 
+// waitOptions applies a wait's options and returns them with the state
+// Resumable gave, as JSON (nil without Resumable).
+func waitOptions(opts []AskOption) (askOptions, json.RawMessage, error) {
+	var o askOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if !o.resumable {
+		return o, nil, nil
+	}
+	raw, err := marshalState(o.state)
+	return o, raw, err
+}
+
 func marshalState(state any) (json.RawMessage, error) {
 	// encoding/json writes map keys sorted: the bytes are deterministic.
 	raw, err := json.Marshal(state) //workflowcheck:ignore

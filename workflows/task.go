@@ -103,17 +103,9 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 // waitWith asks prompt (with extra, a data part, when not nil) and waits
 // for the user's next message in state.
 func (t *Task) waitWith(ctx workflow.Context, state a2a.TaskState, slot, prompt string, extra *a2a.Part, opts []AskOption) (*a2a.Message, error) {
-	var o askOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	var skillState json.RawMessage
-	if o.resumable {
-		raw, err := marshalState(o.state)
-		if err != nil {
-			return nil, err
-		}
-		skillState = raw
+	o, skillState, err := waitOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	r := t.r
 	kind := waitInput
