@@ -199,4 +199,3 @@ func envList(key string) []string {
 	}
 	return out
 }
-

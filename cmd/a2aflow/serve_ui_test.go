@@ -52,7 +52,12 @@ func TestUIOIDCFlags(t *testing.T) {
 		{"none", uiConfig{}, "", nil, ""},
 		{"secret from env", base, "from-env",
 			&temporalserver.UIOIDC{IssuerURL: "https://issuer.example", ClientID: "ui", ClientSecret: "from-env", CallbackURL: "https://t.example/auth/sso/callback"}, ""},
-		{"secret from file", func() uiConfig { c := base; c.OIDCClientSecretFile = secretFile; c.OIDCScopes = []string{"openid"}; return c }(), "",
+		{"secret from file", func() uiConfig {
+			c := base
+			c.OIDCClientSecretFile = secretFile
+			c.OIDCScopes = []string{"openid"}
+			return c
+		}(), "",
 			&temporalserver.UIOIDC{IssuerURL: "https://issuer.example", ClientID: "ui", ClientSecret: "from-file", CallbackURL: "https://t.example/auth/sso/callback", Scopes: []string{"openid"}}, ""},
 		{"secret twice", func() uiConfig { c := base; c.OIDCClientSecretFile = secretFile; return c }(), "from-env", nil, "not both"},
 		{"no issuer", uiConfig{OIDCClientID: "ui"}, "", nil, "need --ui-oidc-issuer"},
