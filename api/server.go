@@ -86,6 +86,12 @@ type Config struct {
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
 	Credentials *secrets.CredentialStore
+	// Routes, when set, adds the embedding program's own routes to the API
+	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
+	// authentication and rate limit as the A2A routes; the caller is
+	// PrincipalFrom(c.Request.Context()). They must not take the paths a2aflow
+	// serves: /agents, /approvals, /inbox, /healthz, /.well-known.
+	Routes func(gin.IRouter)
 }
 
 // UICodecPath is where the API serves the Web UI's codec endpoint when
@@ -167,6 +173,9 @@ func (s *Server) routes() *gin.Engine {
 		})))
 	}
 	s.approvalRoutes(r)
+	if s.cfg.Routes != nil {
+		s.cfg.Routes(r)
+	}
 	r.GET("/healthz", s.health)
 	r.GET("/agents", s.listAgents)
 	r.GET("/.well-known/agent-card.json", s.card(def, ""))
