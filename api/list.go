@@ -156,33 +156,33 @@ func knownTaskState(s a2a.TaskState) bool {
 }
 
 // listQuery builds the visibility query of a validated request. Every value
-// that comes from the request or the caller goes through visibilityString,
-// so none can change the query's structure.
+// that comes from the request or the caller goes through
+// workflows.QuoteQueryValue, so none can change the query's structure.
 func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) string {
 	conds := []string{
-		"WorkflowType = " + visibilityString(workflows.TaskWorkflowName),
+		"WorkflowType = " + workflows.QuoteQueryValue(workflows.TaskWorkflowName),
 		// A task that continued as new has one execution per run; the
 		// latest run is the task.
-		"ExecutionStatus != " + visibilityString(enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String()),
-		workflows.AgentKey.GetName() + " = " + visibilityString(s.agent.Name),
+		"ExecutionStatus != " + workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String()),
+		workflows.AgentKey.GetName() + " = " + workflows.QuoteQueryValue(s.agent.Name),
 	}
 	if owner := principal(ctx); owner != "" {
-		conds = append(conds, workflows.OwnerKey.GetName()+" = "+visibilityString(owner))
+		conds = append(conds, workflows.OwnerKey.GetName()+" = "+workflows.QuoteQueryValue(owner))
 	}
 	if req.ContextID != "" {
-		conds = append(conds, workflows.ContextIDKey.GetName()+" = "+visibilityString(req.ContextID))
+		conds = append(conds, workflows.ContextIDKey.GetName()+" = "+workflows.QuoteQueryValue(req.ContextID))
 	}
 	if req.Status != a2a.TaskStateUnspecified {
 		// A workflow that ended outside its skill (terminated, timed out,
 		// failed) keeps the state it last recorded; the task reads as
 		// failed, and is listed so.
-		state := workflows.TaskStateKey.GetName() + " = " + visibilityString(string(req.Status))
-		cleanly := "(ExecutionStatus = " + visibilityString(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String()) +
-			" OR ExecutionStatus = " + visibilityString(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED.String()) + ")"
+		state := workflows.TaskStateKey.GetName() + " = " + workflows.QuoteQueryValue(string(req.Status))
+		cleanly := "(ExecutionStatus = " + workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String()) +
+			" OR ExecutionStatus = " + workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED.String()) + ")"
 		if req.Status == a2a.TaskStateFailed {
 			var outside []string
 			for _, st := range endedOutsideStatuses {
-				outside = append(outside, "ExecutionStatus = "+visibilityString(st.String()))
+				outside = append(outside, "ExecutionStatus = "+workflows.QuoteQueryValue(st.String()))
 			}
 			conds = append(conds, "(("+state+" AND "+cleanly+") OR "+strings.Join(outside, " OR ")+")")
 		} else {
@@ -193,8 +193,8 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 		// A task whose status changed at or after t is running or closed at
 		// or after t; ListTasks drops the others once it has read them.
 		t := req.StatusTimestampAfter.UTC().Format(time.RFC3339Nano)
-		conds = append(conds, "(ExecutionStatus = "+visibilityString(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String())+
-			" OR CloseTime >= "+visibilityString(t)+")")
+		conds = append(conds, "(ExecutionStatus = "+workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String())+
+			" OR CloseTime >= "+workflows.QuoteQueryValue(t)+")")
 	}
 	return strings.Join(conds, " AND ")
 }
@@ -206,30 +206,6 @@ var endedOutsideStatuses = []enums.WorkflowExecutionStatus{
 	enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
 	enums.WORKFLOW_EXECUTION_STATUS_FAILED,
 	enums.WORKFLOW_EXECUTION_STATUS_CANCELED,
-}
-
-// visibilityEscapes are the bytes a string literal of Temporal's visibility
-// query language (a MySQL dialect parsed by temporalio/sqlparser) must
-// escape, with the letter that follows the backslash.
-var visibilityEscapes = map[byte]byte{
-	0: '0', '\'': '\'', '"': '"', '\b': 'b', '\n': 'n', '\r': 'r', '\t': 't', 26: 'Z', '\\': '\\',
-}
-
-// visibilityString quotes s as a string literal of a visibility query.
-func visibilityString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		if esc, ok := visibilityEscapes[s[i]]; ok {
-			b.WriteByte('\\')
-			b.WriteByte(esc)
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 // encodePageToken wraps Temporal's next page token for the client: a version

@@ -1,13 +1,16 @@
 package workflows
 
 import (
+	"strings"
+
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
 
 // Search attributes that make tasks findable in the Temporal Web UI and in
 // visibility queries (ListTasks). They are Keyword attributes so that they
-// match exactly, e.g. `A2AContextId = "..." AND A2ATaskState = "TASK_STATE_INPUT_REQUIRED"`.
+// match exactly, e.g. `A2AContextId = 'ctx-1' AND A2ATaskState = 'TASK_STATE_INPUT_REQUIRED'`;
+// a value goes into a query through QuoteQueryValue.
 var (
 	// ContextIDKey is the task's A2A context ID.
 	ContextIDKey = temporal.NewSearchAttributeKeyKeyword("A2AContextId")
@@ -34,4 +37,41 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		PendingApprovalsKey.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 		ApprovalGroupsKey.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 	}
+}
+
+// queryEscapes are the bytes a string literal of Temporal's visibility query
+// language (a MySQL dialect parsed by temporalio/sqlparser) escapes, with
+// the letter that follows the backslash: the reverse of its tokenizer's
+// decoding table (sqltypes.SQLDecodeMap).
+var queryEscapes = map[byte]byte{
+	0: '0', '\'': '\'', '"': '"', '\b': 'b', '\n': 'n', '\r': 'r', '\t': 't', 26: 'Z', '\\': '\\',
+}
+
+// QuoteQueryValue renders s as a string literal of a Temporal visibility
+// query (ListWorkflow, CountWorkflow, the Web UI's filter):
+// single-quoted, with backslash, both quotes and the control characters
+// MySQL writes as escapes (NUL, backspace, newline, carriage return, tab,
+// Ctrl-Z) written as one, every other byte as it is. Whatever s holds —
+// quotes, backslashes, any UTF-8 or none — the literal stays one token and
+// reads back as s, so a value from a request or a caller cannot change the
+// query. strconv.Quote is Go syntax, not this language: its \u and \x
+// escapes read there as the bare letters.
+//
+// One thing no quoting can help: Temporal's SQL visibility stores (v1.32)
+// trim single quotes off both ends of the parsed value, so a value that
+// starts or ends with one matches as if it did not.
+func QuoteQueryValue(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		if esc, ok := queryEscapes[s[i]]; ok {
+			b.WriteByte('\\')
+			b.WriteByte(esc)
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
