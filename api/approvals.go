@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
@@ -60,7 +61,7 @@ func (s *Server) approver(c *gin.Context) (workflows.Caller, error) {
 	if name == "" {
 		name = strings.TrimSpace(c.GetHeader(ApproverHeader))
 		if len(name) > 128 {
-			return workflows.Caller{}, fmt.Errorf("%s header is longer than 128 bytes", ApproverHeader)
+			return workflows.Caller{}, badRequest(fmt.Sprintf("%s header is longer than 128 bytes", ApproverHeader))
 		}
 		if name == "" {
 			name = DefaultApprover
@@ -91,12 +92,12 @@ func approverGroups(config map[string][]string, authOn bool, name string) []stri
 func (s *Server) listApprovals(c *gin.Context) {
 	who, err := s.approver(c)
 	if err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		failApprovals(c, err)
 		return
 	}
 	views, err := s.findApprovals(c.Request.Context(), who, c.Query("group"), c.Query("agent"), c.Query("context"), c.Query("state") == "decided")
 	if err != nil {
-		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
+		failApprovals(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"approvals": views})
@@ -109,7 +110,7 @@ func (s *Server) findApprovals(ctx context.Context, who workflows.Caller, group,
 			return nil, badRequest("filter values must be at most 256 bytes")
 		}
 	}
-	q := []string{fmt.Sprintf("WorkflowType = %s", quote(workflows.TaskWorkflowName))}
+	q := []string{fmt.Sprintf("WorkflowType = %s", workflows.QuoteQueryValue(workflows.TaskWorkflowName))}
 	key := workflows.PendingApprovalsKey.GetName()
 	if decided {
 		key = workflows.ApprovalGroupsKey.GetName()
@@ -117,15 +118,15 @@ func (s *Server) findApprovals(ctx context.Context, who workflows.Caller, group,
 		q = append(q, "ExecutionStatus = 'Running'")
 	}
 	if group != "" {
-		q = append(q, fmt.Sprintf("%s = %s", key, quote(group)))
+		q = append(q, fmt.Sprintf("%s = %s", key, workflows.QuoteQueryValue(group)))
 	} else {
 		q = append(q, fmt.Sprintf("%s IS NOT NULL", key))
 	}
 	if agent != "" {
-		q = append(q, fmt.Sprintf("%s = %s", workflows.AgentKey.GetName(), quote(agent)))
+		q = append(q, fmt.Sprintf("%s = %s", workflows.AgentKey.GetName(), workflows.QuoteQueryValue(agent)))
 	}
 	if contextID != "" {
-		q = append(q, fmt.Sprintf("%s = %s", workflows.ContextIDKey.GetName(), quote(contextID)))
+		q = append(q, fmt.Sprintf("%s = %s", workflows.ContextIDKey.GetName(), workflows.QuoteQueryValue(contextID)))
 	}
 	resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Query: strings.Join(q, " AND "), PageSize: 100,
@@ -184,12 +185,12 @@ func (s *Server) view(a workflows.Approval, sa *commonpb.SearchAttributes) Appro
 func (s *Server) getApproval(c *gin.Context) {
 	who, err := s.approver(c)
 	if err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		failApprovals(c, err)
 		return
 	}
 	a, err := s.approval(c.Request.Context(), c.Param("id"), who)
 	if err != nil {
-		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
+		failApprovals(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, a)
@@ -226,18 +227,18 @@ func (s *Server) approval(ctx context.Context, id string, who workflows.Caller) 
 func (s *Server) decideApproval(c *gin.Context) {
 	var req DecisionRequest
 	if err := c.ShouldBindJSON(&req); err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be {\"approved\": bool, \"comment\": string}: " + err.Error()})
+		failApprovals(c, badRequest("body must be {\"approved\": bool, \"comment\": string}: "+err.Error()))
 		return
 	}
 	who, err := s.approver(c)
 	if err != nil {
-		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+		failApprovals(c, err)
 		return
 	}
 	if who.Principal == "" && slices.Equal(who.Groups, workflows.NoApproverGroups) {
 		// Without authentication nobody owns a task, so a caller in no
 		// approver group can decide nothing.
-		c.JSON(http.StatusForbidden, gin.H{"error": fmt.Sprintf("%s is not an approver of any group", who.Approver)})
+		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("%s is not an approver of any group", who.Approver)))
 		return
 	}
 	via := "rest"
@@ -249,7 +250,7 @@ func (s *Server) decideApproval(c *gin.Context) {
 		Principal: who.Principal,
 	})
 	if err != nil {
-		c.JSON(httpStatus(err), gin.H{"error": err.Error()})
+		failApprovals(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, a)
@@ -301,38 +302,37 @@ func (s *Server) decide(ctx context.Context, id string, in workflows.DecideAppro
 	return workflows.Approval{}, err
 }
 
-// httpError is an error with the HTTP status it answers.
-type httpError struct {
-	status int
-	msg    string
-}
-
-func (e *httpError) Error() string { return e.msg }
-
+// The approvals API's refusals: an approval the caller may not see reads as
+// one that does not exist (404), a decision the approval no longer takes
+// as errDecisionRefused (409), a malformed request as InvalidParams (400).
 func notFound(format string, args ...any) error {
-	return &httpError{http.StatusNotFound, fmt.Sprintf(format, args...)}
+	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf(format, args...))
 }
 func conflict(format string, args ...any) error {
-	return &httpError{http.StatusConflict, fmt.Sprintf(format, args...)}
+	return a2a.NewError(errDecisionRefused, fmt.Sprintf(format, args...))
 }
-func badRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
+func badRequest(msg string) error { return a2a.NewError(a2a.ErrInvalidParams, msg) }
 
-// httpStatus maps an error of the approvals API to its HTTP status.
-func httpStatus(err error) int {
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.status
+// approvalsError keys an error of the approvals API by its sentinel, its
+// message unchanged: the API's refusals are keyed already; Temporal
+// unavailable or too slow reads as ErrServerError (503), anything else as
+// ErrInternalError (500).
+func approvalsError(err error) error {
+	var a2aErr *a2a.Error
+	if errors.As(err, &a2aErr) {
+		return err
 	}
 	var unavailable *serviceerror.Unavailable
 	if errors.As(err, &unavailable) || errors.Is(err, context.DeadlineExceeded) {
-		return http.StatusServiceUnavailable
+		return a2a.NewError(a2a.ErrServerError, err.Error())
 	}
-	return http.StatusInternalServerError
+	return err
 }
 
-// quote renders s as a visibility query string literal.
-func quote(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+// failApprovals answers an error of the approvals API: {"error": "..."}
+// with its status.
+func failApprovals(c *gin.Context, err error) {
+	abortWithA2AError(c, bindingPlain, 0, approvalsError(err))
 }
 
 // keywordOf decodes a Keyword search attribute value.

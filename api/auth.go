@@ -561,17 +561,12 @@ func writeUnauthenticated(c *gin.Context, err error) {
 	if prefix := agentPrefix(p); prefix != "" {
 		p = strings.TrimPrefix(p, prefix)
 	}
+	b := bindingREST
 	if c.Request.Method == http.MethodPost && p == "" {
-		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{
-			"jsonrpc": "2.0", "id": nil,
-			"error": gin.H{"code": -31401, "message": msg},
-		})
-		return
+		b = bindingJSONRPCCodeOnly
 	}
-	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": gin.H{
-		"code": http.StatusUnauthorized, "status": "UNAUTHENTICATED", "message": msg,
-		"details": []any{gin.H{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNAUTHENTICATED", "domain": "a2a-protocol.org"}},
-	}})
+	// 401 on either binding: the status that goes with WWW-Authenticate.
+	abortWithA2AError(c, b, http.StatusUnauthorized, a2a.NewError(a2a.ErrUnauthenticated, msg))
 }
 
 // extendedCard answers GetExtendedAgentCard: for an authenticated caller,

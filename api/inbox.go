@@ -32,17 +32,17 @@ func (s *Server) inbox(c *gin.Context) {
 	}
 	who, err := s.approver(c)
 	if err != nil {
-		c.String(http.StatusBadRequest, "%v", err)
+		c.String(httpStatusOf(err), "%v", err)
 		return
 	}
 	pending, err := s.findApprovals(c.Request.Context(), who, group, "", "", false)
 	if err != nil {
-		c.String(httpStatus(err), "cannot list approvals: %v", err)
+		c.String(httpStatusOf(approvalsError(err)), "cannot list approvals: %v", err)
 		return
 	}
 	decided, err := s.findApprovals(c.Request.Context(), who, group, "", "", true)
 	if err != nil {
-		c.String(httpStatus(err), "cannot list approvals: %v", err)
+		c.String(httpStatusOf(approvalsError(err)), "cannot list approvals: %v", err)
 		return
 	}
 	c.Header("Content-Type", "text/html; charset=utf-8")

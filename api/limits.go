@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"mime"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
 	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 )
@@ -108,47 +111,35 @@ func newRequestLimits(l Limits) requestLimits {
 	return out
 }
 
-// refusal is an answer of this file's checks.
-type refusal struct {
-	status     int
-	rpcCode    int    // JSON-RPC error code
-	grpcCode   string // google.rpc code name
-	reason     string // google.rpc.ErrorInfo reason
-	msg        string
-	retryAfter time.Duration // 0: no Retry-After
-}
-
 // refusalDomain is the ErrorInfo domain of a2aflow's own refusals.
 const refusalDomain = "a2aflow"
 
-// refuse answers r with f in the shape of its route; rpcID is the JSON-RPC
-// request's id when known.
-func refuse(w http.ResponseWriter, r *http.Request, rpcID json.RawMessage, f refusal) {
-	if f.retryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(f.retryAfter.Seconds()))))
+// The errors of this file's refusals (errorCodes: CodeTooManyRequests and
+// CodeMisdirectedRequest).
+var (
+	errTooManyRequests    = errors.New("too many requests")
+	errMisdirectedRequest = errors.New("misdirected request")
+)
+
+// refuse answers r with err, one of this file's refusals, in the shape of
+// its route and with its HTTP status on every binding; rpcID is the
+// JSON-RPC request's id when known. retryAfter, when not 0, is the wait it
+// gives: Retry-After, and a google.rpc.RetryInfo beside the ErrorInfo.
+func refuse(w http.ResponseWriter, r *http.Request, rpcID json.RawMessage, err error, retryAfter time.Duration) {
+	if retryAfter > 0 {
+		secs := int(math.Ceil(retryAfter.Seconds()))
+		w.Header().Set("Retry-After", fmt.Sprint(secs))
+		err = a2a.NewError(err, errorMessage(err)).WithTypedDetails(
+			errordetails.NewTyped("type.googleapis.com/google.rpc.RetryInfo", map[string]any{"retryDelay": fmt.Sprintf("%ds", secs)}))
 	}
-	details := []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": f.reason, "domain": refusalDomain}}
-	if f.retryAfter > 0 {
-		details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo",
-			"retryDelay": fmt.Sprintf("%ds", int(math.Ceil(f.retryAfter.Seconds())))})
-	}
-	var body any
+	b := bindingREST
 	switch {
 	case r.Method == http.MethodPost && jsonRPCPath(r.URL.Path):
-		if len(rpcID) == 0 {
-			rpcID = json.RawMessage("null")
-		}
-		body = map[string]any{"jsonrpc": "2.0", "id": rpcID,
-			"error": map[string]any{"code": f.rpcCode, "message": f.msg, "data": details}}
+		b = bindingJSONRPC
 	case approvalsPath(r.URL.Path):
-		body = map[string]any{"error": f.msg}
-	default:
-		body = map[string]any{"error": map[string]any{"code": f.status, "status": f.grpcCode, "message": f.msg, "details": details}}
+		b = bindingPlain
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Del("Content-Length")
-	w.WriteHeader(f.status)
-	_ = json.NewEncoder(w).Encode(body)
+	writeA2AError(w, b, rpcID, httpStatusOf(err), err)
 }
 
 // approvalsPath reports whether path belongs to the approvals API, whose
@@ -157,10 +148,8 @@ func approvalsPath(path string) bool {
 	return path == "/approvals" || strings.HasPrefix(path, "/approvals/") || path == "/inbox"
 }
 
-func tooManyRequests(msg string, after time.Duration) refusal {
-	return refusal{status: http.StatusTooManyRequests, rpcCode: CodeTooManyRequests, grpcCode: "RESOURCE_EXHAUSTED",
-		reason: "RATE_LIMITED", msg: msg, retryAfter: after}
-}
+// tooManyRequests is the refusal of a request over a limit (429).
+func tooManyRequests(msg string) error { return a2a.NewError(errTooManyRequests, msg) }
 
 // clientKey names the client of r for the limits: its principal, or its IP
 // address without one.
@@ -235,9 +224,8 @@ func (s *Server) checkHost(c *gin.Context) {
 		c.Next()
 		return
 	}
-	refuse(c.Writer, c.Request, nil, refusal{status: http.StatusMisdirectedRequest, rpcCode: CodeMisdirectedRequest,
-		grpcCode: "FAILED_PRECONDITION", reason: "MISDIRECTED_REQUEST",
-		msg: fmt.Sprintf("this server does not answer to the host %q", c.Request.Host)})
+	refuse(c.Writer, c.Request, nil, a2a.NewError(errMisdirectedRequest,
+		fmt.Sprintf("this server does not answer to the host %q", c.Request.Host)), 0)
 	c.Abort()
 }
 
@@ -314,7 +302,7 @@ func (s *Server) limitRefused(c *gin.Context) {
 	key := ipKey(c.Request)
 	if wait := rates.wait(key, time.Now()); wait > 0 {
 		if _, err := s.cfg.Auth.Authenticate(c.Request); err != nil {
-			refuse(c.Writer, c.Request, nil, tooManyRequests("too many requests refused authentication from this address; retry later", wait))
+			refuse(c.Writer, c.Request, nil, tooManyRequests("too many requests refused authentication from this address; retry later"), wait)
 			c.Abort()
 			return
 		}
@@ -335,7 +323,7 @@ func (s *Server) limitRate(c *gin.Context) {
 	}
 	if wait := rates.take(clientKey(c.Request), time.Now()); wait > 0 {
 		refuse(c.Writer, c.Request, nil, tooManyRequests(
-			fmt.Sprintf("over the rate limit of %g requests per second; retry later", float64(rates.limit)), wait))
+			fmt.Sprintf("over the rate limit of %g requests per second; retry later", float64(rates.limit))), wait)
 		c.Abort()
 		return
 	}
@@ -357,8 +345,8 @@ func requireJSONDecision(c *gin.Context) {
 	}
 	ct := c.GetHeader("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{
-			"error": fmt.Sprintf("Content-Type %q is not accepted: a decision is sent as application/json", ct)})
+		failApprovals(c, a2a.NewError(a2a.ErrUnsupportedContentType,
+			fmt.Sprintf("Content-Type %q is not accepted: a decision is sent as application/json", ct)))
 		return
 	}
 	c.Next()
@@ -440,7 +428,7 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request, jsonRPC bool
 	release, ok := s.limits.streams.acquire(clientKey(r))
 	if !ok {
 		refuse(w, r, rpcID, tooManyRequests(
-			fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", s.limits.streams.max), streamRetryAfter))
+			fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", s.limits.streams.max)), streamRetryAfter)
 		return nil, false
 	}
 	// The read deadline needs no lifting: net/http lifts it itself once

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -148,7 +147,7 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.Use(gin.CustomRecovery(func(c *gin.Context, err any) {
 		s.cfg.Logger.Error("panic serving request", "path", c.Request.URL.Path, "panic", err)
-		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
+		abortWithA2AError(c, bindingPlain, 0, a2a.ErrInternalError)
 	}))
 	// The hardening of limits.go: the host first, then the body's limit,
 	// and the rate limit on both sides of authentication, which names the
@@ -182,7 +181,7 @@ func (s *Server) routes() *gin.Engine {
 	r.Any("/agents/:name/*path", func(c *gin.Context) {
 		agent, ok := s.agents.Get(c.Param("name"))
 		if !ok {
-			c.JSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no agent named %q", c.Param("name"))})
+			noAgent(c)
 			return
 		}
 		prefix := "/agents/" + agent.Name
@@ -197,7 +196,7 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/agents/:name", func(c *gin.Context) {
 		agent, ok := s.agents.Get(c.Param("name"))
 		if !ok {
-			c.JSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no agent named %q", c.Param("name"))})
+			noAgent(c)
 			return
 		}
 		http.StripPrefix("/agents/"+agent.Name, endpoints[agent.Name]).ServeHTTP(c.Writer, c.Request)
@@ -270,12 +269,11 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 	}))
 }
 
-func writeJSONRPCError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": code, "message": msg},
-	})
+// noAgent answers a path under /agents/{name} that names no agent: 404,
+// as a path with no A2A method (restResponseGuard), in the plain shape.
+func noAgent(c *gin.Context) {
+	abortWithA2AError(c, bindingPlain, http.StatusNotFound,
+		a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf("no agent named %q", c.Param("name"))))
 }
 
 // protocolVersion reads the A2A-Version header (or query parameter) as
@@ -296,17 +294,12 @@ func protocolVersion(r *http.Request) string {
 }
 
 func writeVersionNotSupported(w http.ResponseWriter, version string, jsonRPC bool) {
-	msg := fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", version)
-	w.Header().Set("Content-Type", "application/json")
+	err := a2a.NewError(a2a.ErrVersionNotSupported, fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", version))
+	b := bindingREST
 	if jsonRPC {
-		writeJSONRPCError(w, -32009, msg)
-		return
+		b = bindingJSONRPCCodeOnly
 	}
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"code": http.StatusBadRequest, "status": "FAILED_PRECONDITION", "message": msg,
-		"details": []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "VERSION_NOT_SUPPORTED", "domain": "a2a-protocol.org"}},
-	}})
+	writeA2AError(w, b, nil, 0, err)
 }
 
 // limitBody answers 413 for bodies over the limit, before any decoding.

@@ -241,25 +241,13 @@ func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request,
 	if err == nil {
 		return false
 	}
-	status, sentinel := http.StatusInternalServerError, a2a.ErrInternalError
-	for _, c := range []struct {
-		sentinel error
-		status   int
-	}{
-		{a2a.ErrTaskNotFound, http.StatusNotFound},
-		{a2a.ErrUnsupportedOperation, http.StatusBadRequest},
-		{a2a.ErrInvalidParams, http.StatusBadRequest},
-		{a2a.ErrServerError, http.StatusServiceUnavailable},
-	} {
-		if errors.Is(err, c.sentinel) {
-			status, sentinel = c.status, c.sentinel
-			break
-		}
+	status := 0
+	if !jsonRPC && errors.Is(err, a2a.ErrUnsupportedOperation) {
+		// 400 INVALID_ARGUMENT, as this refusal has always read (a2a-go
+		// reads UnsupportedOperation as FAILED_PRECONDITION).
+		status = http.StatusBadRequest
 	}
-	if jsonRPC {
-		status = http.StatusOK
-	}
-	writeBindingError(w, jsonRPC, rpcID, status, sentinel, errorMessage(err))
+	writeA2AError(w, bindingOf(jsonRPC), rpcID, status, err)
 	return true
 }
 

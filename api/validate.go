@@ -58,33 +58,6 @@ var v1ParamsTypes = map[string]func() any{
 	"GetExtendedAgentCard":             func() any { return new(a2a.GetExtendedAgentCardRequest) },
 }
 
-// jsonRPCCodes are the JSON-RPC codes of the errors the guard answers itself.
-var jsonRPCCodes = map[error]int{
-	a2a.ErrParseError:     -32700,
-	a2a.ErrInvalidRequest: -32600,
-	a2a.ErrMethodNotFound: -32601,
-	a2a.ErrInvalidParams:  -32602,
-	a2a.ErrInternalError:  -32603,
-	a2a.ErrServerError:    -32000,
-	a2a.ErrTaskNotFound:   -32001,
-	// UnsupportedOperation: a subscription to a finished task (stream.go).
-	a2a.ErrUnsupportedOperation: -32004,
-}
-
-// specHTTPStatus corrects a2a-go's HTTP status for the A2A errors whose
-// status the A2A 1.0 specification gives differently (a2a-go answers 400
-// for both), and gives SERVER_ERROR — which toA2AError uses only for
-// Temporal being unavailable or too slow — 503 instead of 500, so that
-// clients retry.
-var specHTTPStatus = map[string]struct {
-	code   int
-	status string
-}{
-	a2a.ErrorReason(a2a.ErrTaskNotCancelable):      {http.StatusConflict, "FAILED_PRECONDITION"},
-	a2a.ErrorReason(a2a.ErrUnsupportedContentType): {http.StatusUnsupportedMediaType, "INVALID_ARGUMENT"},
-	a2a.ErrorReason(a2a.ErrServerError):            {http.StatusServiceUnavailable, "UNAVAILABLE"},
-}
-
 // guardBinding wraps one agent's endpoint (next): it checks each request
 // before next decodes it and gives next's plain-text answers the shape of
 // the binding.
@@ -93,8 +66,8 @@ func guardBinding(next http.Handler) http.Handler {
 		jsonRPC := r.URL.Path == "" || r.URL.Path == "/"
 		if jsonRPC && r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeBindingError(w, true, nil, http.StatusMethodNotAllowed, a2a.ErrInvalidRequest,
-				fmt.Sprintf("method %s is not allowed: the JSON-RPC endpoint takes POST", r.Method))
+			writeA2AError(w, bindingJSONRPC, nil, http.StatusMethodNotAllowed, a2a.NewError(a2a.ErrInvalidRequest,
+				fmt.Sprintf("method %s is not allowed: the JSON-RPC endpoint takes POST", r.Method)))
 			return
 		}
 		var ok bool
@@ -120,9 +93,11 @@ func guardBinding(next http.Handler) http.Handler {
 // checkJSONRPCRequest checks a JSON-RPC request's body and envelope and, for
 // A2A 1.0, its params. It answers the request itself and returns false when
 // they are wrong; otherwise it leaves the (possibly normalised) body in r.
+// The answer's HTTP status is 200, as JSON-RPC has it, but for a body that
+// could not be read or is not JSON.
 func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 	fail := func(status int, id json.RawMessage, sentinel error, format string, args ...any) bool {
-		writeBindingError(w, true, id, status, sentinel, fmt.Sprintf(format, args...))
+		writeA2AError(w, bindingJSONRPC, id, status, a2a.NewError(sentinel, fmt.Sprintf(format, args...)))
 		return false
 	}
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
@@ -133,10 +108,10 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 		return fail(status, nil, readBodyError(status), "%v", err)
 	}
 	if sentinel, msg := checkJSONText(body); sentinel != nil {
-		return fail(http.StatusOK, nil, sentinel, "%s", msg)
+		return fail(0, nil, sentinel, "%s", msg)
 	}
 	if t := bytes.TrimSpace(body); t[0] != '{' {
-		return fail(http.StatusOK, nil, a2a.ErrInvalidRequest, "invalid request: a JSON-RPC request must be a JSON object (A2A has no batches)")
+		return fail(0, nil, a2a.ErrInvalidRequest, "invalid request: a JSON-RPC request must be a JSON object (A2A has no batches)")
 	}
 	var env struct {
 		JSONRPC json.RawMessage `json:"jsonrpc"`
@@ -145,17 +120,17 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 		Params  json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return fail(http.StatusOK, nil, a2a.ErrParseError, "parse error: %v", err)
+		return fail(0, nil, a2a.ErrParseError, "parse error: %v", err)
 	}
 	if !validJSONRPCID(env.ID) {
-		return fail(http.StatusOK, nil, a2a.ErrInvalidRequest, "invalid request: id must be a string or a number (A2A has no JSON-RPC notifications)")
+		return fail(0, nil, a2a.ErrInvalidRequest, "invalid request: id must be a string or a number (A2A has no JSON-RPC notifications)")
 	}
 	var version, method string
 	if json.Unmarshal(env.JSONRPC, &version) != nil || version != "2.0" {
-		return fail(http.StatusOK, env.ID, a2a.ErrInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
+		return fail(0, env.ID, a2a.ErrInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
 	}
 	if json.Unmarshal(env.Method, &method) != nil || method == "" {
-		return fail(http.StatusOK, env.ID, a2a.ErrInvalidRequest, "invalid request: method must be a non-empty string")
+		return fail(0, env.ID, a2a.ErrInvalidRequest, "invalid request: method must be a non-empty string")
 	}
 	params := bytes.TrimSpace(env.Params)
 	switch {
@@ -170,38 +145,40 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 			Params  json.RawMessage `json:"params"`
 		}{version, env.ID, method, params})
 		if err != nil {
-			return fail(http.StatusOK, env.ID, a2a.ErrParseError, "parse error: %v", err)
+			return fail(0, env.ID, a2a.ErrParseError, "parse error: %v", err)
 		}
 		body = normalised
 	case params[0] != '{':
-		return fail(http.StatusOK, env.ID, a2a.ErrInvalidParams, "invalid params: params must be a JSON object")
+		return fail(0, env.ID, a2a.ErrInvalidParams, "invalid params: params must be a JSON object")
 	}
 	if newParams, ok := v1ParamsTypes[method]; ok && protocolVersion(r) == "1.0" {
 		if err := json.Unmarshal(params, newParams()); err != nil {
-			return fail(http.StatusOK, env.ID, a2a.ErrInvalidParams, "invalid params: %v", err)
+			return fail(0, env.ID, a2a.ErrInvalidParams, "invalid params: %v", err)
 		}
 	}
 	setBody(r, body)
 	return true
 }
 
-// checkRESTRequest checks an HTTP+JSON request's path, query and body.
+// checkRESTRequest checks an HTTP+JSON request's path, query and body. Its
+// refusals have their error's status, but for a body that could not be
+// read or is not JSON.
 func checkRESTRequest(w http.ResponseWriter, r *http.Request) bool {
 	fail := func(status int, sentinel error, format string, args ...any) bool {
-		writeBindingError(w, false, nil, status, sentinel, fmt.Sprintf(format, args...))
+		writeA2AError(w, bindingREST, nil, status, a2a.NewError(sentinel, fmt.Sprintf(format, args...)))
 		return false
 	}
 	if !utf8.ValidString(r.URL.Path) {
-		return fail(http.StatusBadRequest, a2a.ErrInvalidParams, "the path is not valid UTF-8")
+		return fail(0, a2a.ErrInvalidParams, "the path is not valid UTF-8")
 	}
 	query, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return fail(http.StatusBadRequest, a2a.ErrInvalidRequest, "the query string is malformed: %v", err)
+		return fail(0, a2a.ErrInvalidRequest, "the query string is malformed: %v", err)
 	}
 	for key, values := range query {
 		for _, v := range values {
 			if !utf8.ValidString(key) || !utf8.ValidString(v) {
-				return fail(http.StatusBadRequest, a2a.ErrInvalidParams, "query parameter %q is not valid UTF-8", strings.ToValidUTF8(key, "\uFFFD"))
+				return fail(0, a2a.ErrInvalidParams, "query parameter %q is not valid UTF-8", strings.ToValidUTF8(key, "\uFFFD"))
 			}
 		}
 	}
@@ -217,22 +194,22 @@ func checkRESTRequest(w http.ResponseWriter, r *http.Request) bool {
 			return fail(http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest, "Content-Type %q is not supported: send application/json", ct)
 		}
 		if !utf8.Valid(body) {
-			return fail(http.StatusBadRequest, a2a.ErrParseError, "the request body is not valid UTF-8")
+			return fail(0, a2a.ErrParseError, "the request body is not valid UTF-8")
 		}
 		if jsonDepthExceeds(body, maxJSONDepth) {
-			return fail(http.StatusBadRequest, a2a.ErrInvalidRequest, "the request body nests JSON deeper than %d levels", maxJSONDepth)
+			return fail(0, a2a.ErrInvalidRequest, "the request body nests JSON deeper than %d levels", maxJSONDepth)
 		}
 		sendPath := strings.HasSuffix(r.URL.Path, "/message:send") || strings.HasSuffix(r.URL.Path, "/message:stream")
 		if sendPath && r.Method == http.MethodPost && protocolVersion(r) == "1.0" && json.Valid(body) {
 			var req a2a.SendMessageRequest
 			if err := json.Unmarshal(body, &req); err != nil {
-				return fail(http.StatusBadRequest, a2a.ErrInvalidParams, "invalid params: %v", err)
+				return fail(0, a2a.ErrInvalidParams, "invalid params: %v", err)
 			}
 			// a2a-go starts a stream (200) before the service sees the
 			// request, so a malformed streaming message is refused here,
 			// with its own status.
 			if err := validateSendMessageRequest(&req); err != nil {
-				return fail(http.StatusBadRequest, a2a.ErrInvalidParams, "%s", errorMessage(err))
+				return fail(0, a2a.ErrInvalidParams, "%s", errorMessage(err))
 			}
 		}
 	}
@@ -263,15 +240,6 @@ func readBodyError(status int) error {
 		return a2a.ErrInvalidRequest
 	}
 	return a2a.ErrParseError
-}
-
-// errorMessage is the message an A2A error carries to the client.
-func errorMessage(err error) string {
-	var a2aErr *a2a.Error
-	if errors.As(err, &a2aErr) && a2aErr.Message != "" {
-		return a2aErr.Message
-	}
-	return err.Error()
 }
 
 // maxTaskIDBytes bounds task IDs: Temporal's default limit on workflow IDs
@@ -418,7 +386,8 @@ func writeTooLarge(w http.ResponseWriter, r *http.Request, size, limit int64) {
 	if size > 0 {
 		msg = fmt.Sprintf("the request body of %d bytes is over the limit of %d", size, limit)
 	}
-	writeBindingError(w, r.Method == http.MethodPost && jsonRPCPath(r.URL.Path), nil, http.StatusRequestEntityTooLarge, a2a.ErrInvalidRequest, msg)
+	writeA2AError(w, bindingOf(r.Method == http.MethodPost && jsonRPCPath(r.URL.Path)), nil, http.StatusRequestEntityTooLarge,
+		a2a.NewError(a2a.ErrInvalidRequest, msg))
 }
 
 // jsonRPCPath reports whether path is a JSON-RPC endpoint: the default
@@ -431,56 +400,12 @@ func jsonRPCPath(path string) bool {
 	return ok && name != "" && !strings.Contains(strings.TrimSuffix(name, "/"), "/")
 }
 
-// writeBindingError answers an error in the shape of its binding: a JSON-RPC
-// error object (with id, when known) or a google.rpc.Status body, each with
-// the ErrorInfo a2a-go's clients read the A2A error from.
-func writeBindingError(w http.ResponseWriter, jsonRPC bool, id json.RawMessage, status int, sentinel error, msg string) {
-	info := errordetails.NewErrorInfo(a2a.ErrorReason(sentinel), a2a.ProtocolDomain, nil)
-	var body any
-	if jsonRPC {
-		if len(id) == 0 {
-			id = json.RawMessage("null")
-		}
-		body = map[string]any{
-			"jsonrpc": "2.0", "id": id,
-			"error": map[string]any{"code": jsonRPCCodes[sentinel], "message": msg, "data": []any{info}},
-		}
-	} else {
-		body = map[string]any{"error": map[string]any{
-			"code": status, "status": grpcStatus(status), "message": msg, "details": []any{info},
-		}}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Del("Content-Length")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
-}
-
-// grpcStatus names the google.rpc code of the HTTP statuses the guard
-// answers with.
-func grpcStatus(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return "NOT_FOUND"
-	case http.StatusMethodNotAllowed, http.StatusNotImplemented:
-		return "UNIMPLEMENTED"
-	case http.StatusServiceUnavailable:
-		return "UNAVAILABLE"
-	case http.StatusConflict:
-		return "FAILED_PRECONDITION"
-	}
-	if status >= 500 {
-		return "INTERNAL"
-	}
-	return "INVALID_ARGUMENT"
-}
-
 // restResponseGuard passes an HTTP+JSON response through, except:
 //   - a body that is not JSON (net/http's text/plain 404 and 405 for an
 //     unknown path or method, a redirect's HTML) becomes a google.rpc.Status
 //     body with the same status;
-//   - an error whose A2A reason has another status in the specification
-//     (specHTTPStatus) gets that status.
+//   - an error whose HTTP status a2a-go writes otherwise (errorCodes'
+//     fixesA2AGo) gets its own.
 //
 // Streams (text/event-stream) and successes go through untouched.
 type restResponseGuard struct {
@@ -565,7 +490,7 @@ func (g *restResponseGuard) finish() {
 		if loc := g.Header().Get("Location"); loc != "" {
 			msg = "moved to " + loc
 		}
-		writeBindingError(g.ResponseWriter, false, nil, g.status, sentinel, msg)
+		writeA2AError(g.ResponseWriter, bindingREST, nil, g.status, a2a.NewError(sentinel, msg))
 	case holdJSON:
 		g.ResponseWriter.Header().Del("Content-Length")
 		body := g.held.Bytes()
@@ -577,7 +502,7 @@ func (g *restResponseGuard) finish() {
 			// requests in flight): 503 with Retry-After, as HTTP has it.
 			g.status = http.StatusServiceUnavailable
 			g.ResponseWriter.Header().Set("Retry-After", after)
-			if fixed := withStatus(body, g.status, "UNAVAILABLE"); fixed != nil {
+			if fixed := withStatus(body, g.status, grpcStatusOf(g.status)); fixed != nil {
 				body = fixed
 			}
 		}
@@ -587,8 +512,8 @@ func (g *restResponseGuard) finish() {
 }
 
 // correctStatus returns the status and body of a google.rpc.Status error
-// body whose A2A reason has another HTTP status in specHTTPStatus, or a nil
-// body when nothing needs correcting.
+// body whose A2A error a2a-go answers with another HTTP status than ours
+// (errorCodes' fixesA2AGo), or a nil body when nothing needs correcting.
 func correctStatus(body []byte) (int, []byte) {
 	var doc map[string]any
 	if json.Unmarshal(body, &doc) != nil {
@@ -602,18 +527,29 @@ func correctStatus(body []byte) (int, []byte) {
 			continue
 		}
 		reason, _ := info["reason"].(string)
-		fix, ok := specHTTPStatus[reason]
+		fix, ok := a2aGoFix(reason)
 		if !ok {
 			return 0, nil
 		}
-		inner["code"], inner["status"] = fix.code, fix.status
+		inner["code"], inner["status"] = fix.status, fix.grpc
 		out, err := json.Marshal(doc)
 		if err != nil {
 			return 0, nil
 		}
-		return fix.code, append(out, '\n')
+		return fix.status, append(out, '\n')
 	}
 	return 0, nil
+}
+
+// a2aGoFix returns the code of the A2A error of reason when a2a-go answers
+// it with another HTTP status than ours.
+func a2aGoFix(reason string) (errorCode, bool) {
+	for _, c := range errorCodes {
+		if c.fixesA2AGo && c.reason == "" && a2a.ErrorReason(c.sentinel) == reason {
+			return c, true
+		}
+	}
+	return errorCode{}, false
 }
 
 // retryableAfter reports whether a google.rpc.Status error body carries the

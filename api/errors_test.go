@@ -1,0 +1,274 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
+	"github.com/gin-gonic/gin"
+)
+
+// wantCode is how one error must read: the JSON-RPC code, and over
+// HTTP+JSON the status, google.rpc code and ErrorInfo reason and domain.
+type wantCode struct {
+	err    error
+	rpc    int
+	status int
+	grpc   string
+	reason string
+	domain string
+}
+
+// wantCodes spells out, independently of errorCodes, the answer to every
+// sentinel of a2a (a2a/errors.go), a2aflow's own, and an error wrapping
+// none.
+var wantCodes = []wantCode{
+	{a2a.ErrParseError, -32700, 400, "INVALID_ARGUMENT", "PARSE_ERROR", a2a.ProtocolDomain},
+	{a2a.ErrInvalidRequest, -32600, 400, "INVALID_ARGUMENT", "INVALID_REQUEST", a2a.ProtocolDomain},
+	{a2a.ErrMethodNotFound, -32601, 501, "UNIMPLEMENTED", "METHOD_NOT_FOUND", a2a.ProtocolDomain},
+	{a2a.ErrInvalidParams, -32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS", a2a.ProtocolDomain},
+	{a2a.ErrInternalError, -32603, 500, "INTERNAL", "INTERNAL_ERROR", a2a.ProtocolDomain},
+	{a2a.ErrServerError, -32000, 503, "UNAVAILABLE", "SERVER_ERROR", a2a.ProtocolDomain},
+	{a2a.ErrTaskNotFound, -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND", a2a.ProtocolDomain},
+	{a2a.ErrTaskNotCancelable, -32002, 409, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE", a2a.ProtocolDomain},
+	{a2a.ErrPushNotificationNotSupported, -32003, 400, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED", a2a.ProtocolDomain},
+	{a2a.ErrUnsupportedOperation, -32004, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION", a2a.ProtocolDomain},
+	{a2a.ErrUnsupportedContentType, -32005, 415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED", a2a.ProtocolDomain},
+	{a2a.ErrInvalidAgentResponse, -32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE", a2a.ProtocolDomain},
+	{a2a.ErrExtendedCardNotConfigured, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", a2a.ProtocolDomain},
+	{a2a.ErrExtensionSupportRequired, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED", a2a.ProtocolDomain},
+	{a2a.ErrVersionNotSupported, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED", a2a.ProtocolDomain},
+	{a2a.ErrUnauthenticated, -31401, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", a2a.ProtocolDomain},
+	{a2a.ErrUnauthorized, -31403, 403, "PERMISSION_DENIED", "UNAUTHORIZED", a2a.ProtocolDomain},
+	{errDecisionRefused, -31409, 409, "FAILED_PRECONDITION", "DECISION_REFUSED", refusalDomain},
+	{errTooManyRequests, -31429, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED", refusalDomain},
+	{errMisdirectedRequest, -31421, 421, "FAILED_PRECONDITION", "MISDIRECTED_REQUEST", refusalDomain},
+	{errors.New("no sentinel"), -32603, 500, "INTERNAL", "INTERNAL_ERROR", a2a.ProtocolDomain},
+}
+
+// a2aSentinel reports whether err is one of a2a's sentinels (not
+// a2aflow's own, nor none).
+func a2aSentinel(err error) bool {
+	return a2a.ErrorReason(err) != "INTERNAL_ERROR" || err == a2a.ErrInternalError
+}
+
+// bodyOf renders what a2aErrorBody answers as writeA2AError writes it.
+func bodyOf(t *testing.T, b binding, id json.RawMessage, status int, err error) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	writeA2AError(rec, b, id, status, err)
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	return rec.Code, rec.Body.String()
+}
+
+func TestWriteA2AError(t *testing.T) {
+	if len(errorCodes)+1 != len(wantCodes) {
+		t.Errorf("errorCodes has %d rows, wantCodes %d sentinels: a row is missing on one side", len(errorCodes), len(wantCodes)-1)
+	}
+	for _, w := range wantCodes {
+		t.Run(w.reason+"/"+w.err.Error(), func(t *testing.T) {
+			// Wrapped, with a message of its own: the sentinel picks the
+			// codes, the message is the A2A error's.
+			err := fmt.Errorf("context: %w", a2a.NewError(w.err, `it <failed> & "why"`))
+			const msg = `"it \u003cfailed\u003e \u0026 \"why\""`
+			info := fmt.Sprintf(`{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":%q,"reason":%q}`, w.domain, w.reason)
+
+			tests := []struct {
+				name       string
+				b          binding
+				id         json.RawMessage
+				status     int
+				wantStatus int
+				want       string
+			}{
+				{"JSON-RPC", bindingJSONRPC, json.RawMessage(` "req-1" `), 0, 200,
+					fmt.Sprintf(`{"error":{"code":%d,"data":[%s],"message":%s},"id":"req-1","jsonrpc":"2.0"}`, w.rpc, info, msg)},
+				{"JSON-RPC without id", bindingJSONRPC, nil, 0, 200,
+					fmt.Sprintf(`{"error":{"code":%d,"data":[%s],"message":%s},"id":null,"jsonrpc":"2.0"}`, w.rpc, info, msg)},
+				{"JSON-RPC with a status", bindingJSONRPC, json.RawMessage(`7`), 413, 413,
+					fmt.Sprintf(`{"error":{"code":%d,"data":[%s],"message":%s},"id":7,"jsonrpc":"2.0"}`, w.rpc, info, msg)},
+				{"JSON-RPC code only", bindingJSONRPCCodeOnly, nil, 0, 200,
+					fmt.Sprintf(`{"error":{"code":%d,"message":%s},"id":null,"jsonrpc":"2.0"}`, w.rpc, msg)},
+				{"HTTP+JSON", bindingREST, nil, 0, w.status,
+					fmt.Sprintf(`{"error":{"code":%d,"details":[%s],"message":%s,"status":%q}}`, w.status, info, msg, w.grpc)},
+				{"HTTP+JSON with a status", bindingREST, nil, 405, 405,
+					fmt.Sprintf(`{"error":{"code":405,"details":[%s],"message":%s,"status":"UNIMPLEMENTED"}}`, info, msg)},
+				{"plain", bindingPlain, nil, 0, w.status, fmt.Sprintf(`{"error":%s}`, msg)},
+				{"plain with a status", bindingPlain, nil, 404, 404, fmt.Sprintf(`{"error":%s}`, msg)},
+			}
+			for _, tt := range tests {
+				status, body := bodyOf(t, tt.b, tt.id, tt.status, err)
+				if status != tt.wantStatus || body != tt.want+"\n" {
+					t.Errorf("%s: %d %s\nwant %d %s", tt.name, status, body, tt.wantStatus, tt.want)
+				}
+			}
+			if got := httpStatusOf(err); got != w.status {
+				t.Errorf("httpStatusOf = %d, want %d", got, w.status)
+			}
+			// The bare sentinel: its own text is the message.
+			if _, body := bodyOf(t, bindingPlain, nil, 0, w.err); body != fmt.Sprintf("{\"error\":%q}\n", w.err.Error()) {
+				t.Errorf("bare sentinel: %s", body)
+			}
+		})
+	}
+}
+
+// TestWriteA2AErrorTypedDetails: an error's typed details follow the
+// ErrorInfo, but an ErrorInfo of its own, which would be a second one.
+func TestWriteA2AErrorTypedDetails(t *testing.T) {
+	err := a2a.NewError(errTooManyRequests, "slow down").WithTypedDetails(
+		errordetails.NewTyped("type.googleapis.com/google.rpc.RetryInfo", map[string]any{"retryDelay": "5s"}),
+		errordetails.NewErrorInfo("OTHER", "elsewhere", nil))
+	const details = `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2aflow","reason":"RATE_LIMITED"},` +
+		`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"5s"}]`
+	for _, tt := range []struct {
+		b    binding
+		want string
+	}{
+		{bindingJSONRPC, `{"error":{"code":-31429,"data":` + details + `,"message":"slow down"},"id":null,"jsonrpc":"2.0"}`},
+		{bindingREST, `{"error":{"code":429,"details":` + details + `,"message":"slow down","status":"RESOURCE_EXHAUSTED"}}`},
+	} {
+		if _, body := bodyOf(t, tt.b, nil, 0, err); body != tt.want+"\n" {
+			t.Errorf("binding %d: %s\nwant %s", tt.b, body, tt.want)
+		}
+	}
+}
+
+func TestAbortWithA2AError(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	rec := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(rec)
+	abortWithA2AError(c, bindingREST, 0, a2a.NewError(a2a.ErrTaskNotFound, "no such task"))
+	want := `{"error":{"code":404,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"TASK_NOT_FOUND"}],"message":"no such task","status":"NOT_FOUND"}}`
+	if rec.Code != 404 || rec.Body.String() != want || !c.IsAborted() {
+		t.Errorf("%d %s (aborted %t), want 404 %s", rec.Code, rec.Body.String(), c.IsAborted(), want)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+func TestGRPCStatusOf(t *testing.T) {
+	for status, want := range map[int]string{
+		400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+		405: "UNIMPLEMENTED", 409: "FAILED_PRECONDITION", 413: "INVALID_ARGUMENT", 415: "INVALID_ARGUMENT",
+		307: "INVALID_ARGUMENT", 500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "INTERNAL", 503: "UNAVAILABLE",
+	} {
+		if got := grpcStatusOf(status); got != want {
+			t.Errorf("grpcStatusOf(%d) = %s, want %s", status, got, want)
+		}
+	}
+}
+
+// errHandler answers every GetTask with its error.
+type errHandler struct {
+	a2asrv.RequestHandler
+	err error
+}
+
+func (h errHandler) GetTask(context.Context, *a2a.GetTaskRequest) (*a2a.Task, error) {
+	return nil, h.err
+}
+
+// TestErrorCodesMatchA2AGo: every a2a sentinel has a2a-go's JSON-RPC code
+// and reason, and its HTTP+JSON status and google.rpc code but where
+// errorCodes corrects a2a-go (fixesA2AGo), which restResponseGuard then
+// does to a2a-go's answer.
+func TestErrorCodesMatchA2AGo(t *testing.T) {
+	for _, c := range errorCodes {
+		if !a2aSentinel(c.sentinel) {
+			continue
+		}
+		t.Run(a2a.ErrorReason(c.sentinel), func(t *testing.T) {
+			h := errHandler{err: a2a.NewError(c.sentinel, "m")}
+
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}`))
+			a2asrv.NewJSONRPCHandler(h).ServeHTTP(rec, req)
+			var rpc struct {
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &rpc); err != nil || rpc.Error.Code != c.rpcCode {
+				t.Errorf("a2a-go's JSON-RPC code %d (%v), ours %d", rpc.Error.Code, err, c.rpcCode)
+			}
+
+			for _, guarded := range []bool{false, true} {
+				rec = httptest.NewRecorder()
+				var w http.ResponseWriter = rec
+				g := &restResponseGuard{ResponseWriter: rec}
+				if guarded {
+					w = g
+				}
+				a2asrv.NewRESTHandler(h).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/tasks/t", nil))
+				if guarded {
+					g.finish()
+				}
+				var rest struct {
+					Error struct {
+						Code    int    `json:"code"`
+						Status  string `json:"status"`
+						Details []struct {
+							Reason string `json:"reason"`
+						} `json:"details"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &rest); err != nil || len(rest.Error.Details) == 0 {
+					t.Fatalf("a2a-go's HTTP+JSON answer %q: %v", rec.Body, err)
+				}
+				same := rest.Error.Code == c.status && rec.Code == c.status && rest.Error.Status == c.grpc
+				if want := guarded || !c.fixesA2AGo; same != want {
+					t.Errorf("guarded %t: a2a-go's HTTP+JSON answer %d %d %s, ours %d %s (fixesA2AGo %t)",
+						guarded, rec.Code, rest.Error.Code, rest.Error.Status, c.status, c.grpc, c.fixesA2AGo)
+				}
+				if r := rest.Error.Details[0].Reason; r != a2a.ErrorReason(c.sentinel) {
+					t.Errorf("a2a-go's reason %s", r)
+				}
+			}
+		})
+	}
+}
+
+// TestClientsReadOurErrors: a2a-go's clients read every A2A error written
+// by writeA2AError as its sentinel, on both bindings.
+func TestClientsReadOurErrors(t *testing.T) {
+	for _, c := range errorCodes {
+		if !a2aSentinel(c.sentinel) {
+			continue
+		}
+		t.Run(a2a.ErrorReason(c.sentinel), func(t *testing.T) {
+			for _, b := range []binding{bindingJSONRPC, bindingJSONRPCCodeOnly, bindingREST} {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					writeA2AError(w, b, nil, 0, a2a.NewError(c.sentinel, "refused"))
+				}))
+				var tr a2aclient.Transport
+				if b == bindingREST {
+					u, _ := url.Parse(srv.URL)
+					tr = a2aclient.NewRESTTransport(u, srv.Client())
+				} else {
+					tr = a2aclient.NewJSONRPCTransport(srv.URL, srv.Client())
+				}
+				_, err := tr.GetTask(t.Context(), nil, &a2a.GetTaskRequest{ID: "t"})
+				srv.Close()
+				if !errors.Is(err, c.sentinel) {
+					t.Errorf("binding %d: the client read %v, want %v", b, err, c.sentinel)
+				}
+			}
+		})
+	}
+}
