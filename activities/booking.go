@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 	"go.temporal.io/sdk/activity"
@@ -17,6 +18,18 @@ import (
 type Bookings struct {
 	// Store is where bookings are recorded; required.
 	Store *models.Store
+}
+
+// Booking is a booked trip, as the workflow gets it: plain data, the same
+// JSON as the stored models.Booking (without its idempotency key), so that
+// workflow code never holds a database model.
+type Booking struct {
+	// Reference is the confirmation code shown to the traveller.
+	Reference   string    `json:"reference"`
+	Destination string    `json:"destination"`
+	Date        string    `json:"date"`
+	Travellers  int       `json:"travellers"`
+	CreatedAt   time.Time `json:"createdAt"`
 }
 
 // BookTripInput is what a trip booking needs.
@@ -34,7 +47,7 @@ const ErrTypeInvalidInput = "InvalidInput"
 
 // BookTrip books a trip once per calling task: a retry of the same activity
 // returns the booking already made.
-func (b *Bookings) BookTrip(ctx context.Context, in BookTripInput) (*models.Booking, error) {
+func (b *Bookings) BookTrip(ctx context.Context, in BookTripInput) (*Booking, error) {
 	if err := validate.Struct(in); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("invalid booking: %v", err), ErrTypeInvalidInput, err)
 	}
@@ -54,7 +67,8 @@ func (b *Bookings) BookTrip(ctx context.Context, in BookTripInput) (*models.Book
 		return nil, fmt.Errorf("book trip: %w", err)
 	}
 	activity.GetLogger(ctx).Info("trip booked", "reference", booking.Reference, "destination", booking.Destination)
-	return booking, nil
+	return &Booking{Reference: booking.Reference, Destination: booking.Destination, Date: booking.Date,
+		Travellers: booking.Travellers, CreatedAt: booking.CreatedAt}, nil
 }
 
 // bookingReference returns a confirmation code such as "AF-7KQ2M9".

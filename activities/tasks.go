@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -58,9 +57,9 @@ func (a *Tasks) ContextHistory(ctx context.Context, in workflows.ContextHistoryI
 	if limit <= 0 {
 		limit = 20
 	}
-	query := workflows.ContextIDKey.GetName() + " = " + strconv.Quote(in.ContextID)
+	query := workflows.ContextIDKey.GetName() + " = " + workflows.QuoteQueryValue(in.ContextID)
 	if in.Owner != "" {
-		query += " AND " + workflows.OwnerKey.GetName() + " = " + strconv.Quote(in.Owner)
+		query += " AND " + workflows.OwnerKey.GetName() + " = " + workflows.QuoteQueryValue(in.Owner)
 	}
 	type found struct {
 		id      string

@@ -1,4 +1,4 @@
-// Package agents holds the built-in agents that `a2aflow serve` serves. They
+// Package agents holds the built-in agents that cmd/a2aflow serves. They
 // are demos and also the examples to copy when writing an agent:
 //
 //   - travel: fills three slots (destination, date, travellers) by asking the
@@ -15,6 +15,8 @@
 //   - router: runs a request with a local tool, delegates it to a remote A2A
 //     agent of the directory ("@name message", or the LLM's choice), or
 //     rejects it with the reason; delegation is durable (Task.CallAgent).
+//   - issues: lists a GitHub repository's open issues after asking for a
+//     token (auth-required); the token never enters the task's history.
 //
 // Each agent is a [workflows.Agent]: its card fields plus a handler written as
 // ordinary Temporal workflow code.
@@ -22,10 +24,15 @@ package agents
 
 import "github.com/a2aflow/a2aflow/workflows"
 
-// Builtin returns the registry of built-in agents, travel first (the default
-// agent served at the root URL).
+// All returns the built-in agents, travel first (the default agent served at
+// the root URL): what cmd/a2aflow passes to a2aflow.Main.
+func All() []*workflows.Agent {
+	return []*workflows.Agent{Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router(), Issues()}
+}
+
+// Builtin returns the registry of the built-in agents of All.
 func Builtin() *workflows.Registry {
-	reg, err := workflows.NewRegistry(Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router(), Issues())
+	reg, err := workflows.NewRegistry(All()...)
 	if err != nil {
 		panic(err) // the built-in set is fixed; a failure is a programming error
 	}

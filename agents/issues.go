@@ -75,7 +75,7 @@ func listIssues(ctx workflow.Context, t *workflows.Task) error {
 			return err
 		}
 		var issues []activities.Issue
-		err = workflow.ExecuteActivity(actx, (*activities.GitHub)(nil).ListIssues,
+		err = workflow.ExecuteActivity(actx, workflows.ActivityListIssues,
 			activities.ListIssuesInput{Repo: s.Repo, Credential: cred}).Get(ctx, &issues)
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeCredentialRefused {

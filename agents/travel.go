@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/activities"
-	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -92,8 +91,8 @@ func bookFlight(ctx workflow.Context, t *workflows.Task) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 	})
-	var booking models.Booking
-	err = workflow.ExecuteActivity(actx, (*activities.Bookings)(nil).BookTrip, activities.BookTripInput{
+	var booking activities.Booking
+	err = workflow.ExecuteActivity(actx, workflows.ActivityBookTrip, activities.BookTripInput{
 		Destination: destination, Date: date, Travellers: travellers,
 	}).Get(ctx, &booking)
 	if err != nil {

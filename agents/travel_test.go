@@ -13,7 +13,6 @@ import (
 
 	"github.com/a2aflow/a2aflow/activities"
 	"github.com/a2aflow/a2aflow/agents"
-	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -69,7 +68,7 @@ func TestTravelConversation(t *testing.T) {
 			env := newTaskEnv()
 			env.OnActivity((*activities.Bookings)(nil).BookTrip, mock.Anything, activities.BookTripInput{
 				Destination: "Lisbon", Date: "2026-12-24", Travellers: 2,
-			}).Return(&models.Booking{
+			}).Return(&activities.Booking{
 				Reference: "AF-TEST42", Destination: "Lisbon", Date: "2026-12-24", Travellers: 2,
 			}, nil).Once()
 			start := env.Now()

@@ -10,10 +10,8 @@ import (
 )
 
 // ActivityCompleteChat is the name of the activity that makes one LLM call
-// (a Request in, a Response out). The worker registers activities.LLM, whose
-// CompleteChat method it is; this package calls it by name because the
-// activities package depends on this one.
-const ActivityCompleteChat = "CompleteChat"
+// (a Request in, a Response out): workflows.ActivityCompleteChat.
+const ActivityCompleteChat = workflows.ActivityCompleteChat
 
 // Application error types of LLM failures, as workflow code sees them in a
 // *temporal.ApplicationError.

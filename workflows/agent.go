@@ -46,6 +46,15 @@ type Agent struct {
 	IdleTimeout time.Duration
 	// Handle runs one task.
 	Handle Handler
+	// Activities are the agent's own activities, which its handler calls with
+	// workflow.ExecuteActivity by name. The worker registers them with no
+	// other step (RegisterActivities): a function under its Go name (GetQuote
+	// for func GetQuote), a pointer to a struct as each of its exported
+	// methods under the method's name, and Activity("Name", fn) under a name
+	// that survives renaming the Go code — the name is in the history of
+	// every task that called it, so renaming is a breaking change for parked
+	// tasks.
+	Activities []any
 }
 
 // BusyPolicy is an agent's answer to a message sent while its task works.
@@ -113,6 +122,15 @@ func (r *Registry) Get(name string) (*Agent, bool) {
 
 // Default returns the agent served at the root URL.
 func (r *Registry) Default() *Agent { return r.agents[r.order[0]] }
+
+// Agents returns the agents, the default first, in the order given.
+func (r *Registry) Agents() []*Agent {
+	out := make([]*Agent, len(r.order))
+	for i, name := range r.order {
+		out[i] = r.agents[name]
+	}
+	return out
+}
 
 // Names returns the agent names, default first, the rest sorted.
 func (r *Registry) Names() []string {

@@ -27,14 +27,6 @@ const (
 	// ErrTypeApprovalRefused: the decision is a duplicate, late, for an
 	// unknown or settled approval, or by someone not in its groups.
 	ErrTypeApprovalRefused = "ApprovalRefused"
-
-	// ActivityNotifyApprovalWebhook POSTs an [ApprovalNotice] to the webhook
-	// the worker has configured for the notice's group, and does nothing for
-	// a group without one. Approve runs it for every group that may decide,
-	// when a request starts waiting and again when it escalates; the
-	// webhooks and their tokens live only in the worker's configuration.
-	// activities.ApprovalWebhooks implements it.
-	ActivityNotifyApprovalWebhook = "NotifyApprovalWebhook"
 )
 
 // PendingApprovalsKey is the search attribute listing the approver groups a

@@ -12,26 +12,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Delegation: a skill calls another A2A agent with [Task.CallAgent]. The
-// remote task is started and followed by activities (activities.Remote,
-// whose methods have these names); its ID is kept in workflow state (the
-// send activity's result is in history), so neither a retry nor a restart of
-// our worker or of the remote agent ever starts a second remote task.
-const (
-	// ActivitySendRemoteMessage sends one message to a remote agent (a
-	// RemoteSendInput, answering a RemoteTaskResult). It asks the remote
-	// agent to return at once, so it never waits for the remote work.
-	ActivitySendRemoteMessage = "SendRemoteMessage"
-	// ActivityFollowRemoteTask follows a remote task (a RemoteFollowInput,
-	// answering a RemoteTaskResult) until it ends, waits for input, or the
-	// window passes: by streaming when the remote card offers it, else by
-	// polling, heartbeating all along.
-	ActivityFollowRemoteTask = "FollowRemoteTask"
-	// ActivityCancelRemoteTask cancels a remote task (a RemoteCancelInput).
-	// A task that is already terminal or gone is not an error.
-	ActivityCancelRemoteTask = "CancelRemoteTask"
-)
-
 // Error types of the delegation activities' non-retryable errors.
 const (
 	// ErrTypeUnknownRemoteAgent: the agent is not in the directory.

@@ -21,11 +21,6 @@ import (
 // HistoryPageSize is how many messages one history page holds.
 const HistoryPageSize = 100
 
-// ActivityStoreHistoryPage writes a page of older messages to the payload
-// store. Its argument is a [StoreHistoryPageInput], its result the stored
-// [HistoryPage]. activities.HistoryPages implements it.
-const ActivityStoreHistoryPage = "StoreHistoryPage"
-
 // HistoryPage is a run of a task's older messages kept in the payload store
 // (blobstore) as a JSON array of A2A messages.
 type HistoryPage struct {

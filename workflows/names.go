@@ -26,6 +26,80 @@ const (
 	QueryGetTask = "GetTask"
 )
 
+// Names of a2aflow's built-in activities. The workflows call them by these
+// names and activities.Set.Register registers each implementation under its
+// name, in one place: a name is part of every running task's history, so it is
+// a constant, never derived from a Go method (renaming a method must not
+// break parked tasks). TestActivityNames checks that every name the
+// workflows call is registered.
+const (
+	// ActivityNotifyApprovalWebhook POSTs an [ApprovalNotice] to the webhook
+	// the worker has configured for the notice's group, and does nothing for
+	// a group without one. Approve runs it for every group that may decide,
+	// when a request starts waiting and again when it escalates; the
+	// webhooks and their tokens live only in the worker's configuration.
+	// activities.ApprovalWebhooks implements it.
+	ActivityNotifyApprovalWebhook = "NotifyApprovalWebhook"
+
+	// ActivitySendRemoteMessage sends one message to a remote agent (a
+	// [RemoteSendInput], answering a [RemoteTaskResult]) for
+	// [Task.CallAgent]. It asks the remote agent to return at once, so it
+	// never waits for the remote work. The remote task's ID is kept in
+	// workflow state (this activity's result is in history), so neither a
+	// retry nor a restart ever starts a second remote task.
+	// activities.Remote implements the three delegation activities.
+	ActivitySendRemoteMessage = "SendRemoteMessage"
+	// ActivityFollowRemoteTask follows a remote task (a [RemoteFollowInput],
+	// answering a [RemoteTaskResult]) until it ends, waits for input, or the
+	// window passes: by streaming when the remote card offers it, else by
+	// polling, heartbeating all along.
+	ActivityFollowRemoteTask = "FollowRemoteTask"
+	// ActivityCancelRemoteTask cancels a remote task (a [RemoteCancelInput]).
+	// A task that is already terminal or gone is not an error.
+	ActivityCancelRemoteTask = "CancelRemoteTask"
+
+	// ActivityStoreHistoryPage writes a page of older messages to the payload
+	// store. Its argument is a [StoreHistoryPageInput], its result the stored
+	// [HistoryPage]. activities.HistoryPages implements it.
+	ActivityStoreHistoryPage = "StoreHistoryPage"
+
+	// ActivityDeliverPush POSTs one task event to one webhook. Its argument
+	// is a [PushDelivery]. activities.Webhooks implements it.
+	ActivityDeliverPush = "DeliverPushNotification"
+
+	// ActivityFetchTask reads one task by ID (a [FetchTaskInput], answering
+	// an *a2a.Task). activities.Tasks implements it.
+	ActivityFetchTask = "FetchTask"
+	// ActivityContextHistory reads the history of a context's earlier
+	// tasks (a [ContextHistoryInput], answering []*a2a.Message).
+	ActivityContextHistory = "ContextHistory"
+
+	// ActivityCompleteChat makes one LLM call (an llm.Request in, an
+	// llm.Response out). activities.LLM implements it.
+	ActivityCompleteChat = "CompleteChat"
+
+	// ActivityBookTrip books the travel agent's trip, once per calling
+	// task (an activities.BookTripInput, answering an activities.Booking).
+	ActivityBookTrip = "BookTrip"
+
+	// ActivityListIssues lists a GitHub repository's open issues with a
+	// credential the user gave through auth-required (an
+	// activities.ListIssuesInput, answering []activities.Issue).
+	ActivityListIssues = "ListIssues"
+)
+
+// BuiltinActivities lists the names of a2aflow's built-in activities. An
+// agent's own activities (Agent.Activities) may not take one of them. LLM
+// tools run as activities named with llm.ToolActivityPrefix and are not
+// listed.
+func BuiltinActivities() []string {
+	return []string{
+		ActivityNotifyApprovalWebhook, ActivitySendRemoteMessage, ActivityFollowRemoteTask,
+		ActivityCancelRemoteTask, ActivityStoreHistoryPage, ActivityDeliverPush, ActivityFetchTask,
+		ActivityContextHistory, ActivityCompleteChat, ActivityBookTrip, ActivityListIssues,
+	}
+}
+
 // Error types carried by temporal.ApplicationError values that the update
 // validators return. The API maps each to its A2A error in one place.
 const (

@@ -29,10 +29,6 @@ const (
 	// ListTaskPushNotificationConfig). Its argument is a [PushConfigsInput]
 	// and its result a []*a2a.PushConfig.
 	QueryPushConfigs = "PushNotificationConfigs"
-
-	// ActivityDeliverPush POSTs one task event to one webhook. Its argument
-	// is a [PushDelivery]. activities.Webhooks implements it.
-	ActivityDeliverPush = "DeliverPushNotification"
 )
 
 // MaxPushConfigs is how many webhooks one task takes: each one costs an

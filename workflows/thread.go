@@ -67,17 +67,6 @@ func (t *Task) Thread() Thread {
 	return NewThread(t.r.history.recent...)
 }
 
-// Names of the activities the skill runtime calls to read other tasks. The
-// worker registers activities.Tasks, whose methods have these names; the
-// runtime calls them by name because activities depends on this package.
-const (
-	// ActivityFetchTask reads one task by ID (a FetchTaskInput, answering an *a2a.Task).
-	ActivityFetchTask = "FetchTask"
-	// ActivityContextHistory reads the history of a context's earlier
-	// tasks (a ContextHistoryInput, answering []*a2a.Message).
-	ActivityContextHistory = "ContextHistory"
-)
-
 // FetchTaskInput is the argument of the ActivityFetchTask activity.
 type FetchTaskInput struct {
 	// TaskID is the task to read.

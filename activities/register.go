@@ -1,0 +1,60 @@
+package activities
+
+import (
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Set holds the implementations of a2aflow's built-in activities, as the
+// worker configures them. A nil field leaves its activities unregistered: a
+// task calling one fails with Temporal's "activity not registered" until a
+// worker that has it picks the call up.
+type Set struct {
+	Bookings         *Bookings
+	Webhooks         *Webhooks
+	ApprovalWebhooks *ApprovalWebhooks
+	LLM              *LLM
+	Tasks            *Tasks
+	HistoryPages     *HistoryPages
+	GitHub           *GitHub
+	Remote           *Remote
+}
+
+// Register registers every activity of s under its name in
+// workflows.BuiltinActivities: the one place where the names the workflows
+// call meet the Go methods that implement them. Renaming a method changes
+// nothing a running task sees.
+func (s Set) Register(r worker.ActivityRegistry) {
+	reg := func(name string, fn any) {
+		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
+	if s.ApprovalWebhooks != nil {
+		reg(workflows.ActivityNotifyApprovalWebhook, s.ApprovalWebhooks.NotifyApprovalWebhook)
+	}
+	if s.Remote != nil {
+		reg(workflows.ActivitySendRemoteMessage, s.Remote.SendRemoteMessage)
+		reg(workflows.ActivityFollowRemoteTask, s.Remote.FollowRemoteTask)
+		reg(workflows.ActivityCancelRemoteTask, s.Remote.CancelRemoteTask)
+	}
+	if s.HistoryPages != nil {
+		reg(workflows.ActivityStoreHistoryPage, s.HistoryPages.StoreHistoryPage)
+	}
+	if s.Webhooks != nil {
+		reg(workflows.ActivityDeliverPush, s.Webhooks.DeliverPushNotification)
+	}
+	if s.Tasks != nil {
+		reg(workflows.ActivityFetchTask, s.Tasks.FetchTask)
+		reg(workflows.ActivityContextHistory, s.Tasks.ContextHistory)
+	}
+	if s.LLM != nil {
+		reg(workflows.ActivityCompleteChat, s.LLM.CompleteChat)
+	}
+	if s.Bookings != nil {
+		reg(workflows.ActivityBookTrip, s.Bookings.BookTrip)
+	}
+	if s.GitHub != nil {
+		reg(workflows.ActivityListIssues, s.GitHub.ListIssues)
+	}
+}
