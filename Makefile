@@ -4,11 +4,12 @@ GO            ?= go
 BIN           ?= bin/a2aflow
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 # Packages that do not link the embedded Temporal server run with -race; the
-# server-linking ones (its own tests, the binary's and the end-to-end tests,
-# which build the binary) run without, as a race build of the server takes too
-# long for CI.
-LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -e /temporalserver -e /tests -e /cmd/)
-HEAVY_PKGS    := ./temporalserver/... ./cmd/... ./tests/...
+# server-linking ones (its own tests, the command line's, the root package's
+# and the end-to-end tests, which build the binary) run without, as a race
+# build of the server takes too long for CI.
+MODULE        := $(shell $(GO) list -m)
+LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/.*' -e '.*/internal/cli')
+HEAVY_PKGS    := . ./temporalserver/... ./internal/cli/... ./cmd/... ./tests/...
 
 .PHONY: run build test vet workflowcheck bench fuzz clean demo-agents
 

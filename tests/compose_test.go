@@ -174,7 +174,7 @@ func TestDockerComposeConfig(t *testing.T) {
 	}
 	for v := range used {
 		if !known[v] {
-			t.Errorf("docker-compose.yml uses %s, which cmd/a2aflow does not read (it reads %v)", v, sortedKeys(known))
+			t.Errorf("docker-compose.yml uses %s, which a2aflow does not read (it reads %v)", v, sortedKeys(known))
 		}
 	}
 }
@@ -209,11 +209,11 @@ func TestDockerfileGoVersion(t *testing.T) {
 	}
 }
 
-// knownEnvVars returns the A2AFLOW_* names that cmd/a2aflow passes as string
+// knownEnvVars returns the A2AFLOW_* names that internal/cli passes as string
 // literals (env("A2AFLOW_X", ...)), read from its non-test sources.
 func knownEnvVars(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("../cmd/a2aflow/*.go")
+	files, err := filepath.Glob("../internal/cli/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func knownEnvVars(t *testing.T) map[string]bool {
 		}
 	}
 	if len(known) == 0 {
-		t.Fatal("found no A2AFLOW_* variable in ../cmd/a2aflow/*.go")
+		t.Fatal("found no A2AFLOW_* variable in ../internal/cli/*.go")
 	}
 	return known
 }

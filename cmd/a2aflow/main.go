@@ -1,4 +1,6 @@
-// Command a2aflow serves A2A agents whose tasks run as Temporal workflows.
+// Command a2aflow serves the built-in agents (package agents) over A2A, every
+// task a durable Temporal workflow. A program serving its own agents is the
+// same line with its agents; see package a2aflow.
 //
 //	a2aflow serve      all in one: embedded Temporal + Web UI, worker, HTTP API
 //	a2aflow temporal   the embedded Temporal server and Web UI alone
@@ -10,16 +12,8 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
+	"github.com/a2aflow/a2aflow"
+	"github.com/a2aflow/a2aflow/agents"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		os.Exit(reportError(os.Stderr, err))
-	}
-}
+func main() { a2aflow.Main(agents.All()...) }

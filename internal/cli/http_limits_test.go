@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"net/http"
@@ -48,7 +48,7 @@ func TestHTTPFlagDefaults(t *testing.T) {
 	for n := range want {
 		names = append(names, n)
 	}
-	for _, cmd := range []*cobra.Command{newServeCmd(), newAPICmd()} {
+	for _, cmd := range []*cobra.Command{newServeCmd(testApp()), newAPICmd(testApp())} {
 		if diff := cmp.Diff(want, flagDefaults(t, cmd, names...)); diff != "" {
 			t.Errorf("%s flag defaults (-want +got):\n%s", cmd.Name(), diff)
 		}
@@ -120,7 +120,7 @@ func TestHTTPFlagsFromEnv(t *testing.T) {
 	t.Setenv("A2AFLOW_RATE_LIMIT", "0.5")
 	t.Setenv("A2AFLOW_RATE_BURST", "3")
 	t.Setenv("A2AFLOW_ALLOWED_HOSTS", "agents.example.com, localhost")
-	cmd := newAPICmd()
+	cmd := newAPICmd(testApp())
 	got := flagDefaults(t, cmd, "http-write-timeout", "http-read-timeout", "max-streams-per-principal", "rate-limit", "rate-burst", "allowed-hosts")
 	want := map[string]string{"http-write-timeout": "0s", "http-read-timeout": "15s", "max-streams-per-principal": "7",
 		"rate-limit": "0.5", "rate-burst": "3", "allowed-hosts": "[agents.example.com,localhost]"}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -14,21 +14,20 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/temporalserver"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-func newServeCmd() *cobra.Command {
-	cfg := &config{}
+func newServeCmd(app *App) *cobra.Command {
+	cfg := &config{app: app}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run everything in one process: embedded Temporal + Web UI, worker and the A2A HTTP API",
 		Long: `serve runs a2aflow with nothing else to install: an embedded Temporal
 server persisted to a SQLite file under the data dir, the Temporal Web UI, the
-worker that runs every A2A task as a workflow, and the A2A HTTP API with the
-built-in agents.`,
+worker that runs every A2A task as a workflow, and the A2A HTTP API serving
+this program's agents.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cfg) },
 	}
@@ -46,7 +45,7 @@ built-in agents.`,
 }
 
 func runServe(ctx context.Context, cfg *config) error {
-	logger := newLogger(cfg.LogLevel)
+	logger := cfg.logger()
 	peers, err := parsePeers(cfg.Peers)
 	if err != nil {
 		return err
@@ -124,7 +123,7 @@ func runServe(ctx context.Context, cfg *config) error {
 	}
 	base := httpURL(ln)
 	fmt.Fprintf(os.Stdout, "a2aflow is serving\n")
-	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, agents.Builtin().Names(), base)
+	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, cfg.agentNames(), base)
 	if srv.UIURL() != "" {
 		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows%s\n", srv.UIURL(), srv.Namespace(), cfg.UI.notes(cfg.UIAddr))
 	}
@@ -181,14 +180,14 @@ func absPath(p string) string {
 	return p
 }
 
-func newTemporalCmd() *cobra.Command {
-	cfg := &config{}
+func newTemporalCmd(app *App) *cobra.Command {
+	cfg := &config{app: app}
 	cmd := &cobra.Command{
 		Use:   "temporal",
 		Short: "Run the embedded Temporal server and Web UI alone, for separate api and worker processes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger := newLogger(cfg.LogLevel)
+			logger := cfg.logger()
 			frontendListen := cfg.TemporalAddr
 			srv, err := startEmbedded(cmd.Context(), cfg, logger)
 			if err != nil {

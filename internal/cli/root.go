@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"log/slog"
@@ -8,14 +8,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRootCmd() *cobra.Command {
+// NewRoot returns the a2aflow command serving app's agents.
+func NewRoot(app *App) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "a2aflow",
 		Short:         "Serve A2A agents whose tasks run as durable Temporal workflows",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newTemporalCmd(), newAPICmd(), newWorkerCmd(),
+	root.AddCommand(newServeCmd(app), newTemporalCmd(app), newAPICmd(app), newWorkerCmd(app), newVersionCmd(app),
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
 	root.AddCommand(newClientCmds()...)
 	root.AddCommand(newAgentsCmd(), newREPLCmd())

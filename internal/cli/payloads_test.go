@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"strings"
@@ -47,7 +47,7 @@ func TestPayloadStore(t *testing.T) {
 // TestPayloadStoreFlag checks that every process touching payloads has
 // --payload-store.
 func TestPayloadStoreFlag(t *testing.T) {
-	for _, cmd := range []*cobra.Command{newServeCmd(), newTemporalCmd(), newAPICmd(), newWorkerCmd()} {
+	for _, cmd := range []*cobra.Command{newServeCmd(testApp()), newTemporalCmd(testApp()), newAPICmd(testApp()), newWorkerCmd(testApp())} {
 		if cmd.Flags().Lookup("payload-store") == nil {
 			t.Errorf("a2aflow %s has no --payload-store", cmd.Name())
 		}

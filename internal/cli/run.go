@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -95,24 +95,21 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, err
 	}
 	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg, opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-	w.RegisterActivity(&activities.Bookings{Store: store})
-	w.RegisterActivity(cfg.Push.activity())
-	w.RegisterActivity(cfg.ApprovalWebhooks.activity(cfg.Push.policy))
 	// Without an LLM the worker runs on; LLM agents answer how to configure one.
-	provider, err := llm.FromEnv()
+	provider, err := cfg.app.LLM, error(nil)
+	if provider == nil {
+		provider, err = llm.FromEnv()
+	}
 	if err != nil && !errors.Is(err, llm.ErrNotConfigured) {
 		logger.Warn("LLM configuration not used", "error", err)
 	} else if err == nil {
 		logger.Info("LLM configured", "provider", provider.Name(), "model", provider.Model())
 	}
-	w.RegisterActivity(&activities.LLM{Provider: provider})
-	w.RegisterActivity(&activities.Tasks{Client: c})
 	payloads, err := cfg.payloadStore()
 	if err != nil {
 		_ = store.Close()
 		return nil, err
 	}
-	w.RegisterActivity(&activities.HistoryPages{Store: payloads})
 	// Every outbound request of the activities below goes through the
 	// guarded outbound client.
 	out := outbound.New(outbound.Options{Policy: outboundPolicy})
@@ -123,14 +120,27 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		githubAPI = activities.DefaultGitHubAPI
 	}
 	githubUse := outbound.Use{Name: "GitHub API", MaxBody: 4 << 20, HeaderTimeout: 30 * time.Second, Timeout: 30 * time.Second}
-	w.RegisterActivity(&activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
-		Client: out.HTTPClient(githubUse.Trusting(githubAPI))})
-	llm.RegisterTools(w, agents.AssistantTools()...)
 	// Delegation to remote A2A agents and the directory tools, the directory
 	// seen as the task's owner sees it.
 	owners := &activities.WorkflowOwners{Client: c}
-	w.RegisterActivity(&activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})
+	activities.Set{
+		Bookings:         &activities.Bookings{Store: store},
+		Webhooks:         cfg.Push.activity(),
+		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
+		LLM:              &activities.LLM{Provider: provider},
+		Tasks:            &activities.Tasks{Client: c},
+		HistoryPages:     &activities.HistoryPages{Store: payloads},
+		GitHub: &activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
+			Client: out.HTTPClient(githubUse.Trusting(githubAPI))},
+		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners},
+	}.Register(w)
+	llm.RegisterTools(w, agents.AssistantTools()...)
 	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})...)
+	// The agents' own activities, under the names Agent.Activities gives them.
+	if err := workflows.RegisterActivities(w, reg.Agents()...); err != nil {
+		_ = store.Close()
+		return nil, err
+	}
 	if err := w.Start(); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
@@ -165,8 +175,12 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	if err != nil {
 		return err
 	}
+	reg, err := cfg.app.registry()
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler: api.New(c, agents.Builtin(), api.Config{
+		Handler: api.New(c, reg, api.Config{
 			Limits:         cfg.HTTP.limits(),
 			ApproverGroups: approvers,
 			TemporalUIURL:  cfg.TemporalUIURL,
@@ -181,6 +195,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			WaitTimeout:    cfg.WaitTimeout,
 			UICodecOrigins: cfg.UICodecOrigins,
 			Credentials:    cfg.Credentials.store,
+			Routes:         cfg.app.Routes,
 			DefaultHistoryLength: func() int {
 				if cfg.DefaultHistoryLength <= 0 {
 					return -1 // all

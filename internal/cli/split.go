@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,15 +10,15 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-func newAPICmd() *cobra.Command {
-	cfg := &config{}
+func newAPICmd(app *App) *cobra.Command {
+	cfg := &config{app: app}
 	cmd := &cobra.Command{
 		Use:   "api",
 		Short: "Run the stateless A2A HTTP API against a Temporal frontend (scale out: run many)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			logger := newLogger(cfg.LogLevel)
+			logger := cfg.logger()
 			ln, err := listen(cfg.HTTPAddr, "the A2A API")
 			if err != nil {
 				return err
@@ -55,15 +55,15 @@ func newAPICmd() *cobra.Command {
 	return cmd
 }
 
-func newWorkerCmd() *cobra.Command {
-	cfg := &config{}
+func newWorkerCmd(app *App) *cobra.Command {
+	cfg := &config{app: app}
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run the task workflow and activity worker against a Temporal frontend (scale out: run many)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			logger := newLogger(cfg.LogLevel)
+			logger := cfg.logger()
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}

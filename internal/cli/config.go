@@ -1,7 +1,8 @@
-package main
+package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -18,6 +18,8 @@ import (
 // config holds every setting of the a2aflow processes. Each field is bound
 // to a flag whose default comes from an A2AFLOW_* environment variable.
 type config struct {
+	// app is what the program serves: its agents, LLM, routes and logger.
+	app          *App
 	HTTPAddr     string
 	PublicURL    string
 	DataDir      string
@@ -171,10 +173,31 @@ func envMap(key string) map[string]string {
 	return out
 }
 
+// logger returns the program's logger, or text on standard error at
+// --log-level.
+func (c *config) logger() *slog.Logger {
+	if c.app != nil && c.app.Logger != nil {
+		return c.app.Logger
+	}
+	return newLogger(c.LogLevel)
+}
+
+// agentNames names the agents served, the default first.
+func (c *config) agentNames() []string {
+	reg, err := c.app.registry()
+	if err != nil {
+		return nil
+	}
+	return reg.Names()
+}
+
 // workerAgents returns the agents the worker runs, with their idle timeouts
 // from --idle-timeout.
 func (c *config) workerAgents() (*workflows.Registry, error) {
-	reg := agents.Builtin()
+	reg, err := c.app.registry()
+	if err != nil {
+		return nil, err
+	}
 	for name, v := range c.IdleTimeouts {
 		a, ok := reg.Get(name)
 		if !ok {

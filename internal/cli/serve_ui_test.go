@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -17,7 +17,7 @@ import (
 func TestUIFlagDefaults(t *testing.T) {
 	clearEnv(t, "A2AFLOW_UI_ADDR", "A2AFLOW_TEMPORAL_ADDR", "A2AFLOW_UI_WRITE_ACTIONS", "A2AFLOW_UI_OIDC_ISSUER")
 	want := map[string]string{"ui-addr": "127.0.0.1:8233", "temporal-addr": "127.0.0.1:7233", "ui-write-actions": "false", "ui-oidc-issuer": ""}
-	for _, cmd := range []*cobra.Command{newServeCmd(), newTemporalCmd()} {
+	for _, cmd := range []*cobra.Command{newServeCmd(testApp()), newTemporalCmd(testApp())} {
 		got := flagDefaults(t, cmd, "ui-addr", "temporal-addr", "ui-write-actions", "ui-oidc-issuer")
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s flag defaults (-want +got):\n%s", cmd.Name(), diff)
@@ -29,7 +29,7 @@ func TestUIFlagDefaults(t *testing.T) {
 		}
 	}
 	t.Setenv("A2AFLOW_UI_WRITE_ACTIONS", "true")
-	if got := flagDefaults(t, newServeCmd(), "ui-write-actions")["ui-write-actions"]; got != "true" {
+	if got := flagDefaults(t, newServeCmd(testApp()), "ui-write-actions")["ui-write-actions"]; got != "true" {
 		t.Errorf("A2AFLOW_UI_WRITE_ACTIONS=true: --ui-write-actions defaults to %s", got)
 	}
 }

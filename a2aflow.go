@@ -1,0 +1,90 @@
+package a2aflow
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/a2aflow/a2aflow/internal/cli"
+	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Main runs the whole a2aflow command line (serve, temporal, api, worker,
+// the client verbs, approvals, repl...) serving exactly agents, the first
+// being the default one, and exits with the command's status. Invalid agents
+// (none, a duplicate or invalid name, an activity that cannot be registered)
+// end the program with the reason and status 2.
+//
+//	func main() { a2aflow.Main(purchaseOrder(), quotes()) }
+func Main(agents ...*workflows.Agent) {
+	app, err := New(agents)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	app.Main()
+}
+
+// App is a2aflow serving a program's agents, with what else the program sets
+// in code: New builds it, Main runs it as the program's command line, Run
+// and Serve run it inside a program or a test.
+type App struct {
+	app cli.App
+}
+
+// Option sets what a program gives a2aflow in code rather than with flags.
+type Option func(*cli.App)
+
+// WithLLM makes p the provider of the worker's LLM calls instead of the one
+// the A2AFLOW_LLM_* environment configures.
+func WithLLM(p llm.Provider) Option { return func(a *cli.App) { a.LLM = p } }
+
+// WithRoutes adds the program's own routes to the A2A HTTP API, behind its
+// host check, limits and authentication; api.PrincipalFrom names the caller.
+func WithRoutes(routes func(gin.IRouter)) Option {
+	return func(a *cli.App) { a.Routes = routes }
+}
+
+// WithLogger makes l the logger of the server commands instead of text on
+// standard error at --log-level.
+func WithLogger(l *slog.Logger) Option { return func(a *cli.App) { a.Logger = l } }
+
+// WithVersion names the program's version in `version` (default: the main
+// module's version from the binary's build info).
+func WithVersion(v string) Option { return func(a *cli.App) { a.Version = v } }
+
+// New returns a2aflow serving agents, the first being the default one, or
+// the reason they cannot be served: none, a nil agent, a duplicate or invalid
+// name, an agent without a handler, an activity that cannot be registered.
+func New(agents []*workflows.Agent, opts ...Option) (*App, error) {
+	a := &App{app: cli.App{Agents: append([]*workflows.Agent(nil), agents...)}}
+	for _, o := range opts {
+		o(&a.app)
+	}
+	if err := a.app.Check(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Main runs the command line of os.Args until the command ends, SIGINT or
+// SIGTERM, and exits with its status.
+func (a *App) Main() { cli.Main(&a.app) }
+
+// Run runs the command line args (without the program name), for example
+// "worker", "--temporal-address", "temporal:7233", until ctx is done or the
+// command ends.
+func (a *App) Run(ctx context.Context, args ...string) error {
+	return cli.Run(ctx, &a.app, args)
+}
+
+// Serve runs `serve` with the flags args until ctx is done: the embedded
+// Temporal server and Web UI, the worker and the A2A HTTP API in this
+// process.
+func (a *App) Serve(ctx context.Context, args ...string) error {
+	return a.Run(ctx, append([]string{"serve"}, args...)...)
+}

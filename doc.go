@@ -1,0 +1,62 @@
+// Package a2aflow serves your own A2A agents from your own binary, every A2A
+// task a durable Temporal workflow.
+//
+// A program is its agents and one line:
+//
+//	func main() { a2aflow.Main(purchaseOrder()) }
+//
+// The binary is the whole a2aflow command line serving exactly those agents,
+// the first being the default one (the root agent card):
+//
+//	po serve                  embedded Temporal + Web UI, worker and A2A API in one process
+//	po api / po worker        the API and the worker apart, against any Temporal frontend
+//	po temporal               the embedded Temporal server and Web UI alone
+//	po send / get / list ...  the A2A client verbs; po approvals, po repl
+//	po version                the program's version, the a2aflow module's, Go's
+//
+// # Writing an agent
+//
+// An agent is a [workflows.Agent]: the fields of its A2A agent card, a
+// handler written as ordinary Temporal workflow code on a [workflows.Task]
+// (Ask the user, Approve by a group, CallAgent on a remote A2A agent, add
+// artifacts), and the activities the handler calls:
+//
+//	func purchaseOrder() *workflows.Agent {
+//		return &workflows.Agent{
+//			Name:        "purchase-order",
+//			Description: "Raises purchase orders with a manager's approval.",
+//			Activities:  []any{&Supplier{BaseURL: os.Getenv("SUPPLIER_URL")}},
+//			Handle: func(ctx workflow.Context, t *workflows.Task) error {
+//				item, err := t.Ask(ctx, "What should we order?")
+//				...
+//				err = workflow.ExecuteActivity(ctx, "Quote", item).Get(ctx, &quote)
+//				...
+//			},
+//		}
+//	}
+//
+// Activities listed in Agent.Activities are registered by the worker with no
+// other step: a function under its Go name, every exported method of a
+// struct pointer under the method's name, and [workflows.Activity] under a
+// name of your choice that survives renaming the Go code. The names are in
+// the history of every task that called them: renaming one breaks the tasks
+// parked on it, as changing the order of a handler's steps does (see
+// workflow.GetVersion).
+//
+// # What else is set in code
+//
+// [New] takes the agents and options: [WithLLM] for the provider of LLM
+// calls (package llm), [WithRoutes] for the program's own HTTP routes behind
+// the API's authentication, [WithLogger], [WithVersion]. The [App] it
+// returns runs as the command line ([App.Main]) or inside a program or a
+// test ([App.Run], [App.Serve]).
+//
+// # Where things are
+//
+//   - workflows: the agent runtime; a task IS its workflow.
+//   - activities: the built-in activities (webhooks, remote agents, history pages).
+//   - api: the A2A HTTP API (JSON-RPC, HTTP+JSON, SSE) on Gin.
+//   - llm: LLM providers, tools and the tool loop (llm.Worker).
+//   - agents: the built-in demo agents served by cmd/a2aflow.
+//   - internal/cli: the command line behind Main.
+package a2aflow

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// testApp is the app of cmd/a2aflow: the built-in agents.
+func testApp() *App { return &App{Agents: agents.All()} }
+
+func TestRunRefusesInvalidAgents(t *testing.T) {
+	handle := func(workflow.Context, *workflows.Task) error { return nil }
+	for _, tc := range []struct {
+		name   string
+		agents []*workflows.Agent
+		want   string
+	}{
+		{"none", nil, "no agents"},
+		{"nil", []*workflows.Agent{nil}, "agent 0 is nil"},
+		{"duplicate", []*workflows.Agent{{Name: "a", Handle: handle}, {Name: "a", Handle: handle}}, `"a"`},
+		{"bad activity", []*workflows.Agent{{Name: "a", Handle: handle, Activities: []any{42}}}, "Activities[0] is a int"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Run(context.Background(), &App{Agents: tc.agents}, []string{"version"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRoot(&App{Agents: agents.All(), Version: "po 1.2.3"})
+	root.SetArgs([]string{"version"})
+	root.SetOut(&out)
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "po 1.2.3") || !strings.Contains(got, " go1.") {
+		t.Errorf("version printed %q, want the app's version and Go's", got)
+	}
+}
+
+// TestRegistryCopiesAgents: flags such as --idle-timeout change the served
+// copies, never the program's agents.
+func TestRegistryCopiesAgents(t *testing.T) {
+	app := testApp()
+	reg, err := app.registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range reg.Agents() {
+		if a == app.Agents[i] {
+			t.Fatalf("registry holds the program's agent %q itself", a.Name)
+		}
+	}
+	if reg.Default().Name != app.Agents[0].Name {
+		t.Errorf("default agent %q, want the first, %q", reg.Default().Name, app.Agents[0].Name)
+	}
+}
