@@ -1,11 +1,10 @@
 package agents
 
 import (
-	"os"
+	"strings"
 	"testing"
+	"time"
 
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/workflows"
@@ -63,28 +62,43 @@ func TestReplayHistories(t *testing.T) {
 		// deadline), is approved through REST and completes with its receipt.
 		{name: "expenses-continued-resume", fixture: "testdata/expenses-continued-resume.history.json"},
 	}
+	replayer, err := workflows.NewReplayer(Builtin(), workflows.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := os.Open(tt.fixture)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-			if err != nil {
-				t.Fatalf("%s: %v", tt.fixture, err)
-			}
-			replayer := worker.NewWorkflowReplayer()
-			replayer.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(Builtin()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-			// The workflow ID is the task ID, from which approval IDs
-			// derive: replay under the recorded one.
-			started := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
-			err = replayer.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
-				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()},
-			})
-			if err != nil {
+			if err := replayer.ReplayFile(tt.fixture); err != nil {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestReplayFindsIncompatibleChange: a travel agent whose handler books
+// before asking (a change that needed workflow.GetVersion) no longer replays
+// the recorded travel task, and the error says it is a non-determinism.
+func TestReplayFindsIncompatibleChange(t *testing.T) {
+	changed := Travel()
+	changed.Handle = func(ctx workflow.Context, task *workflows.Task) error {
+		if err := workflow.Sleep(ctx, time.Minute); err != nil { // a new first step
+			return err
+		}
+		return Travel().Handle(ctx, task)
+	}
+	reg, err := workflows.NewRegistry(changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayer, err := workflows.NewReplayer(reg, workflows.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = replayer.ReplayFile("testdata/travel.history.json")
+	if !workflows.IsNondeterminism(err) {
+		t.Fatalf("replay of the changed agent = %v, want a non-determinism error", err)
+	}
+	if !strings.Contains(err.Error(), "testdata/travel.history.json: task ") {
+		t.Errorf("error %q does not name the file and the task", err)
 	}
 }

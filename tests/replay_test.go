@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -597,4 +598,44 @@ func replayAndRecord(t *testing.T, ctx context.Context, s *server, id a2a.TaskID
 		t.Fatalf("replay of a fresh %s: %v", fixture, err)
 	}
 	recordFixture(t, h, fixture)
+}
+
+// TestReplayRunningTasks is the check before a deploy: `a2aflow replay
+// --running` fetches the current run of every running task from the cluster
+// and replays it against the binary's agents. Two parked travel tasks (one
+// mid-conversation, one just started) replay; --save keeps them as fixtures
+// that replay again from the files, with the server gone.
+func TestReplayRunningTasks(t *testing.T) {
+	s := startServe(t, t.TempDir())
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL)
+	first := send(t, ctx, c, "", "Book a flight")
+	send(t, ctx, c, first.ID, "Lisbon")
+	second := send(t, ctx, c, "", "Book a flight")
+	done := travelBooking(t, ctx, c) // completed: not running, not replayed
+
+	saved := t.TempDir()
+	out, err := exec.Command(binary, "replay", "--running", "--save", saved,
+		"--temporal-addr", s.TemporalAddr, "--data-dir", s.DataDir, "--log-level", "warn").CombinedOutput()
+	if err != nil {
+		t.Fatalf("replay --running: %v\n%s", err, out)
+	}
+	for _, id := range []a2a.TaskID{first.ID, second.ID} {
+		if !bytes.Contains(out, []byte("ok    task "+string(id)+"\n")) {
+			t.Errorf("replay --running printed:\n%s\nwant task %s ok", out, id)
+		}
+	}
+	if bytes.Contains(out, []byte(string(done.ID))) || !bytes.Contains(out, []byte("replayed 2, 0 did not replay")) {
+		t.Errorf("replay --running printed:\n%s\nwant the two running tasks only", out)
+	}
+
+	s.proc().stop()
+	files, _ := filepath.Glob(filepath.Join(saved, "*.history.json"))
+	if len(files) != 2 {
+		t.Fatalf("--save wrote %v, want two histories", files)
+	}
+	out, err = exec.Command(binary, append([]string{"replay", "--data-dir", s.DataDir}, files...)...).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("replayed 2, 0 did not replay")) {
+		t.Fatalf("replay of the saved histories: %v\n%s", err, out)
+	}
 }

@@ -41,4 +41,39 @@
 // The rules of Temporal workflow code apply to handlers: use workflow.Now,
 // workflow.Sleep and workflow.Go, never time.Now, goroutines or I/O, and do
 // not range over maps. `workflowcheck ./...` runs in CI to keep it so.
+//
+// # Activities
+//
+// An agent lists the activities its handler calls in [Agent.Activities]; the
+// worker registers them with no other step ([RegisterActivities]): a
+// function under its Go name, each exported method of a struct pointer under
+// the method's name, [Activity] under a name of your choice. Call them by
+// that name, best a constant. a2aflow's own activities are the constants of
+// [BuiltinActivities]; an agent's may not take one of them.
+//
+// # Changing an agent
+//
+// A task parked for days resumes on whatever code the workers run then, by
+// replaying its history: the handler must make the same calls in the same
+// order up to the point the task reached. Adding, removing or reordering an
+// Ask, an Approve, an activity, a timer or a CallAgent, or renaming an
+// activity, breaks the tasks parked past that point (a non-determinism
+// error; the task stays where it was until a worker with compatible code
+// picks it up). Guard such a change with workflow.GetVersion: tasks that
+// passed the point keep the old path, new ones take the new path.
+//
+//	v := workflow.GetVersion(ctx, "credit-check", workflow.DefaultVersion, 1)
+//	if v == 1 { // tasks started after the deploy
+//		if err := workflow.ExecuteActivity(ctx, "CheckCredit", order).Get(ctx, nil); err != nil {
+//			return err
+//		}
+//	}
+//	approved, err := t.Approve(ctx, req) // as before, for every task
+//
+// Once no task runs the old path any more, the branch can go (keep the
+// GetVersion call with workflow.DefaultVersion raised to 1). Before a deploy,
+// replay the recorded histories of real tasks against the new code: a
+// [Replayer] in a test over fixtures, or `a2aflow replay --running` against
+// the cluster; a change that breaks a parked task fails there, not in
+// production.
 package workflows
