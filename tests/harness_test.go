@@ -77,8 +77,15 @@ func (s *syncBuffer) String() string {
 // start runs `a2aflow args...` and stops it (SIGKILL) when the test ends.
 func start(t testing.TB, name string, env []string, args ...string) *proc {
 	t.Helper()
+	return startProgram(t, binary, name, env, args...)
+}
+
+// startProgram is start for a program other than the a2aflow binary: one
+// built on the a2aflow package.
+func startProgram(t testing.TB, program, name string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, name: name, out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(binary, args...)
+	p.cmd = exec.Command(program, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
