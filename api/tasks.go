@@ -422,6 +422,11 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// The memo makes a run readable at a glance in the Temporal UI.
 		Memo: map[string]any{"agent": s.agent.Name, "text": truncate(workflows.MessageText(msg), 200)},
 	}
+	if s.agent.Versioning == workflows.AutoUpgrade {
+		// Workers of a Worker Deployment pin tasks by default; this agent's
+		// follow the deployment's current build.
+		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
+	}
 	in := workflows.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, workflows.TaskWorkflowName, in)
 }

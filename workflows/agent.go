@@ -55,7 +55,28 @@ type Agent struct {
 	// every task that called it, so renaming is a breaking change for parked
 	// tasks.
 	Activities []any
+	// Versioning says which build runs the agent's tasks when the workers
+	// run as a Temporal Worker Deployment (--deployment): Pinned (default),
+	// each task on the build that started it to its end, or AutoUpgrade.
+	Versioning Versioning
 }
+
+// Versioning says which build of a Worker Deployment runs an agent's tasks.
+// Without --deployment every worker runs every task and it has no effect.
+type Versioning int
+
+const (
+	// Pinned keeps each task on the build that started it until the task
+	// ends, whatever builds are deployed after: a change to the agent's code
+	// never meets a task parked on the old code. The old build's workers
+	// keep running until its tasks have ended (its version is "drained").
+	Pinned Versioning = iota
+	// AutoUpgrade moves each task to the deployment's current build at its
+	// next step. The agent's changes must then replay its parked tasks
+	// (guard them with workflow.GetVersion); in exchange, old builds drain
+	// at once.
+	AutoUpgrade
+)
 
 // BusyPolicy is an agent's answer to a message sent while its task works.
 type BusyPolicy int

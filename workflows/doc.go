@@ -75,5 +75,7 @@
 // replay the recorded histories of real tasks against the new code: a
 // [Replayer] in a test over fixtures, or `a2aflow replay --running` against
 // the cluster; a change that breaks a parked task fails there, not in
-// production.
+// production. With Worker Versioning (--deployment) a task stays on the
+// build that started it ([Pinned], the default), so only [AutoUpgrade]
+// agents need their changes to replay.
 package workflows

@@ -61,6 +61,8 @@ type config struct {
 	OutboundAllowHosts []string
 	// RetryBudget is how long delegation retries an unreachable remote agent.
 	RetryBudget time.Duration
+	// Deployment is Worker Versioning of serve and worker (deployments.go).
+	Deployment deploymentConfig
 	// WaitTimeout bounds how long an API request waits for a worker.
 	WaitTimeout time.Duration
 	// DefaultHistoryLength is the history a read without historyLength gets.
@@ -148,6 +150,7 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
 	fs.StringToStringVar(&c.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"),
 		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
+	c.Deployment.bind(fs)
 	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
 		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
 	fs.StringSliceVar(&c.OutboundAllowHosts, "outbound-allow-hosts", splitList(env("A2AFLOW_OUTBOUND_ALLOW_HOSTS", "")),

@@ -16,7 +16,7 @@ func NewRoot(app *App) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(app), newTemporalCmd(app), newAPICmd(app), newWorkerCmd(app), newVersionCmd(app), newReplayCmd(app),
+	root.AddCommand(newServeCmd(app), newTemporalCmd(app), newAPICmd(app), newWorkerCmd(app), newVersionCmd(app), newReplayCmd(app), newDeploymentsCmd(app),
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
 	root.AddCommand(newClientCmds()...)
 	root.AddCommand(newAgentsCmd(), newREPLCmd())

@@ -84,7 +84,12 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	w := worker.New(c, cfg.TaskQueue, workflows.WorkerOptions())
+	wopts, err := cfg.Deployment.workerOptions(workflows.WorkerOptions())
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
 		opts = append(opts, workflows.WithNotifier(hints))
@@ -146,6 +151,17 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
 	}
 	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
+	if v := wopts.DeploymentOptions.Version; wopts.DeploymentOptions.UseVersioning {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := makeCurrentIfNone(ctx, c, v, logger)
+		cancel()
+		if err != nil {
+			w.Stop()
+			_ = store.Close()
+			return nil, err
+		}
+		logger.Info("worker runs as a worker deployment version", "deployment", v.DeploymentName, "build_id", v.BuildID)
+	}
 	return func() {
 		w.Stop()
 		_ = store.Close()

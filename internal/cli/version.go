@@ -11,7 +11,7 @@ import (
 func newVersionCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the program's version, the a2aflow module it is built on and the Go version",
+		Short: "Print the program's version, the a2aflow module it is built on, its default --build-id and the Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionLine(app))
@@ -22,7 +22,8 @@ func newVersionCmd(app *App) *cobra.Command {
 
 // versionLine reads the binary's build info: the main module's version (or
 // app.Version), the VCS revision it was built from, the a2aflow module's
-// version when a2aflow is a dependency, and the Go version.
+// version when a2aflow is a dependency, the default --build-id and the Go
+// version.
 func versionLine(app *App) string {
 	version, revision, a2aflow := "(devel)", "", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -50,6 +51,9 @@ func versionLine(app *App) string {
 	}
 	if a2aflow != "" {
 		line += " a2aflow " + a2aflow
+	}
+	if id, err := binaryBuildID(); err == nil {
+		line += " build-id " + id
 	}
 	return line + " " + runtime.Version()
 }

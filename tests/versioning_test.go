@@ -1,0 +1,127 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// TestWorkerVersioning deploys new agent code without breaking parked
+// tasks: v1 and v2 of one program (tests/testdata/versioned, built with
+// a2aflow.Main) run as two builds of a Temporal Worker Deployment. Tasks
+// parked on v1 stay pinned to v1 although v2 changed the orders agent in a
+// way that cannot replay them; new tasks run v2 once it is current; the
+// notes agent's parked task (auto-upgrade) moves to v2; v1 then drains.
+func TestWorkerVersioning(t *testing.T) {
+	dir := t.TempDir()
+	var v1, v2 string
+	var wg sync.WaitGroup
+	for _, b := range []struct {
+		build string
+		out   *string
+	}{{"v1", &v1}, {"v2", &v2}} {
+		wg.Go(func() { *b.out = buildVersioned(t, dir, b.build) })
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+
+	dataDir := t.TempDir()
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	env := []string{"A2AFLOW_LOG_LEVEL=info", "A2AFLOW_DEPLOYMENT=shop"}
+	serve := startProgram(t, v1, "v1 serve", env, "serve", "--http-addr", strings.TrimPrefix(apiURL, "http://"),
+		"--temporal-addr", temporalAddr, "--ui-addr", "", "--data-dir", dataDir, "--build-id", "v1",
+		// Drainage is checked every 3 minutes by default.
+		"--temporal-dynamic-config", "matching.wv.VersionDrainageStatusRefreshInterval=1s",
+		"--temporal-dynamic-config", "matching.wv.VersionDrainageStatusVisibilityGracePeriod=1s")
+	serve.waitOutput("a2aflow is serving", 2*time.Minute)
+	waitHealthy(t, apiURL)
+	if !strings.Contains(serve.out.String(), "worker deployment version is current") {
+		t.Errorf("the first build did not become the deployment's current version:\n%s", serve.out.String())
+	}
+
+	ctx := testContext(t)
+	orders, _ := newClient(t, ctx, apiURL+"/agents/orders")
+	notes, _ := newClient(t, ctx, apiURL+"/agents/notes")
+	parked := send(t, ctx, orders, "", "hello")
+	wantState(t, parked, a2a.TaskStateInputRequired, "What should we order?")
+	note := send(t, ctx, notes, "", "hello")
+	wantState(t, note, a2a.TaskStateInputRequired, "What should I note?")
+
+	// Deploy v2 next to v1 and make it current.
+	key, err := os.ReadFile(filepath.Join(dataDir, "push.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := startProgram(t, v2, "v2 worker", append(env, "A2AFLOW_PUSH_KEY="+strings.TrimSpace(string(key))),
+		"worker", "--temporal-addr", temporalAddr, "--data-dir", dataDir, "--build-id", "v2")
+	w2.waitOutput("a2aflow worker is running", time.Minute)
+	if !strings.Contains(w2.out.String(), "worker deployment has another current version") {
+		t.Errorf("v2 took over without an operator step:\n%s", w2.out.String())
+	}
+	deployments := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(v2, append(append([]string{"deployments"}, args...), "--deployment", "shop", "--temporal-addr", temporalAddr)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("deployments %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := deployments("set-current", "v2"); !strings.Contains(out, "v2 is the current version of shop (was v1)") {
+		t.Errorf("set-current printed %q", out)
+	}
+	if out := deployments("list"); !strings.Contains(out, "shop") || !strings.Contains(out, "v2") {
+		t.Errorf("deployments list printed:\n%s", out)
+	}
+
+	// New tasks run v2.
+	fresh := send(t, ctx, orders, "", "hello")
+	wantState(t, fresh, a2a.TaskStateInputRequired, "What should we order?")
+	fresh = send(t, ctx, orders, fresh.ID, "chairs")
+	wantState(t, fresh, a2a.TaskStateCompleted, "v2 ordered chairs")
+	// The parked orders task finishes on v1: on v2 it would not replay.
+	parked = send(t, ctx, orders, parked.ID, "desks")
+	wantState(t, parked, a2a.TaskStateCompleted, "v1 ordered desks")
+	// The notes agent's task follows the current build.
+	note = send(t, ctx, notes, note.ID, "milk")
+	wantState(t, note, a2a.TaskStateCompleted, "v2 noted milk")
+
+	// With no task left on v1, it drains: its workers may stop.
+	var out string
+	waitFor(t, time.Minute, func() bool {
+		out = deployments("describe")
+		return versionLine(out, "v1", "drained") && versionLine(out, "v2", "current")
+	})
+	if t.Failed() {
+		t.Logf("deployments describe:\n%s", out)
+	}
+}
+
+// versionLine reports whether `deployments describe` shows build with status.
+func versionLine(out, build, status string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == build && f[1] == status {
+			return true
+		}
+	}
+	return false
+}
+
+// buildVersioned builds tests/testdata/versioned as build (v1, v2).
+func buildVersioned(t *testing.T, dir, build string) string {
+	out := filepath.Join(dir, "versioned-"+build)
+	cmd := exec.Command("go", "build", "-ldflags", "-X main.build="+build, "-o", out, "./testdata/versioned")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("build %s: %v\n%s", build, err, b)
+	}
+	return out
+}
