@@ -100,6 +100,15 @@ func (fuzzTemporal) QueryWorkflow(_ context.Context, workflowID, _ string, query
 	return fuzzValue{nil}, nil
 }
 
+// DescribeWorkflowExecution answers as the queries do for unknown and
+// unreachable workflows (the API describes a task whose read failed).
+func (fuzzTemporal) DescribeWorkflowExecution(_ context.Context, workflowID, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if workflowID == "down" {
+		return nil, errFuzzUnavailable
+	}
+	return nil, serviceerror.NewNotFound("workflow not found")
+}
+
 // QueryWorkflowWithOptions answers as Temporal does for the finished known
 // task: a read that rejects closed workflows is rejected with the status.
 func (f fuzzTemporal) QueryWorkflowWithOptions(ctx context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {

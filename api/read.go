@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -42,9 +43,18 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 		})
 		cancel()
 		if boundPassed(ctx, err) {
+			if st := s.diagnoseStuck(ctx, id); st != nil {
+				return nil, s.stuckError(id, st, "be read")
+			}
 			return nil, noWorkerError(id, s.waitTimeout, "answered the read")
 		}
 		if err != nil {
+			var notFound *serviceerror.NotFound
+			if !errors.As(err, &notFound) {
+				if st := s.diagnoseStuck(ctx, id); st != nil {
+					return nil, s.stuckError(id, st, "be read")
+				}
+			}
 			return nil, toA2AError(err)
 		}
 		if rejected := resp.QueryRejected; rejected != nil {
@@ -105,18 +115,7 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 	if err != nil {
 		return nil, toA2AError(err)
 	}
-	attrs := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
-	keyword := func(name string) string {
-		var v string
-		if p, ok := attrs[name]; ok {
-			_ = converter.GetDefaultDataConverter().FromPayload(p, &v)
-		}
-		return v
-	}
-	if keyword(workflows.AgentKey.GetName()) != s.agent.Name {
-		return nil, taskNotFound()
-	}
-	if owner := principal(ctx); owner != "" && keyword(workflows.OwnerKey.GetName()) != owner {
+	if !s.callerSees(ctx, desc.GetWorkflowExecutionInfo()) {
 		return nil, taskNotFound()
 	}
 	reason, closed := s.closeReason(ctx, id, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), status)
@@ -141,7 +140,7 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 			"task", id, "status", status.String(), "error", err)
 	}
 	if snap == nil {
-		snap = &workflows.TaskSnapshot{Task: &a2a.Task{ID: id, ContextID: keyword(workflows.ContextIDKey.GetName())}}
+		snap = &workflows.TaskSnapshot{Task: &a2a.Task{ID: id, ContextID: searchKeyword(desc.GetWorkflowExecutionInfo(), workflows.ContextIDKey.GetName())}}
 	}
 	text := fmt.Sprintf("The task's workflow %s outside the agent: %s", endedVerb(status), reason)
 	snap.Task.Status = a2a.TaskStatus{
@@ -211,6 +210,28 @@ func (s *TaskService) owns(ctx context.Context, snap *workflows.TaskSnapshot) bo
 	}
 	owner := principal(ctx)
 	return owner == "" || snap.Owner == owner
+}
+
+// callerSees says whether the caller may see the task of a described
+// workflow: one of this agent's, owned by the caller (or authentication
+// off). The rule of workflows/access.go, read from the search attributes
+// where the workflow itself cannot answer.
+func (s *TaskService) callerSees(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) bool {
+	if searchKeyword(info, workflows.AgentKey.GetName()) != s.agent.Name {
+		return false
+	}
+	owner := principal(ctx)
+	return owner == "" || searchKeyword(info, workflows.OwnerKey.GetName()) == owner
+}
+
+// searchKeyword is the value of a described workflow's keyword search
+// attribute, or "".
+func searchKeyword(info *workflowpb.WorkflowExecutionInfo, name string) string {
+	var v string
+	if p, ok := info.GetSearchAttributes().GetIndexedFields()[name]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &v)
+	}
+	return v
 }
 
 // withHistory completes snap's history from the pages of older messages in

@@ -219,7 +219,7 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
 		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
-		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength,
+		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
 	}
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/blobstore"
@@ -29,6 +28,7 @@ import (
 // is a TaskWorkflow execution whose ID is the task ID.
 type TaskService struct {
 	temporal  client.Client
+	namespace string
 	agent     *workflows.Agent
 	taskQueue string
 	logger    *slog.Logger
@@ -280,6 +280,9 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		// task as it is.
 		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
 	case boundPassed(ctx, err):
+		if st := s.diagnoseStuck(ctx, taskID); st != nil {
+			return sent{}, s.stuckError(taskID, st, "take the message")
+		}
 		return sent{}, noWorkerError(taskID, s.waitTimeout, "accepted the message")
 	case msg.TaskID != "" || accepted:
 		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
@@ -499,15 +502,7 @@ func (s *TaskService) requestCancel(ctx context.Context, id a2a.TaskID) error {
 		return toA2AError(err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	attrs := info.GetSearchAttributes().GetIndexedFields()
-	var agent, owner string
-	if p, ok := attrs[workflows.AgentKey.GetName()]; ok {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &agent)
-	}
-	if p, ok := attrs[workflows.OwnerKey.GetName()]; ok {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &owner)
-	}
-	if agent != s.agent.Name || (principal(ctx) != "" && owner != principal(ctx)) {
+	if !s.callerSees(ctx, info) {
 		return taskNotFound()
 	}
 	if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
