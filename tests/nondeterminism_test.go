@@ -17,8 +17,7 @@ import (
 // lost nor failed, a2aflow says why it cannot go on (GetTask, SendMessage,
 // the worker's error log), and rolling back to v1 lets it finish.
 func TestNondeterminismAndRollback(t *testing.T) {
-	dir := t.TempDir()
-	v1, v2 := buildVersioned(t, dir, "v1"), buildVersioned(t, dir, "v2")
+	v1, v2 := buildVersioned(t, "v1"), buildVersioned(t, "v2")
 	if t.Failed() {
 		return
 	}

@@ -20,16 +20,7 @@ import (
 // way that cannot replay them; new tasks run v2 once it is current; the
 // notes agent's parked task (auto-upgrade) moves to v2; v1 then drains.
 func TestWorkerVersioning(t *testing.T) {
-	dir := t.TempDir()
-	var v1, v2 string
-	var wg sync.WaitGroup
-	for _, b := range []struct {
-		build string
-		out   *string
-	}{{"v1", &v1}, {"v2", &v2}} {
-		wg.Go(func() { *b.out = buildVersioned(t, dir, b.build) })
-	}
-	wg.Wait()
+	v1, v2 := buildVersioned(t, "v1"), buildVersioned(t, "v2")
 	if t.Failed() {
 		return
 	}
@@ -116,12 +107,32 @@ func versionLine(out, build, status string) bool {
 	return false
 }
 
-// buildVersioned builds tests/testdata/versioned as build (v1, v2).
-func buildVersioned(t *testing.T, dir, build string) string {
-	out := filepath.Join(dir, "versioned-"+build)
+// versioned holds the builds of tests/testdata/versioned, made once for
+// the tests that use them.
+var versioned struct {
+	sync.Mutex
+	dir    string
+	builds map[string]string
+}
+
+// buildVersioned returns tests/testdata/versioned built as build (v1, v2).
+func buildVersioned(t *testing.T, build string) string {
+	t.Helper()
+	versioned.Lock()
+	defer versioned.Unlock()
+	if out, ok := versioned.builds[build]; ok {
+		return out
+	}
+	if versioned.dir == "" {
+		versioned.dir = filepath.Dir(binary) // TestMain's folder, removed at the end
+		versioned.builds = map[string]string{}
+	}
+	out := filepath.Join(versioned.dir, "versioned-"+build)
 	cmd := exec.Command("go", "build", "-ldflags", "-X main.build="+build, "-o", out, "./testdata/versioned")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("build %s: %v\n%s", build, err, b)
+		return out
 	}
+	versioned.builds[build] = out
 	return out
 }
