@@ -82,7 +82,7 @@ func printTask(w io.Writer, task *a2a.Task, agentURL string) {
 	switch task.Status.State {
 	case a2a.TaskStateInputRequired:
 		fmt.Fprintf(w, "The agent needs input: %s\n", text)
-		fmt.Fprintf(w, "Answer with: a2aflow send --agent %s --task %s \"...\"\n", agentURL, task.ID)
+		fmt.Fprintf(w, "Answer with: %s send --agent %s --task %s \"...\"\n", progName(), agentURL, task.ID)
 	case a2a.TaskStateAuthRequired:
 		fmt.Fprintf(w, "The agent needs authentication: %s\n", text)
 	default:
@@ -210,7 +210,7 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 	if !f.json {
 		switch state {
 		case a2a.TaskStateInputRequired:
-			fmt.Fprintf(out, "The agent needs input. Answer with: a2aflow send --agent %s --task %s \"...\"\n", f.agent, taskID)
+			fmt.Fprintf(out, "The agent needs input. Answer with: %s send --agent %s --task %s \"...\"\n", progName(), f.agent, taskID)
 		case a2a.TaskStateAuthRequired:
 			fmt.Fprintln(out, "The agent needs authentication.")
 		}

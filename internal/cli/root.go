@@ -3,6 +3,7 @@ package cli
 import (
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,7 @@ import (
 // NewRoot returns the a2aflow command serving app's agents.
 func NewRoot(app *App) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "a2aflow",
+		Use:           progName(),
 		Short:         "Serve A2A agents whose tasks run as durable Temporal workflows",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -21,6 +22,15 @@ func NewRoot(app *App) *cobra.Command {
 	root.AddCommand(newClientCmds()...)
 	root.AddCommand(newAgentsCmd(), newREPLCmd())
 	return root
+}
+
+// progName is the program's name as run: a2aflow, or the name of a program
+// built on a2aflow.Main, for the commands it tells the user to run.
+func progName() string {
+	if len(os.Args) == 0 || os.Args[0] == "" {
+		return "a2aflow"
+	}
+	return filepath.Base(os.Args[0])
 }
 
 // env returns the environment variable key, or def when it is unset.
