@@ -70,7 +70,7 @@ var (
 // authentication off, which suits the local all-in-one: every caller is
 // served and tasks have no owner. With API keys or JWT configured, every
 // A2A request must carry a valid credential; agent cards, GET /agents,
-// /healthz and the inbox page stay public.
+// /healthz, /readyz and the inbox page stay public.
 type AuthConfig struct {
 	// APIKeys maps a principal name to its API key; the name is the
 	// principal of requests carrying the key. Default: no API keys.
@@ -488,7 +488,7 @@ func callerFrom(ctx context.Context) (*caller, bool) {
 }
 
 // authenticate is the Gin middleware guarding every route but the public
-// ones (agent cards, GET /agents, /healthz, the inbox page). A caller with
+// ones (agent cards, GET /agents, /healthz, /readyz, the inbox page). A caller with
 // valid credentials goes on with its principal in the request context (the
 // owner of the tasks it creates); any other gets 401 with a WWW-Authenticate
 // challenge per accepted scheme, as a JSON-RPC error (-31401) on JSON-RPC
@@ -529,7 +529,7 @@ func publicRoute(r *http.Request) bool {
 		return false
 	}
 	switch p := r.URL.Path; {
-	case p == "/healthz", p == "/agents", p == "/.well-known/agent-card.json",
+	case p == "/healthz", p == "/readyz", p == "/agents", p == "/.well-known/agent-card.json",
 		p == "/inbox": // the page shell; its data comes from /approvals with credentials
 		return true
 	case strings.HasPrefix(p, "/agents/"):

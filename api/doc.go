@@ -19,7 +19,8 @@
 //	POST /agents/{name}                          that agent's JSON-RPC endpoint
 //	*    /agents/{name}/message:send, ...        that agent's HTTP+JSON binding
 //	GET  /agents                                 the agents served, as JSON
-//	GET  /healthz                                200 when Temporal answers
+//	GET  /healthz                                liveness: 200 while the process answers
+//	GET  /readyz                                 readiness: 200 or 503 naming the failed check (health.go)
 //
 // The A2A-Version request header selects the protocol form: "1.0" is served
 // as A2A 1.0; no header or "0.3" as A2A 0.3 (method names like message/send);

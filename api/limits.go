@@ -74,7 +74,7 @@ type Limits struct {
 	// over time, a token bucket refilled at this rate; a request finding
 	// the bucket empty gets 429 with Retry-After. Requests refused
 	// authentication count against their IP address, so that guessing
-	// credentials is limited too. /healthz is never limited. Default 0: no
+	// credentials is limited too. /healthz and /readyz are never limited. Default 0: no
 	// rate limit.
 	RatePerSecond float64
 
@@ -317,7 +317,7 @@ func (s *Server) limitRefused(c *gin.Context) {
 // authentication, which names the client).
 func (s *Server) limitRate(c *gin.Context) {
 	rates := s.limits.rates
-	if rates == nil || c.Request.URL.Path == "/healthz" {
+	if rates == nil || c.Request.URL.Path == "/healthz" || c.Request.URL.Path == "/readyz" {
 		c.Next()
 		return
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -89,8 +88,18 @@ type Config struct {
 	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
 	// authentication and rate limit as the A2A routes; the caller is
 	// PrincipalFrom(c.Request.Context()). They must not take the paths a2aflow
-	// serves: /agents, /approvals, /inbox, /healthz, /.well-known.
+	// serves: /agents, /approvals, /inbox, /healthz, /readyz, /.well-known.
 	Routes func(gin.IRouter)
+	// ReadinessChecks are checks of /readyz besides Temporal's ("temporal",
+	// "namespace"): serve adds its worker's (health.go).
+	ReadinessChecks []Check
+	// ShuttingDown, once closed, ends every open stream at once, cleanly (a
+	// client resubscribes to another replica or to the restarted server and
+	// misses nothing: the events wait in the workflow), and turns /readyz to
+	// 503. Close it when shutting the server down: http.Server.Shutdown
+	// waits for streams, which would last as long as their tasks
+	// (srv.RegisterOnShutdown). Nil: never.
+	ShuttingDown <-chan struct{}
 }
 
 // UICodecPath is where the API serves the Web UI's codec endpoint when
@@ -104,6 +113,8 @@ type Server struct {
 	agents   *workflows.Registry
 	engine   *gin.Engine
 	limits   requestLimits
+	// readiness answers /readyz (health.go).
+	readiness *Readiness
 }
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
@@ -135,6 +146,7 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits)}
+	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)
 	s.engine = s.routes()
 	return s
 }
@@ -175,7 +187,8 @@ func (s *Server) routes() *gin.Engine {
 	if s.cfg.Routes != nil {
 		s.cfg.Routes(r)
 	}
-	r.GET("/healthz", s.health)
+	r.GET("/healthz", gin.WrapH(Liveness()))
+	r.GET("/readyz", gin.WrapH(s.readiness))
 	r.GET("/agents", s.listAgents)
 	r.GET("/.well-known/agent-card.json", s.card(def, ""))
 	r.Any("/agents/:name/*path", func(c *gin.Context) {
@@ -220,6 +233,7 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
 		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
+		shuttingDown: s.cfg.ShuttingDown,
 	}
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)
@@ -313,16 +327,6 @@ func (s *Server) limitBody(c *gin.Context) {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
 	}
 	c.Next()
-}
-
-func (s *Server) health(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
-	defer cancel()
-	if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "temporal": err.Error()})
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }
 
 func (s *Server) listAgents(c *gin.Context) {

@@ -144,8 +144,16 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 	defer poll.Stop()
 	failures := 0
 	for {
+		// The server is shutting down: end the stream now, cleanly. The
+		// client resubscribes (to another replica, or to this server once
+		// restarted) and gets the task as it is, then every later event.
+		if closed(s.shuttingDown) {
+			return
+		}
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.shuttingDown:
 			return
 		case <-hints:
 		case <-poll.C:

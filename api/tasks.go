@@ -51,6 +51,8 @@ type TaskService struct {
 	defaultHistory int
 	// credentials keeps the secrets of auth-required answers; nil: none kept.
 	credentials *secrets.CredentialStore
+	// shuttingDown, once closed, ends the streams (Config.ShuttingDown).
+	shuttingDown <-chan struct{}
 }
 
 var _ a2asrv.RequestHandler = (*TaskService)(nil)
