@@ -152,7 +152,7 @@ type server struct {
 }
 
 // startServe runs `a2aflow serve` on fresh ports over dataDir and waits until
-// its API is healthy.
+// its API is ready.
 func startServe(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
 	s := &server{
@@ -185,12 +185,13 @@ func (s *server) restart() {
 // proc returns the latest serve process.
 func (s *server) proc() *proc { return s.procs[len(s.procs)-1] }
 
-// waitHealthy polls GET /healthz until it answers 200.
+// waitHealthy polls GET /readyz until it answers 200: Temporal answers, the
+// namespace exists and, for serve, the worker polls.
 func waitHealthy(t testing.TB, apiURL string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(apiURL + "/healthz")
+		resp, err := http.Get(apiURL + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -199,7 +200,7 @@ func waitHealthy(t testing.TB, apiURL string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("%s/healthz did not answer 200 within a minute", apiURL)
+	t.Fatalf("%s/readyz did not answer 200 within a minute", apiURL)
 }
 
 func testContext(t testing.TB) context.Context {

@@ -81,6 +81,9 @@ type config struct {
 	// payloads is PayloadStore opened, once, by payloadStore: the same
 	// Store for the Temporal client, the worker, the API and activities.
 	payloads blobstore.Store
+	// Lifecycle is how serve, api and worker stop (--shutdown-timeout) and
+	// the worker's health port (shutdown.go, health.go).
+	Lifecycle lifecycle
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {

@@ -89,6 +89,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		_ = store.Close()
 		return nil, err
 	}
+	wopts = cfg.Lifecycle.workerOptions(wopts)
 	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
@@ -151,6 +152,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
 	}
 	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
+	cfg.Lifecycle.workerStarted()
 	if v := wopts.DeploymentOptions.Version; wopts.DeploymentOptions.UseVersioning {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		err := makeCurrentIfNone(ctx, c, v, logger)
@@ -163,7 +165,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		logger.Info("worker runs as a worker deployment version", "deployment", v.DeploymentName, "build_id", v.BuildID)
 	}
 	return func() {
-		w.Stop()
+		cfg.Lifecycle.stopWorker(w.Stop, logger)
 		_ = store.Close()
 	}, nil
 }
@@ -195,6 +197,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	if err != nil {
 		return err
 	}
+	draining := make(chan struct{}) // closed on shutdown: streams end
 	srv := &http.Server{
 		Handler: api.New(c, reg, api.Config{
 			Limits:         cfg.HTTP.limits(),
@@ -218,6 +221,8 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 				}
 				return cfg.DefaultHistoryLength
 			}(),
+			ShuttingDown:    draining,
+			ReadinessChecks: cfg.Lifecycle.readinessChecks(),
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
@@ -230,13 +235,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdownCtx)
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
+		return cfg.Lifecycle.shutdownHTTP(srv, errc, draining, logger)
 	}
 }
 

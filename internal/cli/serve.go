@@ -41,6 +41,7 @@ this program's agents.`,
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
 	cfg.bindPeers(cmd.Flags())
 	cfg.Credentials.bind(cmd.Flags())
+	cfg.Lifecycle.bind(cmd.Flags())
 	return cmd
 }
 

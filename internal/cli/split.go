@@ -52,6 +52,7 @@ func newAPICmd(app *App) *cobra.Command {
 	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
 		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable (A2AFLOW_UI_CODEC_ORIGINS)")
+	cfg.Lifecycle.bind(cmd.Flags())
 	return cmd
 }
 
@@ -76,11 +77,18 @@ func newWorkerCmd(app *App) *cobra.Command {
 			if _, err := cfg.workerAgents(); err != nil {
 				return err
 			}
+			// The health port answers liveness while Temporal is dialled.
+			health, err := cfg.Lifecycle.serveHealth(cfg.Namespace, logger)
+			if err != nil {
+				return err
+			}
+			defer health.close()
 			c, err := dialTemporal(ctx, cfg, logger)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			health.connected(c)
 			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
@@ -90,8 +98,14 @@ func newWorkerCmd(app *App) *cobra.Command {
 			}
 			defer stop()
 			fmt.Fprintf(os.Stdout, "a2aflow worker is running\n  Temporal     %s  (namespace %s, task queue %s)\n", cfg.TemporalAddr, cfg.Namespace, cfg.TaskQueue)
-			<-ctx.Done()
-			return nil
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-cfg.Lifecycle.workerFailed():
+				// The SDK stopped the worker (the namespace is gone, the
+				// server refuses this client...): exit, for a restart.
+				return fmt.Errorf("the worker stopped: %w", cfg.Lifecycle.worker.fatal())
+			}
 		},
 	}
 	cfg.bindData(cmd.Flags())
@@ -100,5 +114,7 @@ func newWorkerCmd(app *App) *cobra.Command {
 	cfg.Push.bind(cmd.Flags(), true)
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
 	cfg.Credentials.bind(cmd.Flags())
+	cfg.Lifecycle.bind(cmd.Flags())
+	cfg.Lifecycle.bindHealth(cmd.Flags())
 	return cmd
 }
