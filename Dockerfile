@@ -39,7 +39,8 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 # ---- runtime ----------------------------------------------------------------
 FROM debian:bookworm-slim
 # ca-certificates for TLS to a remote Temporal (e.g. Temporal Cloud); curl for
-# container health checks (the api serves GET /healthz).
+# container health checks (serve and api answer GET /readyz on the API port,
+# worker on --health-addr).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates curl \
     && rm -rf /var/lib/apt/lists/*

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.temporal.io/server/common/dynamicconfig"
 	"gopkg.in/yaml.v3"
 )
 
@@ -47,6 +49,14 @@ type composeService struct {
 	DependsOn map[string]struct {
 		Condition string `json:"condition"`
 	} `json:"depends_on"`
+	Entrypoint  []string `json:"entrypoint"`
+	Restart     string   `json:"restart"`
+	Profiles    []string `json:"profiles"`
+	Healthcheck *struct {
+		Test    []string `json:"test"`
+		Disable bool     `json:"disable"`
+	} `json:"healthcheck"`
+	StopGracePeriod string `json:"stop_grace_period"`
 }
 
 func (s composeService) env(key string) string {
@@ -58,9 +68,12 @@ func (s composeService) env(key string) string {
 
 // TestDockerComposeConfig checks docker-compose.yml with `docker compose
 // config`, which parses, validates and interpolates it without a Docker
-// engine: the services of the scaled-out deployment exist, api and worker
-// run the right commands against the temporal service, every image is
-// pinned, and every A2AFLOW_* variable it sets is one the binary reads.
+// engine: the services of the scaled-out deployment exist, Temporal runs as
+// Temporal documents it (server image, schema and namespace jobs), every
+// long-running service has a healthcheck (api and worker: /readyz), the
+// OTel collector is an optional profile, api and worker run the right
+// commands against the temporal service, every image is pinned, and every
+// A2AFLOW_* variable it sets is one the binary reads.
 func TestDockerComposeConfig(t *testing.T) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Skip("docker is not on PATH")
@@ -70,22 +83,15 @@ func TestDockerComposeConfig(t *testing.T) {
 		t.Skipf("docker compose is not available: %v: %s", err, first)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "docker", "compose", "-f", composeFile, "config", "--format", "json")
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// The file requires a push key (api and worker refuse to start without).
-	cmd.Env = append(os.Environ(), "A2AFLOW_PUSH_KEY="+testPushKey)
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("docker compose config: %v\n%s", err, stderr.String())
-	}
-	var project composeProject
-	if err := json.Unmarshal(stdout.Bytes(), &project); err != nil {
-		t.Fatalf("decode docker compose config output: %v\n%s", err, stdout.String())
+	// Every service, the otel profile's included; and without the profile,
+	// to check that the collector is optional.
+	project := composeConfig(t, "--profile", "otel")
+	if _, ok := composeConfig(t).Services["otel-collector"]; ok {
+		t.Error("otel-collector runs without --profile otel; it should be optional")
 	}
 
-	for _, name := range []string{"postgresql", "temporal", "temporal-ui", "a2aflow-api", "a2aflow-worker"} {
+	for _, name := range []string{"postgresql", "temporal-schema", "temporal", "temporal-namespace", "temporal-ui",
+		"a2aflow-api", "a2aflow-worker", "otel-collector"} {
 		if _, ok := project.Services[name]; !ok {
 			t.Errorf("service %q is missing; services: %v", name, serviceNames(project))
 		}
@@ -136,6 +142,9 @@ func TestDockerComposeConfig(t *testing.T) {
 		t.Errorf("a2aflow-worker: no volume mounted at the image's data dir /data: %+v", worker.Volumes)
 	}
 
+	checkComposeTemporal(t, project)
+	checkComposeHealth(t, project)
+
 	// Every image is pinned: a tag other than latest, or a digest. Services
 	// that build this repository may leave the image name to compose.
 	for _, name := range serviceNames(project) {
@@ -176,6 +185,186 @@ func TestDockerComposeConfig(t *testing.T) {
 		if !known[v] {
 			t.Errorf("docker-compose.yml uses %s, which a2aflow does not read (it reads %v)", v, sortedKeys(known))
 		}
+	}
+}
+
+// composeConfig runs `docker compose config` on the compose file with args
+// and decodes its answer.
+func composeConfig(t *testing.T, args ...string) composeProject {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "docker", append(append([]string{"compose", "-f", composeFile}, args...), "config", "--format", "json")...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The file requires a push key (api and worker refuse to start without).
+	cmd.Env = append(os.Environ(), "A2AFLOW_PUSH_KEY="+testPushKey)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("docker compose config %v: %v\n%s", args, err, stderr.String())
+	}
+	var project composeProject
+	if err := json.Unmarshal(stdout.Bytes(), &project); err != nil {
+		t.Fatalf("decode docker compose config output: %v\n%s", err, stdout.String())
+	}
+	return project
+}
+
+// checkComposeTemporal checks the Temporal services as Temporal documents
+// them now that the auto-setup image is no longer built: temporalio/server,
+// after a temporalio/admin-tools job of the same version that sets up the
+// schemas with temporal-sql-tool, and a job registering the namespace
+// before a2aflow's api and worker start.
+func checkComposeTemporal(t *testing.T, project composeProject) {
+	t.Helper()
+	for _, name := range serviceNames(project) {
+		if img := project.Services[name].Image; strings.Contains(img, "temporalio/auto-setup") {
+			t.Errorf("%s: image %s is no longer built by Temporal; use temporalio/server with the admin-tools schema job", name, img)
+		}
+	}
+	temporal, schema, namespace := project.Services["temporal"], project.Services["temporal-schema"], project.Services["temporal-namespace"]
+	repo, version, _ := strings.Cut(temporal.Image, ":")
+	if repo != "temporalio/server" {
+		t.Errorf("temporal: image %s, want temporalio/server:<version>", temporal.Image)
+	}
+	for name, svc := range map[string]composeService{"temporal-schema": schema, "temporal-namespace": namespace} {
+		if want := "temporalio/admin-tools:" + version; svc.Image != want {
+			t.Errorf("%s: image %s, want %s (the server's version)", name, svc.Image, want)
+		}
+		if !strings.HasPrefix(svc.Restart, "on-failure") {
+			t.Errorf("%s: restart %q, want on-failure[:n] (a one-shot job)", name, svc.Restart)
+		}
+	}
+	wantAfter := func(name string, svc composeService, job string) {
+		t.Helper()
+		if got := svc.DependsOn[job].Condition; got != "service_completed_successfully" {
+			t.Errorf("%s: depends on %s with condition %q, want service_completed_successfully", name, job, got)
+		}
+	}
+	wantAfter("temporal", temporal, "temporal-schema")
+	wantAfter("a2aflow-api", project.Services["a2aflow-api"], "temporal-namespace")
+	wantAfter("a2aflow-worker", project.Services["a2aflow-worker"], "temporal-namespace")
+	if got := namespace.DependsOn["temporal"].Condition; got != "service_healthy" {
+		t.Errorf("temporal-namespace: depends on temporal with condition %q, want service_healthy", got)
+	}
+
+	// The schema job's script creates and migrates both databases with
+	// temporal-sql-tool.
+	script := mountedScript(t, "temporal-schema", schema)
+	for _, want := range []string{"temporal-sql-tool", "create", "setup-schema", "update-schema",
+		"setup temporal temporal", "setup temporal_visibility visibility", "postgresql/v12"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("temporal-schema's script does not contain %q:\n%s", want, script)
+		}
+	}
+	if !strings.Contains(mountedScript(t, "temporal-namespace", namespace), "temporal operator namespace create") {
+		t.Error("temporal-namespace's script does not create the namespace")
+	}
+	if ns, want := namespace.env("NAMESPACE"), project.Services["a2aflow-api"].env("A2AFLOW_NAMESPACE"); ns != want {
+		t.Errorf("temporal-namespace registers %q, a2aflow uses %q", ns, want)
+	}
+
+	// The server's dynamic config is mounted where DYNAMIC_CONFIG_FILE_PATH
+	// says (the image has none), and the server reads it without an error or
+	// an unknown key.
+	path := temporal.env("DYNAMIC_CONFIG_FILE_PATH")
+	var source string
+	for _, v := range temporal.Volumes {
+		if v.Target == path && v.Type == "bind" {
+			source = v.Source
+		}
+	}
+	if source == "" {
+		t.Fatalf("temporal: DYNAMIC_CONFIG_FILE_PATH %q is not a mounted file: %+v", path, temporal.Volumes)
+	}
+	raw, err := os.ReadFile(source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := dynamicconfig.LoadYamlFile(raw)
+	for _, e := range append(loaded.Errors, loaded.Warnings...) {
+		t.Errorf("temporal's dynamic config %s: %v", source, e)
+	}
+}
+
+// mountedScript returns the script a job runs: its command's first word,
+// mounted from this repository.
+func mountedScript(t *testing.T, name string, svc composeService) string {
+	t.Helper()
+	if len(svc.Command) == 0 {
+		t.Fatalf("%s: no command", name)
+	}
+	for _, v := range svc.Volumes {
+		if v.Target == svc.Command[0] && v.Type == "bind" {
+			raw, err := os.ReadFile(v.Source)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(raw)
+		}
+	}
+	t.Fatalf("%s: its command %s is not a file mounted from the repository: %+v", name, svc.Command[0], svc.Volumes)
+	return ""
+}
+
+// noHealthcheck are the long-running services without a compose healthcheck,
+// and why.
+var noHealthcheck = map[string]string{
+	"otel-collector": "its image has no shell or HTTP client; its health_check extension answers probes from outside",
+}
+
+// checkComposeHealth checks that every long-running service has a
+// healthcheck (one-shot jobs, which others wait for to complete, need none),
+// that api's and the worker's ask /readyz, and that docker stop gives them
+// their shutdown timeout.
+func checkComposeHealth(t *testing.T, project composeProject) {
+	t.Helper()
+	jobs := map[string]bool{}
+	for _, svc := range project.Services {
+		for dep, d := range svc.DependsOn {
+			if d.Condition == "service_completed_successfully" {
+				jobs[dep] = true
+			}
+		}
+	}
+	for _, name := range serviceNames(project) {
+		svc := project.Services[name]
+		hasCheck := svc.Healthcheck != nil && !svc.Healthcheck.Disable && len(svc.Healthcheck.Test) > 0
+		switch {
+		case jobs[name] && hasCheck:
+			t.Errorf("%s: a one-shot job with a healthcheck", name)
+		case jobs[name]:
+		case noHealthcheck[name] != "":
+			if hasCheck {
+				t.Errorf("%s: has a healthcheck now: drop it from noHealthcheck", name)
+			}
+		case !hasCheck:
+			t.Errorf("%s: no healthcheck", name)
+		}
+	}
+	worker := project.Services["a2aflow-worker"]
+	_, healthPort, err := net.SplitHostPort(worker.env("A2AFLOW_HEALTH_ADDR"))
+	if err != nil {
+		t.Errorf("a2aflow-worker: A2AFLOW_HEALTH_ADDR = %q: %v; the worker's healthcheck needs its health port", worker.env("A2AFLOW_HEALTH_ADDR"), err)
+	}
+	for name, want := range map[string]string{"a2aflow-api": ":8080/readyz", "a2aflow-worker": ":" + healthPort + "/readyz"} {
+		svc := project.Services[name]
+		if svc.Healthcheck == nil || !strings.Contains(strings.Join(svc.Healthcheck.Test, " "), want) {
+			t.Errorf("%s: healthcheck does not ask %s: %+v", name, want, svc.Healthcheck)
+		}
+		shutdown, err := time.ParseDuration(svc.env("A2AFLOW_SHUTDOWN_TIMEOUT"))
+		if err != nil {
+			shutdown = 30 * time.Second // the default
+		}
+		grace, err := time.ParseDuration(svc.StopGracePeriod)
+		if err != nil {
+			grace = 10 * time.Second // docker's default
+		}
+		if grace <= shutdown {
+			t.Errorf("%s: stop_grace_period %s is not above its shutdown timeout %s: docker stop would kill it mid-shutdown", name, grace, shutdown)
+		}
+	}
+	if !slices.Contains(project.Services["otel-collector"].Profiles, "otel") {
+		t.Errorf("otel-collector: profiles %v, want otel", project.Services["otel-collector"].Profiles)
 	}
 }
 
