@@ -77,6 +77,16 @@
 // returns an error when it cannot, because the UI library ends the process
 // when its own read fails.
 //
+// [Options.FrontendTLS] makes the frontend serve TLS, and with a client CA
+// require client certificates (mutual TLS), which is then its
+// authentication: every certificate of those CAs has full access. The
+// server's own clients keep reaching it: the system worker, the Web UI's
+// server, Start's checks and the callers of [Server.ClientTLS] trust exactly
+// the frontend's certificate, under one of its names, and present a client
+// certificate of an internal CA generated at every start and never written
+// to disk. The history, matching and worker services keep talking plain
+// gRPC to each other on 127.0.0.1.
+//
 // # Logging
 //
 // The server's own logs go to stderr at [Options.LogLevel], warn by default,

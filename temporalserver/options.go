@@ -40,6 +40,12 @@ type Options struct {
 	// interfaces.
 	FrontendAddr string
 
+	// FrontendTLS, when set, makes the frontend (gRPC and HTTP API) serve
+	// TLS, and with its ClientCAFile require client certificates (mutual
+	// TLS). The server's own clients (system worker, Web UI, Start's checks
+	// and [Server.ClientTLS]) keep working. Default nil: plain gRPC.
+	FrontendTLS *FrontendTLS
+
 	// UIAddr is the listen address (host:port) of the Web UI. Default
 	// "127.0.0.1:8233". Port 0 picks a free port.
 	UIAddr string

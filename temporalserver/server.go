@@ -4,6 +4,7 @@ import (
 	"github.com/a2aflow/a2aflow/namespaces"
 
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,6 +51,7 @@ type Server struct {
 	uiURL        string
 	namespace    string
 	dbPath       string
+	tls          *frontendTLS // nil: the frontend serves plain gRPC
 
 	stopOnce sync.Once
 	stopErr  error
@@ -101,6 +103,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.frontendAddr = ports.frontend.dialAddr()
+	if o.FrontendTLS != nil {
+		if s.tls, err = loadFrontendTLS(o.FrontendTLS); err != nil {
+			return nil, err
+		}
+	}
 	if o.UIOIDC != nil && !o.DisableUI {
 		if err := checkIssuer(ctx, o.UIOIDC); err != nil {
 			return nil, err
@@ -122,8 +129,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// another process could grab them small. NewServer already binds the
 	// gRPC listeners while it builds the services.
 	res.release()
+	cfg := serverConfig(s.dbPath, ports)
+	if s.tls != nil {
+		cfg.Global.TLS = s.tls.rootTLS()
+	}
 	srv, err := temporal.NewServer(
-		temporal.WithConfig(serverConfig(s.dbPath, ports)),
+		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
 			primitives.FrontendService: static.SingleLocalHost(ports.frontend.dialAddr()),
@@ -241,9 +252,10 @@ func (s *Server) tryFrontend(ctx context.Context) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  s.frontendAddr,
-		Namespace: s.namespace,
-		Logger:    sdklog.NewStructuredLogger(s.logger),
+		HostPort:          s.frontendAddr,
+		Namespace:         s.namespace,
+		Logger:            sdklog.NewStructuredLogger(s.logger),
+		ConnectionOptions: client.ConnectionOptions{TLS: s.ClientTLS()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dial frontend: %w", err)
@@ -280,6 +292,27 @@ func (s *Server) tryUI(ctx context.Context) error {
 // actually chosen. For a wildcard listen address it returns the loopback
 // address, so the result can always be dialed locally.
 func (s *Server) FrontendAddr() string { return s.frontendAddr }
+
+// ClientTLS returns the TLS config with which a client in this process
+// reaches the frontend, or nil when the frontend serves plain gRPC: it
+// trusts the frontend's certificate and, when the frontend requires client
+// certificates, presents the server's internal one. Dial FrontendAddr with
+// it (client.ConnectionOptions.TLS).
+func (s *Server) ClientTLS() *tls.Config {
+	if s.tls == nil {
+		return nil
+	}
+	return s.tls.clientConfig()
+}
+
+// TLS reports whether the frontend serves TLS, and whether it requires
+// client certificates (mutual TLS).
+func (s *Server) TLS() (on, mutual bool) {
+	if s.tls == nil {
+		return false, false
+	}
+	return true, s.tls.mutual()
+}
 
 // UIURL returns the Web UI's base URL, "http://host:port", or "" when the UI
 // is disabled.

@@ -53,7 +53,11 @@ func (s *Server) startUI(res *portReservations, p uiPorts, o Options) error {
 		return errors.New("temporal UI: listener not reserved")
 	}
 	res.release()
-	s.ui = uiserver.NewServer(uioptions.WithConfigProvider(uiConfig(o, p.backend, s.frontendAddr)))
+	cfg := uiConfig(o, p.backend, s.frontendAddr)
+	if s.tls != nil {
+		cfg.TLS = s.tls.uiTLS()
+	}
+	s.ui = uiserver.NewServer(uioptions.WithConfigProvider(cfg))
 	s.uiBackend = p.backend.dialAddr()
 	s.uiURL = "http://" + p.front.dialAddr()
 	s.uiDone = make(chan struct{})
