@@ -136,8 +136,8 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 		// A workflow that never got its first message is no task.
 		return nil, toA2AError(err)
 	} else {
-		s.logger.Warn("cannot replay a task whose workflow ended outside its skill; answering what visibility knows",
-			"task", id, "status", status.String(), "error", err)
+		s.logger.WarnContext(ctx, "cannot replay a task whose workflow ended outside its skill; answering what visibility knows",
+			"task_id", id, "status", status.String(), "error", err)
 	}
 	if snap == nil {
 		snap = &workflows.TaskSnapshot{Task: &a2a.Task{ID: id, ContextID: searchKeyword(desc.GetWorkflowExecutionInfo(), workflows.ContextIDKey.GetName())}}
@@ -241,7 +241,7 @@ func (s *TaskService) withHistory(ctx context.Context, snap *workflows.TaskSnaps
 		return snap, nil
 	}
 	if s.payloads == nil {
-		s.logger.Warn("task history has pages but no payload store is configured: answering the recent messages", "task", snap.ID)
+		s.logger.WarnContext(ctx, "task history has pages but no payload store is configured: answering the recent messages", "task_id", snap.ID)
 		return snap, nil
 	}
 	var earlier []*a2a.Message

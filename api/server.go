@@ -30,8 +30,13 @@ type Config struct {
 	TaskQueue string
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default 4 MiB.
 	MaxBodyBytes int64
-	// Logger receives request errors; default slog.Default().
+	// Logger receives request errors; default slog.Default(). The lines
+	// about a request carry its agent, task_id and context_id (accesslog.go).
 	Logger *slog.Logger
+	// AccessLog logs one line per request at info (accesslog.go): method,
+	// path, A2A method, status, duration, bytes, principal; never
+	// credentials. Off by default; serve and api turn it on (--access-log).
+	AccessLog bool
 	// ApproverGroups maps approvers (principals, or X-Approver names with
 	// auth off) to the approver groups they belong to. Nil lets anyone
 	// decide for any group, which suits a local all-in-one.
@@ -129,6 +134,7 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Logger = requestLogger(cfg.Logger)
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
 	}
@@ -157,6 +163,7 @@ func (s *Server) Handler() http.Handler { return s.engine }
 func (s *Server) routes() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	r.Use(s.accessLog) // first: it sees the status the recovery answers
 	r.Use(gin.CustomRecovery(func(c *gin.Context, err any) {
 		s.cfg.Logger.Error("panic serving request", "path", c.Request.URL.Path, "panic", err)
 		abortWithA2AError(c, bindingPlain, 0, a2a.ErrInternalError)
@@ -174,7 +181,7 @@ func (s *Server) routes() *gin.Engine {
 	endpoints := map[string]http.Handler{}
 	for _, name := range s.agents.Names() {
 		agent, _ := s.agents.Get(name)
-		endpoints[name] = s.agentEndpoint(agent)
+		endpoints[name] = a2aEndpoint(name, s.agentEndpoint(agent))
 	}
 	def := s.agents.Default()
 
@@ -240,10 +247,11 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 		return a2a.ErrInternalError
 	})
 	keepAlive := a2asrv.WithTransportKeepAlive(15 * time.Second)
-	v1RPC := a2asrv.NewJSONRPCHandler(svc, panicToError, keepAlive)
-	v1REST := a2asrv.NewRESTHandler(svc, panicToError, keepAlive)
-	v0RPC := a2av0.NewJSONRPCHandler(svc, panicToError, keepAlive)
-	v0REST := a2av0.NewRESTHandler(svc, panicToError, keepAlive)
+	noted := notedService{svc} // the method and task of each call, for the logs (accesslog.go)
+	v1RPC := a2asrv.NewJSONRPCHandler(noted, panicToError, keepAlive)
+	v1REST := a2asrv.NewRESTHandler(noted, panicToError, keepAlive)
+	v0RPC := a2av0.NewJSONRPCHandler(noted, panicToError, keepAlive)
+	v0REST := a2av0.NewRESTHandler(noted, panicToError, keepAlive)
 
 	// guardBinding (validate.go) checks each request before a2a-go decodes it.
 	return guardBinding(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -238,6 +238,7 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 // answer would be an HTTP 200 stream holding the error, which some clients
 // read as an empty event. It returns true when it answered.
 func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
+	noteCall(r.Context(), "SubscribeToTask", id) // for the access log (accesslog.go)
 	err := checkTaskID(string(id))
 	if err == nil {
 		var snap *workflows.TaskSnapshot

@@ -90,7 +90,7 @@ func (s *TaskService) stuckError(id a2a.TaskID, st *stuckTask, what string) erro
 			"or deploy the change guarded with workflow.GetVersion). Send the same request again then (same messageId): it is applied once",
 			id, what)
 	}
-	s.logger.Error("task stuck: its workflow task keeps failing", "task", id, "reason", reason, "cause", st.Cause,
+	s.logger.Error("task stuck: its workflow task keeps failing", "task_id", id, "agent", s.agent.Name, "reason", reason, "cause", st.Cause,
 		"attempts", st.Attempts, "worker", st.Worker, "deployment_version", st.Version, "failure", st.Message)
 	return a2a.NewError(a2a.ErrInternalError, msg).WithDetails(map[string]any{
 		"retryable": true, "reason": reason, "retryAfterSeconds": int(retryAfter / time.Second),

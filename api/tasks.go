@@ -122,7 +122,7 @@ func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, own
 	ref, err := s.credentials.Put(ctx, secrets.Credential{Service: req.Service, AuthType: req.AuthType, Secret: secret,
 		TaskID: string(taskID), Owner: owner, Created: time.Now().UTC()})
 	if err != nil {
-		s.logger.Error("credential not stored", "task", taskID, "service", req.Service, "error", err)
+		s.logger.ErrorContext(ctx, "credential not stored", "task_id", taskID, "service", req.Service, "error", err)
 		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the %s credential could not be stored; nothing was recorded, send it again", req.Service))
 	}
 	refPart := a2a.NewDataPart(map[string]any{workflows.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType})
@@ -513,7 +513,7 @@ func (s *TaskService) requestCancel(ctx context.Context, id a2a.TaskID) error {
 	if err := s.temporal.CancelWorkflow(ctx, string(id), ""); err != nil {
 		return toA2AError(err)
 	}
-	s.logger.Info("cancel requested from Temporal (the cancel update could not get in)", "task", id)
+	s.logger.InfoContext(ctx, "cancel requested from Temporal (the cancel update could not get in)", "task_id", id)
 	return nil
 }
 

@@ -132,6 +132,7 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 	if json.Unmarshal(env.Method, &method) != nil || method == "" {
 		return fail(0, env.ID, a2a.ErrInvalidRequest, "invalid request: method must be a non-empty string")
 	}
+	noteMethod(r.Context(), method) // for the access log (accesslog.go)
 	params := bytes.TrimSpace(env.Params)
 	switch {
 	case len(params) == 0 || string(params) == "null":
