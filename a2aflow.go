@@ -49,8 +49,8 @@ func WithRoutes(routes func(gin.IRouter)) Option {
 	return func(a *cli.App) { a.Routes = routes }
 }
 
-// WithLogger makes l the logger of the server commands instead of text on
-// standard error at --log-level.
+// WithLogger makes l the logger of the server commands instead of the one on
+// standard error at --log-level in --log-format.
 func WithLogger(l *slog.Logger) Option { return func(a *cli.App) { a.Logger = l } }
 
 // WithVersion names the program's version in `version` (default: the main

@@ -32,8 +32,8 @@ type App struct {
 	// Routes, when set, adds the program's own routes to the A2A API (see
 	// api.Config.Routes).
 	Routes func(gin.IRouter)
-	// Logger, when set, is the logger of the server commands instead of text
-	// on standard error at --log-level.
+	// Logger, when set, is the logger of the server commands instead of the
+	// one on standard error at --log-level in --log-format (logging.go).
 	Logger *slog.Logger
 	// Version names the program in `version` (default: the module's).
 	Version string

@@ -29,6 +29,10 @@ type config struct {
 	TaskQueue    string
 	DatabaseDSN  string
 	LogLevel     string
+	// LogFormat is --log-format, text or json; AccessLog is --access-log
+	// (logging.go).
+	LogFormat string
+	AccessLog bool
 	// UI holds the Web UI's access flags of serve and temporal (serve.go).
 	UI uiConfig
 	// HTTP holds the A2A API's timeouts and limits (http_limits.go).
@@ -97,6 +101,7 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
 	c.HTTP.bind(fs)
+	c.bindAccessLog(fs)
 }
 
 func (c *config) bindData(fs *pflag.FlagSet) {
@@ -111,6 +116,7 @@ func (c *config) bindTemporal(fs *pflag.FlagSet, embedded bool) {
 	fs.StringVar(&c.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), usage)
 	fs.StringVar(&c.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), "Temporal namespace (A2AFLOW_NAMESPACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "info"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
+	c.bindLogFormat(fs)
 	c.bindPayloads(fs)
 }
 
@@ -179,13 +185,13 @@ func envMap(key string) map[string]string {
 	return out
 }
 
-// logger returns the program's logger, or text on standard error at
-// --log-level.
+// logger returns the program's logger, or one on standard error at
+// --log-level in --log-format.
 func (c *config) logger() *slog.Logger {
 	if c.app != nil && c.app.Logger != nil {
 		return c.app.Logger
 	}
-	return newLogger(c.LogLevel)
+	return newLogger(c.LogLevel, c.LogFormat)
 }
 
 // agentNames names the agents served, the default first.

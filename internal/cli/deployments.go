@@ -161,8 +161,9 @@ version drains; stop its workers once it is drained.
 	pf.StringVar(&cfg.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), "Temporal frontend address to dial (A2AFLOW_TEMPORAL_ADDR)")
 	pf.StringVar(&cfg.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), "Temporal namespace (A2AFLOW_NAMESPACE)")
 	pf.StringVar(&cfg.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "warn"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
+	cfg.bindLogFormat(pf)
 	dial := func(cmd *cobra.Command) (client.Client, error) {
-		logger := newLogger(cfg.LogLevel)
+		logger := newLogger(cfg.LogLevel, cfg.LogFormat)
 		return client.DialContext(cmd.Context(), client.Options{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace,
 			Logger: sdklog.NewStructuredLogger(slog.New(levelAtLeast{logger.Handler(), slog.LevelWarn}))})
 	}

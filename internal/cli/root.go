@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -16,6 +15,8 @@ func NewRoot(app *App) *cobra.Command {
 		Short:         "Serve A2A agents whose tasks run as durable Temporal workflows",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// A wrong --log-format is refused before any command runs.
+		PersistentPreRunE: checkLogFlags,
 	}
 	root.AddCommand(newServeCmd(app), newTemporalCmd(app), newAPICmd(app), newWorkerCmd(app), newVersionCmd(app), newReplayCmd(app), newDeploymentsCmd(app),
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
@@ -41,11 +42,12 @@ func env(key, def string) string {
 	return def
 }
 
-// newLogger returns the process logger: text to stderr at level (debug, info, warn, error).
-func newLogger(level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+// newLogger returns the process logger: to stderr at level (debug, info,
+// warn, error) in format (text or json, see logging.go). It becomes slog's
+// default too, so that what logs there (the embedded Temporal's start-up,
+// a2a-go) logs in the same format.
+func newLogger(level, format string) *slog.Logger {
+	l := slog.New(newLogHandler(os.Stderr, level, format))
+	slog.SetDefault(l)
+	return l
 }

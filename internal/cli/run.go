@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -37,12 +36,10 @@ func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client
 		return nil, err
 	}
 	logger.Info("large payloads kept outside Temporal history", "payload_store", payloads.Describe())
-	// The SDK logs every worker start at info; keep it to warnings.
-	sdkLogger := slog.New(logger.Handler()).With("component", "temporal-sdk")
 	opts := client.Options{
 		HostPort:        cfg.TemporalAddr,
 		Namespace:       cfg.Namespace,
-		Logger:          sdklog.NewStructuredLogger(slog.New(levelAtLeast{sdkLogger.Handler(), slog.LevelWarn})),
+		Logger:          sdkLogger(logger), // the SDK's own lines at warn unless debug (logging.go)
 		ExternalStorage: blobstore.ExternalStorage(payloads),
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -90,6 +87,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, err
 	}
 	wopts = cfg.Lifecycle.workerOptions(wopts)
+	wopts.Interceptors = append(wopts.Interceptors, workflows.NewLoggingInterceptor()) // task keys on workflow and activity logs
 	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
@@ -215,6 +213,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			UICodecOrigins: cfg.UICodecOrigins,
 			Credentials:    cfg.Credentials.store,
 			Routes:         cfg.app.Routes,
+			AccessLog:      cfg.AccessLog,
 			DefaultHistoryLength: func() int {
 				if cfg.DefaultHistoryLength <= 0 {
 					return -1 // all

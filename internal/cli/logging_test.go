@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/log"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+func TestLogHandlerChoice(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		json   bool
+	}{{"text", false}, {"", false}, {"json", true}, {" JSON ", true}} {
+		var out bytes.Buffer
+		slog.New(newLogHandler(&out, "info", tc.format)).Info("hello", "task_id", "t-1")
+		slog.New(newLogHandler(&out, "info", tc.format)).Debug("below the level")
+		line := out.String()
+		var rec map[string]any
+		isJSON := json.Unmarshal([]byte(line), &rec) == nil
+		if isJSON != tc.json || strings.Count(line, "\n") != 1 {
+			t.Errorf("--log-format %q wrote %q, want one line, JSON: %v", tc.format, line, tc.json)
+		}
+		if tc.json && (rec["msg"] != "hello" || rec["task_id"] != "t-1" || rec["level"] != "INFO") {
+			t.Errorf("--log-format %q: %v", tc.format, rec)
+		}
+		if !tc.json && !strings.Contains(line, `msg=hello task_id=t-1`) {
+			t.Errorf("--log-format %q wrote %q", tc.format, line)
+		}
+	}
+}
+
+func TestLogFormatRefused(t *testing.T) {
+	for _, tc := range []struct {
+		bad  string
+		args []string
+	}{
+		{"xml", []string{"worker", "--log-format", "xml"}},
+		{"yaml", []string{"serve", "--log-format", "yaml"}},
+		{"logfmt", []string{"replay", "--log-format", "logfmt", "x.history.json"}},
+		{"csv", []string{"deployments", "list", "--log-format", "csv"}},
+	} {
+		root := NewRoot(testApp())
+		root.SetArgs(tc.args)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), `"`+tc.bad+`"`) || !strings.Contains(err.Error(), "want text or json") {
+			t.Errorf("%v: %v, want the bad value refused", tc.args, err)
+		}
+	}
+	// From the environment too.
+	t.Setenv("A2AFLOW_LOG_FORMAT", "xml")
+	root := NewRoot(testApp())
+	root.SetArgs([]string{"api"})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), `"xml"`) || !strings.Contains(err.Error(), "A2AFLOW_LOG_FORMAT") {
+		t.Errorf("A2AFLOW_LOG_FORMAT=xml: %v, want it refused", err)
+	}
+}
+
+func TestLogFlags(t *testing.T) {
+	root := NewRoot(testApp())
+	for _, name := range []string{"serve", "temporal", "api", "worker", "replay", "deployments"} {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, flag := range []string{"log-level", "log-format"} {
+			if cmd.Flags().Lookup(flag) == nil && cmd.PersistentFlags().Lookup(flag) == nil {
+				t.Errorf("%s has no --%s", name, flag)
+			}
+		}
+		f := cmd.Flags().Lookup("access-log")
+		if serves := name == "serve" || name == "api"; serves != (f != nil) {
+			t.Errorf("%s: --access-log %v", name, f != nil)
+		} else if serves && f.DefValue != "true" {
+			t.Errorf("%s: --access-log defaults to %s, want true", name, f.DefValue)
+		}
+	}
+}
+
+func TestLoggerOverride(t *testing.T) {
+	own := slog.New(slog.DiscardHandler)
+	cfg := &config{app: &App{Logger: own}, LogFormat: "json"}
+	if cfg.logger() != own {
+		t.Error("the program's logger is not used")
+	}
+}
+
+// TestSDKLogger: the SDK's own lines at warn unless the process logs at
+// debug; the lines of workflow and activity code at the process's level.
+func TestSDKLogger(t *testing.T) {
+	for _, level := range []string{"info", "debug"} {
+		var out bytes.Buffer
+		sdk := sdkLogger(slog.New(newLogHandler(&out, level, "json")))
+		sdk.Info("Started Worker", "Namespace", "default")
+		sdk.Warn("poll failed")
+		task := log.With(sdk, slog.Group(workflows.TaskLoggerKey), "component", "workflow", "task_id", "t-1")
+		task.Info("trip booked")
+		task.Debug("LLM call")
+
+		got := map[string]map[string]any{}
+		for line := range strings.Lines(out.String()) {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("%s: not JSON: %q", level, line)
+			}
+			got[rec["msg"].(string)] = rec
+		}
+		want := map[string]string{"poll failed": "temporal-sdk", "trip booked": "workflow"}
+		if level == "debug" {
+			want["Started Worker"] = "temporal-sdk"
+			want["LLM call"] = "workflow"
+		}
+		if len(got) != len(want) {
+			t.Errorf("--log-level %s logged %v, want %v", level, keys(got), want)
+		}
+		for msg, component := range want {
+			if got[msg]["component"] != component {
+				t.Errorf("--log-level %s: %q component = %v, want %s", level, msg, got[msg]["component"], component)
+			}
+		}
+		if strings.Contains(out.String(), workflows.TaskLoggerKey) {
+			t.Errorf("the mark is printed: %s", out.String())
+		}
+	}
+}
+
+func keys(m map[string]map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
