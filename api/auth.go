@@ -532,6 +532,8 @@ func publicRoute(r *http.Request) bool {
 	case p == "/healthz", p == "/readyz", p == "/agents", p == "/.well-known/agent-card.json",
 		p == "/inbox": // the page shell; its data comes from /approvals with credentials
 		return true
+	case p == "/openapi.json", p == "/docs": // the API's description (openapi.go)
+		return true
 	case strings.HasPrefix(p, "/agents/"):
 		_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/agents/"), "/")
 		return rest == ".well-known/agent-card.json"

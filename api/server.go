@@ -196,6 +196,8 @@ func (s *Server) routes() *gin.Engine {
 	}
 	r.GET("/healthz", gin.WrapH(Liveness()))
 	r.GET("/readyz", gin.WrapH(s.readiness))
+	r.GET("/openapi.json", serveOpenAPI) // openapi.go
+	r.GET("/docs", serveDocs)
 	r.GET("/agents", s.listAgents)
 	r.GET("/.well-known/agent-card.json", s.card(def, ""))
 	r.Any("/agents/:name/*path", func(c *gin.Context) {
