@@ -67,6 +67,9 @@ type config struct {
 	RetryBudget time.Duration
 	// Deployment is Worker Versioning of serve and worker (deployments.go).
 	Deployment deploymentConfig
+	// Conn is how clients reach Temporal, and the embedded frontend's TLS
+	// (temporal_conn.go).
+	Conn temporalConn
 	// WaitTimeout bounds how long an API request waits for a worker.
 	WaitTimeout time.Duration
 	// DefaultHistoryLength is the history a read without historyLength gets.
@@ -109,12 +112,17 @@ func (c *config) bindData(fs *pflag.FlagSet) {
 }
 
 func (c *config) bindTemporal(fs *pflag.FlagSet, embedded bool) {
-	usage := "Temporal frontend address to dial (A2AFLOW_TEMPORAL_ADDR)"
+	usage := "Temporal frontend address to dial (A2AFLOW_TEMPORAL_ADDR; else TEMPORAL_ADDRESS or the temporal.toml profile's)"
+	nsUsage := "Temporal namespace (A2AFLOW_NAMESPACE; else TEMPORAL_NAMESPACE or the temporal.toml profile's)"
 	if embedded {
 		usage = "listen address of the embedded Temporal frontend (A2AFLOW_TEMPORAL_ADDR)"
+		nsUsage = "Temporal namespace (A2AFLOW_NAMESPACE)"
+		c.Conn.bindServer(fs)
+	} else {
+		c.Conn.bindClient(fs)
 	}
 	fs.StringVar(&c.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), usage)
-	fs.StringVar(&c.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), "Temporal namespace (A2AFLOW_NAMESPACE)")
+	fs.StringVar(&c.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), nsUsage)
 	fs.StringVar(&c.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "info"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
 	c.bindLogFormat(fs)
 	c.bindPayloads(fs)

@@ -160,12 +160,23 @@ version drains; stop its workers once it is drained.
 	pf.StringVar(&cfg.Deployment.Name, "deployment", env("A2AFLOW_DEPLOYMENT", ""), "the Worker Deployment (A2AFLOW_DEPLOYMENT)")
 	pf.StringVar(&cfg.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), "Temporal frontend address to dial (A2AFLOW_TEMPORAL_ADDR)")
 	pf.StringVar(&cfg.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), "Temporal namespace (A2AFLOW_NAMESPACE)")
+	cfg.Conn.bindClient(pf) // TLS and API key; TEMPORAL_* and temporal.toml as api and worker read them
 	pf.StringVar(&cfg.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "warn"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
 	cfg.bindLogFormat(pf)
 	dial := func(cmd *cobra.Command) (client.Client, error) {
 		logger := newLogger(cfg.LogLevel, cfg.LogFormat)
-		return client.DialContext(cmd.Context(), client.Options{HostPort: cfg.TemporalAddr, Namespace: cfg.Namespace,
-			Logger: sdklog.NewStructuredLogger(slog.New(levelAtLeast{logger.Handler(), slog.LevelWarn}))})
+		opts, err := cfg.temporalClientOptions(client.Options{Logger: sdklog.NewStructuredLogger(slog.New(levelAtLeast{logger.Handler(), slog.LevelWarn}))})
+		if err != nil {
+			return nil, err
+		}
+		c, err := client.DialContext(cmd.Context(), opts)
+		if err != nil {
+			if failure := dialFailure(cmd.Context(), opts, err); failure != nil {
+				return nil, failure
+			}
+			return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
+		}
+		return c, nil
 	}
 	needName := func() error {
 		if cfg.Deployment.Name == "" {

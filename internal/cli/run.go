@@ -26,8 +26,10 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// dialTemporal connects to the frontend at addr, retrying for up to a minute
-// so that api and worker processes may start before the Temporal server.
+// dialTemporal connects to the frontend (temporal_conn.go: address, TLS,
+// credentials), retrying for up to a minute so that api and worker
+// processes may start before the Temporal server; a TLS or credentials
+// failure ends it at once.
 // The client, and the workers built on it, keep payloads of 256 KiB or more
 // in the payload store (cfg.payloadStore) and only references in history.
 func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client.Client, error) {
@@ -42,11 +44,18 @@ func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client
 		Logger:          sdkLogger(logger), // the SDK's own lines at warn unless debug (logging.go)
 		ExternalStorage: blobstore.ExternalStorage(payloads),
 	}
+	if opts, err = cfg.temporalClientOptions(opts); err != nil {
+		return nil, err
+	}
+	logger.Info("connecting to Temporal", append([]any{"addr", opts.HostPort, "namespace", opts.Namespace}, cfg.Conn.describe...)...)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		c, err := client.DialContext(ctx, opts)
 		if err == nil {
 			return c, nil
+		}
+		if failure := dialFailure(ctx, opts, err); failure != nil {
+			return nil, failure
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddr, cfg.Namespace, err)

@@ -128,7 +128,7 @@ func runServe(ctx context.Context, cfg *config) error {
 	if srv.UIURL() != "" {
 		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows%s\n", srv.UIURL(), srv.Namespace(), cfg.UI.notes(cfg.UIAddr))
 	}
-	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), frontendNote(frontendListen))
+	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), cfg.Conn.frontendNote(frontendListen, srv))
 	fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
 	for _, p := range peers {
 		fmt.Fprintf(os.Stdout, "  Peer         %s = %s\n", p.Name, p.URL)
@@ -146,7 +146,11 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 	if cfg.UIAddr != "" {
 		cfg.UI.warn(cfg.UIAddr, logger)
 	}
-	if exposed(cfg.TemporalAddr) {
+	frontendTLS, err := cfg.Conn.frontendTLS()
+	if err != nil {
+		return nil, err
+	}
+	if exposed(cfg.TemporalAddr) && (frontendTLS == nil || frontendTLS.ClientCAFile == "") {
 		logger.Warn("the Temporal frontend listens beyond loopback and has no authentication: whoever reaches it can read, change or end any task; keep it behind a firewall", "addr", cfg.TemporalAddr)
 	}
 	// The Web UI's codec reads the payloads kept outside history.
@@ -158,6 +162,7 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 		CodecStore:       payloads,
 		DataDir:          cfg.DataDir,
 		FrontendAddr:     cfg.TemporalAddr,
+		FrontendTLS:      frontendTLS,
 		UIAddr:           cfg.UIAddr,
 		DisableUI:        cfg.UIAddr == "",
 		UIWriteActions:   cfg.UI.WriteActions,
@@ -171,6 +176,7 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 		return nil, fmt.Errorf("start embedded Temporal: %w", err)
 	}
 	cfg.TemporalAddr = srv.FrontendAddr()
+	cfg.Conn.useEmbedded(srv)
 	return srv, nil
 }
 
@@ -195,7 +201,7 @@ func newTemporalCmd(app *App) *cobra.Command {
 				return err
 			}
 			defer srv.Stop()
-			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), frontendNote(frontendListen))
+			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), cfg.Conn.frontendNote(frontendListen, srv))
 			if srv.UIURL() != "" {
 				fmt.Fprintf(os.Stdout, "  Temporal UI  %s%s\n", srv.UIURL(), cfg.UI.notes(cfg.UIAddr))
 			}

@@ -19,6 +19,9 @@ func newAPICmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			logger := cfg.logger()
+			if err := cfg.resolveTemporal(); err != nil { // sets the namespace the steps below use
+				return err
+			}
 			ln, err := listen(cfg.HTTPAddr, "the A2A API")
 			if err != nil {
 				return err
@@ -65,6 +68,9 @@ func newWorkerCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			logger := cfg.logger()
+			if err := cfg.resolveTemporal(); err != nil { // sets the namespace the steps below use
+				return err
+			}
 			if err := cfg.Push.build("", logger); err != nil {
 				return err
 			}
