@@ -11,7 +11,7 @@ MODULE        := $(shell $(GO) list -m)
 LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/.*' -e '.*/internal/cli')
 HEAVY_PKGS    := . ./temporalserver/... ./internal/cli/... ./cmd/... ./tests/...
 
-.PHONY: run build test vet workflowcheck bench fuzz clean demo-agents
+.PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents
 
 ## run: build and start `a2aflow serve` (embedded Temporal + UI, worker, API on :8080)
 run: build
@@ -29,9 +29,14 @@ build:
 	$(GO) build -o $(BIN) ./cmd/a2aflow
 
 ## test: every gate CI runs — vet, workflowcheck, unit tests with -race, end-to-end tests
-test: vet workflowcheck
+test: vet workflowcheck examples
 	$(GO) test -race -count=1 $(LIGHT_PKGS)
 	$(GO) test -count=1 -timeout 40m $(HEAVY_PKGS)
+
+## examples: each example module (its own go.mod) is tidy against this one, vets, passes workflowcheck and its tests
+examples:
+	cd examples/approval-pipeline && $(GO) mod tidy -diff && $(GO) vet ./... && \
+		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
 
 vet:
 	$(GO) vet ./...

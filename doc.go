@@ -27,7 +27,7 @@
 //			Description: "Raises purchase orders with a manager's approval.",
 //			Activities:  []any{&Supplier{BaseURL: os.Getenv("SUPPLIER_URL")}},
 //			Handle: func(ctx workflow.Context, t *workflows.Task) error {
-//				item, err := t.Ask(ctx, "What should we order?")
+//				item, err := t.Ask(ctx, "item", "What should we order?")
 //				...
 //				err = workflow.ExecuteActivity(ctx, "Quote", item).Get(ctx, &quote)
 //				...

@@ -36,8 +36,10 @@ func versionLine(app *App) string {
 		for _, d := range bi.Deps {
 			if d.Path == a2aflowModule {
 				a2aflow = d.Version
-				if d.Replace != nil {
-					a2aflow = d.Replace.Path
+				if r := d.Replace; r != nil && r.Version != "" {
+					a2aflow = r.Path + " " + r.Version
+				} else if r != nil {
+					a2aflow = "(devel, from " + r.Path + ")"
 				}
 			}
 		}
