@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/agents"
@@ -64,5 +65,22 @@ func TestRegistryCopiesAgents(t *testing.T) {
 	}
 	if reg.Default().Name != app.Agents[0].Name {
 		t.Errorf("default agent %q, want the first, %q", reg.Default().Name, app.Agents[0].Name)
+	}
+}
+
+func TestPrintTaskNamesPendingApproval(t *testing.T) {
+	waiting := &a2a.Task{ID: "t-1", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired,
+		Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("Approve?"),
+			a2a.NewDataPart(map[string]any{"approvalId": "t-1-approval-1", "title": "Expense"}))}}
+	var out bytes.Buffer
+	printTask(&out, waiting, "http://x")
+	if !strings.Contains(out.String(), "approve t-1-approval-1 --as NAME") || strings.Contains(out.String(), "Answer with") {
+		t.Errorf("printTask of a task waiting for an approval:\n%s", out.String())
+	}
+	waiting.Status.Message = a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("Where to?"))
+	out.Reset()
+	printTask(&out, waiting, "http://x")
+	if !strings.Contains(out.String(), "send --agent http://x --task t-1") {
+		t.Errorf("printTask of a task asking a question:\n%s", out.String())
 	}
 }

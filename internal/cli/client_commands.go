@@ -74,6 +74,24 @@ func printCard(w io.Writer, card *a2a.AgentCard) {
 	}
 }
 
+// pendingApproval is the approval ID a waiting task's status message names
+// (its data part {"approvalId": ...}), or "".
+func pendingApproval(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	for _, p := range m.Parts {
+		if d, ok := p.Content.(a2a.Data); ok {
+			if v, ok := d.Value.(map[string]any); ok {
+				if id, ok := v["approvalId"].(string); ok {
+					return id
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // printTask shows a task for a human: its state, the agent's last word (the
 // question when it waits) and its artifacts.
 func printTask(w io.Writer, task *a2a.Task, agentURL string) {
@@ -82,7 +100,11 @@ func printTask(w io.Writer, task *a2a.Task, agentURL string) {
 	switch task.Status.State {
 	case a2a.TaskStateInputRequired:
 		fmt.Fprintf(w, "The agent needs input: %s\n", text)
-		fmt.Fprintf(w, "Answer with: %s send --agent %s --task %s \"...\"\n", progName(), agentURL, task.ID)
+		if id := pendingApproval(task.Status.Message); id != "" {
+			fmt.Fprintf(w, "It waits for an approval: %s approve %s --as NAME (or reject)\n", progName(), id)
+		} else {
+			fmt.Fprintf(w, "Answer with: %s send --agent %s --task %s \"...\"\n", progName(), agentURL, task.ID)
+		}
 	case a2a.TaskStateAuthRequired:
 		fmt.Fprintf(w, "The agent needs authentication: %s\n", text)
 	default:
