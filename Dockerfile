@@ -12,7 +12,9 @@
 #   docker run --rm -p 8080:8080 -p 127.0.0.1:8233:8233 -e A2AFLOW_UI_ADDR=0.0.0.0:8233 -v a2aflow-data:/data a2aflow
 # (to a network only behind --ui-oidc-issuer; see "Exposing a2aflow" in the
 # README). 7233 likewise with -e A2AFLOW_TEMPORAL_ADDR=0.0.0.0:7233, published
-# on loopback only: the frontend has no authentication. Neither is set here
+# on loopback only: the frontend has no authentication unless it requires
+# client certificates (--temporal-tls-server-cert, --temporal-tls-server-key,
+# --temporal-tls-client-ca; see the README). Neither is set here
 # because `api` and `worker` read A2AFLOW_TEMPORAL_ADDR as the address to dial.
 #
 # docker-compose.yml beside this file runs the scaled-out deployment.
@@ -38,9 +40,11 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 
 # ---- runtime ----------------------------------------------------------------
 FROM debian:bookworm-slim
-# ca-certificates for TLS to a remote Temporal (e.g. Temporal Cloud); curl for
-# container health checks (serve and api answer GET /readyz on the API port,
-# worker on --health-addr).
+# ca-certificates: the system roots that verify a remote Temporal's TLS
+# certificate (Temporal Cloud: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and
+# TEMPORAL_API_KEY or TEMPORAL_TLS_CLIENT_CERT_PATH and _KEY_PATH; see
+# "Connecting to Temporal" in the README); curl for container health checks
+# (serve and api answer GET /readyz on the API port, worker on --health-addr).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates curl \
     && rm -rf /var/lib/apt/lists/*
