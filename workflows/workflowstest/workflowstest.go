@@ -1,0 +1,218 @@
+// Package workflowstest runs an agent's tasks in Temporal's test environment
+// (go.temporal.io/sdk/testsuite) the way a2aflow's worker and API run them:
+// the task workflow with the agent's handler, the agent's own activities
+// registered as the worker registers them, messages and approval decisions
+// sent as the API sends them. The environment's clock jumps over waits, so a
+// task that waits two days for a manager runs in milliseconds.
+//
+//	func TestOrder(t *testing.T) {
+//		env := workflowstest.New(t, purchaseOrder())
+//		env.Answer(time.Hour, "3 desks")                                           // the answer to the first question
+//		env.Decide(2*time.Hour, workflowstest.ApprovalID(1), workflowstest.Approve("mia", "managers"))
+//		task := env.RunText("purchase-order", "Order desks")
+//		if task.Status.State != a2a.TaskStateCompleted { ... }
+//	}
+//
+// Activities the test does not want to run for real are replaced with the
+// embedded environment's OnActivity, by name.
+package workflowstest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// TaskID is the task ID (the workflow ID) of the task an Env runs.
+const TaskID a2a.TaskID = "task-1"
+
+// ApprovalID is the ID of the task's n-th approval (1 for the first Approve).
+func ApprovalID(n int) string { return fmt.Sprintf("%s-approval-%d", TaskID, n) }
+
+// Env is one task of the given agents under test. Its methods schedule what
+// happens while the task runs (answers, decisions, reads) at workflow times;
+// Run then runs the task to its end.
+type Env struct {
+	*testsuite.TestWorkflowEnvironment
+	t       testing.TB
+	remotes map[string]func(*a2a.Message) *a2a.Task
+}
+
+// New returns an Env running the agents' tasks, their Activities
+// registered, and a2aflow's approval webhook notice a no-op (as for a group
+// without a webhook). Agents that cannot be served fail the test.
+func New(t testing.TB, agents ...*workflows.Agent) *Env {
+	t.Helper()
+	reg, err := workflows.NewRegistry(agents...)
+	if err != nil {
+		t.Fatalf("workflowstest: %v", err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: string(TaskID)})
+	if err := workflows.RegisterActivities(env, reg.Agents()...); err != nil {
+		t.Fatalf("workflowstest: %v", err)
+	}
+	env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
+		activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+	return &Env{TestWorkflowEnvironment: env, t: t}
+}
+
+// Answer sends the user's text to the task after d of workflow time, as
+// SendMessage does. An answer the task refuses fails the test.
+func (e *Env) Answer(after time.Duration, text string) {
+	e.AnswerMessage(after, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)))
+}
+
+// AnswerMessage sends m (any parts) to the task after d of workflow time.
+func (e *Env) AnswerMessage(after time.Duration, m *a2a.Message) {
+	e.RegisterDelayedCallback(func() {
+		e.UpdateWorkflow(workflows.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
+			OnAccept:   func() {},
+			OnReject:   func(err error) { e.t.Errorf("workflowstest: message %q refused: %v", workflows.MessageText(m), err) },
+			OnComplete: func(any, error) {},
+		}, workflows.SendMessageInput{Message: m, ReturnImmediately: true})
+	}, after)
+}
+
+// Decision is an approver's verdict on an approval.
+type Decision struct {
+	Approver string
+	// Groups are the approver's groups; nil means any group (no group
+	// membership configured).
+	Groups   []string
+	Approved bool
+	Comment  string
+}
+
+// Approve is the approving Decision of approver, a member of groups.
+func Approve(approver string, groups ...string) Decision {
+	return Decision{Approver: approver, Groups: groups, Approved: true}
+}
+
+// Reject is the rejecting Decision of approver, a member of groups.
+func Reject(approver, comment string, groups ...string) Decision {
+	return Decision{Approver: approver, Groups: groups, Comment: comment}
+}
+
+// Decide decides the approval approvalID after d of workflow time, as the
+// approvals API does. A decision the task refuses fails the test unless
+// the refusal is what the test expects: use DecideRefused.
+func (e *Env) Decide(after time.Duration, approvalID string, d Decision) {
+	e.decide(after, approvalID, d, func(err error) {
+		e.t.Errorf("workflowstest: decision of %s on %s refused: %v", d.Approver, approvalID, err)
+	})
+}
+
+// DecideRefused sends a decision the task must refuse (not an approver of
+// the group, a contradicting verdict...) and passes the refusal to check.
+func (e *Env) DecideRefused(after time.Duration, approvalID string, d Decision, check func(error)) {
+	accepted := false
+	e.decide(after, approvalID, d, check, func() { accepted = true })
+	e.RegisterDelayedCallback(func() {
+		if accepted {
+			e.t.Errorf("workflowstest: decision of %s on %s was accepted, want it refused", d.Approver, approvalID)
+		}
+	}, after+time.Nanosecond)
+}
+
+func (e *Env) decide(after time.Duration, approvalID string, d Decision, onReject func(error), onAccept ...func()) {
+	e.RegisterDelayedCallback(func() {
+		e.UpdateWorkflow(workflows.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
+			OnAccept: func() {
+				for _, f := range onAccept {
+					f()
+				}
+			},
+			OnReject:   onReject,
+			OnComplete: func(any, error) {},
+		}, workflows.DecideApprovalInput{
+			ApprovalID: approvalID, Approved: d.Approved, Comment: d.Comment,
+			Approver: d.Approver, ApproverGroups: d.Groups, Via: "test",
+		})
+	}, after)
+}
+
+// Look reads the task after d of workflow time, as GetTask does, and passes
+// it to f.
+func (e *Env) Look(after time.Duration, f func(*a2a.Task)) {
+	e.RegisterDelayedCallback(func() {
+		v, err := e.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+		var task a2a.Task
+		if err == nil {
+			err = v.Get(&task)
+		}
+		if err != nil {
+			e.t.Errorf("workflowstest: read at %s: %v", after, err)
+			return
+		}
+		f(&task)
+	}, after)
+}
+
+// RemoteAgent answers the task's calls to the remote agent name
+// (Task.CallAgent) with the task answer returns for the message sent: end
+// it (completed with artifacts, rejected, failed) for a call that returns at
+// once. Without it a CallAgent fails with "activity not registered".
+func (e *Env) RemoteAgent(name string, answer func(*a2a.Message) *a2a.Task) {
+	e.remoteAgents()[name] = answer
+}
+
+// remoteAgents registers the delegation activity once and returns its
+// table of answers.
+func (e *Env) remoteAgents() map[string]func(*a2a.Message) *a2a.Task {
+	if e.remotes == nil {
+		e.remotes = map[string]func(*a2a.Message) *a2a.Task{}
+		remotes := e.remotes
+		e.RegisterActivityWithOptions(func(_ context.Context, in workflows.RemoteSendInput) (workflows.RemoteTaskResult, error) {
+			answer, ok := remotes[in.Agent]
+			if !ok {
+				return workflows.RemoteTaskResult{}, fmt.Errorf("workflowstest: no remote agent %q (Env.RemoteAgent)", in.Agent)
+			}
+			return workflows.RemoteTaskResult{Task: answer(in.Message)}, nil
+		}, activity.RegisterOptions{Name: workflows.ActivitySendRemoteMessage})
+	}
+	return e.remotes
+}
+
+// Run starts a task of agent with the user's first message, runs it to its
+// end and returns it.
+func (e *Env) Run(agent string, first *a2a.Message) *a2a.Task {
+	e.t.Helper()
+	e.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: agent, Message: first})
+	var task a2a.Task
+	err := e.GetWorkflowError()
+	if err == nil {
+		err = e.GetWorkflowResult(&task)
+	}
+	var timeout *temporal.TimeoutError
+	switch {
+	case !e.IsWorkflowCompleted() || errors.As(err, &timeout):
+		// The environment ends a workflow blocked with nothing scheduled.
+		e.t.Fatalf("workflowstest: the task of %s did not end: it still waits (for an answer or a decision the test does not send?)", agent)
+	case err != nil:
+		e.t.Fatalf("workflowstest: the task of %s: %v", agent, err)
+	}
+	return &task
+}
+
+// RunText is Run with a first message of text.
+func (e *Env) RunText(agent, text string) *a2a.Task {
+	e.t.Helper()
+	return e.Run(agent, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)))
+}
