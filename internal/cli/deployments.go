@@ -33,7 +33,7 @@ type deploymentConfig struct {
 func (d *deploymentConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&d.Name, "deployment", env("A2AFLOW_DEPLOYMENT", ""),
 		"run the worker as a version of this Temporal Worker Deployment: each task stays on the build that started it (agents may choose auto-upgrade); "+
-			"the first build of a deployment becomes its current version, later ones with `a2aflow deployments set-current`; default none: unversioned (A2AFLOW_DEPLOYMENT)")
+			"the first build of a deployment becomes its current version, later ones with 'a2aflow deployments set-current'; default none: unversioned (A2AFLOW_DEPLOYMENT)")
 	fs.StringVar(&d.BuildID, "build-id", env("A2AFLOW_BUILD_ID", ""),
 		"this build's ID in the deployment; default from the binary: its VCS revision, or a hash of the executable when built from a modified tree or without VCS information (A2AFLOW_BUILD_ID)")
 }
