@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/examples/approval-pipeline/internal/fakesupplier"
 	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
 // The tests run the agents' handlers in Temporal's test environment, whose
@@ -30,12 +29,12 @@ import (
 // delegation activities that price with the quotes agent's own code.
 
 // taskID is the workflow ID (= task ID) of every test task.
-const taskID = "task-1"
+const taskID = string(workflowstest.TaskID)
 
 // run is one task under test.
 type run struct {
 	t        *testing.T
-	env      *testsuite.TestWorkflowEnvironment
+	env      *workflowstest.Env
 	supplier *fakesupplier.Server
 
 	mu     sync.Mutex
@@ -44,7 +43,9 @@ type run struct {
 }
 
 // newRun prepares a task of the purchase-order agent with cfg (its Supplier
-// set to a fresh fake supplier unless given).
+// set to a fresh fake supplier unless given), in a2aflow's test environment
+// (workflows/workflowstest): the agent's activities registered as the
+// worker registers them.
 func newRun(t *testing.T, cfg Config) *run {
 	t.Helper()
 	r := &run{t: t, supplier: &fakesupplier.Server{}}
@@ -53,102 +54,50 @@ func newRun(t *testing.T, cfg Config) *run {
 		t.Cleanup(srv.Close)
 		cfg.Supplier = &Supplier{BaseURL: srv.URL}
 	}
-	agent := PurchaseOrder(cfg)
-	reg, err := workflows.NewRegistry(agent, Quotes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
-	r.env = suite.NewTestWorkflowEnvironment()
-	r.env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-	r.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: taskID})
-	// The agent's own activities, registered as the worker does.
-	if err := workflows.RegisterActivities(r.env, agent); err != nil {
-		t.Fatal(err)
-	}
-	// Approve notifies each group's webhook; the worker does nothing for a
-	// group without one.
-	r.env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
-	// The quotes agent, over A2A: the send activity answers with the
-	// remote task as the quotes agent would end it.
-	r.env.RegisterActivityWithOptions(func(_ context.Context, in workflows.RemoteSendInput) (workflows.RemoteTaskResult, error) {
-		if in.Agent != "quotes" {
-			return workflows.RemoteTaskResult{}, fmt.Errorf("called agent %q, want quotes", in.Agent)
-		}
-		req := parseRequest(in.Message)
+	r.env = workflowstest.New(t, PurchaseOrder(cfg), Quotes())
+	// The quotes agent, over A2A: the remote task as the quotes agent would
+	// end it.
+	r.env.RemoteAgent("quotes", func(m *a2a.Message) *a2a.Task {
+		req := parseRequest(m)
 		r.mu.Lock()
 		r.quoted = append(r.quoted, req.Item)
 		remoteID := a2a.TaskID(fmt.Sprintf("quote-task-%d", len(r.quoted)))
 		r.mu.Unlock()
 		q, err := priceQuote(req, remoteID, time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
 		if err != nil {
-			return workflows.RemoteTaskResult{Task: &a2a.Task{ID: remoteID, ContextID: "quotes-ctx", Status: a2a.TaskStatus{
-				State: a2a.TaskStateRejected, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(err.Error()))}}}, nil
+			return &a2a.Task{ID: remoteID, ContextID: "quotes-ctx", Status: a2a.TaskStatus{
+				State: a2a.TaskStateRejected, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(err.Error()))}}
 		}
-		return workflows.RemoteTaskResult{Task: &a2a.Task{ID: remoteID, ContextID: "quotes-ctx",
+		return &a2a.Task{ID: remoteID, ContextID: "quotes-ctx",
 			Status:    a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("quoted"))},
-			Artifacts: []*a2a.Artifact{workflows.JSONArtifact("quote", q)}}}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivitySendRemoteMessage})
+			Artifacts: []*a2a.Artifact{workflows.JSONArtifact("quote", q)}}
+	})
 	return r
 }
 
-// answer sends the user's text to the task at workflow time at, as the A2A
-// API does.
-func (r *run) answer(at time.Duration, text string) {
-	r.env.RegisterDelayedCallback(func() {
-		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
-		r.env.UpdateWorkflow(workflows.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
-			OnAccept:   func() {},
-			OnReject:   func(err error) { r.t.Errorf("answer %q refused: %v", text, err) },
-			OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: m, ReturnImmediately: true})
-	}, at)
-}
+// answer sends the user's text to the task at workflow time at.
+func (r *run) answer(at time.Duration, text string) { r.env.Answer(at, text) }
 
 // decide decides the task's n-th approval at workflow time at, as the
 // approvals API does for approver of group.
 func (r *run) decide(at time.Duration, n int, approver, group string, approved bool, comment string) {
-	r.env.RegisterDelayedCallback(func() {
-		r.env.UpdateWorkflow(workflows.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
-			OnAccept:   func() {},
-			OnReject:   func(err error) { r.t.Errorf("decision on approval %d by %s refused: %v", n, approver, err) },
-			OnComplete: func(any, error) {},
-		}, workflows.DecideApprovalInput{
-			ApprovalID: fmt.Sprintf("%s-approval-%d", taskID, n), Approved: approved, Comment: comment,
-			Approver: approver, ApproverGroups: []string{group}, Via: "rest",
-		})
-	}, at)
+	r.env.Decide(at, workflowstest.ApprovalID(n), workflowstest.Decision{
+		Approver: approver, Groups: []string{group}, Approved: approved, Comment: comment})
 }
 
 // look records the task's status at workflow time at.
 func (r *run) look(at time.Duration) {
-	r.env.RegisterDelayedCallback(func() {
-		v, err := r.env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
-		var task a2a.Task
-		if err == nil {
-			err = v.Get(&task)
-		}
-		if err != nil {
-			r.t.Errorf("query at %s: %v", at, err)
-			return
-		}
+	r.env.Look(at, func(task *a2a.Task) {
 		r.mu.Lock()
 		r.seen = append(r.seen, fmt.Sprintf("%s: %s", task.Status.State, workflows.MessageText(task.Status.Message)))
 		r.mu.Unlock()
-	}, at)
+	})
 }
 
 // start runs the task from the user's first message to its end.
 func (r *run) start(first *a2a.Message) *a2a.Task {
 	r.t.Helper()
-	r.env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "purchase-order", Message: first})
-	var task a2a.Task
-	if err := r.env.GetWorkflowResult(&task); err != nil {
-		r.t.Fatalf("task workflow: %v", err)
-	}
-	return &task
+	return r.env.Run("purchase-order", first)
 }
 
 func (r *run) startText(text string) *a2a.Task {
