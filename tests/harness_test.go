@@ -126,18 +126,29 @@ func (p *proc) stop() {
 // waitOutput waits until the process printed want.
 func (p *proc) waitOutput(want string, timeout time.Duration) {
 	p.t.Helper()
+	if err := p.tryOutput(want, timeout); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// tryOutput waits until the process printed want, or says why not: it
+// exited first, or the time passed.
+func (p *proc) tryOutput(want string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if strings.Contains(p.out.String(), want) {
-			return
+			return nil
 		}
 		select {
 		case <-p.done:
-			p.t.Fatalf("%s exited before printing %q:\n%s", p.name, want, p.out.String())
+			if strings.Contains(p.out.String(), want) {
+				return nil
+			}
+			return fmt.Errorf("%s exited before printing %q:\n%s", p.name, want, p.out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	p.t.Fatalf("%s did not print %q within %s:\n%s", p.name, want, timeout, p.out.String())
+	return fmt.Errorf("%s did not print %q within %s:\n%s", p.name, want, timeout, p.out.String())
 }
 
 // server is an a2aflow deployment under test: its URLs and processes.
@@ -152,25 +163,39 @@ type server struct {
 }
 
 // startServe runs `a2aflow serve` on fresh ports over dataDir and waits until
-// its API is ready.
+// its API is ready. A port picked free may be taken before serve binds it
+// (the kernel hands the same ephemeral ports to outgoing connections): serve
+// then exits at once naming it, and startServe tries other ports, up to
+// three times.
 func startServe(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
-	s := &server{
-		APIURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		TemporalAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		UIURL:        fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		DataDir:      dataDir,
-		t:            t,
+	for attempt := 1; ; attempt++ {
+		s := &server{
+			APIURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+			TemporalAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			UIURL:        fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+			DataDir:      dataDir,
+			t:            t,
+		}
+		s.serveArgs = append([]string{"serve",
+			"--http-addr", strings.TrimPrefix(s.APIURL, "http://"),
+			"--temporal-addr", s.TemporalAddr,
+			"--ui-addr", strings.TrimPrefix(s.UIURL, "http://"),
+			"--data-dir", dataDir,
+			"--log-level", "warn",
+		}, extra...)
+		p := start(t, "a2aflow serve", nil, s.serveArgs...)
+		if err := p.tryOutput("a2aflow is serving", 2*time.Minute); err != nil {
+			if attempt < 3 && strings.Contains(p.out.String(), "address already in use") {
+				t.Logf("a2aflow serve: a port was taken meanwhile, trying others: %s", strings.TrimSpace(p.out.String()))
+				continue
+			}
+			t.Fatal(err)
+		}
+		s.procs = append(s.procs, p)
+		waitHealthy(t, s.APIURL)
+		return s
 	}
-	s.serveArgs = append([]string{"serve",
-		"--http-addr", strings.TrimPrefix(s.APIURL, "http://"),
-		"--temporal-addr", s.TemporalAddr,
-		"--ui-addr", strings.TrimPrefix(s.UIURL, "http://"),
-		"--data-dir", dataDir,
-		"--log-level", "warn",
-	}, extra...)
-	s.restart()
-	return s
 }
 
 // restart starts the serve process again on the same ports and data dir.
