@@ -128,6 +128,7 @@ func (s *Server) accessLog(c *gin.Context) {
 	rl := &requestLog{}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestLogKey{}, rl))
 	c.Next()
+	s.observeRequest(rl, c.Writer.Status(), time.Since(start)) // metrics.go
 	if !s.cfg.AccessLog {
 		return
 	}

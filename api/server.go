@@ -196,6 +196,7 @@ func (s *Server) routes() *gin.Engine {
 	}
 	r.GET("/healthz", gin.WrapH(Liveness()))
 	r.GET("/readyz", gin.WrapH(s.readiness))
+	r.GET("/metrics", serveMetrics)      // metrics.go
 	r.GET("/openapi.json", serveOpenAPI) // openapi.go
 	r.GET("/docs", serveDocs)
 	r.GET("/agents", s.listAgents)

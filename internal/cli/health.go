@@ -23,12 +23,13 @@ import (
 //	GET /readyz   readiness: the worker started and polls ("worker"), and
 //	              Temporal answers ("temporal") with the namespace
 //	              ("namespace"); 503 names the check that failed
+//	GET /metrics  Prometheus series: a2aflow's and the Temporal SDK's
 //
-// Off by default; nothing but these two routes is served on it.
+// Off by default; nothing but these three routes is served on it.
 
 func (l *lifecycle) bindHealth(fs *pflag.FlagSet) {
 	fs.StringVar(&l.HealthAddr, "health-addr", env("A2AFLOW_HEALTH_ADDR", ""),
-		`serve GET /healthz (liveness) and /readyz (readiness: polling, Temporal reachable) on this address, e.g. ":8081"; empty: off (A2AFLOW_HEALTH_ADDR)`)
+		`serve GET /healthz (liveness) and /readyz (readiness: polling, Temporal reachable) and /metrics (Prometheus) on this address, e.g. ":8081"; empty: off (A2AFLOW_HEALTH_ADDR)`)
 }
 
 // workerPhase is where a worker is in its life.
@@ -144,6 +145,7 @@ func (l *lifecycle) serveHealth(namespace string, logger *slog.Logger) (*healthS
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", api.Liveness())
 	mux.Handle("GET /readyz", api.NewReadiness(logger, nil, checks...))
+	mux.Handle("GET /metrics", metricsHandler()) // metrics.go
 	h.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	go func() { h.served <- h.srv.Serve(ln) }()

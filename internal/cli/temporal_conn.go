@@ -195,6 +195,7 @@ func (c *config) temporalClientOptions(opts client.Options) (client.Options, err
 		return opts, err
 	}
 	r := c.Conn.opts
+	opts.MetricsHandler = temporalMetrics(opts.MetricsHandler) // metrics.go: the SDK's series at /metrics
 	opts.HostPort, opts.Namespace = r.HostPort, r.Namespace
 	opts.Credentials, opts.HeadersProvider = r.Credentials, r.HeadersProvider
 	opts.ConnectionOptions.TLS = r.ConnectionOptions.TLS

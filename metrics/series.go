@@ -1,0 +1,100 @@
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// a2aflow's series. Callers pass label values from a bounded set: known
+// A2A methods, agent names of the registry, task states, outcomes.
+var (
+	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_requests_total",
+		Help: "HTTP requests served by the API, by agent, A2A method, binding and HTTP status.",
+	}, []string{"agent", "method", "binding", "status"})
+	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "a2aflow_request_duration_seconds",
+		Help:    "Duration of the API's requests (a stream's until it closes), by agent, A2A method and binding.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+	}, []string{"agent", "method", "binding"})
+	tasksStarted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_tasks_started_total",
+		Help: "Tasks whose workflow the API started, by agent.",
+	}, []string{"agent"})
+	sseSubscribers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "a2aflow_sse_subscribers",
+		Help: "Server-sent event streams open now (SendStreamingMessage, SubscribeToTask).",
+	})
+	stuckAnswered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_stuck_tasks_answered_total",
+		Help: "Requests answered that their task is stuck, by reason (NONDETERMINISM: the deployed code no longer replays it; TASK_STUCK: its workflow task keeps failing).",
+	}, []string{"reason"})
+	llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_llm_calls_total",
+		Help: "LLM calls by provider, model and outcome (ok, error).",
+	}, []string{"provider", "model", "outcome"})
+	llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_llm_tokens_total",
+		Help: "LLM tokens by provider, model and kind (input, output).",
+	}, []string{"provider", "model", "kind"})
+	delegations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_delegation_calls_total",
+		Help: "Calls to remote A2A agents by outcome (ok, error).",
+	}, []string{"outcome"})
+	webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_webhook_deliveries_total",
+		Help: "Push notification and webhook deliveries by outcome (ok, error).",
+	}, []string{"outcome"})
+)
+
+func init() {
+	Registry.MustRegister(requests, requestDuration, tasksStarted, sseSubscribers, stuckAnswered, llmCalls, llmTokens, delegations, webhooks)
+}
+
+// Request counts one request the API served.
+func Request(agent, method, binding string, status int, d time.Duration) {
+	requests.WithLabelValues(agent, method, binding, strconv.Itoa(status)).Inc()
+	requestDuration.WithLabelValues(agent, method, binding).Observe(d.Seconds())
+}
+
+// TaskStarted counts a task whose workflow the API started.
+func TaskStarted(agent string) { tasksStarted.WithLabelValues(agent).Inc() }
+
+// SSESubscriber counts a stream opening (+1) or closing (-1).
+func SSESubscriber(delta int) { sseSubscribers.Add(float64(delta)) }
+
+// StuckAnswered counts an answer that a task is stuck: reason is
+// "NONDETERMINISM" or "TASK_STUCK".
+func StuckAnswered(reason string) { stuckAnswered.WithLabelValues(reason).Inc() }
+
+// LLMCall counts an LLM call and its tokens.
+func LLMCall(provider, model string, err error, inputTokens, outputTokens int) {
+	llmCalls.WithLabelValues(provider, model, outcome(err)).Inc()
+	if inputTokens > 0 {
+		llmTokens.WithLabelValues(provider, model, "input").Add(float64(inputTokens))
+	}
+	if outputTokens > 0 {
+		llmTokens.WithLabelValues(provider, model, "output").Add(float64(outputTokens))
+	}
+}
+
+// Delegation counts a call to a remote agent.
+func Delegation(err error) { delegations.WithLabelValues(outcome(err)).Inc() }
+
+// WebhookDelivery counts a push notification or webhook delivery.
+func WebhookDelivery(err error) { webhooks.WithLabelValues(outcome(err)).Inc() }
+
+func outcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
+
+// TasksEnded is the name of the series of tasks ended, by agent and final
+// state: the task workflow emits it through workflow.GetMetricsHandler
+// (replay-safe), so it is served with the SDK's series, as
+// a2aflow_tasks_ended_total.
+const TasksEnded = "a2aflow_tasks_ended"
