@@ -255,12 +255,7 @@ func (h requestLogHandler) WithGroup(name string) slog.Handler {
 	return requestLogHandler{Handler: h.Handler.WithGroup(name), own: h.own}
 }
 
-// traceAttrs returns the trace and span IDs of the request of ctx for its
-// log lines. a2aflow has no tracing yet, so there are none: this is where
-// OpenTelemetry's go (trace.SpanContextFromContext(ctx): "trace_id" and
-// "span_id") once the API has it; the access line and every line logged
-// with the request's context get them from here.
-func traceAttrs(context.Context) []slog.Attr { return nil }
+// traceAttrs (tracing.go) adds the trace and span IDs.
 
 // notedService records on the request log the A2A method of each call
 // and the task it is about, then calls the service.

@@ -164,6 +164,8 @@ func (s *Server) routes() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(s.accessLog) // first: it sees the status the recovery answers
+	// The request's span (tracing.go; a no-op without OTEL_*).
+	r.Use(traceRequest)
 	r.Use(gin.CustomRecovery(func(c *gin.Context, err any) {
 		s.cfg.Logger.Error("panic serving request", "path", c.Request.URL.Path, "panic", err)
 		abortWithA2AError(c, bindingPlain, 0, a2a.ErrInternalError)

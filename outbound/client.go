@@ -66,6 +66,10 @@ type Client struct {
 	policy  *Policy
 	guarded *http.Transport // dials through the policy's Control
 	trusted *http.Transport // dials hosts the operator configured, unchecked
+
+	// The transports above with a client span each request and its W3C
+	// traceparent (tracing.go).
+	guardedTraced, trustedTraced http.RoundTripper
 }
 
 // New returns a client dialing with opts.
@@ -91,11 +95,13 @@ func New(opts Options) *Client {
 			ExpectContinueTimeout: time.Second,
 		}
 	}
-	return &Client{
+	c := &Client{
 		policy:  opts.Policy,
 		guarded: transport(opts.Policy.Control),
 		trusted: transport(nil),
 	}
+	c.guardedTraced, c.trustedTraced = traced(c.guarded), traced(c.trusted)
+	return c
 }
 
 // Policy returns the client's address policy (nil: public addresses only).
@@ -213,9 +219,9 @@ type useTransport struct {
 }
 
 func (t *useTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.client.guarded
+	base := t.client.guardedTraced
 	if t.trusted[HostKey(req.URL)] {
-		base = t.client.trusted
+		base = t.client.trustedTraced
 	}
 	ctx, cancel := context.WithCancelCause(req.Context())
 	req = req.WithContext(ctx)

@@ -72,6 +72,11 @@ func Run(ctx context.Context, app *App, args []string) error {
 	if err := app.Check(); err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx) // tracing.go: off without OTEL_*
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	root := NewRoot(app)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)

@@ -201,6 +201,7 @@ func (c *config) temporalClientOptions(opts client.Options) (client.Options, err
 	opts.ConnectionOptions.TLS = r.ConnectionOptions.TLS
 	opts.ConnectionOptions.TLSDisabled = r.ConnectionOptions.TLSDisabled
 	opts.ConnectionOptions.Authority = r.ConnectionOptions.Authority
+	opts.Interceptors = append(opts.Interceptors, tracingInterceptors()...) // tracing.go
 	return opts, nil
 }
 
