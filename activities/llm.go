@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/metrics"
 )
 
 // LLM makes the LLM calls of the llm package's workflow helpers (Function,
@@ -31,6 +32,7 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	}
 	logger := activity.GetLogger(ctx)
 	resp, err := a.Provider.Complete(ctx, req)
+	metrics.LLMCall(a.Provider.Name(), a.Provider.Model(), err, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	if err != nil {
 		err = temporalError(err)
 		logger.Warn("LLM call failed", "provider", a.Provider.Name(), "error", err)

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
@@ -79,6 +80,7 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		Message: in.Message,
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: &noHistory},
 	})
+	metrics.Delegation(err)
 	if err != nil {
 		return nil, a.callError(ctx, rc, "send message", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/webhook"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -119,7 +120,9 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.Pus
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s: %v", where, err), ErrTypeWebhookConfig, nil)
 	}
 
-	return post(w.httpClient(), req, in.Config.URL, "webhook "+where)
+	err = post(w.httpClient(), req, in.Config.URL, "webhook "+where)
+	metrics.WebhookDelivery(err)
+	return err
 }
 
 // post sends req and classifies the outcome for Temporal's retries: 2xx is

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"iter"
 	"net/http"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/gin-gonic/gin"
 
 	"github.com/a2aflow/a2aflow/metrics"
@@ -44,4 +46,18 @@ func (s *Server) observeRequest(rl *requestLog, status int, d time.Duration) {
 		status = http.StatusInternalServerError
 	}
 	metrics.Request(agent, method, binding, status, d)
+}
+
+// countStream counts events' stream among the SSE subscribers while it
+// is read.
+func countStream(events iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		metrics.SSESubscriber(1)
+		defer metrics.SSESubscriber(-1)
+		for e, err := range events {
+			if !yield(e, err) {
+				return
+			}
+		}
+	}
 }

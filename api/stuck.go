@@ -8,6 +8,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/a2aflow/a2aflow/metrics"
 )
 
 // A task whose workflow task keeps failing cannot take messages nor answer
@@ -90,6 +92,7 @@ func (s *TaskService) stuckError(id a2a.TaskID, st *stuckTask, what string) erro
 			"or deploy the change guarded with workflow.GetVersion). Send the same request again then (same messageId): it is applied once",
 			id, what)
 	}
+	metrics.StuckAnswered(reason)
 	s.logger.Error("task stuck: its workflow task keeps failing", "task_id", id, "agent", s.agent.Name, "reason", reason, "cause", st.Cause,
 		"attempts", st.Attempts, "worker", st.Worker, "deployment_version", st.Version, "failure", st.Message)
 	return a2a.NewError(a2a.ErrInternalError, msg).WithDetails(map[string]any{

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/blobstore"
+	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/secrets"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -270,6 +271,9 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 			continue
 		}
 		break
+	}
+	if startOp != nil && accepted {
+		metrics.TaskStarted(s.agent.Name)
 	}
 	switch {
 	case err == nil:

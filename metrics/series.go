@@ -70,7 +70,7 @@ func SSESubscriber(delta int) { sseSubscribers.Add(float64(delta)) }
 func StuckAnswered(reason string) { stuckAnswered.WithLabelValues(reason).Inc() }
 
 // LLMCall counts an LLM call and its tokens.
-func LLMCall(provider, model string, err error, inputTokens, outputTokens int) {
+func LLMCall(provider, model string, err error, inputTokens, outputTokens int64) {
 	llmCalls.WithLabelValues(provider, model, outcome(err)).Inc()
 	if inputTokens > 0 {
 		llmTokens.WithLabelValues(provider, model, "input").Add(float64(inputTokens))

@@ -568,6 +568,9 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 		if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)
 		}
+		if state.Terminal() {
+			r.countEnded(ctx, state) // metrics.go
+		}
 	}
 }
 
