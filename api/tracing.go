@@ -32,6 +32,9 @@ func traceRequest(c *gin.Context) {
 	r := c.Request
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	route := c.FullPath()
+	if route == "" && r.URL.Path == "/" {
+		route = "/" // the default agent's JSON-RPC endpoint (NoRoute)
+	}
 	name := r.Method
 	if route != "" {
 		name += " " + route

@@ -88,13 +88,24 @@ func TestTraces(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
-	s := startServe(t, t.TempDir(), "--log-format", "json", "--log-level", "info")
+	// The push webhook: outbound requests carry the trace.
+	var hookMu sync.Mutex
+	var hookParents []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		hookMu.Lock()
+		hookParents = append(hookParents, r.Header.Get("traceparent"))
+		hookMu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	s := startServe(t, t.TempDir(), "--log-format", "json", "--log-level", "info", "--push-allow-hosts", "loopback")
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	send := func(message string) (id, state string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, s.APIURL+"/", strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":`+message+`}}`))
+			`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":`+message+`,`+
+				`"configuration":{"taskPushNotificationConfig":{"url":"`+hook.URL+`"}}}}`))
 		req.Header.Set("A2A-Version", "1.0")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
@@ -134,7 +145,7 @@ func TestTraces(t *testing.T) {
 	}
 
 	// Every kind of span wanted, by name prefix.
-	want := []string{"RunWorkflow:", "RunActivity:", "HandleUpdate:"}
+	want := []string{"RunWorkflow:", "RunActivity:", "HandleUpdate:", "UpdateWithStartWorkflow:", "HTTP "}
 	var missing []string
 	var serverSpan bool
 	deadline := time.Now().Add(30 * time.Second)
@@ -178,6 +189,27 @@ func TestTraces(t *testing.T) {
 			t.Fatalf("trace %s: server span with task %s: %v; missing %v; spans: %v", traceID, taskID, serverSpan, missing, names)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	names := map[string]bool{}
+	for _, sp := range recv.of(traceID) {
+		names[sp.Name] = true
+	}
+	t.Logf("spans of trace %s: %v", traceID, names)
+	if !names["POST /"] {
+		t.Errorf("no span POST / (the JSON-RPC endpoint)")
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		hookMu.Lock()
+		parents := strings.Join(hookParents, " ")
+		hookMu.Unlock()
+		if strings.Contains(parents, "00-"+traceID+"-") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no push notification carried trace %s: traceparents %q", traceID, parents)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	recv.mu.Lock()
 	services := recv.service
