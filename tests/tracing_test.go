@@ -195,6 +195,12 @@ func TestTraces(t *testing.T) {
 		names[sp.Name] = true
 	}
 	t.Logf("spans of trace %s: %v", traceID, names)
+	for _, sp := range recv.of(traceID) {
+		if (strings.HasPrefix(sp.Name, "RunWorkflow:") || strings.HasPrefix(sp.Name, "RunActivity:")) &&
+			(spanAttr(sp, "a2a.task_id") != taskID || spanAttr(sp, "agent") == "") {
+			t.Errorf("span %s: a2a.task_id %q agent %q, want %s and the agent", sp.Name, spanAttr(sp, "a2a.task_id"), spanAttr(sp, "agent"), taskID)
+		}
+	}
 	if !names["POST /"] {
 		t.Errorf("no span POST / (the JSON-RPC endpoint)")
 	}

@@ -67,10 +67,11 @@ func (k taskKeys) args(component string) []any {
 // commands a replay compares, so histories recorded with or without it
 // replay alike.
 //
-// Trace and span IDs: a2aflow has no tracing yet. The SDK's tracing
-// interceptor (go.temporal.io/sdk/contrib/opentelemetry) adds its span's
-// IDs to the logger it returns; placed after this interceptor in
-// worker.Options.Interceptors, its IDs join these lines without a change here.
+// Trace and span IDs: with tracing on, the SDK's tracing interceptor
+// (go.temporal.io/sdk/contrib/opentelemetry, on the client, so before this
+// one in the worker's chain) adds its span's IDs (TraceID, SpanID) to the
+// logger these lines build on. This interceptor adds the task's keys to the
+// spans of the workflow and activities (tracing.go).
 func NewLoggingInterceptor() interceptor.WorkerInterceptor { return &loggingInterceptor{} }
 
 type loggingInterceptor struct {
@@ -112,6 +113,7 @@ func (w *logWorkflowInbound) ExecuteWorkflow(ctx workflow.Context, in *intercept
 		// The default converter's JSON of a struct: deterministic. A
 		// failure only loses the keys of the activities' lines.
 		w.header, _ = converter.GetDefaultDataConverter().ToPayload(keys)
+		annotateWorkflowSpan(ctx, keys) // tracing.go
 	}
 	w.args = keys.args("workflow")
 	return w.Next.ExecuteWorkflow(ctx, in)
@@ -164,6 +166,7 @@ func (a *logActivityInbound) ExecuteActivity(ctx context.Context, in *intercepto
 		var keys taskKeys
 		if converter.GetDefaultDataConverter().FromPayload(p, &keys) == nil {
 			ctx = context.WithValue(ctx, taskKeysKey{}, keys)
+			annotateActivitySpan(ctx, keys) // tracing.go
 		}
 	}
 	return a.Next.ExecuteActivity(ctx, in)
