@@ -56,6 +56,9 @@ func TestNondeterminismAndRollback(t *testing.T) {
 	if out := p.out.String(); !strings.Contains(out, "reason=NONDETERMINISM") || !strings.Contains(out, string(parked.ID)) {
 		t.Errorf("the error log does not name the task and the cause:\n%s", out)
 	}
+	if families, body := scrapeMetrics(t, apiURL+"/metrics"); !hasSeries(families["a2aflow_stuck_tasks_answered_total"], map[string]string{"reason": "NONDETERMINISM"}) {
+		t.Errorf("/metrics does not count the stuck answer:\n%s", body)
+	}
 	p.kill()
 
 	// Rolled back, the task goes on where it stopped; the same answer sent
