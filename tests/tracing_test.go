@@ -23,6 +23,7 @@ type otlpReceiver struct {
 	mu      sync.Mutex
 	spans   []*tracepb.Span
 	service map[string]bool
+	svcOf   map[*tracepb.Span]string
 }
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,13 +39,18 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o.mu.Lock()
 	for _, rs := range req.ResourceSpans {
+		svc := ""
 		for _, kv := range rs.GetResource().GetAttributes() {
 			if kv.Key == "service.name" {
-				o.service[kv.GetValue().GetStringValue()] = true
+				svc = kv.GetValue().GetStringValue()
+				o.service[svc] = true
 			}
 		}
 		for _, ss := range rs.ScopeSpans {
 			o.spans = append(o.spans, ss.Spans...)
+			for _, sp := range ss.Spans {
+				o.svcOf[sp] = svc
+			}
 		}
 	}
 	o.mu.Unlock()
@@ -82,7 +88,7 @@ func spanAttr(s *tracepb.Span, key string) string {
 // the caller's trace, as service a2aflow; the access lines carry the trace
 // ID.
 func TestTraces(t *testing.T) {
-	recv := &otlpReceiver{service: map[string]bool{}}
+	recv := &otlpReceiver{service: map[string]bool{}, svcOf: map[*tracepb.Span]string{}}
 	collector := httptest.NewServer(recv)
 	t.Cleanup(collector.Close)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
@@ -225,5 +231,69 @@ func TestTraces(t *testing.T) {
 	}
 	if out := s.proc().out.String(); !strings.Contains(out, `"trace_id":"`+traceID+`"`) {
 		t.Errorf("no log line carries trace_id %s:\n%s", traceID, out)
+	}
+}
+
+// TestTracesAcrossDelegation: a2aflow A's router delegates, by @mention, to
+// the travel agent of a2aflow B; both export to one OTLP receiver as two
+// services. The caller's trace goes through A into B: B's server span of
+// the delegated request is in the caller's trace, the child of A's client
+// span.
+func TestTracesAcrossDelegation(t *testing.T) {
+	recv := &otlpReceiver{service: map[string]bool{}, svcOf: map[*tracepb.Span]string{}}
+	collector := httptest.NewServer(recv)
+	t.Cleanup(collector.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+	t.Setenv("OTEL_SERVICE_NAME", "a2aflow-b")
+	b := startServe(t, t.TempDir())
+	t.Setenv("OTEL_SERVICE_NAME", "a2aflow-a")
+	dataDir := t.TempDir()
+	addAgent(t, dataDir, "peer", b.APIURL+"/agents/travel")
+	a := startServe(t, dataDir)
+
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	req, _ := http.NewRequest(http.MethodPost, a.APIURL+"/agents/router", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+a2a.NewMessageID()+
+			`","role":"ROLE_USER","parts":[{"text":"@peer Book a flight"}]}}}`))
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", "00-"+traceID+"-b7ad6b7169203331-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), `"task"`) {
+		t.Fatalf("SendMessage to the router: %s %s", resp.Status, raw)
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		spans := recv.of(traceID)
+		recv.mu.Lock()
+		clientSpans := map[string]bool{} // A's client spans' IDs
+		for _, sp := range spans {
+			if recv.svcOf[sp] == "a2aflow-a" && sp.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+				clientSpans[hex.EncodeToString(sp.SpanId)] = true
+			}
+		}
+		var found bool
+		var seen []string
+		for _, sp := range spans {
+			seen = append(seen, recv.svcOf[sp]+"/"+sp.Name)
+			if recv.svcOf[sp] == "a2aflow-b" && sp.Kind == tracepb.Span_SPAN_KIND_SERVER && clientSpans[hex.EncodeToString(sp.ParentSpanId)] {
+				found = true
+			}
+		}
+		recv.mu.Unlock()
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no server span of a2aflow-b child of a client span of a2aflow-a in trace %s; spans: %v", traceID, seen)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
