@@ -137,6 +137,18 @@ func TestWorkerHealthPort(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"worker": "ok", "temporal": "ok", "namespace": "ok"}, r.Checks); diff != "" {
 		t.Errorf("ready worker's checks (-want +got):\n%s", diff)
 	}
+	// The health port serves the worker's metrics too: the SDK's (its
+	// polls), reported every second.
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		families, body := scrapeMetrics(t, healthURL+"/metrics")
+		if hasSeries(families["temporal_worker_start_total"], map[string]string{"worker_type": "WorkflowWorker"}) && hasSeries(families["temporal_long_request_total"], nil) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker's /metrics lacks temporal_worker_start_total or temporal_long_request_total:\n%s", body)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 
 	tp.kill()
 	r = waitReadiness(http.StatusServiceUnavailable)
