@@ -229,6 +229,9 @@ func TestTraces(t *testing.T) {
 	if !services["a2aflow"] {
 		t.Errorf("service names %v, want a2aflow", services)
 	}
+	if out := s.proc().out.String(); !strings.Contains(out, `"msg":"exporting traces"`) {
+		t.Errorf("serve did not log that it exports traces:\n%s", out)
+	}
 	if out := s.proc().out.String(); !strings.Contains(out, `"trace_id":"`+traceID+`"`) {
 		t.Errorf("no log line carries trace_id %s:\n%s", traceID, out)
 	}

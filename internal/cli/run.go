@@ -47,6 +47,9 @@ func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client
 	if opts, err = cfg.temporalClientOptions(opts); err != nil {
 		return nil, err
 	}
+	if args := tracingLogArgs(); args != nil {
+		logger.Info("exporting traces", args...) // tracing.go
+	}
 	logger.Info("connecting to Temporal", append([]any{"addr", opts.HostPort, "namespace", opts.Namespace}, cfg.Conn.describe...)...)
 	deadline := time.Now().Add(time.Minute)
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -105,7 +106,7 @@ func startTracing(ctx context.Context) (func(), error) {
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	tracing.mu.Lock()
-	tracing.on, tracing.describe = true, "OTLP "+protocol
+	tracing.on, tracing.describe = true, protocol
 	tracing.mu.Unlock()
 	return func() {
 		tracing.mu.Lock()
@@ -135,4 +136,26 @@ func tracingInterceptors() []interceptor.ClientInterceptor {
 		return nil
 	}
 	return []interceptor.ClientInterceptor{i}
+}
+
+// tracingLogArgs returns what the log says of tracing, nil when off: the
+// protocol and the collector's host (never a path, query or credentials).
+func tracingLogArgs() []any {
+	tracing.mu.Lock()
+	on, protocol := tracing.on, tracing.describe
+	tracing.mu.Unlock()
+	if !on {
+		return nil
+	}
+	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if endpoint == "" {
+		endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	host := "default"
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		host = u.Host
+	} else if endpoint != "" && !strings.ContainsAny(endpoint, "/@?") {
+		host = endpoint // grpc's host:port
+	}
+	return []any{"otlp_protocol", protocol, "otlp_host", host}
 }

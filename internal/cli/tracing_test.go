@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -45,6 +46,9 @@ func TestTracingOffWithoutEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if args := tracingLogArgs(); args != nil {
+		t.Errorf("log args %v without OTEL_*", args)
+	}
 	if i := tracingInterceptors(); i != nil {
 		t.Errorf("interceptors %v without OTEL_*, want none", i)
 	}
@@ -69,6 +73,9 @@ func TestTracingExportsAndFlushes(t *testing.T) {
 	stop, err := startTracing(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if args := tracingLogArgs(); len(args) != 4 || args[1] != "http/protobuf" || args[3] != strings.TrimPrefix(srv.URL, "http://") {
+		t.Errorf("log args %v", args)
 	}
 	if len(tracingInterceptors()) != 1 {
 		t.Error("no Temporal tracing interceptor with tracing on")
