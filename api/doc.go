@@ -21,6 +21,7 @@
 //	GET  /agents                                 the agents served, as JSON
 //	GET  /healthz                                liveness: 200 while the process answers
 //	GET  /readyz                                 readiness: 200 or 503 naming the failed check (health.go)
+//	GET  /metrics                                Prometheus series, a2aflow's and the Temporal SDK's (metrics.go)
 //
 // The A2A-Version request header selects the protocol form: "1.0" is served
 // as A2A 1.0; no header or "0.3" as A2A 0.3 (method names like message/send);
