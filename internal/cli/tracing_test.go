@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace/noop"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 )
 
 // otelEnv clears every OTEL_* variable tracing reads, for the test.
@@ -124,5 +127,47 @@ func TestTracingEnvErrors(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	if on, protocol, err := tracingWanted(); !on || protocol != "grpc" || err != nil {
 		t.Errorf("grpc: %v %s %v", on, protocol, err)
+	}
+}
+
+// grpcCollector is an OTLP/gRPC traces receiver counting the spans it gets.
+type grpcCollector struct {
+	coltrace.UnimplementedTraceServiceServer
+	spans atomic.Int32
+}
+
+func (g *grpcCollector) Export(_ context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			g.spans.Add(int32(len(ss.Spans)))
+		}
+	}
+	return &coltrace.ExportTraceServiceResponse{}, nil
+}
+
+// With OTEL_EXPORTER_OTLP_PROTOCOL=grpc, spans go to an OTLP/gRPC
+// collector.
+func TestTracingGRPC(t *testing.T) {
+	otelEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := &grpcCollector{}
+	srv := grpc.NewServer()
+	coltrace.RegisterTraceServiceServer(srv, col)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+ln.Addr().String())
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	stop, err := startTracing(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := otel.Tracer("test").Start(context.Background(), "s")
+	span.End()
+	stop()
+	if n := col.spans.Load(); n != 1 {
+		t.Errorf("%d spans received over gRPC, want 1", n)
 	}
 }
