@@ -232,6 +232,9 @@ func TestTraces(t *testing.T) {
 	if out := s.proc().out.String(); !strings.Contains(out, `"msg":"exporting traces"`) {
 		t.Errorf("serve did not log that it exports traces:\n%s", out)
 	}
+	if out := s.proc().out.String(); !strings.Contains(out, `"TraceID":"`+traceID+`"`) {
+		t.Errorf("no activity line carries TraceID %s:\n%s", traceID, out)
+	}
 	if out := s.proc().out.String(); !strings.Contains(out, `"trace_id":"`+traceID+`"`) {
 		t.Errorf("no log line carries trace_id %s:\n%s", traceID, out)
 	}
