@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/webhook"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -99,7 +100,9 @@ func (w *ApprovalWebhooks) NotifyApprovalWebhook(ctx context.Context, in workflo
 		req.Header.Set("Authorization", "Bearer "+hook.Token)
 	}
 
-	return post(w.httpClient(), req, hook.URL, "approval webhook "+where)
+	err = post(w.httpClient(), req, hook.URL, "approval webhook "+where)
+	metrics.WebhookDelivery(metrics.WebhookApproval, err)
+	return err
 }
 
 func (w *ApprovalWebhooks) httpClient() *http.Client {

@@ -121,7 +121,7 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.Pus
 	}
 
 	err = post(w.httpClient(), req, in.Config.URL, "webhook "+where)
-	metrics.WebhookDelivery(err)
+	metrics.WebhookDelivery(metrics.WebhookPush, err)
 	return err
 }
 

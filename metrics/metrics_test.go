@@ -2,14 +2,19 @@ package metrics
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // value is a counter's or gauge's value.
@@ -26,7 +31,7 @@ func TestSeries(t *testing.T) {
 	LLMCall("openai", "gpt-x", nil, 10, 3)
 	LLMCall("openai", "gpt-x", errors.New("429"), 0, 0)
 	Delegation(nil)
-	WebhookDelivery(errors.New("refused"))
+	WebhookDelivery(WebhookPush, errors.New("refused"))
 	StuckAnswered("NONDETERMINISM")
 	SSESubscriber(1)
 	for _, c := range []struct {
@@ -39,7 +44,7 @@ func TestSeries(t *testing.T) {
 		{value(t, llmTokens.WithLabelValues("openai", "gpt-x", "input")), 10, "input tokens"},
 		{value(t, llmTokens.WithLabelValues("openai", "gpt-x", "output")), 3, "output tokens"},
 		{value(t, delegations.WithLabelValues("ok")), 1, "delegation ok"},
-		{value(t, webhooks.WithLabelValues("error")), 1, "webhook error"},
+		{value(t, webhooks.WithLabelValues(WebhookPush, "error")), 1, "webhook error"},
 		{value(t, stuckAnswered.WithLabelValues("NONDETERMINISM")), 1, "stuck"},
 		{value(t, sseSubscribers), 1, "sse"},
 	} {
@@ -70,5 +75,59 @@ func TestTemporalHandler(t *testing.T) {
 			t.Fatalf("the SDK's series are not in /metrics:\n%s", body)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestWorkflowSeries: the names workflows emit through the SDK's handler
+// reach a2aflow's collectors with a2aflow's labels only; other names go to
+// the SDK's series.
+func TestWorkflowSeries(t *testing.T) {
+	for _, c := range []struct{ here, there string }{
+		{TasksEnded, workflows.MetricTasksEnded},
+		{InputRequired, workflows.MetricInputRequired},
+		{ApprovalWait, workflows.MetricApprovalWait},
+	} {
+		if c.here != c.there {
+			t.Errorf("metrics name %q, workflows name %q: they must be the same", c.here, c.there)
+		}
+	}
+	h := TemporalHandler().WithTags(map[string]string{"namespace": "default", "task_queue": "q", "workflow_type": "TaskWorkflow"})
+	h = h.WithTags(map[string]string{"agent": "payer"})
+	h.WithTags(map[string]string{"state": "TASK_STATE_COMPLETED"}).Counter(workflows.MetricTasksEnded).Inc(1)
+	h.Timer(workflows.MetricInputRequired).Record(90 * time.Second)
+	h.WithTags(map[string]string{"outcome": workflows.ApprovalOutcomeExpired}).Timer(workflows.MetricApprovalWait).Record(2 * time.Hour)
+
+	if got := value(t, tasksEnded.WithLabelValues("payer", "TASK_STATE_COMPLETED")); got != 1 {
+		t.Errorf("tasks ended = %v, want 1", got)
+	}
+	families, err := Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"a2aflow_tasks_ended_total":      `agent="payer" state="TASK_STATE_COMPLETED" count=1`,
+		"a2aflow_input_required_seconds": `agent="payer" count=1 sum=90`,
+		"a2aflow_approval_wait_seconds":  `agent="payer" outcome="expired" count=1 sum=7200`,
+	}
+	got := map[string]string{}
+	for _, f := range families {
+		if _, ok := want[f.GetName()]; !ok {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var s []string
+			for _, l := range m.GetLabel() {
+				s = append(s, l.GetName()+"="+strconv.Quote(l.GetValue()))
+			}
+			if h := m.GetHistogram(); h != nil {
+				s = append(s, fmt.Sprintf("count=%d sum=%g", h.GetSampleCount(), h.GetSampleSum()))
+			} else {
+				s = append(s, fmt.Sprintf("count=%g", m.GetCounter().GetValue()))
+			}
+			got[f.GetName()] = strings.Join(s, " ")
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("workflow series (-want +got):\n%s", diff)
 	}
 }

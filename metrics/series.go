@@ -45,12 +45,23 @@ var (
 	}, []string{"outcome"})
 	webhooks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "a2aflow_webhook_deliveries_total",
-		Help: "Push notification and webhook deliveries by outcome (ok, error).",
-	}, []string{"outcome"})
+		Help: "Webhook deliveries by kind (push: a task's push notification, approval: an approver group's notice) and outcome (ok, error), each attempt.",
+	}, []string{"kind", "outcome"})
 )
 
 func init() {
 	Registry.MustRegister(requests, requestDuration, tasksStarted, sseSubscribers, stuckAnswered, llmCalls, llmTokens, delegations, webhooks)
+	// Series whose labels are all known start at zero, so that a rate or
+	// an alert sees them before the first event.
+	for _, o := range []string{"ok", "error"} {
+		delegations.WithLabelValues(o)
+		for _, k := range []string{WebhookPush, WebhookApproval} {
+			webhooks.WithLabelValues(k, o)
+		}
+	}
+	for _, r := range []string{"NONDETERMINISM", "TASK_STUCK"} {
+		stuckAnswered.WithLabelValues(r)
+	}
 }
 
 // Request counts one request the API served.
@@ -83,8 +94,15 @@ func LLMCall(provider, model string, err error, inputTokens, outputTokens int64)
 // Delegation counts a call to a remote agent.
 func Delegation(err error) { delegations.WithLabelValues(outcome(err)).Inc() }
 
-// WebhookDelivery counts a push notification or webhook delivery.
-func WebhookDelivery(err error) { webhooks.WithLabelValues(outcome(err)).Inc() }
+// Kinds of webhook deliveries (WebhookDelivery).
+const (
+	WebhookPush     = "push"     // a task's push notification
+	WebhookApproval = "approval" // an approver group's notice of an approval
+)
+
+// WebhookDelivery counts an attempt to deliver a webhook of kind
+// (WebhookPush, WebhookApproval).
+func WebhookDelivery(kind string, err error) { webhooks.WithLabelValues(kind, outcome(err)).Inc() }
 
 func outcome(err error) string {
 	if err != nil {
@@ -92,9 +110,3 @@ func outcome(err error) string {
 	}
 	return "ok"
 }
-
-// TasksEnded is the name of the series of tasks ended, by agent and final
-// state: the task workflow emits it through workflow.GetMetricsHandler
-// (replay-safe), so it is served with the SDK's series, as
-// a2aflow_tasks_ended_total.
-const TasksEnded = "a2aflow_tasks_ended"

@@ -99,6 +99,13 @@ type Options struct {
 	// slog.LevelInfo+1.
 	LogLevel slog.Level
 
+	// Metrics, when true, makes the server record its own metrics (the
+	// series a Temporal server exports to Prometheus: service_requests,
+	// persistence_latency...), served by [Server.Metrics] (metrics.go).
+	// Default false: the server records none, as without a metrics
+	// configuration.
+	Metrics bool
+
 	// DynamicConfig holds extra dynamic config values by key (for example
 	// "history.transferProcessorMaxPollRPS"), applied on top of this
 	// package's settings. Values must be Go int, bool, string or

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -51,7 +53,9 @@ type Server struct {
 	uiURL        string
 	namespace    string
 	dbPath       string
-	tls          *frontendTLS // nil: the frontend serves plain gRPC
+	tls          *frontendTLS         // nil: the frontend serves plain gRPC
+	metrics      *prometheus.Registry // the server's own metrics; nil unless Options.Metrics (metrics.go)
+	metricsStop  io.Closer
 
 	stopOnce sync.Once
 	stopErr  error
@@ -133,7 +137,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if s.tls != nil {
 		cfg.Global.TLS = s.tls.rootTLS()
 	}
-	srv, err := temporal.NewServer(
+	serverOpts := []temporal.ServerOption{}
+	if o.Metrics {
+		s.metrics = prometheus.NewRegistry()
+		handler, closer := newServerMetrics(s.metrics)
+		s.metricsStop = closer
+		serverOpts = append(serverOpts, temporal.WithCustomMetricsHandler(handler))
+	}
+	srv, err := temporal.NewServer(append(serverOpts,
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
@@ -144,7 +155,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}),
 		temporal.WithLogger(s.serverLog),
 		temporal.WithDynamicConfigClient(dynamicConfig(o.DynamicConfig)),
-	)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("create temporal server: %w", err)
 	}
@@ -346,6 +357,9 @@ func (s *Server) Stop() error {
 			if err := s.temporal.Stop(); err != nil {
 				errs = append(errs, fmt.Errorf("stop temporal server: %w", err))
 			}
+		}
+		if s.metricsStop != nil {
+			_ = s.metricsStop.Close()
 		}
 		s.lock.unlock()
 		s.stopErr = errors.Join(errs...)

@@ -448,6 +448,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		}
 	}
 	r.approvalsChanged(ctx)
+	r.countApproval(ctx, a) // metrics.go
 	// A copy: the skill must not be able to rewrite the audit trail.
 	settledCopy := *a
 	settledCopy.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
@@ -523,6 +524,7 @@ func (r *run) cancelPendingApprovals(ctx workflow.Context) {
 	for _, a := range r.approvals.list {
 		if a.State == ApprovalPending {
 			a.State, a.Deadline, canceled = ApprovalCanceled, nil, true
+			r.countApproval(ctx, a) // metrics.go
 		}
 	}
 	if canceled {

@@ -282,6 +282,8 @@ type run struct {
 
 	push pushState // webhooks (push.go)
 
+	metrics runMetrics // what the metrics need to remember (metrics.go)
+
 	budget time.Duration // default RetryBudget of Task.CallAgent (delegate.go)
 
 	// Long tasks (continued.go): whether this run may continue as new and
@@ -555,11 +557,12 @@ func (r *run) take() *a2a.Message {
 // setStatus moves the task to state with an optional agent message, which is
 // also appended to history, and keeps the A2ATaskState search attribute in step.
 func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Message) {
-	prev := r.task.Status.State
+	prev, prevAt := r.task.Status.State, r.task.Status.Timestamp
 	if msg != nil {
 		r.record(ctx, msg)
 	}
 	r.task.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: ptr(workflow.Now(ctx).UTC())}
+	r.countStatus(ctx, prev, prevAt, state) // metrics.go
 	r.emit(ctx, Event{Status: &a2a.TaskStatusUpdateEvent{
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
 	}})
@@ -567,9 +570,6 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 	if prev != state {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)
-		}
-		if state.Terminal() {
-			r.countEnded(ctx, state) // metrics.go
 		}
 	}
 }

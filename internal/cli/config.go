@@ -91,6 +91,9 @@ type config struct {
 	// Lifecycle is how serve, api and worker stop (--shutdown-timeout) and
 	// the worker's health port (shutdown.go, health.go).
 	Lifecycle lifecycle
+	// Metrics is where the embedded Temporal server's metrics go (serve,
+	// temporal: metrics.go).
+	Metrics metricsConfig
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {

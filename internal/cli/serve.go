@@ -20,7 +20,7 @@ import (
 )
 
 func newServeCmd(app *App) *cobra.Command {
-	cfg := &config{app: app}
+	cfg := &config{app: app, Metrics: metricsConfig{Embedded: true}}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run everything in one process: embedded Temporal + Web UI, worker and the A2A HTTP API",
@@ -89,6 +89,7 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer srv.Stop()
+	defer cfg.Metrics.include(srv)() // metrics.go: the server's series on the API's /metrics
 
 	c, err := dialTemporal(ctx, cfg, logger)
 	if err != nil {
@@ -171,6 +172,7 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 		SearchAttributes: workflows.SearchAttributes(),
 		DynamicConfig:    cfg.dynamicConfigValues(),
 		Retention:        cfg.Retention,
+		Metrics:          cfg.Metrics.serverMetrics(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal: %w", err)
@@ -196,11 +198,17 @@ func newTemporalCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger := cfg.logger()
 			frontendListen := cfg.TemporalAddr
+			stopMetrics, err := cfg.Metrics.serve(cmd.Context(), logger) // metrics.go
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			srv, err := startEmbedded(cmd.Context(), cfg, logger)
 			if err != nil {
 				return err
 			}
 			defer srv.Stop()
+			defer cfg.Metrics.include(srv)()
 			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), cfg.Conn.frontendNote(frontendListen, srv))
 			if srv.UIURL() != "" {
 				fmt.Fprintf(os.Stdout, "  Temporal UI  %s%s\n", srv.UIURL(), cfg.UI.notes(cfg.UIAddr))
@@ -213,6 +221,7 @@ func newTemporalCmd(app *App) *cobra.Command {
 	cfg.bindData(cmd.Flags())
 	cfg.bindTemporal(cmd.Flags(), true)
 	cfg.bindUI(cmd.Flags())
+	cfg.Metrics.bind(cmd.Flags())
 	return cmd
 }
 
