@@ -267,8 +267,9 @@ type run struct {
 	recentIDs []string       // IDs of the latest user messages (continued.go)
 	waiters   []*sendWaiter  // blocking SendMessage updates waiting for the skill
 
-	approvals       approvals // see approval.go
-	waitingApproval bool      // the input-required status is the approvals'
+	approvals       approvals  // see approval.go
+	waitingApproval bool       // the input-required status is the approvals'
+	waitpoints      waitpoints // see waitpoint.go
 
 	cancelRequested bool
 	cancelReason    string // the canceled status message, when not a user's cancel
@@ -318,6 +319,9 @@ func (r *run) result() *TaskSnapshot {
 
 func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := r.registerApprovalHandlers(ctx); err != nil {
+		return err
+	}
+	if err := r.registerWaitpointHandlers(ctx); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryGetTask, func(in GetTaskInput) (*TaskSnapshot, error) {
@@ -408,7 +412,12 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 	if err := validateMessage(r.task, in.Message); err != nil {
 		return err
 	}
-	if d, ok := r.decisionInMessage(in); ok {
+	if c, ok := waitpointPart(in.Message); ok {
+		// The owner completing a waitpoint (waitpoint.go).
+		if err := r.validateWaitpointMessage(ctx, c); err != nil {
+			return err
+		}
+	} else if d, ok := r.decisionInMessage(in); ok {
 		// The owner's own decision: the access rule too (no self-approval).
 		if err := r.authorizeDecision(d, in.Owner); err != nil {
 			return err
@@ -459,11 +468,14 @@ func (r *run) checkAccessOrFirst(agent, owner string) error {
 
 func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
 	r.updates++
+	if c, ok := waitpointPart(in.Message); ok && !r.decisionOnly(in) {
+		return r.onWaitpointMessage(ctx, in, c)
+	}
 	if d, ok := r.decisionInMessage(in); ok {
 		return r.onDecisionMessage(ctx, in, d)
 	}
 	r.addPushConfig(in.PushConfig)
-	waitingForApprovals := r.waitingApproval && r.task.Status.State == a2a.TaskStateInputRequired
+	waitingForApprovals := (r.waitingApproval || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
 	index := r.receive(ctx, in.Message)
 	r.interruptWork()
 	if in.ReturnImmediately || waitingForApprovals {
@@ -591,6 +603,7 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 	// The skill context may be canceled; the last writes must still happen.
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	r.cancelPendingApprovals(ctx)
+	r.cancelPendingWaitpoints()
 	var rejected *RejectedError
 	switch {
 	case canceled:

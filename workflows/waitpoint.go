@@ -1,0 +1,646 @@
+package workflows
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Waitpoints: a skill waits for an external system (a ticket system, a CI
+// run, a payment provider) to hand it a result of any shape, as ADK's
+// long-running tools and Trigger.dev's waitpoint tokens do. [Task.WaitFor]
+// parks the task input-required with a waitpoint ID; the result is a JSON
+// payload, checked against the waitpoint's JSON Schema, that comes by
+//
+//   - an A2A message from the task's owner with a data part
+//     {"waitpointId": ID, "payload": {...}},
+//   - POST /waitpoints/{id} with the waitpoint's token (api/waitpoints.go),
+//   - `a2aflow waitpoint complete ID --token T --data JSON` (the same route).
+//
+// Every way ends in the [UpdateCompleteWaitpoint] update, whose validator
+// refuses a payload the schema does not take, and any completion of a
+// waitpoint that is no longer pending, before anything reaches history.
+//
+// The token is never stored: it is an HMAC of the waitpoint ID under a key
+// derived from the push key that api and worker share ([WaitpointTokens]),
+// so history, task reads, streams and webhooks never carry it, and the API
+// checks a token without asking the workflow (a wrong token tells nothing
+// about whether the waitpoint exists). The task's owner reads it with GET
+// /waitpoints/{id}, to hand it to the system that completes the waitpoint.
+
+// Names of the waitpoint update and query.
+const (
+	// UpdateCompleteWaitpoint completes a pending waitpoint with its payload.
+	// Its argument is a [CompleteWaitpointInput], its result the
+	// [Waitpoint] completed.
+	UpdateCompleteWaitpoint = "CompleteWaitpoint"
+	// QueryWaitpoints returns the task's waitpoints ([]Waitpoint). Its
+	// argument is a [WaitpointsQuery].
+	QueryWaitpoints = "Waitpoints"
+
+	// ErrTypeWaitpointNotFound: the task has no waitpoint with that ID.
+	ErrTypeWaitpointNotFound = "WaitpointNotFound"
+	// ErrTypeWaitpointSettled: the waitpoint is no longer pending (completed,
+	// expired or canceled); the message says how it ended.
+	ErrTypeWaitpointSettled = "WaitpointSettled"
+)
+
+// Waitpoint states.
+const (
+	WaitpointPending   = "pending"
+	WaitpointCompleted = "completed"
+	// WaitpointExpired: the deadline passed and the waitpoint fails the wait.
+	WaitpointExpired = "expired"
+	// WaitpointCanceled: the task ended while the waitpoint was pending.
+	WaitpointCanceled = "canceled"
+)
+
+// WaitpointDeadlineAction is what a waitpoint's deadline does.
+type WaitpointDeadlineAction string
+
+const (
+	// FailAtDeadline ends the wait with an error wrapping
+	// [ErrWaitpointExpired] (the default).
+	FailAtDeadline WaitpointDeadlineAction = "fail"
+	// DefaultAtDeadline completes the waitpoint with its Default payload.
+	DefaultAtDeadline WaitpointDeadlineAction = "default"
+)
+
+// ErrWaitpointExpired is returned (wrapped) by WaitFor when the waitpoint's
+// deadline passes and it says FailAtDeadline.
+var ErrWaitpointExpired = errors.New("the waitpoint's deadline passed")
+
+// MaxWaitpointPayloadBytes bounds a waitpoint's payload: it goes into the
+// task's history and state.
+const MaxWaitpointPayloadBytes = 64 << 10
+
+// WaitpointRequest is what a skill waits for.
+type WaitpointRequest struct {
+	// Name says what is awaited, e.g. "ticket"; shown in the task's status.
+	// Required.
+	Name string `json:"name"`
+	// Description explains it to whoever completes the waitpoint.
+	Description string `json:"description,omitempty"`
+	// Schema is the JSON Schema (draft 2020-12 unless it says otherwise)
+	// the payload must satisfy; empty takes any JSON value. It may not
+	// refer to other documents.
+	Schema string `json:"schema,omitempty"`
+	// Timeout is how long the waitpoint waits; zero waits forever.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OnTimeout says what the deadline does; default FailAtDeadline.
+	OnTimeout WaitpointDeadlineAction `json:"onTimeout,omitempty"`
+	// Default is the payload of DefaultAtDeadline; it must satisfy Schema.
+	Default any `json:"default,omitempty"`
+}
+
+// Waitpoint is a wait for an external result and how it ended.
+type Waitpoint struct {
+	ID          string     `json:"id"`
+	TaskID      a2a.TaskID `json:"taskId"`
+	Name        string     `json:"name"`
+	Description string     `json:"description,omitempty"`
+	// Schema is the JSON Schema of the payload (absent: any JSON value).
+	Schema    json.RawMessage         `json:"schema,omitempty"`
+	State     string                  `json:"state"`
+	Created   time.Time               `json:"created"`
+	Deadline  *time.Time              `json:"deadline,omitempty"`
+	OnTimeout WaitpointDeadlineAction `json:"onTimeout"`
+	// Payload is the result, once completed.
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	CompletedAt *time.Time      `json:"completedAt,omitempty"`
+	// CompletedBy is the authenticated caller who completed it, "token"
+	// for a token holder without one, "deadline" for a default payload.
+	CompletedBy string `json:"completedBy,omitempty"`
+	// Via says how: "a2a", "rest", "cli" or "deadline".
+	Via string `json:"via,omitempty"`
+
+	defaultPayload json.RawMessage
+}
+
+// Decode unmarshals the waitpoint's payload into v.
+func (w *Waitpoint) Decode(v any) error {
+	if len(w.Payload) == 0 {
+		return fmt.Errorf("waitpoint %s has no payload (%s)", w.ID, w.State)
+	}
+	return json.Unmarshal(w.Payload, v)
+}
+
+// CompleteWaitpointInput is the argument of UpdateCompleteWaitpoint.
+type CompleteWaitpointInput struct {
+	// Agent scopes the write as in [SendMessageInput]; empty skips the check.
+	Agent       string `json:"agent,omitempty"`
+	WaitpointID string `json:"waitpointId"`
+	// Payload is the result, JSON.
+	Payload json.RawMessage `json:"payload"`
+	// Owner, when set, must be the task's owner: a completion without a
+	// token. The API leaves it empty once it checked the token.
+	Owner string `json:"owner,omitempty"`
+	// By is who completes it, from authentication ("token" without it).
+	By  string `json:"by,omitempty"`
+	Via string `json:"via,omitempty"`
+}
+
+// WaitpointsQuery is the argument of QueryWaitpoints.
+type WaitpointsQuery struct {
+	Agent string `json:"agent,omitempty"`
+	// Owner, when set, must be the task's owner; empty for a caller the API
+	// let in by the waitpoint's token.
+	Owner string `json:"owner,omitempty"`
+}
+
+// waitpoints is the waitpoint state of a run.
+type waitpoints struct {
+	list    []*Waitpoint
+	count   int
+	waiting bool // the input-required status is a waitpoint's
+}
+
+// waitpointID is the deterministic ID of a task's n-th waitpoint (from 1).
+func waitpointID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-waitpoint-%d", task, n) }
+
+// WaitpointTaskID returns the task a waitpoint ID belongs to.
+func WaitpointTaskID(id string) (a2a.TaskID, bool) {
+	i := strings.LastIndex(id, "-waitpoint-")
+	if i <= 0 {
+		return "", false
+	}
+	if n, err := strconv.Atoi(id[i+len("-waitpoint-"):]); err != nil || n < 1 {
+		return "", false
+	}
+	return a2a.TaskID(id[:i]), true
+}
+
+// WaitFor parks the task until an external system completes a waitpoint
+// with a payload that satisfies req.Schema, and returns the completed
+// waitpoint (read the payload with Decode). While it waits the task is
+// input-required, its status message saying what is awaited with a data
+// part {"waitpointId", "name", "description", "schema", "deadline"}. At the
+// deadline, the waitpoint completes with req.Default (DefaultAtDeadline) or
+// WaitFor returns an error wrapping [ErrWaitpointExpired]. WaitFor returns
+// the context's error when the task is canceled while waiting. A schema
+// that does not compile, or a default it refuses, is the skill's bug:
+// WaitFor returns an error at once.
+func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, error) {
+	r := t.r
+	if req.Name == "" {
+		return nil, errors.New("waitpoint: a name is required")
+	}
+	if req.OnTimeout == "" {
+		req.OnTimeout = FailAtDeadline
+	}
+	if req.OnTimeout != FailAtDeadline && req.OnTimeout != DefaultAtDeadline {
+		return nil, fmt.Errorf("waitpoint %q: OnTimeout %q is neither %q nor %q", req.Name, req.OnTimeout, FailAtDeadline, DefaultAtDeadline)
+	}
+	var schema json.RawMessage
+	if strings.TrimSpace(req.Schema) != "" {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(req.Schema)); err != nil {
+			return nil, fmt.Errorf("waitpoint %q: the schema is not JSON: %w", req.Name, err)
+		}
+		schema = buf.Bytes()
+		// Compiling is a pure function of the schema.
+		_, err := compileWaitpointSchema(schema) //workflowcheck:ignore
+		if err != nil {
+			return nil, fmt.Errorf("waitpoint %q: %w", req.Name, err)
+		}
+	}
+	w := &Waitpoint{Name: req.Name, Description: req.Description, Schema: schema, State: WaitpointPending,
+		Created: workflow.Now(ctx).UTC(), OnTimeout: req.OnTimeout}
+	if req.OnTimeout == DefaultAtDeadline {
+		// encoding/json writes map keys sorted: the bytes are deterministic.
+		raw, err := json.Marshal(req.Default) //workflowcheck:ignore
+		if err != nil {
+			return nil, fmt.Errorf("waitpoint %q: the default payload is not JSON: %w", req.Name, err)
+		}
+		err = checkWaitpointPayload(schema, raw) //workflowcheck:ignore
+		if err != nil {
+			return nil, fmt.Errorf("waitpoint %q: the default payload: %w", req.Name, err)
+		}
+		w.defaultPayload = raw
+	}
+	r.waitpoints.count++
+	w.ID, w.TaskID = waitpointID(r.task.ID, r.waitpoints.count), r.task.ID
+	if req.Timeout > 0 {
+		w.Deadline = ptr(workflow.Now(ctx).Add(req.Timeout).UTC())
+	}
+	r.waitpoints.list = append(r.waitpoints.list, w)
+	r.waitpointsChanged(ctx)
+
+	settled := func() bool { return w.State != WaitpointPending }
+	var err error
+	ok := true
+	if req.Timeout > 0 {
+		ok, err = workflow.AwaitWithTimeout(ctx, req.Timeout, settled)
+	} else {
+		err = workflow.Await(ctx, settled)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// The deadline passed with nothing completing the waitpoint.
+		now := workflow.Now(ctx).UTC()
+		if req.OnTimeout == DefaultAtDeadline {
+			w.State, w.Payload, w.CompletedAt, w.CompletedBy, w.Via = WaitpointCompleted, w.defaultPayload, &now, "deadline", "deadline"
+		} else {
+			w.State = WaitpointExpired
+		}
+	}
+	r.waitpointsChanged(ctx)
+	if w.State == WaitpointExpired {
+		return nil, fmt.Errorf("%w: nothing completed waitpoint %s (%s) within %s", ErrWaitpointExpired, w.ID, w.Name, req.Timeout)
+	}
+	out := *w
+	return &out, nil
+}
+
+// compileWaitpointSchema compiles a schema that may refer to no other
+// document (the compiler loads nothing: no file, no URL).
+func compileWaitpointSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("the schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noSchemaLoader{})
+	const url = "waitpoint.schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("the schema is not a JSON Schema: %w", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("the schema does not compile: %w", err)
+	}
+	return s, nil
+}
+
+// noSchemaLoader refuses every reference to another document: a schema
+// must never make the worker read a file or fetch a URL.
+type noSchemaLoader struct{}
+
+func (noSchemaLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("the schema refers to %s: a waitpoint schema may not refer to other documents", url)
+}
+
+// CheckWaitpointPayload reports why payload does not satisfy schema (nil
+// when it does, or when schema is empty): it must be one JSON value of at
+// most [MaxWaitpointPayloadBytes]. The API checks a payload with it before
+// the update, the workflow's validator again.
+func CheckWaitpointPayload(schema, payload json.RawMessage) error {
+	return checkWaitpointPayload(schema, payload)
+}
+
+func checkWaitpointPayload(schema, payload json.RawMessage) error {
+	if len(payload) > MaxWaitpointPayloadBytes {
+		return fmt.Errorf("the payload has %d bytes, over the limit of %d", len(payload), MaxWaitpointPayloadBytes)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	if err != nil {
+		return fmt.Errorf("the payload is not JSON: %w", err)
+	}
+	if len(schema) == 0 {
+		return nil
+	}
+	s, err := compileWaitpointSchema(schema)
+	if err != nil {
+		return err
+	}
+	if err := s.Validate(inst); err != nil {
+		var verr *jsonschema.ValidationError
+		if errors.As(err, &verr) {
+			return fmt.Errorf("the payload does not satisfy the waitpoint's schema: %s", schemaErrorText(verr))
+		}
+		return fmt.Errorf("the payload does not satisfy the waitpoint's schema: %w", err)
+	}
+	return nil
+}
+
+// english prints the validator's messages.
+var english = message.NewPrinter(language.English)
+
+// schemaErrorText is a validation error as one line per failing place,
+// without the schema's internal URL.
+func schemaErrorText(verr *jsonschema.ValidationError) string {
+	var lines []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			at := "/" + strings.Join(e.InstanceLocation, "/")
+			lines = append(lines, fmt.Sprintf("at %s: %s", at, e.ErrorKind.LocalizedString(english)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(verr)
+	return strings.Join(lines, "; ")
+}
+
+// SameWaitpointPayload reports whether two payloads are the same JSON value
+// (whatever their spacing and key order), for the idempotency of a
+// completion sent again.
+func SameWaitpointPayload(a, b json.RawMessage) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func (r *run) findWaitpoint(id string) *Waitpoint {
+	for _, w := range r.waitpoints.list {
+		if w.ID == id {
+			return w
+		}
+	}
+	return nil
+}
+
+func (r *run) registerWaitpointHandlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryWaitpoints, func(in WaitpointsQuery) ([]Waitpoint, error) {
+		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+			return nil, err
+		}
+		out := make([]Waitpoint, 0, len(r.waitpoints.list))
+		for _, w := range r.waitpoints.list {
+			out = append(out, *w)
+		}
+		return out, nil
+	}); err != nil {
+		return fmt.Errorf("set query handler %s: %w", QueryWaitpoints, err)
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateCompleteWaitpoint,
+		func(ctx workflow.Context, in CompleteWaitpointInput) (Waitpoint, error) {
+			r.updates++
+			return r.completeWaitpoint(ctx, in)
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(ctx workflow.Context, in CompleteWaitpointInput) error {
+				if err := r.checkAccess(in.Agent, in.Owner); err != nil {
+					return err
+				}
+				return r.validateWaitpointCompletion(ctx, in)
+			},
+			Description: "complete a pending waitpoint with the external system's payload",
+		})
+}
+
+// validateWaitpointCompletion refuses, before anything reaches history, a
+// completion of an unknown or settled waitpoint, or with a payload its
+// schema refuses.
+func (r *run) validateWaitpointCompletion(ctx workflow.Context, in CompleteWaitpointInput) error {
+	w := r.findWaitpoint(in.WaitpointID)
+	if w == nil {
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), ErrTypeWaitpointNotFound)
+	}
+	if err := r.waitpointOpen(ctx, w); err != nil {
+		return err
+	}
+	// Validators run on new updates only, never on replay; the check is a
+	// pure function of the schema and the payload.
+	err := checkWaitpointPayload(w.Schema, in.Payload) //workflowcheck:ignore
+	if err != nil {
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s: %v", w.ID, err), ErrTypeInvalidParams)
+	}
+	return nil
+}
+
+// waitpointOpen refuses a waitpoint that no longer takes a completion.
+func (r *run) waitpointOpen(ctx workflow.Context, w *Waitpoint) error {
+	switch {
+	case w.State == WaitpointCompleted:
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s was already completed by %s via %s at %s",
+			w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339)), ErrTypeWaitpointSettled)
+	case w.State != WaitpointPending:
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s is %s", w.ID, w.State), ErrTypeWaitpointSettled)
+	case w.Deadline != nil && !workflow.Now(ctx).Before(*w.Deadline):
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s passed its deadline at %s", w.ID, w.Deadline.Format(time.RFC3339)), ErrTypeWaitpointSettled)
+	}
+	return nil
+}
+
+// completeWaitpoint applies a validated completion. Validation ran against
+// the same state in the same workflow task, so of two racing completions
+// the first wins and the other is refused here.
+func (r *run) completeWaitpoint(ctx workflow.Context, in CompleteWaitpointInput) (Waitpoint, error) {
+	w := r.findWaitpoint(in.WaitpointID)
+	if w == nil {
+		return Waitpoint{}, temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), ErrTypeWaitpointNotFound)
+	}
+	if err := r.waitpointOpen(ctx, w); err != nil {
+		return Waitpoint{}, err
+	}
+	now := workflow.Now(ctx).UTC()
+	by := in.By
+	if by == "" {
+		by = "token"
+	}
+	w.State, w.Payload, w.CompletedAt, w.CompletedBy, w.Via = WaitpointCompleted, in.Payload, &now, by, in.Via
+	return *w, nil
+}
+
+// cancelPendingWaitpoints settles the waitpoints still pending when the task
+// ends, so that a late completion is refused.
+func (r *run) cancelPendingWaitpoints() {
+	for _, w := range r.waitpoints.list {
+		if w.State == WaitpointPending {
+			w.State, w.Deadline = WaitpointCanceled, nil
+		}
+	}
+}
+
+// waitpointsChanged keeps the task's status in step with its pending
+// waitpoints: input-required with what is awaited while any is, working
+// again once none is (unless something else took the status since).
+func (r *run) waitpointsChanged(ctx workflow.Context) {
+	var pending []*Waitpoint
+	for _, w := range r.waitpoints.list {
+		if w.State == WaitpointPending {
+			pending = append(pending, w)
+		}
+	}
+	if len(pending) == 0 {
+		if r.waitpoints.waiting && r.task.Status.State == a2a.TaskStateInputRequired {
+			r.waitpoints.waiting = false
+			r.setStatus(ctx, a2a.TaskStateWorking, nil)
+		}
+		return
+	}
+	var names []string
+	parts := a2a.ContentParts{nil}
+	for _, w := range pending {
+		names = append(names, w.Name)
+		data := map[string]any{"waitpointId": w.ID, "name": w.Name}
+		if w.Description != "" {
+			data["description"] = w.Description
+		}
+		if len(w.Schema) > 0 {
+			data["schema"] = w.Schema
+		}
+		if w.Deadline != nil {
+			data["deadline"] = w.Deadline.Format(time.RFC3339)
+		}
+		p := a2a.NewDataPart(data)
+		p.MediaType = "application/json"
+		parts = append(parts, p)
+	}
+	parts[0] = a2a.NewTextPart(fmt.Sprintf("Waiting for %s: complete with POST /waitpoints/{waitpointId} and the waitpoint's token, "+
+		"or a message with a data part {\"waitpointId\": ..., \"payload\": ...}.", strings.Join(names, ", ")))
+	r.waitpoints.waiting = true
+	r.setStatus(ctx, a2a.TaskStateInputRequired, r.agentMessage(parts...))
+}
+
+// waitpointPart returns the completion a message carries in a data part
+// {"waitpointId": ..., "payload": ...}.
+func waitpointPart(m *a2a.Message) (CompleteWaitpointInput, bool) {
+	if m == nil {
+		return CompleteWaitpointInput{}, false
+	}
+	for _, p := range m.Parts {
+		if p == nil {
+			continue
+		}
+		data, isMap := p.Data().(map[string]any)
+		if !isMap {
+			continue
+		}
+		id, _ := data["waitpointId"].(string)
+		payload, has := data["payload"]
+		if id == "" || !has {
+			continue
+		}
+		// encoding/json writes map keys sorted: the bytes are deterministic.
+		raw, err := json.Marshal(payload) //workflowcheck:ignore
+		if err != nil {
+			continue
+		}
+		return CompleteWaitpointInput{WaitpointID: id, Payload: raw, Via: "a2a"}, true
+	}
+	return CompleteWaitpointInput{}, false
+}
+
+// validateWaitpointMessage checks a message completing a waitpoint (its
+// sender is the task's owner: checked before). The same payload sent again
+// to a completed waitpoint is taken (and changes nothing); anything else
+// the waitpoint no longer takes is invalid.
+func (r *run) validateWaitpointMessage(ctx workflow.Context, in CompleteWaitpointInput) error {
+	err := r.validateWaitpointCompletion(ctx, in)
+	var appErr *temporal.ApplicationError
+	if err == nil || !errors.As(err, &appErr) {
+		return err
+	}
+	switch appErr.Type() {
+	case ErrTypeWaitpointSettled:
+		w := r.findWaitpoint(in.WaitpointID)
+		same := w != nil && w.State == WaitpointCompleted && SameWaitpointPayload(w.Payload, in.Payload) //workflowcheck:ignore
+		if same {
+			return nil
+		}
+		return temporal.NewApplicationError(appErr.Message()+"; it takes no other payload", ErrTypeInvalidParams)
+	case ErrTypeWaitpointNotFound:
+		return temporal.NewApplicationError(appErr.Message(), ErrTypeInvalidParams)
+	}
+	return err
+}
+
+// onWaitpointMessage records the message in history, completes the
+// waitpoint (unless the message repeats its payload) and, for a blocking
+// send, answers once the task is interrupted again or ends.
+func (r *run) onWaitpointMessage(ctx workflow.Context, in SendMessageInput, c CompleteWaitpointInput) (TaskUpdateResult, error) {
+	stored := *in.Message
+	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
+	r.record(ctx, &stored)
+	r.rememberMessageID(in.Message.ID)
+	r.addPushConfig(in.PushConfig)
+	if w := r.findWaitpoint(c.WaitpointID); w != nil && w.State == WaitpointPending {
+		c.By = in.Owner
+		if c.By == "" {
+			c.By = "owner"
+		}
+		if _, err := r.completeWaitpoint(ctx, c); err != nil {
+			return TaskUpdateResult{}, err
+		}
+	}
+	after := r.lastSeq
+	if in.ReturnImmediately {
+		return r.updateResult(true), nil
+	}
+	return r.waitFor(ctx, func() bool {
+		return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
+	})
+}
+
+// WaitpointTokens mints and checks waitpoint tokens: base64url of
+// HMAC-SHA256(k, "a2aflow waitpoint " + ID), where k is HMAC-SHA256(key,
+// "a2aflow waitpoint tokens v1") for the first of the keys (api and worker
+// share them: the push key and, for rotation, the previous ones). No token
+// is stored anywhere; a token opens one waitpoint only. A nil
+// *WaitpointTokens mints nothing and accepts no token.
+type WaitpointTokens struct {
+	keys [][]byte
+}
+
+// NewWaitpointTokens returns the tokens of keys (the first mints, each checks).
+func NewWaitpointTokens(keys ...[]byte) *WaitpointTokens {
+	t := &WaitpointTokens{}
+	for _, key := range keys {
+		if len(key) == 0 {
+			continue
+		}
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte("a2aflow waitpoint tokens v1"))
+		t.keys = append(t.keys, m.Sum(nil))
+	}
+	if len(t.keys) == 0 {
+		return nil
+	}
+	return t
+}
+
+func waitpointMAC(key []byte, id string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("a2aflow waitpoint " + id))
+	return m.Sum(nil)
+}
+
+// Token returns the token of waitpoint id ("" without a key).
+func (t *WaitpointTokens) Token(id string) string {
+	if t == nil {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(waitpointMAC(t.keys[0], id))
+}
+
+// Check reports whether token opens waitpoint id, in constant time.
+func (t *WaitpointTokens) Check(id, token string) bool {
+	if t == nil || token == "" {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return false
+	}
+	ok := false
+	for _, k := range t.keys {
+		if hmac.Equal(raw, waitpointMAC(k, id)) {
+			ok = true
+		}
+	}
+	return ok
+}
