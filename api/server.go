@@ -89,11 +89,15 @@ type Config struct {
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
 	Credentials *secrets.CredentialStore
+	// Waitpoints mints and checks the tokens that complete waitpoints
+	// (POST /waitpoints/{id}, waitpoints.go), from the push key. Nil: no
+	// waitpoint is completed by token, only by the task owner's message.
+	Waitpoints *workflows.WaitpointTokens
 	// Routes, when set, adds the embedding program's own routes to the API
 	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
 	// authentication and rate limit as the A2A routes; the caller is
 	// PrincipalFrom(c.Request.Context()). They must not take the paths a2aflow
-	// serves: /agents, /approvals, /inbox, /healthz, /readyz, /.well-known.
+	// serves: /agents, /approvals, /waitpoints, /inbox, /healthz, /readyz, /.well-known.
 	Routes func(gin.IRouter)
 	// ReadinessChecks are checks of /readyz besides Temporal's ("temporal",
 	// "namespace"): serve adds its worker's (health.go).
@@ -193,6 +197,7 @@ func (s *Server) routes() *gin.Engine {
 		})))
 	}
 	s.approvalRoutes(r)
+	s.waitpointRoutes(r)
 	if s.cfg.Routes != nil {
 		s.cfg.Routes(r)
 	}

@@ -59,6 +59,23 @@ type Agent struct {
 	// run as a Temporal Worker Deployment (--deployment): Pinned (default),
 	// each task on the build that started it to its end, or AutoUpgrade.
 	Versioning Versioning
+	// Extensions are the A2A extensions the agent supports, published in
+	// its card (capabilities.extensions). A caller activates one by naming
+	// its URI in the A2A-Extensions header; the API answers with the ones it
+	// activated, refuses a request that lacks a Required one with
+	// ExtensionSupportRequired, and the skill reads the activated ones with
+	// [Task.Extensions]. Optional.
+	Extensions []a2a.AgentExtension
+}
+
+// Extension returns the agent's declared extension of uri.
+func (a *Agent) Extension(uri string) (a2a.AgentExtension, bool) {
+	for _, e := range a.Extensions {
+		if e.URI == uri {
+			return e, true
+		}
+	}
+	return a2a.AgentExtension{}, false
 }
 
 // Versioning says which build of a Worker Deployment runs an agent's tasks.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,16 @@ func (t *Task) Agent() *Agent { return t.agent }
 
 // Message returns the message that started the task.
 func (t *Task) Message() *a2a.Message { return t.first }
+
+// Extensions returns the URIs of the agent's extensions (Agent.Extensions)
+// that the caller activated with the request of its latest message to the
+// task, in the order the agent declares them. They are part of that
+// message's update in history, so the skill reads the same set on replay.
+func (t *Task) Extensions() []string { return slices.Clone(t.r.extensions) }
+
+// ExtensionActive reports whether the caller activated extension uri with
+// its latest message (see [Task.Extensions]).
+func (t *Task) ExtensionActive(uri string) bool { return slices.Contains(t.r.extensions, uri) }
 
 // Text returns the text parts of the message that started the task.
 func (t *Task) Text() string { return MessageText(t.first) }

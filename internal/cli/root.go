@@ -19,7 +19,7 @@ func NewRoot(app *App) *cobra.Command {
 		PersistentPreRunE: checkLogFlags,
 	}
 	root.AddCommand(newServeCmd(app), newTemporalCmd(app), newAPICmd(app), newWorkerCmd(app), newVersionCmd(app), newReplayCmd(app), newDeploymentsCmd(app),
-		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false))
+		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd())
 	root.AddCommand(newClientCmds()...)
 	root.AddCommand(newAgentsCmd(), newREPLCmd())
 	return root

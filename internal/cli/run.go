@@ -224,6 +224,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			WaitTimeout:    cfg.WaitTimeout,
 			UICodecOrigins: cfg.UICodecOrigins,
 			Credentials:    cfg.Credentials.store,
+			Waitpoints:     workflows.NewWaitpointTokens(cfg.Push.keys...),
 			Routes:         cfg.app.Routes,
 			AccessLog:      cfg.AccessLog,
 			DefaultHistoryLength: func() int {

@@ -1,0 +1,236 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// WaitpointTokenHeader carries a waitpoint's token (POST may carry it in
+// its body instead).
+const WaitpointTokenHeader = "X-Waitpoint-Token"
+
+// WaitpointView is a waitpoint as GET and POST /waitpoints/{id} answer it.
+type WaitpointView struct {
+	workflows.Waitpoint
+	// Token is the waitpoint's token, shown to the task's owner only (and
+	// to everyone without authentication), to hand to the system that
+	// completes it.
+	Token string `json:"token,omitempty"`
+}
+
+// CompleteWaitpointRequest is the body of POST /waitpoints/{id}.
+type CompleteWaitpointRequest struct {
+	// Token is the waitpoint's token, unless the X-Waitpoint-Token header
+	// carries it.
+	Token string `json:"token" binding:"max=256"`
+	// Payload is the result, which the waitpoint's JSON Schema checks.
+	Payload json.RawMessage `json:"payload" binding:"required"`
+}
+
+func (s *Server) waitpointRoutes(r *gin.Engine) {
+	r.GET("/waitpoints/:id", s.getWaitpoint)
+	r.POST("/waitpoints/:id", s.completeWaitpoint)
+}
+
+// waitpointTask returns the task of a waitpoint ID, or the 404 of an ID
+// that can name no waitpoint.
+func waitpointTask(id string) (string, error) {
+	taskID, ok := workflows.WaitpointTaskID(id)
+	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
+		return "", notFound("waitpoint %q does not exist", id)
+	}
+	return string(taskID), nil
+}
+
+// getWaitpoint serves GET /waitpoints/{id} to the holder of its token, and
+// to the task's owner, who also gets the token. Anyone else learns that
+// it does not exist.
+func (s *Server) getWaitpoint(c *gin.Context) {
+	id := c.Param("id")
+	taskID, err := waitpointTask(id)
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	byToken := s.cfg.Waitpoints.Check(id, c.GetHeader(WaitpointTokenHeader))
+	owner := ""
+	if !byToken {
+		owner = principal(ctx) // "" without authentication: everyone owns every task
+	}
+	w, err := s.waitpoint(ctx, taskID, id, owner)
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	view := WaitpointView{Waitpoint: w}
+	if !byToken {
+		view.Token = s.cfg.Waitpoints.Token(id)
+	}
+	c.JSON(http.StatusOK, view)
+}
+
+// waitpoint reads waitpoint id of task taskID through QueryWaitpoints, as
+// owner ("": any caller; the API checked a token or authentication is off).
+func (s *Server) waitpoint(ctx context.Context, taskID, id, owner string) (workflows.Waitpoint, error) {
+	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", workflows.QueryWaitpoints, workflows.WaitpointsQuery{Owner: owner})
+	if err != nil {
+		if mapped := toA2AError(err); errors.Is(mapped, a2a.ErrTaskNotFound) {
+			return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", id)
+		}
+		return workflows.Waitpoint{}, err
+	}
+	var list []workflows.Waitpoint
+	if err := value.Get(&list); err != nil {
+		return workflows.Waitpoint{}, fmt.Errorf("decode waitpoints of task %s: %w", taskID, err)
+	}
+	for _, w := range list {
+		if w.ID == id {
+			return w, nil
+		}
+	}
+	return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", id)
+}
+
+// completeWaitpoint serves POST /waitpoints/{id}: the token opens the
+// waitpoint (403 otherwise, before anything asks Temporal, so a wrong token
+// tells nothing of the waitpoint); the workflow's validator refuses a
+// payload its schema does not take (400) and a waitpoint that is no longer
+// pending (409). Sending the same payload again answers 200 with the
+// waitpoint as it was completed: a retry is safe.
+func (s *Server) completeWaitpoint(c *gin.Context) {
+	id := c.Param("id")
+	taskID, err := waitpointTask(id)
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	var req CompleteWaitpointRequest
+	if err := c.ShouldBindJSON(&req); err != nil {
+		failApprovals(c, badRequest(`body must be {"token": string, "payload": any JSON value}: `+err.Error()))
+		return
+	}
+	token := c.GetHeader(WaitpointTokenHeader)
+	if token == "" {
+		token = req.Token
+	}
+	switch {
+	case s.cfg.Waitpoints == nil:
+		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, "this server has no key for waitpoint tokens (a push key): complete the waitpoint with a message from the task's owner"))
+		return
+	case token == "":
+		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the waitpoint's token is required (%s header or \"token\" in the body)", WaitpointTokenHeader)))
+		return
+	case !s.cfg.Waitpoints.Check(id, token):
+		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the token does not open waitpoint %s", id)))
+		return
+	}
+	payload, err := canonicalPayload(req.Payload)
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	via := "rest"
+	if c.GetHeader("X-A2Aflow-Via") == "cli" {
+		via = "cli"
+	}
+	by := principal(c.Request.Context())
+	if by == "" {
+		by = "token"
+	}
+	w, err := s.complete(c.Request.Context(), taskID, workflows.CompleteWaitpointInput{WaitpointID: id, Payload: payload, By: by, Via: via})
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, WaitpointView{Waitpoint: w})
+}
+
+// canonicalPayload checks a payload's size and compacts it; it keeps the
+// value as sent (key order included), for the workflow to store.
+func canonicalPayload(raw json.RawMessage) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, badRequest("payload is not JSON: " + err.Error())
+	}
+	if buf.Len() > workflows.MaxWaitpointPayloadBytes {
+		return nil, badRequest(fmt.Sprintf("payload has %d bytes, over the limit of %d", buf.Len(), workflows.MaxWaitpointPayloadBytes))
+	}
+	return buf.Bytes(), nil
+}
+
+// payloadDigest names a payload's value (not its spelling) for the update
+// ID, so that the same payload sent again is the same update.
+func payloadDigest(payload json.RawMessage) string {
+	var v any
+	b := []byte(payload)
+	if json.Unmarshal(payload, &v) == nil {
+		if sorted, err := json.Marshal(v); err == nil {
+			b = sorted
+		}
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// complete runs the CompleteWaitpoint update and maps its refusals. A
+// completion the waitpoint refuses because it is settled, or because its
+// task has ended, is read back: the same payload is the earlier
+// completion's success, any other a conflict.
+func (s *Server) complete(ctx context.Context, taskID string, in workflows.CompleteWaitpointInput) (workflows.Waitpoint, error) {
+	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   taskID,
+		UpdateID:     in.WaitpointID + "/" + payloadDigest(in.Payload),
+		UpdateName:   workflows.UpdateCompleteWaitpoint,
+		Args:         []any{in},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		var w workflows.Waitpoint
+		if err = handle.Get(ctx, &w); err == nil {
+			return w, nil
+		}
+	}
+	var nf *serviceerror.NotFound
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &nf), errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeWaitpointSettled:
+		// Settled, or its task ended (or never was): what does it hold?
+		w, rerr := s.waitpoint(ctx, taskID, in.WaitpointID, "")
+		if rerr != nil {
+			return workflows.Waitpoint{}, rerr
+		}
+		if w.State == workflows.WaitpointCompleted && workflows.SameWaitpointPayload(w.Payload, in.Payload) {
+			return w, nil
+		}
+		msg := fmt.Sprintf("waitpoint %s is %s", w.ID, w.State)
+		switch {
+		case appErr != nil:
+			msg = appErr.Message()
+		case w.State == workflows.WaitpointCompleted && w.CompletedAt != nil:
+			msg = fmt.Sprintf("waitpoint %s was already completed by %s via %s at %s", w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339))
+		}
+		return workflows.Waitpoint{}, conflict("%s; it takes no other payload", strings.TrimSuffix(msg, "."))
+	case errors.As(err, &appErr) && (appErr.Type() == workflows.ErrTypeWaitpointNotFound || appErr.Type() == workflows.ErrTypeTaskNotFound):
+		return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", in.WaitpointID)
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidParams:
+		return workflows.Waitpoint{}, badRequest(appErr.Message())
+	}
+	return workflows.Waitpoint{}, err
+}
