@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
@@ -244,4 +245,29 @@ func exportedFamily(families map[string]*dto.MetricFamily, name string) *dto.Met
 		}
 	}
 	return nil
+}
+
+// TestTemporalMetricsAddr: `a2aflow temporal --metrics-addr` serves the
+// Temporal server's own series, under the names Temporal's dashboards use.
+func TestTemporalMetricsAddr(t *testing.T) {
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", freePort(t))
+	p := start(t, "a2aflow temporal", nil, "temporal",
+		"--data-dir", t.TempDir(),
+		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--ui-addr", "",
+		"--metrics-addr", strings.TrimSuffix(strings.TrimPrefix(metricsURL, "http://"), "/metrics"),
+		"--log-level", "warn")
+	p.waitOutput("Temporal is serving", 2*time.Minute)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		families, body := scrapeMetrics(t, metricsURL)
+		if hasSeries(families["service_requests"], map[string]string{"service_name": "frontend"}) && families["persistence_latency"] != nil {
+			t.Logf("temporal --metrics-addr: %d families, %d bytes", len(families), len(body))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("temporal's /metrics lacks the server's service_requests and persistence_latency:\n%.2000s", body)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
