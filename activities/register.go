@@ -20,6 +20,7 @@ type Set struct {
 	HistoryPages     *HistoryPages
 	GitHub           *GitHub
 	Remote           *Remote
+	Files            *Files
 }
 
 // Register registers every activity of s under its name in
@@ -50,6 +51,9 @@ func (s Set) Register(r worker.ActivityRegistry) {
 	}
 	if s.LLM != nil {
 		reg(workflows.ActivityCompleteChat, s.LLM.CompleteChat)
+	}
+	if s.Files != nil {
+		reg(workflows.ActivityFetchFile, s.Files.FetchFile)
 	}
 	if s.Bookings != nil {
 		reg(workflows.ActivityBookTrip, s.Bookings.BookTrip)

@@ -71,7 +71,7 @@ func TestActivityNames(t *testing.T) {
 	activities.Set{
 		Bookings: &activities.Bookings{}, Webhooks: &activities.Webhooks{}, ApprovalWebhooks: &activities.ApprovalWebhooks{},
 		LLM: &activities.LLM{}, Tasks: &activities.Tasks{}, HistoryPages: &activities.HistoryPages{},
-		GitHub: &activities.GitHub{}, Remote: &activities.Remote{},
+		GitHub: &activities.GitHub{}, Remote: &activities.Remote{}, Files: &activities.Files{},
 	}.Register(&rec)
 	registered := map[string]bool{}
 	for _, n := range rec.names {

@@ -39,7 +39,10 @@ func Assistant() *workflows.Agent {
 			Tags:        []string{"llm", "assistant"},
 			Examples:    []string{"What is 17.5% of 2,340?", "What time is it in Tokyo?", "Write a packing list for a weekend in Lisbon and save it."},
 		}},
-		Handle: assist,
+		// Files are read by the model: images and PDFs as the provider's
+		// image and document content, text files as text.
+		InputModes: []string{"text/plain", "application/json", "text/*", "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"},
+		Handle:     assist,
 	}
 }
 

@@ -191,6 +191,9 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	if err := validateSendMessageRequest(req); err != nil {
 		return sent{}, err
 	}
+	if err := checkInputModes(s.agent, req.Message); err != nil {
+		return sent{}, err
+	}
 	if req.Config != nil {
 		if err := checkAcceptedOutputModes(s.agent, req.Config.AcceptedOutputModes); err != nil {
 			return sent{}, err

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,7 +132,7 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 		switch m.Role {
 		case RoleUser:
 			role = anthropic.MessageParamRoleUser
-			blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+			blocks = anthropicContent(m)
 		case RoleTool:
 			role = anthropic.MessageParamRoleUser
 			blocks = append(blocks, anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError))
@@ -185,6 +186,27 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 		params.OutputConfig = anthropic.OutputConfigParam{Format: anthropic.JSONOutputFormatParam{Schema: schema}}
 	}
 	return params, nil
+}
+
+// anthropicContent is a user message as content blocks: its text, then an
+// image as an image block and a PDF as a document block (both base64), a
+// text file as a text block.
+func anthropicContent(m Message) []anthropic.ContentBlockParamUnion {
+	var blocks []anthropic.ContentBlockParamUnion
+	if m.Text != "" || len(m.Files) == 0 {
+		blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+	}
+	for _, f := range m.Files {
+		switch f.kind() {
+		case fileImage:
+			blocks = append(blocks, anthropic.NewImageBlockBase64(f.mediaType(), base64.StdEncoding.EncodeToString(f.Data)))
+		case filePDF:
+			blocks = append(blocks, anthropic.NewDocumentBlock(anthropic.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(f.Data)}))
+		default:
+			blocks = append(blocks, anthropic.NewTextBlock(f.asText()))
+		}
+	}
+	return blocks
 }
 
 func stringList(v any) []string {

@@ -98,25 +98,29 @@ func schemaName(t reflect.Type) string {
 
 // threadMessages turns an A2A conversation into model messages: user
 // messages are the user's, agent messages the assistant's. Data parts are
-// given as JSON and files by name, since the model reads text.
+// given as JSON; a user's file parts become the message's Files (read by the
+// model as images, documents or text), an agent's are named in its text.
 func threadMessages(th workflows.Thread) []Message {
 	var out []Message
 	for _, m := range th.Messages() {
-		text := partsText(m.Parts)
-		if text == "" {
+		if m.Role == a2a.MessageRoleAgent {
+			if text := partsText(m.Parts, true); text != "" {
+				out = append(out, Message{Role: RoleAssistant, Text: text})
+			}
 			continue
 		}
-		role := RoleUser
-		if m.Role == a2a.MessageRoleAgent {
-			role = RoleAssistant
+		msg := Message{Role: RoleUser, Text: partsText(m.Parts, false), Files: partsFiles(m.Parts)}
+		if msg.Text == "" && len(msg.Files) == 0 {
+			continue
 		}
-		out = append(out, Message{Role: role, Text: text})
+		out = append(out, msg)
 	}
 	return out
 }
 
-// partsText renders message parts as text for a model.
-func partsText(parts a2a.ContentParts) string {
+// partsText renders message parts as text for a model; file parts are
+// named only when withFiles is set.
+func partsText(parts a2a.ContentParts, withFiles bool) string {
 	var out []string
 	for _, p := range parts {
 		if p == nil {
@@ -133,10 +137,31 @@ func partsText(parts a2a.ContentParts) string {
 				out = append(out, string(raw))
 			}
 		case a2a.URL:
-			out = append(out, fmt.Sprintf("[file %s %s]", p.Filename, string(c)))
+			if withFiles {
+				out = append(out, fmt.Sprintf("[file %s %s]", p.Filename, string(c)))
+			}
 		case a2a.Raw:
-			out = append(out, fmt.Sprintf("[file %s, %s, %d bytes]", p.Filename, p.MediaType, len(c)))
+			if withFiles {
+				out = append(out, fmt.Sprintf("[file %s, %s, %d bytes]", p.Filename, p.MediaType, len(c)))
+			}
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// partsFiles returns the file parts of parts as Files.
+func partsFiles(parts a2a.ContentParts) []File {
+	var out []File
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch c := p.Content.(type) {
+		case a2a.URL:
+			out = append(out, File{Name: p.Filename, MediaType: p.MediaType, URI: string(c)})
+		case a2a.Raw:
+			out = append(out, File{Name: p.Filename, MediaType: p.MediaType, Data: []byte(c)})
+		}
+	}
+	return out
 }

@@ -47,6 +47,10 @@ type Message struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 	// IsError marks a RoleTool result that is an error message.
 	IsError bool `json:"isError,omitempty"`
+	// Files are the files of a RoleUser message, given to the model after
+	// its text: images and PDFs as the provider's image and document
+	// content, text files as text.
+	Files []File `json:"files,omitempty"`
 }
 
 // ToolCall is the model's request to call a tool.

@@ -119,7 +119,11 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Text))
+			if len(m.Files) == 0 {
+				params.Messages = append(params.Messages, openai.UserMessage(m.Text))
+				continue
+			}
+			params.Messages = append(params.Messages, openai.UserMessage(openAIContent(m)))
 		case RoleAssistant:
 			var a openai.ChatCompletionAssistantMessageParam
 			if m.Text != "" {
@@ -166,6 +170,32 @@ func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		params.MaxCompletionTokens = openai.Int(req.MaxTokens)
 	}
 	return params, nil
+}
+
+// openAIContent is a user message with files as content parts: an image as
+// an image_url part (a data URL), a PDF as a file part (file_data, a data
+// URL, with its filename), a text file as a text part.
+func openAIContent(m Message) []openai.ChatCompletionContentPartUnionParam {
+	var parts []openai.ChatCompletionContentPartUnionParam
+	if m.Text != "" {
+		parts = append(parts, openai.TextContentPart(m.Text))
+	}
+	for _, f := range m.Files {
+		switch f.kind() {
+		case fileImage:
+			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: f.dataURL()}))
+		case filePDF:
+			name := f.Name
+			if name == "" {
+				name = "document.pdf"
+			}
+			parts = append(parts, openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{
+				FileData: openai.String(f.dataURL()), Filename: openai.String(name)}))
+		default:
+			parts = append(parts, openai.TextContentPart(f.asText()))
+		}
+	}
+	return parts
 }
 
 // error turns a library error into an *APIError for HTTP error statuses and

@@ -52,6 +52,9 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 	if len(msgs) == 0 {
 		return "", temporal.NewNonRetryableApplicationError("the conversation is empty: nothing to answer", ErrTypeInvalidRequest, nil)
 	}
+	if err := fetchFiles(ctx, o, msgs); err != nil {
+		return "", err
+	}
 	logger := workflow.GetLogger(ctx)
 	for turn := 1; turn <= o.maxTurns; turn++ {
 		req := Request{Model: o.model, System: o.system, Messages: msgs, Tools: specs, MaxTokens: o.maxTokens}

@@ -77,6 +77,10 @@ const (
 	// ActivityCompleteChat makes one LLM call (an llm.Request in, an
 	// llm.Response out). activities.LLM implements it.
 	ActivityCompleteChat = "CompleteChat"
+	// ActivityFetchFile fetches a file part given by URI (an
+	// llm.FetchFileInput in, an llm.FetchedFile out) through the guarded
+	// outbound client, for the model to read. activities.Files implements it.
+	ActivityFetchFile = "FetchFile"
 
 	// ActivityBookTrip books the travel agent's trip, once per calling
 	// task (an activities.BookTripInput, answering an activities.Booking).
@@ -96,7 +100,7 @@ func BuiltinActivities() []string {
 	return []string{
 		ActivityNotifyApprovalWebhook, ActivitySendRemoteMessage, ActivityFollowRemoteTask,
 		ActivityCancelRemoteTask, ActivityStoreHistoryPage, ActivityDeliverPush, ActivityFetchTask,
-		ActivityContextHistory, ActivityCompleteChat, ActivityBookTrip, ActivityListIssues,
+		ActivityContextHistory, ActivityCompleteChat, ActivityFetchFile, ActivityBookTrip, ActivityListIssues,
 	}
 }
 

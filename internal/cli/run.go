@@ -149,6 +149,8 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		GitHub: &activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
 			Client: out.HTTPClient(githubUse.Trusting(githubAPI))},
 		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners},
+		// File parts given by URI, fetched for the model through the guard.
+		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
 	}.Register(w)
 	llm.RegisterTools(w, agents.AssistantTools()...)
 	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})...)
