@@ -17,6 +17,9 @@
 //     rejects it with the reason; delegation is durable (Task.CallAgent).
 //   - issues: lists a GitHub repository's open issues after asking for a
 //     token (auth-required); the token never enters the task's history.
+//   - changes: requests a production change and waits for the
+//     change-management system's ticket, a waitpoint completed from outside
+//     (Task.WaitFor) over REST with its token or by a message.
 //
 // Each agent is a [workflows.Agent]: its card fields plus a handler written as
 // ordinary Temporal workflow code.
@@ -27,7 +30,7 @@ import "github.com/a2aflow/a2aflow/workflows"
 // All returns the built-in agents, travel first (the default agent served at
 // the root URL): what cmd/a2aflow passes to a2aflow.Main.
 func All() []*workflows.Agent {
-	return []*workflows.Agent{Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router(), Issues()}
+	return []*workflows.Agent{Travel(), Echo(), Expenses(ExpensesConfig{}), Assistant(), Report(), Router(), Issues(), Changes(ChangesConfig{})}
 }
 
 // Builtin returns the registry of the built-in agents of All.

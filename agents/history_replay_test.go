@@ -61,6 +61,10 @@ func TestReplayHistories(t *testing.T) {
 		// approval (no second notice, a timer for what is left of the
 		// deadline), is approved through REST and completes with its receipt.
 		{name: "expenses-continued-resume", fixture: "testdata/expenses-continued-resume.history.json"},
+		// A change request waits for its ticket (a waitpoint): refused
+		// completions leave no trace, the ticket system completes it over
+		// REST with the token, and the task completes with its record.
+		{name: "changes-waitpoint", fixture: "testdata/changes-waitpoint.history.json"},
 	}
 	replayer, err := workflows.NewReplayer(Builtin(), workflows.ReplayOptions{})
 	if err != nil {

@@ -207,7 +207,7 @@ func TestTravelCanceledWhileAsking(t *testing.T) {
 
 func TestBuiltin(t *testing.T) {
 	reg := agents.Builtin()
-	if diff := cmp.Diff([]string{"travel", "assistant", "echo", "expenses", "issues", "report", "router"}, reg.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"travel", "assistant", "changes", "echo", "expenses", "issues", "report", "router"}, reg.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
 	if got := reg.Default().Name; got != "travel" {
