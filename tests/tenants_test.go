@@ -128,6 +128,8 @@ type tenantCall struct {
 	// answered with the approval it names).
 	echo       []string
 	echoAlways bool
+	// waitpointToken goes in the X-Waitpoint-Token header.
+	waitpointToken string
 	// mayRead are the kinds of another owner's secrets the caller may
 	// read (an approver reads the approvals of its groups: their task and
 	// context IDs and what they are for).
@@ -303,6 +305,7 @@ func TestTenantMatrix(t *testing.T) {
 	phase("fiona decides by message", m.runFionaDecisions)
 	phase("approvals routes and the decision over REST", m.runApprovalsREST)
 	phase("self-approval", m.runSelfApproval)
+	phase("waitpoint routes", m.runWaitpoints)
 	phase("no webhook of another tenant got anything", m.checkAttackHooks)
 	t.Logf("tenant matrix: %d cases, %s in all", m.cases.Load(), time.Since(began).Round(time.Millisecond))
 }
@@ -1483,6 +1486,9 @@ func (m *tenantMatrix) do(t *testing.T, who *tenant, c tenantCall) tenantAnswer 
 	}
 	if c.stream {
 		req.Header.Set("Accept", "text/event-stream")
+	}
+	if c.waitpointToken != "" {
+		req.Header.Set("X-Waitpoint-Token", c.waitpointToken)
 	}
 	who.setCredential(req.Header)
 	resp, err := m.http.Do(req)
