@@ -53,7 +53,10 @@ type Remote struct {
 
 // clientKey is whose call to which agent a client is kept for: the same
 // name may be two owners' two agents.
-type clientKey struct{ owner, agent string }
+type clientKey struct {
+	owner, agent string
+	extensions   string // the calling agent's, space-separated (they are URIs)
+}
 
 type remoteClient struct {
 	key    clientKey
@@ -69,7 +72,7 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 	if in.Message == nil || len(in.Message.Parts) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
 	}
-	rc, err := a.client(ctx, in.Agent)
+	rc, err := a.client(ctx, in.Agent, in.Extensions)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +107,7 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	if in.TaskID == "" {
 		return nil, temporal.NewNonRetryableApplicationError("no remote task ID", ErrTypeInvalidInput, nil)
 	}
-	rc, err := a.client(ctx, in.Agent)
+	rc, err := a.client(ctx, in.Agent, in.Extensions)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +206,7 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 // CancelRemoteTask cancels a remote task. A task that is already terminal
 // (not cancelable) or gone is left as it is.
 func (a *Remote) CancelRemoteTask(ctx context.Context, in workflows.RemoteCancelInput) error {
-	rc, err := a.client(ctx, in.Agent)
+	rc, err := a.client(ctx, in.Agent, in.Extensions)
 	if err != nil {
 		return err
 	}
@@ -233,12 +236,12 @@ func settledState(s a2a.TaskState) bool {
 // client returns the a2a-go client for agent (a name in the directory as
 // the task's owner sees it, or a URL), made once per owner and agent and
 // kept until a call through it fails.
-func (a *Remote) client(ctx context.Context, agent string) (*remoteClient, error) {
+func (a *Remote) client(ctx context.Context, agent string, extensions []string) (*remoteClient, error) {
 	owner, err := ownerOf(ctx, a.Owners)
 	if err != nil {
 		return nil, err
 	}
-	key := clientKey{owner: owner, agent: agent}
+	key := clientKey{owner: owner, agent: agent, extensions: strings.Join(extensions, " ")}
 	a.mu.Lock()
 	rc := a.clients[key]
 	a.mu.Unlock()
@@ -273,7 +276,7 @@ func (a *Remote) client(ctx context.Context, agent string) (*remoteClient, error
 	if err != nil {
 		return nil, a.callError(ctx, rc, "fetch agent card", err)
 	}
-	c, err := remote.NewClient(ctx, clients.Calls, card)
+	c, err := remote.NewClient(ctx, clients.Calls, card, extensions...)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("remote agent card offers no usable interface", "agent", agent, "error", err)
 		return nil, temporal.NewNonRetryableApplicationError(

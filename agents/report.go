@@ -15,6 +15,14 @@ import (
 // version of a report, across the tasks that refine it, has this name.
 const ReportArtifactName = "report"
 
+// ArtifactVersionsExtension is the URI of the A2A extension the report
+// agent declares: a caller that activates it (A2A-Extensions header) gets
+// report artifacts that list the extension in their extensions and carry
+// its metadata, metadata.version (1, 2...) and metadata.refines (the task
+// whose report this version refines, "" for a first version), so a client
+// can tell versions of the same report apart without reading the text.
+const ArtifactVersionsExtension = "https://github.com/a2aflow/a2aflow/extensions/artifact-versions/v1"
+
 // Report returns the report agent: it turns notes into a Markdown report
 // artifact, and a follow-up task whose message lists the report's task in
 // referenceTaskIds refines it into the next version of the same artifact
@@ -36,6 +44,11 @@ func Report() *workflows.Agent {
 			Examples:    []string{"Q3 review\nRevenue grew 12%; churn fell to 2%.", "Add: the EMEA launch moved to November."},
 			OutputModes: []string{"text/markdown"},
 		}},
+		Extensions: []a2a.AgentExtension{{
+			URI:         ArtifactVersionsExtension,
+			Description: "Report artifacts carry metadata.version and metadata.refines, and list this extension.",
+			Params:      map[string]any{"metadataKeys": []string{"version", "refines"}},
+		}},
 		Handle: writeReport,
 	}
 }
@@ -47,7 +60,7 @@ func writeReport(ctx workflow.Context, t *workflows.Task) error {
 	}
 	refs := t.ReferenceTaskIDs()
 	if len(refs) == 0 {
-		t.Artifact(ctx, reportArtifact(newReport(notes), 0, ""))
+		t.Artifact(ctx, versioned(t, reportArtifact(newReport(notes), 0, "")))
 		t.Reply(fmt.Sprintf("Wrote the report (version 1). To refine it, send a message with referenceTaskIds [%q].", t.ID()))
 		return nil
 	}
@@ -64,7 +77,7 @@ func writeReport(ctx workflow.Context, t *workflows.Task) error {
 			continue
 		}
 		next := version + 1
-		t.Artifact(ctx, reportArtifact(prev+"\n\n## Revision "+fmt.Sprint(next)+"\n\n"+notes+"\n", next, ref))
+		t.Artifact(ctx, versioned(t, reportArtifact(prev+"\n\n## Revision "+fmt.Sprint(next)+"\n\n"+notes+"\n", next, ref)))
 		t.Reply(fmt.Sprintf("Refined the report of task %s into version %d.", ref, next))
 		return nil
 	}
@@ -90,6 +103,21 @@ func reportArtifact(text string, version int, refines a2a.TaskID) *a2a.Artifact 
 	a.Parts[0].MediaType = "text/markdown"
 	if version > 0 {
 		a.Metadata = map[string]any{"version": version, "refines": string(refines)}
+	}
+	return a
+}
+
+// versioned marks a report artifact as the artifact-versions extension
+// says, when the caller activated it: the artifact lists the extension and
+// says which task it refines ("" for a first version). Without it the
+// artifact is as before, so histories recorded earlier replay unchanged.
+func versioned(t *workflows.Task, a *a2a.Artifact) *a2a.Artifact {
+	if !t.ExtensionActive(ArtifactVersionsExtension) {
+		return a
+	}
+	a.Extensions = append(a.Extensions, ArtifactVersionsExtension)
+	if a.Metadata == nil {
+		a.Metadata = map[string]any{"refines": ""}
 	}
 	return a
 }

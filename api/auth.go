@@ -530,6 +530,7 @@ func publicRoute(r *http.Request) bool {
 	}
 	switch p := r.URL.Path; {
 	case p == "/healthz", p == "/readyz", p == "/metrics", p == "/agents", p == "/.well-known/agent-card.json",
+		p == JWKSPath, // the public key of signed cards (cards.go)
 		p == "/inbox": // the page shell; its data comes from /approvals with credentials
 		return true
 	case p == "/openapi.json", p == "/docs": // the API's description (openapi.go)

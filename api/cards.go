@@ -1,6 +1,9 @@
 package api
 
 import (
+	"net/http"
+	"slices"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -39,7 +42,7 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 			{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 			{URL: url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
 		},
-		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true, Extensions: cardExtensions(agent)},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
 		Skills:             skills,
@@ -52,6 +55,46 @@ func (s *Server) card(agent *workflows.Agent, prefix string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		card := AgentCard(agent, s.baseURL(c.Request)+prefix)
 		s.cfg.Auth.Declare(card)
+		s.signCard(c.Request, card)
 		a2asrv.NewAgentCardHandler(cardProducer(card)).ServeHTTP(c.Writer, c.Request)
 	}
+}
+
+// cardExtensions returns the agent's extensions as its card declares them.
+func cardExtensions(agent *workflows.Agent) []a2a.AgentExtension {
+	if len(agent.Extensions) == 0 {
+		return nil
+	}
+	return slices.Clone(agent.Extensions)
+}
+
+// JWKSPath is where the public key of signed cards is served.
+const JWKSPath = "/.well-known/jwks.json"
+
+// signCard adds the card's signature when a signing key is configured.
+// The card is signed as served, for the URL it names (the request's origin
+// unless PublicURL is set), and points at the key with jku. A signing
+// failure is logged and the card served unsigned: a verifying client then
+// refuses it, which is the right answer to a server that cannot sign.
+func (s *Server) signCard(r *http.Request, card *a2a.AgentCard) {
+	if s.cfg.CardSigner == nil {
+		return
+	}
+	sig, err := s.cfg.CardSigner.Sign(card, s.baseURL(r)+JWKSPath)
+	if err != nil {
+		s.cfg.Logger.ErrorContext(r.Context(), "agent card not signed", "agent", card.Name, "error", err)
+		return
+	}
+	card.Signatures = []a2a.AgentCardSignature{sig}
+}
+
+// jwks serves the public key of the card signing key as a JSON Web Key Set.
+func (s *Server) jwks(c *gin.Context) {
+	if s.cfg.CardSigner == nil {
+		abortWithA2AError(c, bindingPlain, http.StatusNotFound,
+			a2a.NewError(a2a.ErrMethodNotFound, "agent cards are not signed here: no card signing key is configured (--card-key)"))
+		return
+	}
+	c.Header("Cache-Control", "public, max-age=300")
+	c.JSON(http.StatusOK, s.cfg.CardSigner.JWKS())
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/a2aflow/a2aflow/blobstore"
+	"github.com/a2aflow/a2aflow/cardsign"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/secrets"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -109,6 +110,10 @@ type Config struct {
 	// waits for streams, which would last as long as their tasks
 	// (srv.RegisterOnShutdown). Nil: never.
 	ShuttingDown <-chan struct{}
+	// CardSigner, when set, signs every agent card (A2A 1.0 §8.4, cards.go)
+	// and serves its public key at /.well-known/jwks.json. Nil: cards are
+	// unsigned and that path answers 404.
+	CardSigner *cardsign.Signer
 }
 
 // UICodecPath is where the API serves the Web UI's codec endpoint when
@@ -208,6 +213,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/docs", serveDocs)
 	r.GET("/agents", s.listAgents)
 	r.GET("/.well-known/agent-card.json", s.card(def, ""))
+	r.GET(JWKSPath, s.jwks) // cards.go
 	r.Any("/agents/:name/*path", func(c *gin.Context) {
 		agent, ok := s.agents.Get(c.Param("name"))
 		if !ok {
@@ -258,10 +264,12 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 	})
 	keepAlive := a2asrv.WithTransportKeepAlive(15 * time.Second)
 	noted := notedService{svc} // the method and task of each call, for the logs (accesslog.go)
-	v1RPC := a2asrv.NewJSONRPCHandler(noted, panicToError, keepAlive)
-	v1REST := a2asrv.NewRESTHandler(noted, panicToError, keepAlive)
-	v0RPC := a2av0.NewJSONRPCHandler(noted, panicToError, keepAlive)
-	v0REST := a2av0.NewRESTHandler(noted, panicToError, keepAlive)
+	// Required extensions are checked before the service (extensions.go).
+	gated := gatedService{RequestHandler: noted, agent: agent.Name}
+	v1RPC := a2asrv.NewJSONRPCHandler(gated, panicToError, keepAlive)
+	v1REST := a2asrv.NewRESTHandler(gated, panicToError, keepAlive)
+	v0RPC := a2av0.NewJSONRPCHandler(gated, panicToError, keepAlive)
+	v0REST := a2av0.NewRESTHandler(gated, panicToError, keepAlive)
 
 	// guardBinding (validate.go) checks each request before a2a-go decodes it.
 	return guardBinding(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -271,6 +279,8 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 			writeVersionNotSupported(w, version, jsonRPC)
 			return
 		}
+		// The A2A-Extensions header against the agent's (extensions.go).
+		r = negotiateExtensions(w, r, agent)
 		// A stream takes one of the client's slots and has no deadline.
 		done, serve := s.openStream(w, r, jsonRPC)
 		if !serve {

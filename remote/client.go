@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aext"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
@@ -37,9 +38,13 @@ func ResolveCard(ctx context.Context, hc *http.Client, baseURL string) (*a2a.Age
 // NewClient returns an a2a-go client for card: A2A 1.0 or 0.3, JSON-RPC or
 // HTTP+JSON, whichever the card offers (the factory's choice), every request
 // made through hc.
-func NewClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (*a2aclient.Client, error) {
+//
+// extensions are A2A extension URIs to activate when card declares them
+// (a2aext's activator): each request then names them in A2A-Extensions.
+func NewClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard, extensions ...string) (*a2aclient.Client, error) {
 	hc = withProblemJSON(hc)
 	c, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithCallInterceptors(a2aext.NewActivator(extensions...)),
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
 		a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolJSONRPC,

@@ -119,6 +119,8 @@ type ContinuedTask struct {
 	CredentialWait *CredentialRequest `json:"credentialWait,omitempty"`
 	// Runs counts the task's workflow runs before this one.
 	Runs int `json:"runs"`
+	// Extensions are the extensions the latest message's request activated.
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 // ApprovalState is the approvals part of a [ContinuedTask].
@@ -355,6 +357,7 @@ func (r *run) carry(t *Task, skill *SkillState) *ContinuedTask {
 		Skill:            skill,
 		CredentialWait:   r.credentialWait,
 		Runs:             r.runs + 1,
+		Extensions:       slices.Clone(r.extensions),
 	}
 	if u := t.TokenUsage(); u != (TokenUsage{}) {
 		c.Usage = &u
@@ -399,6 +402,7 @@ func (r *run) restore(c *ContinuedTask) {
 	r.history.pages = slices.Clone(c.HistoryPages)
 	r.task.History = nil // the history lives in r.history
 	r.inbox = slices.Clone(c.Inbox)
+	r.extensions = slices.Clone(c.Extensions)
 	r.received, r.taken = c.Received, c.Taken
 	r.recentIDs = slices.Clone(c.RecentMessageIDs)
 	r.events = slices.Clone(c.Events)

@@ -37,6 +37,11 @@ type RemoteSendInput struct {
 	// is recognised by an agent that deduplicates by message ID (a2aflow
 	// does); TaskID and ContextID are empty for a new remote task.
 	Message *a2a.Message
+	// Extensions are the URIs of the calling agent's extensions
+	// (Agent.Extensions): the client activates those the remote card
+	// declares (a2aext's activator), so a remote agent that requires one
+	// the caller supports is not refused.
+	Extensions []string `json:",omitempty"`
 }
 
 // RemoteFollowInput is the argument of [ActivityFollowRemoteTask].
@@ -52,12 +57,16 @@ type RemoteFollowInput struct {
 	// answered: until the remote agent takes the answer, its task may still
 	// show that question, which is not a new one and is followed past.
 	Answered string `json:",omitempty"`
+	// Extensions are as in RemoteSendInput.
+	Extensions []string `json:",omitempty"`
 }
 
 // RemoteCancelInput is the argument of [ActivityCancelRemoteTask].
 type RemoteCancelInput struct {
 	Agent  string
 	TaskID a2a.TaskID
+	// Extensions are as in RemoteSendInput.
+	Extensions []string `json:",omitempty"`
 }
 
 // RemoteTaskResult is what the send and follow activities answer.
@@ -278,7 +287,7 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		RetryPolicy:            c.retry(),
 	}, summary))
 	var res RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions()}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed("send a message to", err)
 	}
@@ -298,7 +307,8 @@ func (c *call) follow(ctx workflow.Context, task *a2a.Task, answered string) (*a
 		RetryPolicy:            c.retry(),
 	}, fmt.Sprintf("follow %s task %s", c.req.Agent, task.ID)))
 	var res RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, ActivityFollowRemoteTask, RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, ActivityFollowRemoteTask, RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered,
+		Extensions: c.t.agentExtensions()}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed(fmt.Sprintf("follow task %s of", task.ID), err)
 	}
@@ -368,7 +378,7 @@ func (c *call) stop(ctx workflow.Context, task *a2a.Task, err error) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: c.retry().NonRetryableErrorTypes},
 	}, fmt.Sprintf("cancel %s task %s", c.req.Agent, task.ID)))
-	if cerr := workflow.ExecuteActivity(actx, ActivityCancelRemoteTask, RemoteCancelInput{Agent: c.req.Agent, TaskID: task.ID}).Get(dctx, nil); cerr != nil {
+	if cerr := workflow.ExecuteActivity(actx, ActivityCancelRemoteTask, RemoteCancelInput{Agent: c.req.Agent, TaskID: task.ID, Extensions: c.t.agentExtensions()}).Get(dctx, nil); cerr != nil {
 		c.t.r.logger.Warn("cancel remote task", "agent", c.req.Agent, "task", task.ID, "error", cerr)
 		c.t.recordDelegation(dctx, c.record, Delegation{Agent: c.req.Agent, TaskID: task.ID, ContextID: task.ContextID, State: task.Status.State})
 	} else {
@@ -437,4 +447,17 @@ func OneLine(s string, n int) string {
 		return string(runes)
 	}
 	return string(runes[:n-1]) + "…"
+}
+
+// agentExtensions returns the URIs of the extensions the task's agent
+// declares, which its delegations activate where the remote card has them.
+func (t *Task) agentExtensions() []string {
+	if t.agent == nil {
+		return nil
+	}
+	var uris []string
+	for _, e := range t.agent.Extensions {
+		uris = append(uris, e.URI)
+	}
+	return uris
 }

@@ -54,6 +54,11 @@ type SendMessageInput struct {
 	// authentication, never from the message.
 	Approver       string   `json:",omitempty"`
 	ApproverGroups []string `json:",omitempty"`
+	// Extensions are the URIs of the agent's extensions the request
+	// activated (its A2A-Extensions header, checked by the API against
+	// Agent.Extensions): recorded here, in history, so the skill reads them
+	// deterministically ([Task.Extensions]).
+	Extensions []string `json:",omitempty"`
 }
 
 // CancelTaskInput is the argument of the UpdateCancelTask update.
@@ -287,6 +292,8 @@ type run struct {
 
 	budget time.Duration // default RetryBudget of Task.CallAgent (delegate.go)
 
+	extensions []string // activated by the latest message's request (Task.Extensions)
+
 	// Long tasks (continued.go): whether this run may continue as new and
 	// page its history (false when replaying histories recorded before),
 	// when to, and whether it is doing so.
@@ -475,6 +482,7 @@ func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpda
 		return r.onDecisionMessage(ctx, in, d)
 	}
 	r.addPushConfig(in.PushConfig)
+	r.extensions = in.Extensions
 	waitingForApprovals := (r.waitingApproval || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
 	index := r.receive(ctx, in.Message)
 	r.interruptWork()

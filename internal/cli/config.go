@@ -88,6 +88,8 @@ type config struct {
 	// payloads is PayloadStore opened, once, by payloadStore: the same
 	// Store for the Temporal client, the worker, the API and activities.
 	payloads blobstore.Store
+	// CardKey is the key serve and api sign agent cards with (keys.go).
+	CardKey cardKeyConfig
 	// Lifecycle is how serve, api and worker stop (--shutdown-timeout) and
 	// the worker's health port (shutdown.go, health.go).
 	Lifecycle lifecycle
@@ -107,6 +109,7 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
 	c.HTTP.bind(fs)
+	c.CardKey.bind(fs)
 	c.bindAccessLog(fs)
 }
 

@@ -22,6 +22,7 @@ func NewRoot(app *App) *cobra.Command {
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd())
 	root.AddCommand(newClientCmds()...)
 	root.AddCommand(newAgentsCmd(), newREPLCmd())
+	root.AddCommand(newKeysCmd()) // keys.go
 	return root
 }
 
