@@ -85,6 +85,10 @@ type clientFlags struct {
 	json    bool
 	timeout time.Duration
 
+	// binding and protocolVersion force one transport (transport.go).
+	binding         string
+	protocolVersion string
+
 	// Inline credentials, any combination (remote.Credentials).
 	apiKey             string
 	apiKeyIn           string
@@ -149,6 +153,8 @@ func (f *clientFlags) bind(cmd *cobra.Command, withAgent bool) {
 	} else {
 		fs.StringVar(&f.authRef, "auth-ref", env("A2AFLOW_CLIENT_AUTH_REF", ""), "call the agent with the credentials of this name in the --credentials file (A2AFLOW_CLIENT_AUTH_REF)")
 	}
+	fs.StringVar(&f.binding, "binding", env("A2AFLOW_CLIENT_BINDING", ""), "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the client's choice (A2AFLOW_CLIENT_BINDING)")
+	fs.StringVar(&f.protocolVersion, "protocol-version", env("A2AFLOW_CLIENT_PROTOCOL_VERSION", ""), "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice (A2AFLOW_CLIENT_PROTOCOL_VERSION)")
 	fs.BoolVar(&f.json, "json", false, "print JSON for scripts instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long; 0 waits as long as the agent takes")
 }
@@ -305,7 +311,11 @@ func (f *clientFlags) connect(ctx context.Context) (*a2aclient.Client, *a2a.Agen
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := newA2AClient(ctx, hc, card)
+	forced, err := forceTransport(card, f.binding, f.protocolVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := newA2AClient(ctx, hc, forced)
 	if err != nil {
 		return nil, nil, err
 	}

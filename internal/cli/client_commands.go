@@ -21,12 +21,12 @@ unsupported...), 1 any other error.`
 // newClientCmds returns the client commands, which work against any A2A
 // agent (1.0 or 0.3, JSON-RPC or HTTP+JSON), not only a2aflow.
 func newClientCmds() []*cobra.Command {
-	return []*cobra.Command{newCardCmd(), newSendCmd(), newGetCmd(), newListCmd(), newCancelCmd(), newSubscribeCmd()}
+	return []*cobra.Command{newCardCmd(), newSendCmd(), newGetCmd(), newListCmd(), newCancelCmd(), newSubscribeCmd(), newPushCmd()}
 }
 
 func newCardCmd() *cobra.Command {
 	f := &clientFlags{}
-	var verify bool
+	var extended bool
 	cmd := &cobra.Command{
 		Use:   "card URL",
 		Short: "Fetch and show the agent card of an A2A agent",
@@ -39,13 +39,10 @@ func newCardCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if verify {
-				// keys.go: the signature against the key set its jku names.
-				h, err := verifyCard(ctx, f.httpClient(), args[0], card)
-				if err != nil {
-					return fmt.Errorf("the card of %s does not verify: %w", args[0], err)
+			if extended {
+				if card, err = extendedCard(ctx, f, args[0], card); err != nil {
+					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "Signature verified: %s key %s from %s\n", h.Alg, h.Kid, h.JKU)
 			}
 			if f.json {
 				return printJSON(cmd.OutOrStdout(), card)
@@ -55,7 +52,7 @@ func newCardCmd() *cobra.Command {
 		},
 	}
 	f.bind(cmd, false)
-	cmd.Flags().BoolVar(&verify, "verify", false, "check the card's JWS signature against the key set its jku names (on the card's own origin); fail if it does not verify")
+	cmd.Flags().BoolVar(&extended, "extended", false, "show the extended card the agent gives an authenticated caller (GetExtendedAgentCard), with the credential flags")
 	return cmd
 }
 
@@ -102,25 +99,6 @@ func pendingApproval(m *a2a.Message) string {
 	return ""
 }
 
-// printApprovalHint says how to decide the approval id a task waits for:
-// the approve and reject commands against the agent's server, or the
-// server's inbox page.
-func printApprovalHint(w io.Writer, id, agentURL string) {
-	server := agentServer(agentURL)
-	fmt.Fprintf(w, "It waits for approval %s. Decide with: %s approve %s --as NAME --api %s (or %s reject %s ...), or in the inbox: %s/inbox\n",
-		id, progName(), id, server, progName(), id, server)
-}
-
-// agentServer is the a2aflow server an agent URL belongs to: the URL
-// without its /agents/NAME path.
-func agentServer(agentURL string) string {
-	base := strings.TrimRight(agentURL, "/")
-	if i := strings.Index(base, "/agents/"); i >= 0 {
-		base = base[:i]
-	}
-	return base
-}
-
 // printTask shows a task for a human: its state, the agent's last word (the
 // question when it waits) and its artifacts.
 func printTask(w io.Writer, task *a2a.Task, agentURL string) {
@@ -130,7 +108,7 @@ func printTask(w io.Writer, task *a2a.Task, agentURL string) {
 	case a2a.TaskStateInputRequired:
 		fmt.Fprintf(w, "The agent needs input: %s\n", text)
 		if id := pendingApproval(task.Status.Message); id != "" {
-			printApprovalHint(w, id, agentURL)
+			fmt.Fprintf(w, "It waits for an approval: %s approve %s --as NAME (or reject)\n", progName(), id)
 		} else {
 			fmt.Fprintf(w, "Answer with: %s send --agent %s --task %s \"...\"\n", progName(), agentURL, task.ID)
 		}
@@ -158,12 +136,22 @@ func newSendCmd() *cobra.Command {
 	f := &clientFlags{}
 	var taskID, contextID string
 	var stream bool
+	var parts messageFlags // message_parts.go
 	cmd := &cobra.Command{
-		Use:   "send --agent URL [--task ID] [--context ID] [--stream] MESSAGE",
+		Use:   "send --agent URL [--task ID] [--context ID] [--stream] [--file PATH|URI] [--data JSON] [--metadata JSON] [--reference-task ID] [MESSAGE]",
 		Short: "Send a message to an A2A agent; with --task, answer a waiting task",
-		Long:  "Send a text message to an A2A agent and show the task it starts or continues.\n" + clientHelp,
-		Args:  cobra.ExactArgs(1),
+		Long: "Send a message (text, files, data) to an A2A agent and show the task it starts or continues.\n" +
+			"--file, --data and --reference-task repeat; a file the agent's card does not take is refused by the agent.\n" + clientHelp,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			text := ""
+			if len(args) == 1 {
+				text = args[0]
+			}
+			msg, err := parts.message(text)
+			if err != nil {
+				return err
+			}
 			ctx, cancel := f.context(cmd)
 			defer cancel()
 			c, card, err := f.connect(ctx)
@@ -171,7 +159,6 @@ func newSendCmd() *cobra.Command {
 				return err
 			}
 			defer func() { _ = c.Destroy() }()
-			msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(args[0]))
 			msg.TaskID = a2a.TaskID(taskID)
 			msg.ContextID = contextID
 			req := &a2a.SendMessageRequest{Message: msg}
@@ -210,6 +197,7 @@ func newSendCmd() *cobra.Command {
 	cmd.Flags().StringVar(&taskID, "task", "", "task to continue, e.g. to answer its question")
 	cmd.Flags().StringVar(&contextID, "context", "", "conversation (context ID) the message belongs to")
 	cmd.Flags().BoolVar(&stream, "stream", false, "stream the task's events as they happen (SendStreamingMessage)")
+	parts.bind(cmd)
 	f.bind(cmd, true)
 	return cmd
 }
@@ -220,7 +208,6 @@ func newSendCmd() *cobra.Command {
 func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a.Event, error) bool)) error {
 	state := a2a.TaskStateUnspecified
 	var taskID a2a.TaskID
-	approvalID := "" // the approval the task waits for, from its status message
 	enc := json.NewEncoder(out)
 	for ev, err := range events {
 		if err != nil {
@@ -234,7 +221,6 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 		switch e := ev.(type) {
 		case *a2a.Task:
 			state, taskID = e.Status.State, e.ID
-			approvalID = pendingApproval(e.Status.Message)
 			if !f.json {
 				fmt.Fprintf(out, "[task] %s (context %s): %s\n", e.ID, e.ContextID, stateName(e.Status.State))
 				if t := messageText(e.Status.Message); t != "" {
@@ -243,7 +229,6 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 			}
 		case *a2a.TaskStatusUpdateEvent:
 			state, taskID = e.Status.State, e.TaskID
-			approvalID = pendingApproval(e.Status.Message)
 			if !f.json {
 				line := "[status] " + stateName(e.Status.State)
 				if t := messageText(e.Status.Message); t != "" {
@@ -264,10 +249,6 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 	if !f.json {
 		switch state {
 		case a2a.TaskStateInputRequired:
-			if approvalID != "" {
-				printApprovalHint(out, approvalID, f.agent)
-				break
-			}
 			fmt.Fprintf(out, "The agent needs input. Answer with: %s send --agent %s --task %s \"...\"\n", progName(), f.agent, taskID)
 		case a2a.TaskStateAuthRequired:
 			fmt.Fprintln(out, "The agent needs authentication.")
