@@ -27,6 +27,7 @@ func newClientCmds() []*cobra.Command {
 func newCardCmd() *cobra.Command {
 	f := &clientFlags{}
 	var extended bool
+	var verify bool
 	cmd := &cobra.Command{
 		Use:   "card URL",
 		Short: "Fetch and show the agent card of an A2A agent",
@@ -38,6 +39,14 @@ func newCardCmd() *cobra.Command {
 			card, err := resolveCard(ctx, f.httpClient(), args[0])
 			if err != nil {
 				return err
+			}
+			if verify {
+				// keys.go: the signature against the key set its jku names.
+				h, err := verifyCard(ctx, f.httpClient(), args[0], card)
+				if err != nil {
+					return fmt.Errorf("the card of %s does not verify: %w", args[0], err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "Signature verified: %s key %s from %s\n", h.Alg, h.Kid, h.JKU)
 			}
 			if extended {
 				if card, err = extendedCard(ctx, f, args[0], card); err != nil {
@@ -52,6 +61,7 @@ func newCardCmd() *cobra.Command {
 		},
 	}
 	f.bind(cmd, false)
+	cmd.Flags().BoolVar(&verify, "verify", false, "check the card's JWS signature against the key set its jku names (on the card's own origin); fail if it does not verify")
 	cmd.Flags().BoolVar(&extended, "extended", false, "show the extended card the agent gives an authenticated caller (GetExtendedAgentCard), with the credential flags")
 	return cmd
 }
@@ -99,6 +109,25 @@ func pendingApproval(m *a2a.Message) string {
 	return ""
 }
 
+// printApprovalHint says how to decide the approval id a task waits for:
+// the approve and reject commands against the agent's server, or the
+// server's inbox page.
+func printApprovalHint(w io.Writer, id, agentURL string) {
+	server := agentServer(agentURL)
+	fmt.Fprintf(w, "It waits for approval %s. Decide with: %s approve %s --as NAME --api %s (or %s reject %s ...), or in the inbox: %s/inbox\n",
+		id, progName(), id, server, progName(), id, server)
+}
+
+// agentServer is the a2aflow server an agent URL belongs to: the URL
+// without its /agents/NAME path.
+func agentServer(agentURL string) string {
+	base := strings.TrimRight(agentURL, "/")
+	if i := strings.Index(base, "/agents/"); i >= 0 {
+		base = base[:i]
+	}
+	return base
+}
+
 // printTask shows a task for a human: its state, the agent's last word (the
 // question when it waits) and its artifacts.
 func printTask(w io.Writer, task *a2a.Task, agentURL string) {
@@ -108,7 +137,7 @@ func printTask(w io.Writer, task *a2a.Task, agentURL string) {
 	case a2a.TaskStateInputRequired:
 		fmt.Fprintf(w, "The agent needs input: %s\n", text)
 		if id := pendingApproval(task.Status.Message); id != "" {
-			fmt.Fprintf(w, "It waits for an approval: %s approve %s --as NAME (or reject)\n", progName(), id)
+			printApprovalHint(w, id, agentURL)
 		} else {
 			fmt.Fprintf(w, "Answer with: %s send --agent %s --task %s \"...\"\n", progName(), agentURL, task.ID)
 		}
@@ -208,6 +237,7 @@ func newSendCmd() *cobra.Command {
 func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a.Event, error) bool)) error {
 	state := a2a.TaskStateUnspecified
 	var taskID a2a.TaskID
+	approvalID := "" // the approval the task waits for, from its status message
 	enc := json.NewEncoder(out)
 	for ev, err := range events {
 		if err != nil {
@@ -221,6 +251,7 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 		switch e := ev.(type) {
 		case *a2a.Task:
 			state, taskID = e.Status.State, e.ID
+			approvalID = pendingApproval(e.Status.Message)
 			if !f.json {
 				fmt.Fprintf(out, "[task] %s (context %s): %s\n", e.ID, e.ContextID, stateName(e.Status.State))
 				if t := messageText(e.Status.Message); t != "" {
@@ -229,6 +260,7 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 			}
 		case *a2a.TaskStatusUpdateEvent:
 			state, taskID = e.Status.State, e.TaskID
+			approvalID = pendingApproval(e.Status.Message)
 			if !f.json {
 				line := "[status] " + stateName(e.Status.State)
 				if t := messageText(e.Status.Message); t != "" {
@@ -249,6 +281,10 @@ func followEvents(out io.Writer, f *clientFlags, op string, events func(func(a2a
 	if !f.json {
 		switch state {
 		case a2a.TaskStateInputRequired:
+			if approvalID != "" {
+				printApprovalHint(out, approvalID, f.agent)
+				break
+			}
 			fmt.Fprintf(out, "The agent needs input. Answer with: %s send --agent %s --task %s \"...\"\n", progName(), f.agent, taskID)
 		case a2a.TaskStateAuthRequired:
 			fmt.Fprintln(out, "The agent needs authentication.")
