@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/cardsign"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -60,5 +62,73 @@ func TestDelegationActivatesExtensions(t *testing.T) {
 	}
 	if n := len(seen); n < 2 || seen[n-1] != ext {
 		t.Errorf("A2A-Extensions the remote agent saw: %q, want the last to be %s (only what its card declares)", seen, ext)
+	}
+}
+
+// signedAgent serves a card signed by key (its jku on the same server, with
+// the key set there) and a2a-go's JSON-RPC endpoint; tamper edits the card
+// after it is signed.
+func signedAgent(t *testing.T, key *cardsign.Signer, tamper bool) string {
+	t.Helper()
+	var url string
+	mux := http.NewServeMux()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
+		card := &a2a.AgentCard{
+			Name: "signed", Version: "1.0.0", Description: "Signs its card.",
+			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)},
+			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+			Skills: []a2a.AgentSkill{{ID: "do", Name: "Do", Description: "Does it."}},
+		}
+		sig, err := key.Sign(card, url+"/.well-known/jwks.json")
+		if err != nil {
+			return nil, err
+		}
+		card.Signatures = []a2a.AgentCardSignature{sig}
+		if tamper {
+			card.Description = "Signs its card!"
+		}
+		return card, nil
+	})))
+	mux.HandleFunc("/.well-known/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(key.JWKS())
+	})
+	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(doneAgent{})))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	url = srv.URL
+	return url
+}
+
+// TestRequireSignedPeers: with RequireSignedPeers, a delegation goes to an
+// agent whose card verifies and is refused, not retried, for an unsigned or
+// tampered card.
+func TestRequireSignedPeers(t *testing.T) {
+	pemKey, err := cardsign.GenerateKey(cardsign.EdDSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := cardsign.NewSigner(pemKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, unsigned := agentOn(t, "127.0.0.1:0", "plain")
+	send := func(url string) error {
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(&activities.Remote{Outbound: outbound.New(outbound.Options{Policy: mustPolicy(t, "loopback")}), RequireSignedPeers: true})
+		_, err := env.ExecuteActivity(workflows.ActivitySendRemoteMessage, workflows.RemoteSendInput{
+			Agent: url, Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")),
+		})
+		return err
+	}
+	if err := send(signedAgent(t, key, false)); err != nil {
+		t.Errorf("a signed agent: %v", err)
+	}
+	for name, url := range map[string]string{"unsigned": unsigned, "tampered": signedAgent(t, key, true)} {
+		msg, retryable := appError(t, send(url))
+		if retryable || !strings.Contains(msg, "does not verify") || !strings.Contains(msg, "--require-signed-peers") {
+			t.Errorf("%s agent: %q (retryable %t), want refused: does not verify, --require-signed-peers", name, msg, retryable)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/metrics"
+	"github.com/a2aflow/a2aflow/cardsign"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
@@ -46,6 +47,11 @@ type Remote struct {
 	// PollInterval is how often a remote task whose card offers no
 	// streaming is polled; default 2 s.
 	PollInterval time.Duration
+	// RequireSignedPeers refuses remote agents whose card does not verify
+	// (cardsign.VerifyAt: a signature by a key of the key set its jku names
+	// on the card's own origin), as a non-retryable error; the directory's
+	// stored copy of a card is no fallback then.
+	RequireSignedPeers bool
 
 	mu      sync.Mutex
 	clients map[clientKey]*remoteClient
@@ -275,6 +281,14 @@ func (a *Remote) client(ctx context.Context, agent string, extensions []string) 
 	}
 	if err != nil {
 		return nil, a.callError(ctx, rc, "fetch agent card", err)
+	}
+	if a.RequireSignedPeers {
+		if _, verr := cardsign.VerifyAt(ctx, clients.Card, entry.URL, card); verr != nil {
+			activity.GetLogger(ctx).Warn("remote agent card not verified", "agent", agent, "error", verr)
+			return nil, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("agent %s: its card's signature does not verify (%v), and this worker delegates to signed agents only (--require-signed-peers)", agent, verr),
+				workflows.ErrTypeRemoteConfig, nil)
+		}
 	}
 	c, err := remote.NewClient(ctx, clients.Calls, card, extensions...)
 	if err != nil {

@@ -201,7 +201,8 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	}
 	msg := req.Message
 	owner := principal(ctx)
-	in := workflows.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately}
+	in := workflows.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately,
+		Extensions: activatedExtensions(ctx)}
 	// The message may be an approval decision (approval.go): it carries who
 	// sends it, from authentication or, with it off, the X-Approver header.
 	in.Approver, in.ApproverGroups = s.messageApprover(ctx)

@@ -41,6 +41,10 @@ type RemoteAgent struct {
 	LastSeen *time.Time `json:"lastSeen,omitempty"`
 	// Healthy reports whether the last check reached it.
 	Healthy bool `json:"healthy"`
+	// CardVerified reports whether the card's signature verified (A2A 1.0
+	// §8.4, against the key set its jku names on the card's own origin)
+	// when it was last fetched; false for an unsigned card.
+	CardVerified bool `gorm:"not null;default:false" json:"cardVerified"`
 	// LastError is why the last check failed; empty when it succeeded.
 	LastError string    `json:"lastError,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -55,6 +59,9 @@ type AgentCheck struct {
 	Err error
 	// At is when the check ran; zero means now.
 	At time.Time
+	// Verified says whether the fresh card's signature verified; recorded
+	// with a successful check only.
+	Verified bool
 }
 
 // ErrAlreadyExists is returned when a record with the same unique name exists.
@@ -233,6 +240,7 @@ func (s *Store) RecordAgentCheckIn(sc Scope, name string, check AgentCheck) (*Re
 		updates["last_error"] = check.Err.Error()
 	} else {
 		updates["last_seen"] = at
+		updates["card_verified"] = check.Verified
 		if check.Card != nil {
 			updates["card"] = string(check.Card) // text, as the rawjson serializer writes it
 		}

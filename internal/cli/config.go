@@ -90,6 +90,9 @@ type config struct {
 	payloads blobstore.Store
 	// CardKey is the key serve and api sign agent cards with (keys.go).
 	CardKey cardKeyConfig
+	// RequireSignedPeers makes delegation refuse remote agents whose card
+	// does not verify (keys.go).
+	RequireSignedPeers bool
 	// Lifecycle is how serve, api and worker stop (--shutdown-timeout) and
 	// the worker's health port (shutdown.go, health.go).
 	Lifecycle lifecycle
@@ -174,6 +177,7 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&c.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"),
 		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
 	c.Deployment.bind(fs)
+	bindRequireSignedPeers(fs, &c.RequireSignedPeers) // keys.go
 	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
 		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
 	fs.StringSliceVar(&c.OutboundAllowHosts, "outbound-allow-hosts", splitList(env("A2AFLOW_OUTBOUND_ALLOW_HOSTS", "")),

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
 
+	"github.com/a2aflow/a2aflow/cardsign"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
@@ -56,7 +57,23 @@ var directoryOutbound = sync.OnceValue(func() *outbound.Client { return outbound
 // can speak. The request goes through the guarded outbound client with the
 // agent's host trusted, bounded as every card fetch, the credentials of the
 // flags sent only to the hosts they are registered for.
-func (d *directoryFlags) checkAgent(ctx context.Context, url string) (*a2a.AgentCard, json.RawMessage, error) {
+//
+// The card's signature is checked too (cardsign.VerifyAt): verified says
+// whether it held, notVerified why not; an unverified card is no error.
+func (d *directoryFlags) checkAgent(ctx context.Context, url string) (card *a2a.AgentCard, raw json.RawMessage, verified bool, notVerified error, err error) {
+	card, raw, err = d.fetchAgent(ctx, url)
+	if err != nil {
+		return nil, nil, false, nil, err
+	}
+	clients, err := remote.Endpoint{URL: url, Trusted: true}.Clients(directoryOutbound())
+	if err != nil {
+		return nil, nil, false, nil, err
+	}
+	_, notVerified = cardsign.VerifyAt(ctx, clients.Card, url, card)
+	return card, raw, notVerified == nil, notVerified, nil
+}
+
+func (d *directoryFlags) fetchAgent(ctx context.Context, url string) (*a2a.AgentCard, json.RawMessage, error) {
 	creds, err := d.client.credentials()
 	if err != nil {
 		return nil, nil, err
@@ -118,7 +135,7 @@ func newAgentsAddCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := d.client.context(cmd)
 			defer cancel()
-			card, raw, err := d.checkAgent(ctx, args[0])
+			card, raw, verified, notVerified, err := d.checkAgent(ctx, args[0])
 			if err != nil {
 				return fmt.Errorf("agents add: %w", err)
 			}
@@ -131,7 +148,8 @@ func newAgentsAddCmd() *cobra.Command {
 			}
 			defer store.Close()
 			now := time.Now()
-			a := &models.RemoteAgent{Shared: true, Name: name, URL: args[0], Card: raw, AuthRef: authRef, LastSeen: &now, Healthy: true}
+			a := &models.RemoteAgent{Shared: true, Name: name, URL: args[0], Card: raw, AuthRef: authRef, LastSeen: &now, Healthy: true,
+				CardVerified: verified}
 			if err := store.AddAgent(a); err != nil {
 				if errors.Is(err, models.ErrAlreadyExists) {
 					return fmt.Errorf("agents add: an agent named %q is already in the directory (remove it first, or pass --name)", name)
@@ -142,6 +160,11 @@ func newAgentsAddCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), a)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "added %s (%s): %s\n", a.Name, card.Name, a.URL)
+			if verified {
+				fmt.Fprintln(cmd.OutOrStdout(), "its card's signature verified")
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "its card's signature did not verify: %v\n", notVerified)
+			}
 			return nil
 		},
 	}
@@ -183,7 +206,7 @@ func newAgentsListCmd() *cobra.Command {
 
 func printAgents(out io.Writer, agents []models.RemoteAgent) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tURL\tOWNER\tHEALTHY\tLAST SEEN\tAUTH\tERROR")
+	fmt.Fprintln(w, "NAME\tURL\tOWNER\tHEALTHY\tVERIFIED\tLAST SEEN\tAUTH\tERROR")
 	for _, a := range agents {
 		seen := "never"
 		if a.LastSeen != nil {
@@ -196,7 +219,7 @@ func printAgents(out io.Writer, agents []models.RemoteAgent) {
 				owner = "(anonymous)"
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\t%s\t%s\n", a.Name, a.URL, owner, a.Healthy, seen, a.AuthRef, a.LastError)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%t\t%s\t%s\t%s\n", a.Name, a.URL, owner, a.Healthy, a.CardVerified, seen, a.AuthRef, a.LastError)
 	}
 	_ = w.Flush()
 }
@@ -277,12 +300,12 @@ func newAgentsRefreshCmd() *cobra.Command {
 					cancel()
 					ctx, cancel = context.WithTimeout(cmd.Context(), 15*time.Second)
 				}
-				_, raw, err := d.checkAgent(ctx, a.URL)
+				_, raw, verified, _, err := d.checkAgent(ctx, a.URL)
 				cancel()
 				if err != nil {
 					down++
 				}
-				u, rerr := store.RecordAgentCheck(a.Name, models.AgentCheck{Card: raw, Err: err})
+				u, rerr := store.RecordAgentCheck(a.Name, models.AgentCheck{Card: raw, Err: err, Verified: verified})
 				if rerr != nil {
 					return rerr
 				}

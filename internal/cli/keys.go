@@ -94,3 +94,9 @@ func newKeysCmd() *cobra.Command {
 func verifyCard(ctx context.Context, hc *http.Client, cardURL string, card *a2a.AgentCard) (cardsign.Header, error) {
 	return cardsign.VerifyAt(ctx, hc, cardURL, card)
 }
+
+// bindRequireSignedPeers binds --require-signed-peers.
+func bindRequireSignedPeers(fs *pflag.FlagSet, v *bool) {
+	fs.BoolVar(v, "require-signed-peers", envBool("A2AFLOW_REQUIRE_SIGNED_PEERS"),
+		"delegate only to remote agents whose card carries a signature that verifies against the key set its jku names on the card's own origin (A2AFLOW_REQUIRE_SIGNED_PEERS)")
+}

@@ -148,7 +148,8 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		HistoryPages:     &activities.HistoryPages{Store: payloads},
 		GitHub: &activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
 			Client: out.HTTPClient(githubUse.Trusting(githubAPI))},
-		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners},
+		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners,
+			RequireSignedPeers: cfg.RequireSignedPeers},
 		// File parts given by URI, fetched for the model through the guard.
 		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
 	}.Register(w)
@@ -209,6 +210,10 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	if err != nil {
 		return err
 	}
+	cardSigner, err := cfg.CardKey.signer() // keys.go
+	if err != nil {
+		return err
+	}
 	draining := make(chan struct{}) // closed on shutdown: streams end
 	srv := &http.Server{
 		Handler: api.New(c, reg, api.Config{
@@ -237,6 +242,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 			}(),
 			ShuttingDown:    draining,
 			ReadinessChecks: cfg.Lifecycle.readinessChecks(),
+			CardSigner:      cardSigner,
 		}).Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
