@@ -137,7 +137,8 @@ func (w *Waitpoint) Decode(v any) error {
 	if len(w.Payload) == 0 {
 		return fmt.Errorf("waitpoint %s has no payload (%s)", w.ID, w.State)
 	}
-	return json.Unmarshal(w.Payload, v)
+	// Decoding JSON into v is a pure function of the payload.
+	return json.Unmarshal(w.Payload, v) //workflowcheck:ignore
 }
 
 // CompleteWaitpointInput is the argument of UpdateCompleteWaitpoint.
