@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/models"
 )
 
 const replHelp = `Commands:
@@ -34,8 +37,11 @@ const replHelp = `Commands:
                      the JSON object JSON as its parameters ({} when left out), through the
                      local server's router agent
   :quit              leave (stops serving too; so do end of input and Ctrl-C)
-Any other line is a message to the current agent; when a task waits for
-input, the prompt says so and the next line answers it.
+Plain-text commands work too: "connect URL|N", "disconnect", "list servers"
+(or "servers"), "card", "help", "quit". Any other line is a message to the
+current agent; when a task waits for input, the prompt says so and the next
+line answers it. :connect to an agent not yet known adds it to the agent
+directory (as "agents add" does), so :servers lists it next time.
 `
 
 // errQuit ends the REPL loop.
@@ -61,6 +67,10 @@ type replSession struct {
 	out       io.Writer
 	listen    listenConfig
 	listener  *replListener // the running :listen child, if any
+	// log gets every line read, after the prompt out printed (--log-file).
+	log io.Writer
+	// remember adds a connected agent to the directory; nil remembers nothing.
+	remember func(url string, card *a2a.AgentCard) error
 }
 
 // replTask is the conversation with one agent: its context and the task
@@ -112,7 +122,11 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 		return nil
 	}
 	if !strings.HasPrefix(line, ":") {
-		return r.send(ctx, r.current(), line)
+		cmd, ok := plainCommand(line)
+		if !ok {
+			return r.send(ctx, r.current(), line)
+		}
+		line = cmd
 	}
 	cmd, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
@@ -165,6 +179,9 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 		}
 		r.connected = url
 		fmt.Fprintf(r.out, "Connected to %s (%s)\n", card.Name, r.current())
+		if url != "" {
+			r.rememberAgent(url, card)
+		}
 	case ":disconnect":
 		r.connected = ""
 		fmt.Fprintf(r.out, "Back to the local agent %s\n", r.local)
@@ -194,6 +211,65 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 		return fmt.Errorf("unknown command %s, see :help", cmd)
 	}
 	return nil
+}
+
+// plainCommands are the words a line without ":" may start with to be a
+// command (the seed's execute_command keywords), each with the number of
+// arguments it takes.
+var plainCommands = map[string]struct {
+	cmd  string
+	args int
+}{
+	"connect": {":connect", 1}, "disconnect": {":disconnect", 0}, "list servers": {":servers", 0},
+	"servers": {":servers", 0}, "card": {":card", 0}, "help": {":help", 0}, "quit": {":quit", 0}, "exit": {":quit", 0},
+}
+
+// plainCommand maps a plain-text line onto its REPL command: "connect URL"
+// is ":connect URL", "list servers" is ":servers". Only an exact shape
+// counts (the keyword, then exactly its arguments, a URL or a number for
+// connect), so "connect me with sales" stays a message.
+func plainCommand(line string) (string, bool) {
+	fields := strings.Fields(strings.ToLower(line))
+	orig := strings.Fields(line)
+	for n := 2; n >= 1; n-- {
+		if len(fields) < n {
+			continue
+		}
+		c, ok := plainCommands[strings.Join(fields[:n], " ")]
+		if !ok || len(fields)-n != c.args {
+			continue
+		}
+		if c.args == 0 {
+			return c.cmd, true
+		}
+		arg := orig[n]
+		if _, err := strconv.Atoi(arg); err != nil && !strings.Contains(arg, "://") && !strings.Contains(arg, ":") {
+			return "", false
+		}
+		return c.cmd + " " + arg, true
+	}
+	return "", false
+}
+
+// rememberAgent adds url to the agent directory unless it is known already
+// (the seed's discovery session); a failure is only reported.
+func (r *replSession) rememberAgent(url string, card *a2a.AgentCard) {
+	if r.remember == nil {
+		return
+	}
+	list, err := r.serverList()
+	if err == nil {
+		for _, s := range list {
+			if strings.TrimRight(s.url, "/") == strings.TrimRight(url, "/") {
+				return
+			}
+		}
+	}
+	if err := r.remember(url, card); err != nil {
+		fmt.Fprintf(r.out, "Not remembered in the agent directory: %v\n", err)
+		return
+	}
+	fmt.Fprintf(r.out, "Remembered %s in the agent directory (see :servers)\n", card.Name)
 }
 
 func (r *replSession) serverList() ([]replServer, error) {
@@ -459,6 +535,9 @@ func (r *replSession) run(ctx context.Context, in io.Reader, errOut io.Writer) e
 			fmt.Fprintln(r.out)
 			return err
 		case line := <-lines:
+			if r.log != nil {
+				fmt.Fprintln(r.log, line)
+			}
 			r.checkListener(errOut) // it may have ended while the user typed
 			err := r.handle(ctx, line)
 			if errors.Is(err, errQuit) {
@@ -514,6 +593,7 @@ func (c *clientSender) close() {
 
 func newREPLCmd() *cobra.Command {
 	d := &directoryFlags{}
+	var logFile string
 	cmd := &cobra.Command{
 		Use:   "repl [--agent URL]",
 		Short: "Talk to A2A agents interactively (the local one, or any connected one)",
@@ -543,7 +623,32 @@ func newREPLCmd() *cobra.Command {
 			// terminal (SIGHUP) must too, so that :listen's child is stopped.
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP)
 			defer stop()
-			s := newREPLSession(sender, d.client.agent, servers, cmd.OutOrStdout())
+			out := cmd.OutOrStdout()
+			var logW io.Writer
+			if logFile != "" {
+				lf, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+				if err != nil {
+					return fmt.Errorf("--log-file: %w", err)
+				}
+				defer lf.Close()
+				// The interaction log: what the REPL prints and every line typed.
+				out, logW = io.MultiWriter(out, lf), lf
+			}
+			s := newREPLSession(sender, d.client.agent, servers, out)
+			s.log = logW
+			s.remember = func(url string, card *a2a.AgentCard) error {
+				store, err := d.open()
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				raw, err := json.Marshal(card)
+				if err != nil {
+					return err
+				}
+				now := time.Now()
+				return store.AddAgent(&models.RemoteAgent{Shared: true, Name: card.Name, URL: url, Card: raw, LastSeen: &now, Healthy: true})
+			}
 			s.listen = listenConfig{dataDir: d.cfg.DataDir, database: d.database()}
 			if card, err := sender.Card(ctx, d.client.agent); err == nil {
 				s.task(d.client.agent).name = card.Name
@@ -555,5 +660,6 @@ func newREPLCmd() *cobra.Command {
 	}
 	d.bind(cmd)
 	cmd.Flags().StringVar(&d.client.agent, "agent", env("A2AFLOW_API_URL", "http://localhost:8080"), "the local agent's base URL (A2AFLOW_API_URL)")
+	cmd.Flags().StringVar(&logFile, "log-file", env("A2AFLOW_REPL_LOG_FILE", ""), "append the session (every line typed and everything printed) to this file (A2AFLOW_REPL_LOG_FILE)")
 	return cmd
 }
