@@ -202,20 +202,26 @@ type CallAgentOutput struct {
 func callAgentTool(t *workflows.Task) llm.Tool {
 	return llm.WorkflowTool("call_agent", "Delegates a request to a remote A2A agent from the directory and returns its answer; its artifacts are saved to this task.",
 		func(ctx workflow.Context, in CallAgentInput) (CallAgentOutput, error) {
-			res, err := t.CallAgent(ctx, workflows.CallRequest{Agent: in.Agent, Text: in.Message})
-			var remoteErr *workflows.RemoteTaskError
-			if errors.As(err, &remoteErr) {
-				return CallAgentOutput{Agent: in.Agent, State: string(remoteErr.State), Answer: remoteErr.Reason}, nil
-			}
-			if err != nil {
-				return CallAgentOutput{}, err
-			}
-			out := CallAgentOutput{Agent: in.Agent, State: string(a2a.TaskStateCompleted), Answer: res.Text()}
-			for _, a := range res.Artifacts {
-				out.Artifacts = append(out.Artifacts, a.Name)
-			}
-			return out, nil
+			return callAgent(ctx, t, in.Agent, in.Message)
 		})
+}
+
+// callAgent sends message to the remote agent with Task.CallAgent and
+// returns what the model reads of the outcome.
+func callAgent(ctx workflow.Context, t *workflows.Task, agent, message string) (CallAgentOutput, error) {
+	res, err := t.CallAgent(ctx, workflows.CallRequest{Agent: agent, Text: message})
+	var remoteErr *workflows.RemoteTaskError
+	if errors.As(err, &remoteErr) {
+		return CallAgentOutput{Agent: agent, State: string(remoteErr.State), Answer: remoteErr.Reason}, nil
+	}
+	if err != nil {
+		return CallAgentOutput{}, err
+	}
+	out := CallAgentOutput{Agent: agent, State: string(a2a.TaskStateCompleted), Answer: res.Text()}
+	for _, a := range res.Artifacts {
+		out.Artifacts = append(out.Artifacts, a.Name)
+	}
+	return out, nil
 }
 
 // ArtifactView is how the list_artifacts tool shows an artifact to the model.

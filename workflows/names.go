@@ -90,6 +90,12 @@ const (
 	// credential the user gave through auth-required (an
 	// activities.ListIssuesInput, answering []activities.Issue).
 	ActivityListIssues = "ListIssues"
+
+	// ActivityAgentSkills reads a remote agent's skills from its card in the
+	// agent directory (an activities.AgentSkillsInput, answering an
+	// activities.AgentSkillsOutput), for an agent that has one tool per
+	// remote skill. activities.Directory implements it.
+	ActivityAgentSkills = "AgentSkills"
 )
 
 // BuiltinActivities lists the names of a2aflow's built-in activities. An
@@ -101,6 +107,7 @@ func BuiltinActivities() []string {
 		ActivityNotifyApprovalWebhook, ActivitySendRemoteMessage, ActivityFollowRemoteTask,
 		ActivityCancelRemoteTask, ActivityStoreHistoryPage, ActivityDeliverPush, ActivityFetchTask,
 		ActivityContextHistory, ActivityCompleteChat, ActivityFetchFile, ActivityBookTrip, ActivityListIssues,
+		ActivityAgentSkills,
 	}
 }
 

@@ -99,6 +99,12 @@ type config struct {
 	// Metrics is where the embedded Temporal server's metrics go (serve,
 	// temporal: metrics.go).
 	Metrics metricsConfig
+	// ConfigFile is --config, the TOML file of these settings
+	// (configfile.go); sources says where each flag's value came from, and
+	// fileAgents are the file's [[agents]] sections (configagents.go).
+	ConfigFile string
+	sources    map[string]string
+	fileAgents []agentSection
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
@@ -214,7 +220,7 @@ func (c *config) logger() *slog.Logger {
 
 // agentNames names the agents served, the default first.
 func (c *config) agentNames() []string {
-	reg, err := c.app.registry()
+	reg, err := c.registry()
 	if err != nil {
 		return nil
 	}
@@ -224,7 +230,7 @@ func (c *config) agentNames() []string {
 // workerAgents returns the agents the worker runs, with their idle timeouts
 // from --idle-timeout.
 func (c *config) workerAgents() (*workflows.Registry, error) {
-	reg, err := c.app.registry()
+	reg, err := c.registry()
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -120,6 +121,10 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		logger.Warn("LLM configuration not used", "error", err)
 	} else if err == nil {
 		logger.Info("LLM configured", "provider", provider.Name(), "model", provider.Model())
+		if err := cfg.checkAgentProviders(provider); err != nil { // configagents.go
+			_ = store.Close()
+			return nil, err
+		}
 	}
 	payloads, err := cfg.payloadStore()
 	if err != nil {
@@ -154,7 +159,11 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
 	}.Register(w)
 	llm.RegisterTools(w, agents.AssistantTools()...)
-	llm.RegisterTools(w, agents.DirectoryTools(&activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners})...)
+	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
+	llm.RegisterTools(w, agents.DirectoryTools(directory)...)
+	// The skills of remote agents, for the tools of LLM agents from the
+	// config file (configagents.go).
+	w.RegisterActivityWithOptions(directory.AgentSkills, activity.RegisterOptions{Name: workflows.ActivityAgentSkills})
 	// The agents' own activities, under the names Agent.Activities gives them.
 	if err := workflows.RegisterActivities(w, reg.Agents()...); err != nil {
 		_ = store.Close()
@@ -206,7 +215,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	if err != nil {
 		return err
 	}
-	reg, err := cfg.app.registry()
+	reg, err := cfg.registry()
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ this program's agents.`,
 	cfg.bindPeers(cmd.Flags())
 	cfg.Credentials.bind(cmd.Flags())
 	cfg.Lifecycle.bind(cmd.Flags())
+	cfg.bindConfigFile(cmd) // configfile.go
 	return cmd
 }
 
@@ -222,6 +223,7 @@ func newTemporalCmd(app *App) *cobra.Command {
 	cfg.bindTemporal(cmd.Flags(), true)
 	cfg.bindUI(cmd.Flags())
 	cfg.Metrics.bind(cmd.Flags())
+	cfg.bindConfigFile(cmd) // configfile.go
 	return cmd
 }
 

@@ -56,6 +56,7 @@ func newAPICmd(app *App) *cobra.Command {
 	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
 		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable (A2AFLOW_UI_CODEC_ORIGINS)")
 	cfg.Lifecycle.bind(cmd.Flags())
+	cfg.bindConfigFile(cmd) // configfile.go
 	return cmd
 }
 
@@ -122,5 +123,6 @@ func newWorkerCmd(app *App) *cobra.Command {
 	cfg.Credentials.bind(cmd.Flags())
 	cfg.Lifecycle.bind(cmd.Flags())
 	cfg.Lifecycle.bindHealth(cmd.Flags())
+	cfg.bindConfigFile(cmd) // configfile.go
 	return cmd
 }

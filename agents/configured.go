@@ -1,0 +1,202 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// LLMAgentSpec describes an LLM agent without Go code, as a config file's
+// [[agents]] section does: its card, its system prompt, its model and the
+// tools it may use.
+type LLMAgentSpec struct {
+	Name        string
+	Description string
+	Version     string
+	// Skills are the card's skills; none gives one "chat" skill.
+	Skills []a2a.AgentSkill
+	// SystemPrompt is the model's system prompt.
+	SystemPrompt string
+	// Model overrides the worker's model (A2AFLOW_LLM_MODEL); empty keeps it.
+	Model string
+	// Tools are built-in tools by name (see LLMAgentTools).
+	Tools []string
+	// RemoteAgents name directory entries (--peer, agents add) whose skills
+	// become tools, one per skill, generated from the agent's card when a
+	// task starts.
+	RemoteAgents []string
+	// MaxTurns bounds the model calls of one answer; 0 is llm.Worker's default.
+	MaxTurns int
+}
+
+// LLMAgentTools lists the built-in tools an LLMAgentSpec may enable, with
+// what each does.
+func LLMAgentTools() map[string]string {
+	return map[string]string{
+		"ask_user":       "asks the user a question and waits for the answer (input-required)",
+		"list_artifacts": "lists the task's artifacts",
+		"save_artifact":  "saves a document as an artifact of the task",
+		"call_agent":     "delegates a request to any remote agent of the directory by name",
+		"clock":          "the current date and time in any time zone",
+		"calculator":     "evaluates arithmetic exactly",
+		"list_agents":    "lists the remote agents of the directory (directory tool)",
+		"remember_agent": "adds a remote agent to the directory by URL (directory tool)",
+	}
+}
+
+// Check reports what is wrong with the spec: a tool it does not know.
+func (s LLMAgentSpec) Check() error {
+	known := LLMAgentTools()
+	for _, name := range s.Tools {
+		if _, ok := known[name]; !ok {
+			names := make([]string, 0, len(known))
+			for k := range known {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("agent %q: unknown tool %q (tools: %s)", s.Name, name, strings.Join(names, ", "))
+		}
+	}
+	if strings.TrimSpace(s.SystemPrompt) == "" {
+		return fmt.Errorf("agent %q: an LLM agent needs a system-prompt", s.Name)
+	}
+	return nil
+}
+
+// LLMAgent returns the agent spec describes: an LLM tool loop (llm.Worker)
+// over the conversation of the task's context with the enabled tools, as
+// the assistant is, and one tool per skill of each remote agent named.
+func LLMAgent(spec LLMAgentSpec) *workflows.Agent {
+	skills := spec.Skills
+	if len(skills) == 0 {
+		skills = []a2a.AgentSkill{{ID: "chat", Name: "Chat", Description: spec.Description, Tags: []string{"llm"}}}
+	}
+	return &workflows.Agent{
+		Name:        spec.Name,
+		Description: spec.Description,
+		Version:     spec.Version,
+		Skills:      skills,
+		InputModes:  []string{"text/plain", "application/json", "text/*", "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"},
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			return runLLMAgent(ctx, t, spec)
+		},
+	}
+}
+
+func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) error {
+	thread, err := t.ContextThread(ctx)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("context thread unavailable, using the task's own", "error", err)
+		thread = t.Thread()
+	}
+	var tools []llm.Tool
+	for _, name := range spec.Tools {
+		switch name {
+		case "ask_user":
+			tools = append(tools, llm.AskUser(t))
+		case "list_artifacts":
+			tools = append(tools, listArtifactsTool(t))
+		case "save_artifact":
+			tools = append(tools, saveArtifactTool(t))
+		case "call_agent":
+			tools = append(tools, callAgentTool(t))
+		case "clock":
+			tools = append(tools, clockTool)
+		case "calculator":
+			tools = append(tools, calculatorTool)
+		case "list_agents":
+			tools = append(tools, DirectoryTools(nil)[0])
+		case "remember_agent":
+			tools = append(tools, DirectoryTools(nil)[1])
+		default:
+			return fmt.Errorf("agent %s: unknown tool %q", spec.Name, name)
+		}
+	}
+	taken := map[string]bool{}
+	for _, tool := range tools {
+		taken[tool.Name()] = true
+	}
+	for _, remote := range spec.RemoteAgents {
+		skillTools, err := remoteSkillTools(ctx, t, remote, taken)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, skillTools...)
+	}
+	opts := []llm.Option{llm.WithSystem(spec.SystemPrompt), llm.WithUsage(t)}
+	if spec.Model != "" {
+		opts = append(opts, llm.WithModel(spec.Model))
+	}
+	if spec.MaxTurns > 0 {
+		opts = append(opts, llm.WithMaxTurns(spec.MaxTurns))
+	}
+	answer, err := llm.Worker(tools...).Run(ctx, thread, opts...)
+	if llm.IsNotConfigured(err) {
+		return errors.New(NotConfiguredMessage)
+	}
+	if err != nil {
+		return err
+	}
+	if answer == "" {
+		answer = "(The model gave no answer.)"
+	}
+	t.Reply(answer)
+	return nil
+}
+
+// RemoteSkillMessage is the argument of a remote skill tool.
+type RemoteSkillMessage struct {
+	Message string `json:"message" jsonschema:"description=The request for the remote agent, complete and self-contained" validate:"required"`
+}
+
+var toolNameRune = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+
+// remoteSkillTools reads the remote agent's card from the directory (the
+// AgentSkills activity: its answer is in history, so a replay builds the
+// same tools) and returns one tool per skill, named AGENT_SKILL, that
+// delegates the model's message to the agent with Task.CallAgent. An agent
+// the directory does not know gives no tools and a warning: call_agent and
+// the other tools still work.
+func remoteSkillTools(ctx workflow.Context, t *workflows.Task, agent string, taken map[string]bool) ([]llm.Tool, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second, MaximumAttempts: 10},
+		Summary:             "skills of " + agent,
+	})
+	var card activities.AgentSkillsOutput
+	if err := workflow.ExecuteActivity(actx, workflows.ActivityAgentSkills, activities.AgentSkillsInput{Agent: agent}).Get(ctx, &card); err != nil {
+		workflow.GetLogger(ctx).Warn("remote agent's skills unavailable; its skill tools are left out", "remote_agent", agent, "error", err)
+		return nil, nil
+	}
+	var tools []llm.Tool
+	for _, s := range card.Skills {
+		name := toolNameRune.ReplaceAllString(agent+"_"+s.ID, "_")
+		if len(name) > 60 {
+			name = name[:60]
+		}
+		for i := 2; taken[name]; i++ {
+			name = fmt.Sprintf("%s%d", strings.TrimRight(name, "0123456789"), i)
+		}
+		taken[name] = true
+		desc := fmt.Sprintf("Asks the remote A2A agent %q (%s) for its skill %q: %s", agent, card.Description, s.Name, s.Description)
+		if len(s.Examples) > 0 {
+			desc += " Examples: " + strings.Join(s.Examples, "; ")
+		}
+		remote := agent
+		tools = append(tools, llm.WorkflowTool(name, desc, func(ctx workflow.Context, in RemoteSkillMessage) (CallAgentOutput, error) {
+			return callAgent(ctx, t, remote, in.Message)
+		}))
+	}
+	return tools, nil
+}

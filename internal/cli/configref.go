@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+//go:generate go test -run TestConfigReference -update .
+
+// configReference renders docs/config.md: every key of the config file
+// (the process commands' flags), its environment variable, its default
+// (with no A2AFLOW_* variable set), which commands take it and what it
+// does; then the keys of the agents sections. TestConfigReference fails
+// when the file differs.
+func configReference(app *App) string {
+	type entry struct {
+		flag     *pflag.Flag
+		commands []string
+	}
+	entries := map[string]*entry{}
+	for _, cmd := range processCommands(app) {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Name == "help" {
+				return
+			}
+			e := entries[f.Name]
+			if e == nil {
+				e = &entry{flag: f}
+				entries[f.Name] = e
+			}
+			e.commands = append(e.commands, cmd.Name())
+		})
+	}
+	names := make([]string, 0, len(entries))
+	for n := range entries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	var b strings.Builder
+	b.WriteString(`# a2aflow configuration reference
+
+<!-- Generated from the code by ` + "`go generate ./internal/cli`" + ` (go test ./internal/cli -run TestConfigReference -update); do not edit. -->
+
+Every setting of the process commands (` + "`serve`, `api`, `worker`, `temporal`" + `) is a flag, an
+environment variable and a key of the config file ` + "`a2aflow.toml`" + `, which ` + "`--config FILE`" + ` or
+` + "`A2AFLOW_CONFIG`" + ` names. Precedence: **flag > environment > file > default**. A key is the flag's
+name, written as is (` + "`ui-oidc-issuer = \"https://...\"`" + `) or nested where natural
+(` + "`[ui]` then `oidc-issuer = \"https://...\"`" + `); ` + "`_`" + ` reads as ` + "`-`" + `. Lists are TOML arrays, and
+` + "`KEY=VALUE`" + ` flags (` + "`idle-timeout`, `temporal-dynamic-config`" + `) TOML tables. An unknown key or a
+value the flag cannot take stops the command with one line naming the file and the key; a key of
+another command is ignored, so one file serves every process. An environment variable the
+setting cannot take (` + "`A2AFLOW_WAIT_TIMEOUT=soon`" + `) is refused the same way.
+` + "`a2aflow config print [COMMAND] [--config FILE] [flags]`" + ` prints the effective settings with their
+sources, secrets masked.
+
+| key | environment | default | commands | description |
+|---|---|---|---|---|
+`)
+	for _, n := range names {
+		e := entries[n]
+		f := e.flag
+		env := flagEnv(f)
+		if n == "config" {
+			env = envConfigFile
+		}
+		envCell := "—"
+		if env != "" {
+			envCell = "`" + env + "`"
+		}
+		def := f.DefValue
+		if def == "" || def == "[]" {
+			def = "—"
+		} else {
+			def = "`" + def + "`"
+		}
+		usage := f.Usage
+		if env != "" {
+			usage = strings.TrimSuffix(usage, " ("+env+")")
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", n, envCell, def, strings.Join(e.commands, ", "), mdCell(usage))
+	}
+	b.WriteString(`
+## Agents
+
+` + "`[[agents]]`" + ` sections (or ` + "`[agents.NAME]`" + ` tables) configure the agents of ` + "`serve`, `api` and `worker`" + `.
+A section naming an agent of the program sets its ` + "`idle-timeout` and `while-working`" + `; a section with a
+` + "`system-prompt`" + ` defines an LLM agent without Go code, served and run as a Temporal workflow like
+every other. Give the same file to the api and the worker processes: the api publishes the agent's
+card, the worker runs it.
+
+| key | description |
+|---|---|
+`)
+	for _, k := range agentKeys {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
+Example:
+
+` + "```toml" + `
+http-addr = ":8080"
+peer = ["weather=http://weather.internal:8080"]
+
+[[agents]]
+name = "travel"
+idle-timeout = "72h"
+
+[[agents]]
+name = "helper"
+description = "Answers questions; asks the weather agent when it needs to."
+system-prompt = "You are a concise helper. Use the tools."
+model = "gpt-4o-mini"
+tools = ["calculator", "clock", "ask_user", "call_agent"]
+remote-agents = ["weather"]
+
+[[agents.skills]]
+id = "help"
+name = "Help"
+description = "Answers questions with a calculator, a clock and the weather agent."
+tags = ["llm"]
+examples = ["Is it warmer in Lisbon than in Oslo?"]
+` + "```" + `
+`)
+	return b.String()
+}
+
+// mdCell escapes text for a Markdown table cell.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
