@@ -11,7 +11,7 @@ MODULE        := $(shell $(GO) list -m)
 LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/.*' -e '.*/internal/cli')
 HEAVY_PKGS    := . ./temporalserver/... ./internal/cli/... ./cmd/... ./tests/...
 
-.PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents
+.PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
 
 ## run: build and start `a2aflow serve` (embedded Temporal + UI, worker, API on :8080)
 run: build
@@ -24,12 +24,28 @@ run: build
 demo-agents: build
 	A2AFLOW_BIN=./$(BIN) ./scripts/demo-agents.sh
 
+## cluster: the production shape on this machine, all on loopback: PostgreSQL, two Temporal server nodes
+## (Temporal's own server command at the embedded version, deploy/cluster/go.mod), two `a2aflow worker`,
+## two `a2aflow api` on 8081 and 8082; state in CLUSTER_DIR (default data/cluster). See scripts/cluster.sh
+## (down, status, kill NODE, start NODE) and the README's "Production shape / scale-out".
+cluster: build
+	A2AFLOW_BIN=./$(BIN) ./scripts/cluster.sh up
+
+cluster-down:
+	./scripts/cluster.sh down
+
+## cluster-test: the fault test on a cluster of its own (kill -9 of a worker, an api and a Temporal node
+## under load); CLUSTER_TASKS (default 60) tasks. CI runs it after `make test`.
+cluster-test:
+	A2AFLOW_CLUSTER_TEST=1 A2AFLOW_CLUSTER_TASKS=$(or $(CLUSTER_TASKS),60) \
+		$(GO) test -count=1 -timeout 30m -v -run '^TestCluster$$' ./tests/
+
 ## build: build the a2aflow binary into bin/
 build:
 	$(GO) build -o $(BIN) ./cmd/a2aflow
 
 ## test: every gate CI runs — vet, workflowcheck, unit tests with -race, end-to-end tests
-test: vet workflowcheck examples
+test: vet workflowcheck examples kubernetes
 	$(GO) test -race -count=1 $(LIGHT_PKGS)
 	$(GO) test -count=1 -timeout 40m $(HEAVY_PKGS)
 
@@ -37,6 +53,11 @@ test: vet workflowcheck examples
 examples:
 	cd examples/approval-pipeline && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
+
+## kubernetes: deploy/kubernetes's manifests decode strictly into the Kubernetes API's own types
+## (k8s.io/api, offline) and fit together: selectors, probes on /healthz and /readyz, PDBs, HPAs
+kubernetes:
+	cd deploy/kubernetes && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	$(GO) vet ./...
