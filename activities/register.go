@@ -21,6 +21,9 @@ type Set struct {
 	GitHub           *GitHub
 	Remote           *Remote
 	Files            *Files
+	// Directory is the agent directory; Register registers its AgentSkills
+	// (its list_agents and remember_agent are LLM tools: agents.DirectoryTools).
+	Directory *Directory
 }
 
 // Register registers every activity of s under its name in
@@ -60,5 +63,8 @@ func (s Set) Register(r worker.ActivityRegistry) {
 	}
 	if s.GitHub != nil {
 		reg(workflows.ActivityListIssues, s.GitHub.ListIssues)
+	}
+	if s.Directory != nil {
+		reg(workflows.ActivityAgentSkills, s.Directory.AgentSkills)
 	}
 }

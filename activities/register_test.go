@@ -72,6 +72,7 @@ func TestActivityNames(t *testing.T) {
 		Bookings: &activities.Bookings{}, Webhooks: &activities.Webhooks{}, ApprovalWebhooks: &activities.ApprovalWebhooks{},
 		LLM: &activities.LLM{}, Tasks: &activities.Tasks{}, HistoryPages: &activities.HistoryPages{},
 		GitHub: &activities.GitHub{}, Remote: &activities.Remote{}, Files: &activities.Files{},
+		Directory: &activities.Directory{},
 	}.Register(&rec)
 	registered := map[string]bool{}
 	for _, n := range rec.names {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -144,6 +143,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	// Delegation to remote A2A agents and the directory tools, the directory
 	// seen as the task's owner sees it.
 	owners := &activities.WorkflowOwners{Client: c}
+	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
 	activities.Set{
 		Bookings:         &activities.Bookings{Store: store},
 		Webhooks:         cfg.Push.activity(),
@@ -157,13 +157,12 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 			RequireSignedPeers: cfg.RequireSignedPeers},
 		// File parts given by URI, fetched for the model through the guard.
 		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
+		// The skills of remote agents, for the tools of LLM agents from
+		// the config file (configagents.go).
+		Directory: directory,
 	}.Register(w)
 	llm.RegisterTools(w, agents.AssistantTools()...)
-	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
 	llm.RegisterTools(w, agents.DirectoryTools(directory)...)
-	// The skills of remote agents, for the tools of LLM agents from the
-	// config file (configagents.go).
-	w.RegisterActivityWithOptions(directory.AgentSkills, activity.RegisterOptions{Name: workflows.ActivityAgentSkills})
 	// The agents' own activities, under the names Agent.Activities gives them.
 	if err := workflows.RegisterActivities(w, reg.Agents()...); err != nil {
 		_ = store.Close()
