@@ -7,10 +7,12 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
 // testTaskID is the workflow ID, hence the task ID, of every test task.
@@ -21,6 +23,7 @@ const testTaskID = "task-1"
 func newTaskEnv() *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
 	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin()).Run,
 		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})

@@ -12,11 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/activities"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
 // scripted is a fake Provider: answer decides each response from the call
@@ -90,6 +92,7 @@ func newEnv(t *testing.T, p llm.Provider) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
 	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(testAgents()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	env.RegisterActivity(&activities.LLM{Provider: p})
 	llm.RegisterTools(env, addTool)

@@ -14,9 +14,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
 // The workflow ID of every test task, hence its task ID.
@@ -34,6 +36,7 @@ func newTaskEnv(t *testing.T, agents ...*workflows.Agent) *testsuite.TestWorkflo
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
 	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
 	return env

@@ -31,6 +31,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/workflows"
@@ -38,6 +39,12 @@ import (
 
 // TaskID is the task ID (the workflow ID) of the task an Env runs.
 const TaskID a2a.TaskID = "task-1"
+
+// DeadlockDetectionTimeout is how long a workflow task of an [Env] may run
+// without yielding before the SDK calls it a deadlock: 10 s, not the SDK's
+// 1 s, so that a race-detector build on a loaded machine does not fail
+// honest code. Blocking calls in workflow code are still caught.
+const DeadlockDetectionTimeout = 10 * time.Second
 
 // ApprovalID is the ID of the task's n-th approval (1 for the first Approve).
 func ApprovalID(n int) string { return fmt.Sprintf("%s-approval-%d", TaskID, n) }
@@ -63,6 +70,11 @@ func New(t testing.TB, agents ...*workflows.Agent) *Env {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
+	// The SDK fails a workflow task that runs for more than 1 s without
+	// yielding (a deadlock). A test binary under -race on a loaded CI machine
+	// can take that long for honest work; a real deadlock never yields, so a
+	// longer bound still catches it.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: DeadlockDetectionTimeout})
 	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: string(TaskID)})
 	if err := workflows.RegisterActivities(env, reg.Agents()...); err != nil {
