@@ -303,7 +303,7 @@ examples = ["What is 2+2?"]
 	// not take its name, nor name an agent that is not there.
 	for file, want := range map[string]string{
 		"[[agents]]\nname = \"travel\"\nsystem-prompt = \"x\"\n": `"travel" is an agent of this program`,
-		"[[agents]]\nname = \"nobody\"\nidle-timeout = \"1h\"\n":  `no agent named "nobody"`,
+		"[[agents]]\nname = \"nobody\"\nidle-timeout = \"1h\"\n": `no agent named "nobody"`,
 	} {
 		_, cfg, err := loadCommand(t, "worker", "--config", writeConfig(t, file))
 		if err != nil {

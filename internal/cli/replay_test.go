@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +38,7 @@ func TestReplayFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
-	if want := "replayed 9, 0 did not replay"; !strings.Contains(out, want) || strings.Count(out, "ok    ") != len(fixtures) {
+	if want := fmt.Sprintf("replayed %d, 0 did not replay", len(fixtures)); !strings.Contains(out, want) || strings.Count(out, "ok    ") != len(fixtures) {
 		t.Errorf("replay printed:\n%s\nwant every fixture ok and %q", out, want)
 	}
 
