@@ -63,7 +63,8 @@ VOLUME /data
 WORKDIR /data
 USER a2aflow:a2aflow
 
-# 8080 A2A HTTP API, 7233 Temporal gRPC (serve, temporal), 8233 Temporal Web UI (serve, temporal).
-EXPOSE 8080 7233 8233
+# 8080 A2A HTTP API, 9090 A2A gRPC (with A2AFLOW_GRPC_ADDR=:9090), 7233 Temporal gRPC (serve, temporal),
+# 8233 Temporal Web UI (serve, temporal).
+EXPOSE 8080 9090 7233 8233
 ENTRYPOINT ["a2aflow"]
 CMD ["serve"]

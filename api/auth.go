@@ -316,13 +316,19 @@ func (a *Authenticator) Enabled() bool {
 // else the Authorization bearer token. Errors wrap ErrNoCredentials or
 // ErrInvalidCredentials.
 func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
+	return a.authenticateHeaders(r.Header)
+}
+
+// authenticateHeaders is Authenticate over a request's headers, or a gRPC
+// call's metadata in their form (grpc.go).
+func (a *Authenticator) authenticateHeaders(h http.Header) (Identity, error) {
 	if len(a.keys) > 0 {
-		if key := r.Header.Get(a.header); key != "" {
+		if key := h.Get(a.header); key != "" {
 			return a.checkAPIKey(key)
 		}
 	}
 	if a.parser != nil {
-		if authz := r.Header.Get("Authorization"); authz != "" {
+		if authz := h.Get("Authorization"); authz != "" {
 			scheme, token, _ := strings.Cut(authz, " ")
 			token = strings.TrimSpace(token)
 			if !strings.EqualFold(scheme, "Bearer") || token == "" {
@@ -477,7 +483,9 @@ type caller struct {
 	// cardURL is the URL the agent was reached at, the one its public card
 	// lists, so that the extended card lists the same interfaces.
 	cardURL string
-	auth    *Authenticator
+	// grpcAddr is where that card lists the gRPC binding, "" when it is off.
+	grpcAddr string
+	auth     *Authenticator
 }
 
 type callerKey struct{}
@@ -516,7 +524,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	ctx := withPrincipal(r.Context(), id.Principal)
-	ctx = context.WithValue(ctx, callerKey{}, &caller{Identity: id, cardURL: s.baseURL(r) + agentPrefix(r.URL.Path), auth: auth})
+	ctx = context.WithValue(ctx, callerKey{}, &caller{Identity: id, cardURL: s.baseURL(r) + agentPrefix(r.URL.Path), grpcAddr: s.grpcCardAddr(r), auth: auth})
 	c.Request = r.WithContext(ctx)
 	c.Next()
 }
@@ -582,6 +590,7 @@ func (s *TaskService) extendedCard(ctx context.Context) (*a2a.AgentCard, error) 
 		return nil, a2a.ErrExtendedCardNotConfigured
 	}
 	card := AgentCard(s.agent, c.cardURL)
+	addGRPCInterfaces(card, c.grpcAddr, s.agent.Name, s.defaultAgent)
 	c.auth.Declare(card)
 	params := map[string]any{"principal": c.Principal, "scheme": string(c.Scheme)}
 	if !c.ExpiresAt.IsZero() {

@@ -54,6 +54,7 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 func (s *Server) card(agent *workflows.Agent, prefix string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		card := AgentCard(agent, s.baseURL(c.Request)+prefix)
+		addGRPCInterfaces(card, s.grpcCardAddr(c.Request), agent.Name, agent.Name == s.agents.Default().Name)
 		s.cfg.Auth.Declare(card)
 		s.signCard(c.Request, card)
 		a2asrv.NewAgentCardHandler(cardProducer(card)).ServeHTTP(c.Writer, c.Request)
@@ -97,4 +98,27 @@ func (s *Server) jwks(c *gin.Context) {
 	}
 	c.Header("Cache-Control", "public, max-age=300")
 	c.JSON(http.StatusOK, s.cfg.CardSigner.JWKS())
+}
+
+// addGRPCInterfaces lists the gRPC binding at addr ("host:port"; "" when
+// it is off) in card: A2A 1.0 after the HTTP+JSON interface, the agent named
+// by the interface's tenant (which 1.0 clients copy into every request),
+// and A2A 0.3, whose requests name no agent, on the default agent's card
+// only (grpc.go).
+func addGRPCInterfaces(card *a2a.AgentCard, addr, agent string, isDefault bool) {
+	if addr == "" {
+		return
+	}
+	v1 := &a2a.AgentInterface{URL: addr, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2a.Version, Tenant: agent}
+	at := len(card.SupportedInterfaces)
+	for i, iface := range card.SupportedInterfaces {
+		if iface.ProtocolVersion == a2a.Version {
+			at = i + 1
+		}
+	}
+	card.SupportedInterfaces = slices.Insert(card.SupportedInterfaces, at, v1)
+	if isDefault {
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			&a2a.AgentInterface{URL: addr, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
+	}
 }

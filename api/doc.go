@@ -1,6 +1,7 @@
 // Package api serves a2aflow's agents over A2A 1.0 with Gin: agent cards, the
 // JSON-RPC 2.0 and HTTP+JSON bindings (and the 0.3 forms for older clients)
-// and health. It maps each A2A request onto a Temporal call on the task's
+// and health; and, on a listener of its own, the gRPC binding
+// (Server.GRPCServer, grpc.go). It maps each A2A request onto a Temporal call on the task's
 // workflow — Update-with-Start for a new task, Update for a message or a
 // cancel, Query for a read — and holds no task state of its own, so any
 // number of API replicas can serve the same tasks.
@@ -22,6 +23,13 @@
 //	GET  /healthz                                liveness: 200 while the process answers
 //	GET  /readyz                                 readiness: 200 or 503 naming the failed check (health.go)
 //	GET  /metrics                                Prometheus series, a2aflow's and the Temporal SDK's (metrics.go)
+//
+// gRPC (Config.GRPC, its own address; grpc.go):
+//
+//	lf.a2a.v1.A2AService/*                       A2A 1.0, every method; the agent is the request's tenant
+//	a2a.v1.A2AService/*                          A2A 0.3; the default agent, or the a2aflow-agent metadata's
+//	grpc.health.v1.Health/Check, Watch           SERVING while /readyz is ready
+//	grpc.reflection.v1.ServerReflection          only with GRPCConfig.Reflection
 //
 // The A2A-Version request header selects the protocol form: "1.0" is served
 // as A2A 1.0; no header or "0.3" as A2A 0.3 (method names like message/send);

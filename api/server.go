@@ -114,6 +114,10 @@ type Config struct {
 	// and serves its public key at /.well-known/jwks.json. Nil: cards are
 	// unsigned and that path answers 404.
 	CardSigner *cardsign.Signer
+	// GRPC configures the gRPC binding, which Server.GRPCServer serves on a
+	// listener of the caller's (grpc.go). Its zero value lists it in no
+	// card.
+	GRPC GRPCConfig
 }
 
 // UICodecPath is where the API serves the Web UI's codec endpoint when
@@ -129,6 +133,9 @@ type Server struct {
 	limits   requestLimits
 	// readiness answers /readyz (health.go).
 	readiness *Readiness
+	// handlers are the agents' A2A handlers, by name, which every binding
+	// serves (agentHandler).
+	handlers map[string]a2asrv.RequestHandler
 }
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
@@ -160,7 +167,7 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 		cfg.WaitTimeout = 30 * time.Second
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits)}
+	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits), handlers: map[string]a2asrv.RequestHandler{}}
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)
 	s.engine = s.routes()
 	return s
@@ -192,7 +199,9 @@ func (s *Server) routes() *gin.Engine {
 	endpoints := map[string]http.Handler{}
 	for _, name := range s.agents.Names() {
 		agent, _ := s.agents.Get(name)
-		endpoints[name] = a2aEndpoint(name, s.agentEndpoint(agent))
+		svc, handler := s.agentHandler(agent)
+		s.handlers[name] = handler // gRPC serves the same handlers (grpc.go)
+		endpoints[name] = a2aEndpoint(name, s.agentEndpoint(agent, svc, handler))
 	}
 	def := s.agents.Default()
 
@@ -250,22 +259,12 @@ func (s *Server) routes() *gin.Engine {
 
 // agentEndpoint serves one agent's JSON-RPC (POST on its base path) and
 // HTTP+JSON bindings, in the A2A version the request asks for.
-func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
-	svc := &TaskService{
-		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
-		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
-		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
-		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
-		shuttingDown: s.cfg.ShuttingDown,
-	}
+func (s *Server) agentEndpoint(agent *workflows.Agent, svc *TaskService, gated a2asrv.RequestHandler) http.Handler {
 	panicToError := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("panic serving A2A request", "agent", agent.Name, "panic", r)
 		return a2a.ErrInternalError
 	})
 	keepAlive := a2asrv.WithTransportKeepAlive(15 * time.Second)
-	noted := notedService{svc} // the method and task of each call, for the logs (accesslog.go)
-	// Required extensions are checked before the service (extensions.go).
-	gated := gatedService{RequestHandler: noted, agent: agent.Name}
 	v1RPC := a2asrv.NewJSONRPCHandler(gated, panicToError, keepAlive)
 	v1REST := a2asrv.NewRESTHandler(gated, panicToError, keepAlive)
 	v0RPC := a2av0.NewJSONRPCHandler(gated, panicToError, keepAlive)
@@ -309,6 +308,23 @@ func (s *Server) agentEndpoint(agent *workflows.Agent) http.Handler {
 			}
 		}
 	}))
+}
+
+// agentHandler returns agent's TaskService and the handler every binding
+// serves it through: the service, noted for the logs and gated by the
+// agent's required extensions. JSON-RPC, HTTP+JSON and gRPC (grpc.go) all
+// wrap this one handler.
+func (s *Server) agentHandler(agent *workflows.Agent) (*TaskService, a2asrv.RequestHandler) {
+	svc := &TaskService{
+		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
+		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
+		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
+		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
+		shuttingDown: s.cfg.ShuttingDown, defaultAgent: agent.Name == s.agents.Default().Name,
+	}
+	noted := notedService{svc} // the method and task of each call, for the logs (accesslog.go)
+	// Required extensions are checked before the service (extensions.go).
+	return svc, gatedService{RequestHandler: noted, agent: agent.Name}
 }
 
 // noAgent answers a path under /agents/{name} that names no agent: 404,

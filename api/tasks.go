@@ -54,6 +54,9 @@ type TaskService struct {
 	credentials *secrets.CredentialStore
 	// shuttingDown, once closed, ends the streams (Config.ShuttingDown).
 	shuttingDown <-chan struct{}
+	// defaultAgent is whether agent is the server's default one, which
+	// A2A 0.3 gRPC clients reach without naming it (grpc.go).
+	defaultAgent bool
 }
 
 var _ a2asrv.RequestHandler = (*TaskService)(nil)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aext"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2aext"
 )
 
 // ErrInvalidCard means a URL answered with JSON that is not a usable agent card.
@@ -42,8 +42,18 @@ func ResolveCard(ctx context.Context, hc *http.Client, baseURL string) (*a2a.Age
 // extensions are A2A extension URIs to activate when card declares them
 // (a2aext's activator): each request then names them in A2A-Extensions.
 func NewClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard, extensions ...string) (*a2aclient.Client, error) {
+	c, err := a2aclient.NewFromCard(ctx, card, clientOptions(hc, extensions)...)
+	if err != nil {
+		return nil, fmt.Errorf("no usable interface in the card of %s: %w", card.Name, err)
+	}
+	return c, nil
+}
+
+// clientOptions are NewClient's factory options: the HTTP transports of
+// both versions through hc, and the extensions' activator.
+func clientOptions(hc *http.Client, extensions []string) []a2aclient.FactoryOption {
 	hc = withProblemJSON(hc)
-	c, err := a2aclient.NewFromCard(ctx, card,
+	return []a2aclient.FactoryOption{
 		a2aclient.WithCallInterceptors(a2aext.NewActivator(extensions...)),
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
@@ -51,11 +61,7 @@ func NewClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard, extens
 			a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: hc})),
 		a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolHTTPJSON,
 			a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: hc})),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("no usable interface in the card of %s: %w", card.Name, err)
 	}
-	return c, nil
 }
 
 // withProblemJSON returns a copy of hc whose responses carrying an error as

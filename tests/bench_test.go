@@ -35,6 +35,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -42,6 +43,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/agents"
@@ -921,4 +924,73 @@ func (s *benchSummary) format(pairs [][2]string, tput bool) string {
 		fmt.Fprintf(&sb, " %13.2f %15.2f", as/rs, ab/rb)
 	}
 	return sb.String()
+}
+
+// ---------------------------------------------------------------------------
+// The three bindings: the same blocking SendMessage over each.
+
+// BenchmarkSendMessageBindings measures blocking A2A 1.0 SendMessage to the
+// echo agent over JSON-RPC, HTTP+JSON and gRPC (serve with --grpc-addr,
+// a2a-go's clients), interleaved on one server, and reports each binding's
+// p50 and p95 and its ratio to JSON-RPC (above 1: slower than JSON-RPC).
+func BenchmarkSendMessageBindings(b *testing.B) {
+	s := startServe(b, b.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(b)))
+	ctx := benchContext(b)
+	bindings := []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC}
+	var ops []benchOp
+	for _, binding := range bindings {
+		ops = append(ops, newBenchBinding(b, ctx, s.APIURL+"/agents/echo", benchConc, binding).echo)
+	}
+	sum := &benchSummary{}
+	var pairs [][2]string
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			benchWarm(b, ctx, m.conc, ops...)
+			b.ResetTimer()
+			smps := benchInterleave(b, ctx, benchPid(s), m.conc, m.round, ops...)
+			b.StopTimer()
+			for i, binding := range bindings {
+				name := strings.ToLower(strings.ReplaceAll(string(binding), "+", ""))
+				smps[i].report(b, name+"-", true)
+				sum.set(m.name+" "+string(binding), smps[i])
+				if i > 0 {
+					b.ReportMetric(smps[i].pct(50)/smps[0].pct(50), name+"/jsonrpc-p50")
+					b.ReportMetric(smps[i].pct(95)/smps[0].pct(95), name+"/jsonrpc-p95")
+				}
+			}
+			b.ReportMetric(0, "ns/op") // an iteration is one op of each binding
+		})
+		for _, binding := range bindings[1:] {
+			pairs = append(pairs, [2]string{m.name + " " + string(binding), m.name + " " + string(bindings[0])})
+		}
+	}
+	benchPrint(b, sum.table(pairs))
+}
+
+// newBenchBinding is newBenchA2A over binding (A2A 1.0): n clients, each
+// with connections of its own.
+func newBenchBinding(b testing.TB, ctx context.Context, baseURL string, n int, binding a2a.TransportProtocol) *benchA2A {
+	b.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
+	if err != nil {
+		b.Fatalf("resolve card at %s: %v", baseURL, err)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConns = 4 * benchConc
+	transport.MaxIdleConnsPerHost = 4 * benchConc
+	hc := &http.Client{Transport: transport, Timeout: 2 * time.Minute}
+	b.Cleanup(transport.CloseIdleConnections)
+	e := &benchA2A{}
+	for range n {
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
+			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}),
+			a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
+			grpcv1.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+		if err != nil {
+			b.Fatalf("%s client for %s: %v", binding, baseURL, err)
+		}
+		b.Cleanup(func() { _ = c.Destroy() })
+		e.clients = append(e.clients, c)
+	}
+	return e
 }

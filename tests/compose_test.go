@@ -530,8 +530,8 @@ func TestComposeExposure(t *testing.T) {
 	}
 	want := map[string][]string{
 		"temporal-ui": {"127.0.0.1:8233:8080"},
-		"a2aflow-api": {":8080:8080"},
-		"grafana":     {"127.0.0.1:3000:3000"}, // the metrics profile's
+		"a2aflow-api": {":8080:8080", ":9090:9090"}, // the HTTP API and its gRPC binding
+		"grafana":     {"127.0.0.1:3000:3000"},      // the metrics profile's
 	}
 	if diff := cmp.Diff(want, published); diff != "" {
 		t.Errorf("published ports, host_ip:published:target (-want +got):\n%s", diff)

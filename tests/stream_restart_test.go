@@ -14,7 +14,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -26,10 +29,19 @@ type splitDeployment struct {
 	env     []string
 	APIURLs []string
 	apis    []*proc
+	// grpcAddrs are the replicas' gRPC binding addresses, when on.
+	grpcAddrs []string
 }
 
 // startSplit starts Temporal, a worker and n API replicas on fresh ports.
 func startSplit(t testing.TB, n int) *splitDeployment {
+	t.Helper()
+	return startSplitWith(t, n, false)
+}
+
+// startSplitWith is startSplit, the replicas serving the gRPC binding too
+// (--grpc-addr) when withGRPC.
+func startSplitWith(t testing.TB, n int, withGRPC bool) *splitDeployment {
 	t.Helper()
 	dataDir := t.TempDir()
 	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -42,6 +54,9 @@ func startSplit(t testing.TB, n int) *splitDeployment {
 	w.waitOutput("a2aflow worker is running", time.Minute)
 	for i := range n {
 		d.APIURLs = append(d.APIURLs, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+		if withGRPC {
+			d.grpcAddrs = append(d.grpcAddrs, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+		}
 		d.apis = append(d.apis, nil)
 		d.startAPI(i)
 	}
@@ -51,7 +66,11 @@ func startSplit(t testing.TB, n int) *splitDeployment {
 // startAPI starts API replica i (again, after a kill) on its port.
 func (d *splitDeployment) startAPI(i int) {
 	d.t.Helper()
-	p := start(d.t, fmt.Sprintf("a2aflow api %d", i+1), d.env, "api", "--http-addr", strings.TrimPrefix(d.APIURLs[i], "http://"))
+	args := []string{"api", "--http-addr", strings.TrimPrefix(d.APIURLs[i], "http://")}
+	if len(d.grpcAddrs) > i {
+		args = append(args, "--grpc-addr", d.grpcAddrs[i])
+	}
+	p := start(d.t, fmt.Sprintf("a2aflow api %d", i+1), d.env, args...)
 	p.waitOutput("a2aflow API is serving", time.Minute)
 	waitHealthy(d.t, d.APIURLs[i])
 	d.apis[i] = p
@@ -71,6 +90,24 @@ func streamClient(t testing.TB, ctx context.Context, baseURL string) *a2aclient.
 	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: transport}))
 	if err != nil {
 		t.Fatalf("client for %s: %v", baseURL, err)
+	}
+	t.Cleanup(func() { _ = c.Destroy() })
+	return c
+}
+
+// grpcStreamClient is streamClient over the gRPC binding (A2A 1.0,
+// a2a-go's a2agrpc/v1 transport), which the agent's card lists; each
+// client dials a connection of its own.
+func grpcStreamClient(t testing.TB, ctx context.Context, baseURL string) *a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
+	if err != nil {
+		t.Fatalf("resolve card at %s: %v", baseURL, err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
+		grpcv1.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		t.Fatalf("gRPC client for %s: %v", baseURL, err)
 	}
 	t.Cleanup(func() { _ = c.Destroy() })
 	return c
@@ -313,15 +350,24 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 		// task and serves the witness ("" for none), and the kill and restart
 		// of the subscriber's API process.
 		deploy func(t *testing.T) (subURL, driveURL string, kill, restart func())
+		// subscriber makes the subscribers' clients; nil: streamClient
+		// (JSON-RPC).
+		subscriber func(t testing.TB, ctx context.Context, baseURL string) *a2aclient.Client
 	}{
 		{"api replica of a split deployment", func(t *testing.T) (string, string, func(), func()) {
 			d := startSplit(t, 2)
 			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
-		}},
+		}, nil},
 		{"a2aflow serve", func(t *testing.T) (string, string, func(), func()) {
 			s := startServe(t, t.TempDir())
 			return s.APIURL, "", func() { s.proc().kill() }, s.restart
-		}},
+		}, nil},
+		// The subscribers on the gRPC binding (SubscribeToTask as a
+		// server-streaming call); the driver and the witness on JSON-RPC.
+		{"api replica of a split deployment over gRPC", func(t *testing.T) (string, string, func(), func()) {
+			d := startSplitWith(t, 2, true)
+			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
+		}, grpcStreamClient},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -331,10 +377,14 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 			if !split {
 				driveURL = subURL
 			}
+			subClient := tt.subscriber
+			if subClient == nil {
+				subClient = streamClient
+			}
 			driver := streamClient(t, ctx, driveURL)
 			task := send(t, ctx, driver, "", "Book a flight")
 
-			before := subscribe(ctx, "before the restart", streamClient(t, ctx, subURL), task.ID)
+			before := subscribe(ctx, "before the restart", subClient(t, ctx, subURL), task.ID)
 			before.waitLive(t)
 			var witness *subscription
 			if split {
@@ -357,7 +407,7 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 			if !split {
 				driver = streamClient(t, ctx, driveURL)
 			}
-			after := subscribe(ctx, "after the restart", streamClient(t, ctx, subURL), task.ID)
+			after := subscribe(ctx, "after the restart", subClient(t, ctx, subURL), task.ID)
 			after.waitLive(t)
 			for _, answer := range answers {
 				task = send(t, ctx, driver, task.ID, answer)

@@ -5,7 +5,8 @@ package tests
 // and webhooks on loopback. alice and carol own tasks (a travel task
 // waiting for input, a completed one, expenses waiting for finance, each
 // with a push config); every principal drives every A2A method over both
-// bindings and both protocol versions, in raw HTTP, at its own task,
+// bindings and both protocol versions, in raw HTTP (and over gRPC, 1.0 and
+// 0.3, with a2a-go's transports: tenants_grpc_test.go), at its own task,
 // another tenant's tasks and an unknown task. Each answer must carry the
 // exact code and none of another tenant's data (IDs other than the
 // request's own echoed in an error, context IDs, history texts, push URLs
@@ -42,6 +43,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc/codes"
 )
 
 // The A2A methods of the matrix, by their 1.0 JSON-RPC names.
@@ -134,6 +136,8 @@ type tenantCall struct {
 	// read (an approver reads the approvals of its groups: their task and
 	// context IDs and what they are for).
 	mayRead []string
+	// grpc, when set, makes this a gRPC call (tenants_grpc_test.go).
+	grpc *grpcArgs
 }
 
 func (c tenantCall) String() string {
@@ -277,6 +281,10 @@ type tenantMatrix struct {
 	// errorBodies keeps the refusals of the matrix to compare another
 	// tenant's task with an unknown one.
 	errorBodies map[errorKey]errorAnswer
+	// grpcAddr is serve's gRPC binding, which the methods phase drives too
+	// (tenants_grpc_test.go).
+	grpcAddr    string
+	grpcClients grpcMatrixClients
 }
 
 const tenantMaxInFlight = 6
@@ -374,7 +382,9 @@ func startTenantMatrix(t *testing.T) *tenantMatrix {
 	m.hooks = newHookLog(t)
 	t.Setenv("A2AFLOW_API_KEYS", fmt.Sprintf("alice=%s,bob=%s,mallory=%s,fiona=%s", m.alice.apiKey, m.bob.apiKey, m.mallory.apiKey, m.fiona.apiKey))
 	t.Setenv("A2AFLOW_JWT_SECRET", authSecret)
+	m.grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	m.s = startServe(t, t.TempDir(),
+		"--grpc-addr", m.grpcAddr,
 		"--approver-groups", "fiona:finance",
 		"--push-allow-hosts", "loopback",
 		"--jwt-issuer", authIssuer, "--jwt-audience", authAudience)
@@ -397,7 +407,7 @@ func (m *tenantMatrix) setUp(t *testing.T) {
 		m.ownerFixture(t, m.carol, "250 EUR", "carol offsite "+m.nonce, 0),
 	}
 	for _, tn := range m.tenants {
-		for _, v := range matrixVariants {
+		for _, v := range tenantVariants {
 			task := m.createTravel(t, tn, fmt.Sprintf("Book a flight, %s scratch %s", tn.name, v), nil)
 			m.scratch[tn.name+" "+v.String()] = task
 		}
@@ -614,6 +624,9 @@ func wantNotFound(v matrixVariant) int {
 	if v.binding == a2a.TransportProtocolJSONRPC {
 		return -32001
 	}
+	if v.binding == a2a.TransportProtocolGRPC {
+		return int(codes.NotFound)
+	}
 	return http.StatusNotFound
 }
 
@@ -621,12 +634,17 @@ func wantInvalidParams(v matrixVariant) int {
 	if v.binding == a2a.TransportProtocolJSONRPC {
 		return -32602
 	}
+	if v.binding == a2a.TransportProtocolGRPC {
+		return int(codes.InvalidArgument)
+	}
 	return http.StatusBadRequest
 }
 
 // wantOK is a successful answer on v's binding.
 func wantOK(v matrixVariant, method string) int {
 	switch {
+	case v.binding == a2a.TransportProtocolGRPC:
+		return int(codes.OK) // a2a-go's 0.3 gRPC service has ListTasks
 	case v.binding == a2a.TransportProtocolJSONRPC && v.version == "0.3" && method == methodList:
 		return -32601 // A2A 0.3 has no tasks/list
 	case v.binding == a2a.TransportProtocolJSONRPC:
@@ -642,7 +660,7 @@ func wantOK(v matrixVariant, method string) int {
 // tenant's tasks and an unknown task (each a parallel case).
 func (m *tenantMatrix) runMethods(t *testing.T) {
 	for _, tn := range m.tenants {
-		for _, v := range matrixVariants {
+		for _, v := range tenantVariants {
 			t.Run(tn.name+"/"+v.String()+"/own task", func(t *testing.T) {
 				t.Parallel()
 				m.ownChain(t, tn, v)
@@ -1269,6 +1287,9 @@ func (m *tenantMatrix) leaks(who *tenant, c tenantCall, a tenantAnswer) []string
 
 // call builds the raw request of method over v.
 func (m *tenantMatrix) call(v matrixVariant, method string, a a2aArgs) tenantCall {
+	if v.binding == a2a.TransportProtocolGRPC {
+		return grpcCallOf(v, method, a)
+	}
 	if v.binding == a2a.TransportProtocolJSONRPC {
 		c := m.rpcCall(v, a.agentPath, method, rpcParams(v, method, a))
 		c.echo = a.echo()
@@ -1466,6 +1487,9 @@ func mustJSON(v any) string {
 // or its first event).
 func (m *tenantMatrix) do(t *testing.T, who *tenant, c tenantCall) tenantAnswer {
 	t.Helper()
+	if c.grpc != nil {
+		return m.doGRPC(t, who, c)
+	}
 	m.slots <- struct{}{}
 	defer func() { <-m.slots }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

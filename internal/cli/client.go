@@ -153,7 +153,7 @@ func (f *clientFlags) bind(cmd *cobra.Command, withAgent bool) {
 	} else {
 		fs.StringVar(&f.authRef, "auth-ref", env("A2AFLOW_CLIENT_AUTH_REF", ""), "call the agent with the credentials of this name in the --credentials file (A2AFLOW_CLIENT_AUTH_REF)")
 	}
-	fs.StringVar(&f.binding, "binding", env("A2AFLOW_CLIENT_BINDING", ""), "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the client's choice (A2AFLOW_CLIENT_BINDING)")
+	fs.StringVar(&f.binding, "binding", env("A2AFLOW_CLIENT_BINDING", ""), "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the card's first interface the client speaks, gRPC included (A2AFLOW_CLIENT_BINDING)")
 	fs.StringVar(&f.protocolVersion, "protocol-version", env("A2AFLOW_CLIENT_PROTOCOL_VERSION", ""), "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice (A2AFLOW_CLIENT_PROTOCOL_VERSION)")
 	fs.BoolVar(&f.json, "json", false, "print JSON for scripts instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long; 0 waits as long as the agent takes")
@@ -301,6 +301,19 @@ func newA2AClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (*a
 	return remote.NewClient(ctx, hc, card)
 }
 
+// newClient is newA2AClient for the agent at --agent, speaking the gRPC
+// binding too (remote.NewGRPCClient): the client takes the card's first
+// interface it speaks, so gRPC when the card prefers it, and --binding grpc
+// forces it. gRPC is plaintext when --agent is http://, TLS when https://,
+// and carries the same credentials as metadata.
+func (f *clientFlags) newClient(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (*a2aclient.Client, error) {
+	creds, err := f.credentials()
+	if err != nil {
+		return nil, err
+	}
+	return remote.NewGRPCClient(ctx, hc, card, remote.GRPCDialOptions(f.agent, creds))
+}
+
 // connect resolves the card at --agent and returns a client for it.
 func (f *clientFlags) connect(ctx context.Context) (*a2aclient.Client, *a2a.AgentCard, error) {
 	hc, err := f.client()
@@ -315,7 +328,7 @@ func (f *clientFlags) connect(ctx context.Context) (*a2aclient.Client, *a2a.Agen
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := newA2AClient(ctx, hc, forced)
+	c, err := f.newClient(ctx, hc, forced)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,6 +37,8 @@ type config struct {
 	UI uiConfig
 	// HTTP holds the A2A API's timeouts and limits (http_limits.go).
 	HTTP httpConfig
+	// GRPC holds the gRPC binding's flags (grpc.go).
+	GRPC grpcConfig
 	// Retention is how long the embedded server keeps finished tasks.
 	Retention time.Duration
 	// DynamicConfig overrides the embedded server's dynamic config, key=value.
@@ -118,6 +120,7 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
 	c.HTTP.bind(fs)
+	c.GRPC.bind(fs)
 	c.CardKey.bind(fs)
 	c.bindAccessLog(fs)
 }

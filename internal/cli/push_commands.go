@@ -166,7 +166,7 @@ func extendedCard(ctx context.Context, f *clientFlags, baseURL string, card *a2a
 	if err != nil {
 		return nil, err
 	}
-	c, err := newA2AClient(ctx, hc, forced)
+	c, err := f.newClient(ctx, hc, forced)
 	if err != nil {
 		return nil, err
 	}

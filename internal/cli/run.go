@@ -201,8 +201,9 @@ func listen(addr, what string) (net.Listener, error) {
 	return ln, nil
 }
 
-// serveAPI serves the A2A HTTP API on ln until ctx is done.
-func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) error {
+// serveAPI serves the A2A HTTP API on ln, and its gRPC binding on grpcLn
+// when not nil, until ctx is done.
+func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) error {
 	approvers, err := api.ParseApproverGroups(cfg.ApproverGroups)
 	if err != nil {
 		return fmt.Errorf("--approver-groups: %w", err)
@@ -223,35 +224,41 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 		return err
 	}
 	draining := make(chan struct{}) // closed on shutdown: streams end
+	apiURL := cfg.PublicURL
+	if apiURL == "" {
+		apiURL = httpURL(ln)
+	}
+	server := api.New(c, reg, api.Config{
+		Limits:         cfg.HTTP.limits(),
+		ApproverGroups: approvers,
+		TemporalUIURL:  cfg.TemporalUIURL,
+		Namespace:      cfg.Namespace,
+		PublicURL:      cfg.PublicURL,
+		TaskQueue:      cfg.TaskQueue,
+		Logger:         logger,
+		Notifier:       hints,
+		Auth:           cfg.Auth.authenticator,
+		Push:           cfg.Push.apiOptions(),
+		Payloads:       payloads,
+		WaitTimeout:    cfg.WaitTimeout,
+		UICodecOrigins: cfg.UICodecOrigins,
+		Credentials:    cfg.Credentials.store,
+		Waitpoints:     workflows.NewWaitpointTokens(cfg.Push.keys...),
+		Routes:         cfg.app.Routes,
+		AccessLog:      cfg.AccessLog,
+		DefaultHistoryLength: func() int {
+			if cfg.DefaultHistoryLength <= 0 {
+				return -1 // all
+			}
+			return cfg.DefaultHistoryLength
+		}(),
+		ShuttingDown:    draining,
+		ReadinessChecks: cfg.Lifecycle.readinessChecks(),
+		CardSigner:      cardSigner,
+		GRPC:            cfg.GRPC.apiConfig(grpcLn, apiURL, cfg.HTTP.WriteTimeout),
+	})
 	srv := &http.Server{
-		Handler: api.New(c, reg, api.Config{
-			Limits:         cfg.HTTP.limits(),
-			ApproverGroups: approvers,
-			TemporalUIURL:  cfg.TemporalUIURL,
-			Namespace:      cfg.Namespace,
-			PublicURL:      cfg.PublicURL,
-			TaskQueue:      cfg.TaskQueue,
-			Logger:         logger,
-			Notifier:       hints,
-			Auth:           cfg.Auth.authenticator,
-			Push:           cfg.Push.apiOptions(),
-			Payloads:       payloads,
-			WaitTimeout:    cfg.WaitTimeout,
-			UICodecOrigins: cfg.UICodecOrigins,
-			Credentials:    cfg.Credentials.store,
-			Waitpoints:     workflows.NewWaitpointTokens(cfg.Push.keys...),
-			Routes:         cfg.app.Routes,
-			AccessLog:      cfg.AccessLog,
-			DefaultHistoryLength: func() int {
-				if cfg.DefaultHistoryLength <= 0 {
-					return -1 // all
-				}
-				return cfg.DefaultHistoryLength
-			}(),
-			ShuttingDown:    draining,
-			ReadinessChecks: cfg.Lifecycle.readinessChecks(),
-			CardSigner:      cardSigner,
-		}).Handler(),
+		Handler:           server.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	if err := cfg.HTTP.apply(srv, cfg.WaitTimeout); err != nil {
@@ -259,11 +266,27 @@ func serveAPI(ctx context.Context, ln net.Listener, c client.Client, cfg *config
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	grpcErrc := make(<-chan error)
+	stopGRPC := func(time.Time) {}
+	if grpcLn != nil {
+		grpcErrc, stopGRPC = serveGRPC(server.GRPCServer(), grpcLn, logger)
+	}
 	select {
 	case err := <-errc:
+		stopGRPC(time.Now())
 		return err
+	case err := <-grpcErrc:
+		_ = srv.Close()
+		return fmt.Errorf("gRPC binding: %w", err)
 	case <-ctx.Done():
-		return cfg.Lifecycle.shutdownHTTP(srv, errc, draining, logger)
+		// Both stop together: the HTTP shutdown closes draining, which
+		// ends the streams of both.
+		deadline := cfg.Lifecycle.begin()
+		grpcStopped := make(chan struct{})
+		go func() { stopGRPC(deadline); close(grpcStopped) }()
+		err := cfg.Lifecycle.shutdownHTTP(srv, errc, draining, logger)
+		<-grpcStopped
+		return err
 	}
 }
 

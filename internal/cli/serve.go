@@ -67,6 +67,13 @@ func runServe(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer ln.Close()
+	grpcLn, err := cfg.GRPC.listen()
+	if err != nil {
+		return err
+	}
+	if grpcLn != nil {
+		defer grpcLn.Close()
+	}
 	if err := cfg.Auth.build(ctx, logger); err != nil {
 		return err
 	}
@@ -127,6 +134,9 @@ func runServe(ctx context.Context, cfg *config) error {
 	base := httpURL(ln)
 	fmt.Fprintf(os.Stdout, "a2aflow is serving\n")
 	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, cfg.agentNames(), base)
+	if grpcLn != nil {
+		fmt.Fprintf(os.Stdout, "  A2A gRPC     %s  (A2A 1.0 and 0.3; an agent is the tenant of its requests)\n", grpcLn.Addr())
+	}
 	if srv.UIURL() != "" {
 		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows%s\n", srv.UIURL(), srv.Namespace(), cfg.UI.notes(cfg.UIAddr))
 	}
@@ -135,7 +145,7 @@ func runServe(ctx context.Context, cfg *config) error {
 	for _, p := range peers {
 		fmt.Fprintf(os.Stdout, "  Peer         %s = %s\n", p.Name, p.URL)
 	}
-	return serveAPI(ctx, ln, c, cfg, hints, logger)
+	return serveAPI(ctx, ln, grpcLn, c, cfg, hints, logger)
 }
 
 // startEmbedded starts the embedded Temporal server (and UI) from cfg and

@@ -27,6 +27,13 @@ func newAPICmd(app *App) *cobra.Command {
 				return err
 			}
 			defer ln.Close()
+			grpcLn, err := cfg.GRPC.listen()
+			if err != nil {
+				return err
+			}
+			if grpcLn != nil {
+				defer grpcLn.Close()
+			}
 			if err := cfg.Auth.build(ctx, logger); err != nil {
 				return err
 			}
@@ -44,8 +51,12 @@ func newAPICmd(app *App) *cobra.Command {
 			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
-			fmt.Fprintf(os.Stdout, "a2aflow API is serving\n  A2A API      %s\n  Temporal     %s  (namespace %s)\n", httpURL(ln), cfg.TemporalAddr, cfg.Namespace)
-			return serveAPI(ctx, ln, c, cfg, nil, logger)
+			fmt.Fprintf(os.Stdout, "a2aflow API is serving\n  A2A API      %s\n", httpURL(ln))
+			if grpcLn != nil {
+				fmt.Fprintf(os.Stdout, "  A2A gRPC     %s\n", grpcLn.Addr())
+			}
+			fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", cfg.TemporalAddr, cfg.Namespace)
+			return serveAPI(ctx, ln, grpcLn, c, cfg, nil, logger)
 		},
 	}
 	cfg.bindHTTP(cmd.Flags())

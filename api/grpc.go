@@ -1,0 +1,617 @@
+package api
+
+// The gRPC binding (A2A 1.0 §10): a2a-go's a2agrpc handlers, 1.0
+// (lf.a2a.v1.A2AService) and 0.3 (a2a.v1.A2AService), over the very handlers
+// the JSON-RPC and HTTP+JSON bindings serve (Server.agentHandler: the
+// TaskService, noted and gated). What the Gin middleware does for HTTP the
+// interceptors below do for gRPC, from the call's metadata: authentication
+// (the API key header and "authorization: Bearer ..."), the rate limits, the
+// A2A-Extensions negotiation, the stream slots, a deadline for unary calls,
+// the access line and the request metrics. Errors have the same mapping as
+// over HTTP+JSON (errors.go): the gRPC status named there and a
+// google.rpc.ErrorInfo with the A2A reason (a2aflow's own reason and domain
+// for its refusals), a RetryInfo where HTTP sends Retry-After. Only the
+// service's errors are mapped: a status it wraps (Temporal's) never reaches
+// the client as it is.
+//
+// Agents: a 1.0 request names its agent in its tenant field, which clients
+// copy from the card's GRPC interface (tenant = the agent's name); a 0.3
+// request has no such field and reaches the default agent, or the one the
+// a2aflow-agent metadata key names (which 1.0 requests may use too, when
+// their tenant is empty).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	grpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
+	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/errordetails"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// GRPCConfig configures the gRPC binding (Server.GRPCServer).
+type GRPCConfig struct {
+	// Addr is the address cards list for the gRPC binding, "host:port";
+	// with no host or an unspecified one (":9090", "0.0.0.0:9090") the host
+	// the client reached the HTTP API at (PublicURL's, else the request's)
+	// with that port. Empty: the binding is off and no card lists it.
+	Addr string
+	// Reflection registers the gRPC server reflection service, which lets
+	// tools such as grpcurl list and call the A2A services without their
+	// .proto files. Off by default.
+	Reflection bool
+	// APIURL is the HTTP API's base URL, which the extended card a gRPC
+	// caller gets lists when PublicURL is unset.
+	APIURL string
+	// UnaryTimeout bounds each unary call (the HTTP API's write timeout's
+	// counterpart); streams have none. 0: the client's deadline alone.
+	UnaryTimeout time.Duration
+}
+
+// GRPCAgentMetadata is the metadata key naming the agent a gRPC call is
+// for when its request has no tenant (every A2A 0.3 request).
+const GRPCAgentMetadata = "a2aflow-agent"
+
+// The gRPC services of A2A 1.0 and 0.3.
+const (
+	grpcServiceV1 = "lf.a2a.v1.A2AService"
+	grpcServiceV0 = "a2a.v1.A2AService"
+)
+
+// GRPCServer returns a gRPC server serving the A2A binding of every agent
+// in both versions, the standard health service (grpc.health.v1.Health:
+// SERVING while /readyz is ready, for "" and both A2A services) and, with
+// GRPCConfig.Reflection, server reflection. opts come after the server's
+// own (message size, keepalive, interceptors). The caller serves it on a
+// listener and stops it (GracefulStop) after closing Config.ShuttingDown,
+// which ends the open streams.
+func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
+	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		s.cfg.Logger.ErrorContext(ctx, "panic serving gRPC call", "panic", p)
+		return grpcError(a2a.ErrInternalError)
+	})
+	all := append([]grpc.ServerOption{
+		// The HTTP API's body limit, as the largest message a call may send.
+		grpc.MaxRecvMsgSize(int(min(s.cfg.MaxBodyBytes, math.MaxInt32))),
+		// Streams last as long as their tasks: pings keep idle ones alive
+		// through proxies and find dead peers.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(onPanic), s.grpcUnary),
+		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(onPanic), s.grpcStream),
+	}, opts...)
+	srv := grpc.NewServer(all...)
+	router := grpcRouter{s}
+	grpcv1.NewHandler(router).RegisterWith(srv)
+	grpcv0.NewHandler(router).RegisterWith(srv)
+
+	hs := health.NewServer()
+	for _, name := range []string{"", grpcServiceV1, grpcServiceV0} {
+		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	healthpb.RegisterHealthServer(srv, readinessHealth{Server: hs, readiness: s.readiness})
+	if s.cfg.ShuttingDown != nil {
+		go func() {
+			<-s.cfg.ShuttingDown
+			hs.Shutdown() // NOT_SERVING, to Check and to every Watch
+		}()
+	}
+	if s.cfg.GRPC.Reflection {
+		reflection.Register(srv)
+	}
+	return srv
+}
+
+// readinessHealth answers Check with NOT_SERVING while /readyz is not ready
+// (Temporal unreachable, shutting down); Watch follows the server's status.
+type readinessHealth struct {
+	*health.Server
+	readiness *Readiness
+}
+
+func (h readinessHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	resp, err := h.Server.Check(ctx, req)
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return resp, err
+	}
+	if _, ready := h.readiness.Check(ctx); !ready {
+		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
+	}
+	return resp, nil
+}
+
+// grpcCardAddr is where the cards served for r list the gRPC binding (see
+// GRPCConfig.Addr), "" when it is off.
+func (s *Server) grpcCardAddr(r *http.Request) string {
+	addr := s.cfg.GRPC.Addr
+	if addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host != "" && host != "0.0.0.0" && host != "::" {
+		return addr
+	}
+	u, err := url.Parse(s.baseURL(r))
+	if err != nil || u.Hostname() == "" {
+		return net.JoinHostPort("localhost", port)
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// a2aGRPCMethod splits a call's full method into the A2A version of its
+// service and the method; ok is false for other services (health,
+// reflection).
+func a2aGRPCMethod(full string) (version, method string, ok bool) {
+	service, method, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
+	switch service {
+	case grpcServiceV1:
+		return "1.0", method, true
+	case grpcServiceV0:
+		return "0.3", method, true
+	}
+	return "", "", false
+}
+
+// grpcCall is one A2A gRPC call being served.
+type grpcCall struct {
+	start   time.Time
+	version string
+	method  string
+	log     *requestLog
+	http    *http.Request // the call's metadata as headers, its peer and authority, for the HTTP code it shares
+	release func()        // gives a stream's slot back
+}
+
+// grpcAdmit does for a call what the HTTP middleware does for a request,
+// but the agent (which needs the request message): the request log, the
+// rate limits and authentication. It returns the call and its context, or
+// the status refusing it.
+func (s *Server) grpcAdmit(ctx context.Context, fullMethod string) (*grpcCall, context.Context, error) {
+	version, method, _ := a2aGRPCMethod(fullMethod)
+	call := &grpcCall{start: time.Now(), version: version, method: method, release: func() {}}
+	call.log = &requestLog{binding: "grpc", version: version}
+	ctx = context.WithValue(ctx, requestLogKey{}, call.log)
+
+	md, _ := metadata.FromIncomingContext(ctx)
+	h := http.Header{}
+	for k, vs := range md {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	r := &http.Request{Method: http.MethodPost, Header: h, URL: &url.URL{Path: fullMethod}, Host: strings.Join(md.Get(":authority"), "")}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		r.RemoteAddr = p.Addr.String()
+	}
+	call.http = r.WithContext(ctx)
+
+	// limitRefused, authenticate and limitRate of the HTTP API, in order.
+	auth, rates := s.cfg.Auth, s.limits.rates
+	if auth.Enabled() {
+		id, err := auth.authenticateHeaders(h)
+		if err != nil {
+			ip := ipKey(call.http)
+			if rates != nil {
+				if wait := rates.wait(ip, time.Now()); wait > 0 {
+					return call, ctx, grpcRetryError(tooManyRequests("too many requests refused authentication from this address; retry later"), wait)
+				}
+				rates.charge(ip, time.Now())
+			}
+			auth.logger.Debug("refused gRPC call", "method", fullMethod, "error", err)
+			challenges := auth.challenges(err)
+			_ = grpc.SetHeader(ctx, metadata.Pairs(flatten("www-authenticate", challenges)...))
+			msg := "authentication required: " + err.Error()
+			if errors.Is(err, ErrNoCredentials) {
+				msg = "authentication required: the agent card's securitySchemes list the accepted credentials"
+			}
+			return call, ctx, grpcError(a2a.NewError(a2a.ErrUnauthenticated, msg))
+		}
+		ctx = withPrincipal(ctx, id.Principal)
+		ctx = context.WithValue(ctx, callerKey{}, &caller{Identity: id, auth: auth})
+		call.http = call.http.WithContext(ctx)
+	}
+	if rates != nil {
+		if wait := rates.take(clientKey(call.http), time.Now()); wait > 0 {
+			return call, ctx, grpcRetryError(tooManyRequests(
+				fmt.Sprintf("over the rate limit of %g requests per second; retry later", float64(rates.limit))), wait)
+		}
+	}
+	return call, ctx, nil
+}
+
+// flatten returns key, v1, key, v2... for metadata.Pairs.
+func flatten(key string, values []string) []string {
+	out := make([]string, 0, 2*len(values))
+	for _, v := range values {
+		out = append(out, key, v)
+	}
+	return out
+}
+
+// route finds the agent of the call from its request message (see the
+// file's comment), negotiates its extensions, takes a stream's slot, and
+// returns the context the agent's handler serves the call in. setHeader
+// sends the activated extensions back.
+func (s *Server) route(ctx context.Context, call *grpcCall, req any, stream bool, setHeader func(metadata.MD) error) (context.Context, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	name := ""
+	if t, ok := req.(interface{ GetTenant() string }); ok && call.version == "1.0" {
+		name = t.GetTenant()
+	}
+	if name == "" {
+		if v := md.Get(GRPCAgentMetadata); len(v) > 0 {
+			name = v[0]
+		}
+	}
+	agent := s.agents.Default()
+	if name != "" {
+		a, ok := s.agents.Get(name)
+		if !ok {
+			return ctx, grpcError(a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf("no agent named %q", bounded(name, maxLoggedID))))
+		}
+		agent = a
+	}
+	call.log.mu.Lock()
+	call.log.agent = agent.Name
+	call.log.mu.Unlock()
+	ctx = context.WithValue(ctx, grpcAgentKey{}, agent.Name)
+	if c, ok := callerFrom(ctx); ok {
+		// The extended card lists the interfaces of the card the client
+		// read: the HTTP API's at PublicURL (or the host it dialled), and
+		// this binding at the address it dialled.
+		cc := *c
+		base := s.cfg.PublicURL
+		if base == "" {
+			base = strings.TrimRight(s.cfg.GRPC.APIURL, "/")
+		}
+		cc.cardURL = base + "/agents/" + agent.Name
+		cc.grpcAddr = call.http.Host
+		ctx = context.WithValue(ctx, callerKey{}, &cc)
+	}
+
+	// negotiateExtensions, on metadata: both header names are read, and
+	// the activated extensions are sent back under both.
+	hr := (&http.Request{Header: call.http.Header}).WithContext(ctx)
+	w := headerWriter{http.Header{}}
+	hr = negotiateExtensions(w, hr, agent)
+	ctx = hr.Context()
+	if len(w.h) > 0 {
+		out := metadata.MD{}
+		for k, vs := range w.h {
+			out[strings.ToLower(k)] = vs
+		}
+		if call.version == "1.0" {
+			delete(out, strings.ToLower(legacyExtensionsHeader))
+		} else {
+			out[strings.ToLower(legacyExtensionsHeader)] = w.h.Values(a2a.SvcParamExtensions)
+		}
+		_ = setHeader(out)
+	}
+
+	if stream {
+		release, ok := s.limits.streams.acquire(clientKey(call.http.WithContext(ctx)))
+		if !ok {
+			return ctx, grpcRetryError(tooManyRequests(
+				fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", s.limits.streams.max)), streamRetryAfter)
+		}
+		call.release = release
+	}
+	return ctx, nil
+}
+
+// headerWriter is the http.ResponseWriter negotiateExtensions writes its
+// header to.
+type headerWriter struct{ h http.Header }
+
+func (w headerWriter) Header() http.Header         { return w.h }
+func (w headerWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w headerWriter) WriteHeader(int)             {}
+
+type grpcAgentKey struct{}
+
+// done logs and counts the call once it is answered.
+func (s *Server) done(ctx context.Context, call *grpcCall, err error) {
+	call.release()
+	code := status.Code(err)
+	httpStatus := httpStatusOfCode(code)
+	s.observeRequest(call.log, httpStatus, time.Since(call.start))
+	if !s.cfg.AccessLog || !s.cfg.Logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", call.method),
+		slog.String("binding", "grpc"),
+		slog.String("a2a_version", call.version),
+		slog.String("code", code.String()),
+		slog.Int("status", httpStatus),
+		slog.Float64("duration_ms", math.Round(float64(time.Since(call.start).Microseconds()))/1000),
+	}
+	if p := PrincipalFrom(ctx); p != "" {
+		attrs = append(attrs, slog.String("principal", p))
+	}
+	attrs = append(attrs, slog.String("remote", remoteHost(call.http)))
+	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "grpc request", attrs...)
+}
+
+// httpStatusOfCode is the HTTP status the request metrics count a gRPC
+// code as: that of the first error answering with it.
+func httpStatusOfCode(c codes.Code) int {
+	if c == codes.OK {
+		return http.StatusOK
+	}
+	for _, e := range errorCodes {
+		if grpcCodes[e.grpc] == c {
+			return e.status
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// grpcUnary is the unary interceptor of the A2A services.
+func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if _, _, ok := a2aGRPCMethod(info.FullMethod); !ok {
+		return handler(ctx, req)
+	}
+	call, ctx, err := s.grpcAdmit(ctx, info.FullMethod)
+	defer func() { s.done(ctx, call, err) }()
+	if err != nil {
+		return nil, err
+	}
+	if ctx, err = s.route(ctx, call, req, false, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) }); err != nil {
+		return nil, err
+	}
+	if t := s.cfg.GRPC.UnaryTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	resp, err = handler(ctx, req)
+	return resp, withErrorInfo(err)
+}
+
+// grpcStream is the stream interceptor of the A2A services. The agent is
+// routed when the handler reads the request (routedStream.RecvMsg).
+func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	if _, _, ok := a2aGRPCMethod(info.FullMethod); !ok {
+		return handler(srv, ss)
+	}
+	call, ctx, err := s.grpcAdmit(ss.Context(), info.FullMethod)
+	defer func() { s.done(ctx, call, err) }()
+	if err != nil {
+		return err
+	}
+	rs := &routedStream{ServerStream: ss, s: s, call: call, ctx: ctx}
+	err = withErrorInfo(handler(srv, rs))
+	if rs.err != nil {
+		err = rs.err
+	}
+	return err
+}
+
+// routedStream is a server stream whose context, once the request is read,
+// is the routed one.
+type routedStream struct {
+	grpc.ServerStream
+	s      *Server
+	call   *grpcCall
+	ctx    context.Context
+	routed bool
+	err    error // the routing's refusal
+}
+
+func (r *routedStream) Context() context.Context { return r.ctx }
+
+func (r *routedStream) RecvMsg(m any) error {
+	if err := r.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if r.routed {
+		return nil
+	}
+	r.routed = true
+	ctx, err := r.s.route(r.ctx, r.call, m, true, r.ServerStream.SetHeader)
+	if err != nil {
+		r.err = err
+		return err
+	}
+	r.ctx = ctx
+	return nil
+}
+
+// grpcRouter is the a2asrv.RequestHandler behind a2agrpc's handlers: it
+// calls the routed agent's handler (route) and turns its errors into
+// statuses with the API's mapping (grpcError), which a2agrpc passes on
+// as they are.
+type grpcRouter struct{ s *Server }
+
+var _ a2asrv.RequestHandler = grpcRouter{}
+
+func (g grpcRouter) handler(ctx context.Context) a2asrv.RequestHandler {
+	name, _ := ctx.Value(grpcAgentKey{}).(string)
+	if h, ok := g.s.handlers[name]; ok {
+		return h
+	}
+	return g.s.handlers[g.s.agents.Default().Name]
+}
+
+func grpcErrors(events iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		for e, err := range events {
+			if !yield(e, grpcError(err)) {
+				return
+			}
+		}
+	}
+}
+
+func (g grpcRouter) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	t, err := g.handler(ctx).GetTask(ctx, req)
+	return t, grpcError(err)
+}
+
+func (g grpcRouter) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	r, err := g.handler(ctx).ListTasks(ctx, req)
+	return r, grpcError(err)
+}
+
+func (g grpcRouter) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	t, err := g.handler(ctx).CancelTask(ctx, req)
+	return t, grpcError(err)
+}
+
+func (g grpcRouter) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	r, err := g.handler(ctx).SendMessage(ctx, req)
+	return r, grpcError(err)
+}
+
+func (g grpcRouter) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return grpcErrors(countStream(g.handler(ctx).SubscribeToTask(ctx, req)))
+}
+
+func (g grpcRouter) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return grpcErrors(countStream(g.handler(ctx).SendStreamingMessage(ctx, req)))
+}
+
+func (g grpcRouter) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	c, err := g.handler(ctx).GetTaskPushConfig(ctx, req)
+	return c, grpcError(err)
+}
+
+func (g grpcRouter) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	r, err := g.handler(ctx).ListTaskPushConfigs(ctx, req)
+	return r, grpcError(err)
+}
+
+func (g grpcRouter) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
+	c, err := g.handler(ctx).CreateTaskPushConfig(ctx, req)
+	return c, grpcError(err)
+}
+
+func (g grpcRouter) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
+	return grpcError(g.handler(ctx).DeleteTaskPushConfig(ctx, req))
+}
+
+func (g grpcRouter) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	c, err := g.handler(ctx).GetExtendedAgentCard(ctx, req)
+	return c, grpcError(err)
+}
+
+// grpcCodes are the codes errorCodes names.
+var grpcCodes = map[string]codes.Code{
+	"INVALID_ARGUMENT": codes.InvalidArgument, "UNIMPLEMENTED": codes.Unimplemented, "INTERNAL": codes.Internal,
+	"UNAVAILABLE": codes.Unavailable, "NOT_FOUND": codes.NotFound, "FAILED_PRECONDITION": codes.FailedPrecondition,
+	"UNAUTHENTICATED": codes.Unauthenticated, "PERMISSION_DENIED": codes.PermissionDenied,
+	"RESOURCE_EXHAUSTED": codes.ResourceExhausted,
+}
+
+// grpcError is err as a gRPC status: the code errorCodes gives it (the
+// same as over HTTP+JSON), its message, the details of the a2a.Error it
+// is (Details as a Struct, as a2a-go's gRPC transport does), a RetryInfo
+// for a retry delay, and the google.rpc.ErrorInfo naming it. Every error
+// is mapped, a status included: a Temporal error the service passes on
+// must not reach the client with Temporal's code.
+func grpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	c := errorCodeOf(err)
+	st := status.New(grpcCodes[c.grpc], errorMessage(err))
+	info := &errdetails.ErrorInfo{Reason: a2a.ErrorReason(c.sentinel), Domain: a2a.ProtocolDomain}
+	if c.reason != "" {
+		info.Reason, info.Domain = c.reason, c.domain
+	}
+	var details []protoadapt.MessageV1
+	var a2aErr *a2a.Error
+	if errors.As(err, &a2aErr) {
+		if len(a2aErr.Details) > 0 {
+			if s, err := structpb.NewStruct(a2aErr.Details); err == nil {
+				details = append(details, s)
+			}
+		}
+		for _, d := range a2aErr.TypedDetails {
+			switch d.TypeURL {
+			case errordetails.ErrorInfoType:
+				if m, ok := d.Value["metadata"].(map[string]any); ok {
+					info.Metadata = map[string]string{}
+					for k, v := range m {
+						info.Metadata[k] = fmt.Sprint(v)
+					}
+				}
+			case "type.googleapis.com/google.rpc.RetryInfo":
+				if delay, ok := d.Value["retryDelay"].(string); ok {
+					if dur, err := time.ParseDuration(delay); err == nil {
+						details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(dur)})
+					}
+				}
+			}
+		}
+	}
+	details = append(details, info)
+	if withDetails, err := st.WithDetails(details...); err == nil {
+		return withDetails.Err()
+	}
+	return st.Err()
+}
+
+// grpcRetryError is err, a refusal of limits.go, with the RetryInfo of
+// the wait it asks for.
+func grpcRetryError(err error, wait time.Duration) error {
+	secs := int(math.Ceil(wait.Seconds()))
+	return grpcError(a2a.NewError(err, errorMessage(err)).WithTypedDetails(
+		errordetails.NewTyped("type.googleapis.com/google.rpc.RetryInfo", map[string]any{"retryDelay": fmt.Sprintf("%ds", secs)})))
+}
+
+// withErrorInfo gives the statuses a2agrpc makes itself (a request it
+// cannot convert: INVALID_ARGUMENT) the ErrorInfo every error carries.
+func withErrorInfo(err error) error {
+	st, ok := status.FromError(err)
+	if !ok || err == nil {
+		return err
+	}
+	for _, d := range st.Details() {
+		if _, ok := d.(*errdetails.ErrorInfo); ok {
+			return err
+		}
+	}
+	var sentinel error
+	switch st.Code() {
+	case codes.InvalidArgument:
+		sentinel = a2a.ErrInvalidParams
+	case codes.Internal:
+		sentinel = a2a.ErrInternalError
+	default:
+		return err
+	}
+	if withDetails, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: a2a.ErrorReason(sentinel), Domain: a2a.ProtocolDomain}); derr == nil {
+		return withDetails.Err()
+	}
+	return err
+}
