@@ -19,6 +19,9 @@ type LLM struct {
 	// call fails, not retried, with an llm.ErrTypeNotConfigured error that
 	// says how to configure one.
 	Provider llm.Provider
+	// Providers are the providers a call may name (llm.Request.Provider,
+	// llm.WithProvider), by name; a call naming none uses Provider.
+	Providers map[string]llm.Provider
 }
 
 // CompleteChat makes one LLM call. Failures become Temporal errors that
@@ -27,18 +30,28 @@ type LLM struct {
 // cannot be built is not. The API key is in none of them: the providers
 // remove it from every error.
 func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, error) {
-	if a.Provider == nil {
+	p := a.Provider
+	if req.Provider != "" {
+		if p = a.Providers[req.Provider]; p == nil && a.Provider != nil && a.Provider.Name() == req.Provider {
+			p = a.Provider
+		}
+		if p == nil {
+			return llm.Response{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the LLM provider %q is not configured on this worker: %v", req.Provider, llm.ErrNotConfigured), llm.ErrTypeNotConfigured, nil)
+		}
+	}
+	if p == nil {
 		return llm.Response{}, temporal.NewNonRetryableApplicationError(llm.ErrNotConfigured.Error(), llm.ErrTypeNotConfigured, nil)
 	}
 	logger := activity.GetLogger(ctx)
-	resp, err := a.Provider.Complete(ctx, req)
-	metrics.LLMCall(a.Provider.Name(), a.Provider.Model(), err, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	resp, err := p.Complete(ctx, req)
+	metrics.LLMCall(p.Name(), p.Model(), err, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	if err != nil {
 		err = temporalError(err)
-		logger.Warn("LLM call failed", "provider", a.Provider.Name(), "error", err)
+		logger.Warn("LLM call failed", "provider", p.Name(), "error", err)
 		return llm.Response{}, err
 	}
-	logger.Debug("LLM call", "provider", a.Provider.Name(), "model", resp.Model,
+	logger.Debug("LLM call", "provider", p.Name(), "model", resp.Model,
 		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens, "stop", resp.StopReason)
 	return resp, nil
 }

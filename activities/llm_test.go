@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -103,5 +104,42 @@ func TestCompleteChatNotConfigured(t *testing.T) {
 	}
 	if !strings.Contains(appErr.Message(), "OPENAI_BASE_URL") {
 		t.Errorf("message %q does not say how to configure an LLM", appErr.Message())
+	}
+}
+
+// namedProvider answers every call with its own name.
+type namedProvider struct{ name string }
+
+func (p namedProvider) Name() string  { return p.name }
+func (p namedProvider) Model() string { return p.name + "-model" }
+func (p namedProvider) Complete(_ context.Context, req llm.Request) (llm.Response, error) {
+	return llm.Response{Text: p.name, Model: p.name + "-model"}, nil
+}
+
+// TestCompleteChatProvider: a request naming a provider (llm.WithProvider)
+// goes to that one, none to the default, an unconfigured one fails without
+// retries.
+func TestCompleteChatProvider(t *testing.T) {
+	a := &activities.LLM{Provider: namedProvider{"openai"}, Providers: map[string]llm.Provider{"openai": namedProvider{"openai"}, "anthropic": namedProvider{"anthropic"}}}
+	for provider, want := range map[string]string{"": "openai", "openai": "openai", "anthropic": "anthropic"} {
+		var suite testsuite.WorkflowTestSuite
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(a)
+		v, err := env.ExecuteActivity(llm.ActivityCompleteChat, llm.Request{Provider: provider, Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}})
+		if err != nil {
+			t.Fatalf("provider %q: %v", provider, err)
+		}
+		var resp llm.Response
+		if err := v.Get(&resp); err != nil || resp.Text != want {
+			t.Errorf("provider %q answered by %q (%v), want %q", provider, resp.Text, err, want)
+		}
+	}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(&activities.LLM{Provider: namedProvider{"openai"}})
+	_, err := env.ExecuteActivity(llm.ActivityCompleteChat, llm.Request{Provider: "anthropic", Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}})
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || !appErr.NonRetryable() || appErr.Type() != llm.ErrTypeNotConfigured || !strings.Contains(err.Error(), `"anthropic" is not configured`) {
+		t.Errorf("unconfigured provider: %v, want a non-retryable %s error naming it", err, llm.ErrTypeNotConfigured)
 	}
 }

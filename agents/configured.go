@@ -28,6 +28,9 @@ type LLMAgentSpec struct {
 	Skills []a2a.AgentSkill
 	// SystemPrompt is the model's system prompt.
 	SystemPrompt string
+	// Provider names the worker's provider to call, "openai" or
+	// "anthropic" (llm.WithProvider); empty calls its default one.
+	Provider string
 	// Model overrides the worker's model (A2AFLOW_LLM_MODEL); empty keeps it.
 	Model string
 	// Tools are built-in tools by name (see LLMAgentTools).
@@ -137,6 +140,9 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 	opts := []llm.Option{llm.WithSystem(spec.SystemPrompt), llm.WithUsage(t)}
 	if spec.Model != "" {
 		opts = append(opts, llm.WithModel(spec.Model))
+	}
+	if spec.Provider != "" {
+		opts = append(opts, llm.WithProvider(spec.Provider))
 	}
 	if spec.MaxTurns > 0 {
 		opts = append(opts, llm.WithMaxTurns(spec.MaxTurns))

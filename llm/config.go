@@ -38,6 +38,26 @@ func FromEnv() (Provider, error) {
 	return fromEnv(os.Getenv)
 }
 
+// ConfiguredProviders returns every provider the environment configures,
+// by name: "openai" when OPENAI_BASE_URL or OPENAI_API_KEY is set,
+// "anthropic" when ANTHROPIC_API_KEY is, each with A2AFLOW_LLM_MODEL as its
+// model. A call chooses one with [WithProvider].
+func ConfiguredProviders() map[string]Provider {
+	return configuredProviders(os.Getenv)
+}
+
+func configuredProviders(getenv func(string) string) map[string]Provider {
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	out := map[string]Provider{}
+	if get(EnvOpenAIBaseURL) != "" || get(EnvOpenAIAPIKey) != "" {
+		out["openai"] = NewOpenAI(OpenAIConfig{BaseURL: get(EnvOpenAIBaseURL), APIKey: get(EnvOpenAIAPIKey), Model: get(EnvModel)})
+	}
+	if get(EnvAnthropicAPIKey) != "" {
+		out["anthropic"] = NewAnthropic(AnthropicConfig{BaseURL: get(EnvAnthropicBaseURL), APIKey: get(EnvAnthropicAPIKey), Model: get(EnvModel)})
+	}
+	return out
+}
+
 func fromEnv(getenv func(string) string) (Provider, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	hasOpenAI := get(EnvOpenAIBaseURL) != "" || get(EnvOpenAIAPIKey) != ""

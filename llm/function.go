@@ -33,6 +33,7 @@ func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, er
 	name := schemaName(reflect.TypeFor[T]())
 	req := Request{
 		Model:          o.model,
+		Provider:       o.provider,
 		System:         o.system,
 		Messages:       []Message{{Role: RoleUser, Text: prompt}},
 		ResponseFormat: &ResponseFormat{Name: name, Schema: schema},

@@ -86,6 +86,9 @@ type ResponseFormat struct {
 type Request struct {
 	// Model overrides the provider's model; empty uses Provider.Model().
 	Model string `json:"model,omitempty"`
+	// Provider names the configured provider to call ("openai",
+	// "anthropic"); empty calls the worker's default one.
+	Provider string `json:"provider,omitempty"`
 	// System is the system prompt; optional.
 	System string `json:"system,omitempty"`
 	// Messages is the conversation so far, oldest first.

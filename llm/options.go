@@ -53,6 +53,7 @@ type Option func(*callOptions)
 
 type callOptions struct {
 	model       string
+	provider    string
 	system      string
 	usage       *workflows.Task
 	maxAttempts int
@@ -71,6 +72,11 @@ func newOptions(opts []Option) *callOptions {
 
 // WithModel uses model instead of the worker's configured one.
 func WithModel(model string) Option { return func(o *callOptions) { o.model = model } }
+
+// WithProvider calls the worker's provider of that name ("openai" or
+// "anthropic", each configured by its environment, see ConfiguredProviders)
+// instead of its default one.
+func WithProvider(name string) Option { return func(o *callOptions) { o.provider = name } }
 
 // WithSystem sets the system prompt.
 func WithSystem(prompt string) Option { return func(o *callOptions) { o.system = prompt } }

@@ -57,7 +57,7 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 	}
 	logger := workflow.GetLogger(ctx)
 	for turn := 1; turn <= o.maxTurns; turn++ {
-		req := Request{Model: o.model, System: o.system, Messages: msgs, Tools: specs, MaxTokens: o.maxTokens}
+		req := Request{Model: o.model, Provider: o.provider, System: o.system, Messages: msgs, Tools: specs, MaxTokens: o.maxTokens}
 		resp, err := complete(ctx, o, req, fmt.Sprintf("turn %d: %s", turn, lastText(msgs)))
 		if err != nil {
 			return "", err

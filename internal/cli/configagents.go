@@ -43,7 +43,7 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"description", "LLM agent: its card's description"},
 	{"version", "LLM agent: its card's version"},
 	{"system-prompt", "LLM agent: the model's system prompt; a section with one defines an LLM agent"},
-	{"provider", "LLM agent: openai or anthropic, the worker's configured provider (OPENAI_BASE_URL / ANTHROPIC_API_KEY); a section naming another is refused"},
+	{"provider", "LLM agent: openai or anthropic, configured where the worker runs (OPENAI_BASE_URL/OPENAI_API_KEY, ANTHROPIC_API_KEY); default the worker's provider (A2AFLOW_LLM_PROVIDER); a worker without the named one refuses to start"},
 	{"model", "LLM agent: the model its calls use instead of A2AFLOW_LLM_MODEL"},
 	{"tools", "LLM agent: the built-in tools it may call: ask_user, list_artifacts, save_artifact, call_agent, clock, calculator, list_agents, remember_agent"},
 	{"remote-agents", "LLM agent: directory entries (--peer, agents add) whose skills become its tools, one tool AGENT_SKILL per skill of the agent's card"},
@@ -63,7 +63,7 @@ func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
 // spec is the section as an LLM agent's spec.
 func (s agentSection) spec() agents.LLMAgentSpec {
 	return agents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
-		SystemPrompt: s.SystemPrompt, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns}
+		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns}
 }
 
 // parseAgentSections reads the file's agents value: an array of tables
@@ -318,15 +318,20 @@ func (c *config) registry() (*workflows.Registry, error) {
 	return reg, nil
 }
 
-// checkAgentProviders refuses a file LLM agent naming a provider other than
-// the worker's (nil: none configured, which the agent's tasks answer).
-func (c *config) checkAgentProviders(p llm.Provider) error {
+// checkAgentProviders refuses a file LLM agent naming a provider that the
+// worker does not have configured, when it has one at all (none: the
+// agent's tasks answer how to configure one).
+func (c *config) checkAgentProviders(def llm.Provider, providers map[string]llm.Provider) error {
 	for _, s := range c.fileAgents {
-		if s.Provider == "" || p == nil || p.Name() == s.Provider {
+		if s.Provider == "" || def == nil || def.Name() == s.Provider || providers[s.Provider] != nil {
 			continue
 		}
-		return fmt.Errorf("config file %s: agent %q: provider %q, but this worker's LLM is %s; a worker has one provider (%s, OPENAI_BASE_URL or ANTHROPIC_API_KEY)",
-			s.path, s.Name, s.Provider, p.Name(), llm.EnvProvider)
+		need := "OPENAI_BASE_URL or OPENAI_API_KEY"
+		if s.Provider == "anthropic" {
+			need = llm.EnvAnthropicAPIKey
+		}
+		return fmt.Errorf("config file %s: agent %q: provider %q is not configured on this worker (set %s where the worker runs)",
+			s.path, s.Name, s.Provider, need)
 	}
 	return nil
 }

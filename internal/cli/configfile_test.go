@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -348,4 +349,33 @@ func matchLine(text, re string) bool {
 		}
 	}
 	return false
+}
+
+// TestConfigAgentProvider: an LLM agent naming a provider the worker does
+// not have stops the worker at start; one it has is fine.
+func TestConfigAgentProvider(t *testing.T) {
+	clearA2AflowEnv(t)
+	path := writeConfig(t, "[[agents]]\nname = \"h\"\nsystem-prompt = \"x\"\nprovider = \"anthropic\"\n")
+	_, cfg, err := loadCommand(t, "worker", "--config", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openai := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: "http://127.0.0.1:1/v1"})
+	err = cfg.checkAgentProviders(openai, map[string]llm.Provider{"openai": openai})
+	if err == nil || !strings.Contains(err.Error(), `provider "anthropic" is not configured`) || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Errorf("error %v, want the missing provider named with its variable", err)
+	}
+	anthropic := llm.NewAnthropic(llm.AnthropicConfig{APIKey: "k"})
+	if err := cfg.checkAgentProviders(openai, map[string]llm.Provider{"openai": openai, "anthropic": anthropic}); err != nil {
+		t.Errorf("with both providers: %v", err)
+	}
+	if err := cfg.checkAgentProviders(nil, nil); err != nil {
+		t.Errorf("without any LLM the worker runs on: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("[[agents]]\nname = \"h\"\nsystem-prompt = \"x\"\nprovider = \"gemini\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadCommand(t, "worker", "--config", path); err == nil || !strings.Contains(err.Error(), "want openai or anthropic") {
+		t.Errorf("provider gemini: %v", err)
+	}
 }

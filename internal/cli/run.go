@@ -120,10 +120,16 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		logger.Warn("LLM configuration not used", "error", err)
 	} else if err == nil {
 		logger.Info("LLM configured", "provider", provider.Name(), "model", provider.Model())
-		if err := cfg.checkAgentProviders(provider); err != nil { // configagents.go
-			_ = store.Close()
-			return nil, err
-		}
+	}
+	// Every provider the environment configures, for agents that name
+	// theirs (config file agents' provider key); the program's own wins.
+	providers := llm.ConfiguredProviders()
+	if cfg.app.LLM != nil {
+		providers[cfg.app.LLM.Name()] = cfg.app.LLM
+	}
+	if err := cfg.checkAgentProviders(provider, providers); err != nil { // configagents.go
+		_ = store.Close()
+		return nil, err
 	}
 	payloads, err := cfg.payloadStore()
 	if err != nil {
@@ -148,7 +154,7 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		Bookings:         &activities.Bookings{Store: store},
 		Webhooks:         cfg.Push.activity(),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
-		LLM:              &activities.LLM{Provider: provider},
+		LLM:              &activities.LLM{Provider: provider, Providers: providers},
 		Tasks:            &activities.Tasks{Client: c},
 		HistoryPages:     &activities.HistoryPages{Store: payloads},
 		GitHub: &activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
