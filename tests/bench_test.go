@@ -394,8 +394,8 @@ type benchRaw struct {
 
 // newBenchRaw dials the server's Temporal frontend and starts a worker on a
 // task queue of its own with the baseline workflows (and, for the
-// breakdown, a2aflow's TaskWorkflow serving the echo agent). Its options are
-// the SDK defaults, like the a2aflow worker's.
+// breakdown, a2aflow's TaskWorkflow serving the echo agent). It polls like
+// the a2aflow worker (workflows.WorkerOptions' pollers, not the SDK's 2).
 func newBenchRaw(b testing.TB, s *server) *benchRaw {
 	b.Helper()
 	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -409,7 +409,10 @@ func newBenchRaw(b testing.TB, s *server) *benchRaw {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := worker.New(c, r.queue, worker.Options{})
+	w := worker.New(c, r.queue, worker.Options{
+		MaxConcurrentWorkflowTaskPollers: workflows.WorkflowTaskPollers,
+		MaxConcurrentActivityTaskPollers: workflows.ActivityTaskPollers,
+	})
 	w.RegisterWorkflowWithOptions(benchEchoWorkflow, workflow.RegisterOptions{Name: benchRawEchoWorkflow})
 	w.RegisterWorkflowWithOptions(benchAwaitUpdatesWorkflow, workflow.RegisterOptions{Name: benchRawAwaitWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
