@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -92,7 +93,7 @@ const (
 // which ends the open streams.
 func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		s.cfg.Logger.ErrorContext(ctx, "panic serving gRPC call", "panic", p)
+		s.cfg.Logger.ErrorContext(ctx, "panic serving gRPC call", "panic", p, "stack", string(debug.Stack()))
 		return grpcError(a2a.ErrInternalError)
 	})
 	all := append([]grpc.ServerOption{
@@ -299,7 +300,7 @@ func (s *Server) route(ctx context.Context, call *grpcCall, req any, stream bool
 
 	// negotiateExtensions, on metadata: both header names are read, and
 	// the activated extensions are sent back under both.
-	hr := (&http.Request{Header: call.http.Header}).WithContext(ctx)
+	hr := (&http.Request{Header: call.http.Header, URL: &url.URL{}}).WithContext(ctx)
 	w := headerWriter{http.Header{}}
 	hr = negotiateExtensions(w, hr, agent)
 	ctx = hr.Context()
