@@ -154,6 +154,13 @@ func TestConfigFileAgents(t *testing.T) {
 		t.Errorf("helper answered %q, want %q", got, want)
 	}
 
+	// The recorded helper task replays against this binary with the file's
+	// agents: the tools generated from the card come from history.
+	replay := exec.Command(binary, "replay", "--config", path, "--task", string(task.ID), "--temporal-addr", s.TemporalAddr, "--data-dir", dataDir)
+	if out, err := replay.CombinedOutput(); err != nil || !strings.Contains(string(out), "replayed 1, 0 did not replay") {
+		t.Errorf("replay of the helper task: %v\n%s", err, out)
+	}
+
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
 	if got := strings.Join(fake.tools["You are helper."], " "); got != "calculator call_agent weather_forecast" {

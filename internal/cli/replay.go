@@ -50,7 +50,7 @@ until those tasks end.
   a2aflow replay --running --save testdata   and keep them as fixtures
 
 Use the worker's --idle-timeout, --delegation-retry-budget and --payload-store
-(or --data-dir):
+(or --data-dir), and its --config for the agents its config file defines:
 they are part of what a task decides. Exit status 5 when a run does not replay.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return runReplay(cmd.Context(), cmd.OutOrStdout(), cfg, rc, files)
@@ -65,6 +65,7 @@ they are part of what a task decides. Exit status 5 when a run does not replay.`
 	fs.StringToStringVar(&cfg.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"), "the worker's --idle-timeout (A2AFLOW_IDLE_TIMEOUTS)")
 	fs.DurationVar(&cfg.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
 		"the worker's --delegation-retry-budget (A2AFLOW_DELEGATION_RETRY_BUDGET)")
+	cfg.bindConfigFile(cmd) // configfile.go: the file's agents replay too
 	return cmd
 }
 
