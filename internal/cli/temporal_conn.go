@@ -201,6 +201,7 @@ func (c *config) temporalClientOptions(opts client.Options) (client.Options, err
 	opts.ConnectionOptions.TLS = r.ConnectionOptions.TLS
 	opts.ConnectionOptions.TLSDisabled = r.ConnectionOptions.TLSDisabled
 	opts.ConnectionOptions.Authority = r.ConnectionOptions.Authority
+	opts.ConnectionOptions.GrpcCompression = r.ConnectionOptions.GrpcCompression
 	opts.Interceptors = append(opts.Interceptors, tracingInterceptors()...) // tracing.go
 	return opts, nil
 }
@@ -216,6 +217,9 @@ func (c *config) resolveTemporal() error {
 	if t.embedded != nil {
 		opts := client.Options{HostPort: c.TemporalAddr, Namespace: c.Namespace}
 		opts.ConnectionOptions.TLS = t.embedded.ClientTLS()
+		// The embedded server is in this process, over loopback: gzip (the
+		// SDK's default) would only spend CPU on both ends of every call.
+		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 		t.opts, t.describe = &opts, []any{"tls", tlsMode(opts)}
 		return nil
 	}
