@@ -35,9 +35,9 @@ cluster-down:
 	./scripts/cluster.sh down
 
 ## cluster-test: the fault test on a cluster of its own (kill -9 of a worker, an api and a Temporal node
-## under load); CLUSTER_TASKS (default 60) tasks. CI runs it after `make test`.
+## under load); CLUSTER_TASKS (default 300) tasks, about 4 minutes. CI runs it after `make test`.
 cluster-test:
-	A2AFLOW_CLUSTER_TEST=1 A2AFLOW_CLUSTER_TASKS=$(or $(CLUSTER_TASKS),60) \
+	A2AFLOW_CLUSTER_TEST=1 A2AFLOW_CLUSTER_TASKS=$(or $(CLUSTER_TASKS),300) \
 		$(GO) test -count=1 -timeout 30m -v -run '^TestCluster$$' ./tests/
 
 ## build: build the a2aflow binary into bin/

@@ -37,7 +37,7 @@ import (
 // workflow per task, one booking per booked trip, one decision per approval,
 // and every subscriber's events without a gap. It takes minutes: `make
 // cluster-test` runs it (A2AFLOW_CLUSTER_TEST=1); A2AFLOW_CLUSTER_TASKS sets
-// the number of tasks (default 60) and A2AFLOW_CLUSTER_DOWN how long the
+// the number of tasks (default 300) and A2AFLOW_CLUSTER_DOWN how long the
 // Temporal node stays down (default 1m).
 func TestCluster(t *testing.T) {
 	if os.Getenv("A2AFLOW_CLUSTER_TEST") == "" {
@@ -48,7 +48,7 @@ func TestCluster(t *testing.T) {
 			t.Fatal("the cluster needs PostgreSQL's initdb and postgres (Debian's postgresql package)")
 		}
 	}
-	nTasks := envIntDefault("A2AFLOW_CLUSTER_TASKS", 60)
+	nTasks := envIntDefault("A2AFLOW_CLUSTER_TASKS", 300)
 	down := time.Minute
 	if d, err := time.ParseDuration(os.Getenv("A2AFLOW_CLUSTER_DOWN")); err == nil {
 		down = d
@@ -252,8 +252,9 @@ type clusterLoad struct {
 
 	retried, failedAttempts, probes atomic.Int64
 
-	mu    sync.Mutex
-	tasks []*loadTask
+	mu         sync.Mutex
+	tasks      []*loadTask
+	streamEnds map[string]int
 }
 
 type loadTask struct {
@@ -413,6 +414,11 @@ func (ld *clusterLoad) drive(lt *loadTask) error {
 		}
 		for n, st := range steps {
 			think()
+			if sub != nil {
+				// Followed tasks live long enough for the faults to break
+				// their subscribers' streams.
+				time.Sleep(time.Duration(4+rand.IntN(6)) * time.Second)
+			}
 			task, err = ld.send("/agents/travel", first+n+1, ctxID, task.ID, msgID(n+1), st.answer, "")
 			if err != nil {
 				return err
@@ -509,22 +515,46 @@ func (ld *clusterLoad) postDecision(ctx context.Context, url string) (int, error
 
 // follow subscribes to the task on api1 (the api that is killed), and
 // whenever the stream ends before the task does, subscribes again on the
-// other api, then the first... It returns each connection's events.
+// other api, then the first... A stream with no event for streamIdle is
+// given up as a client would (counted in stalled). Once the task has ended
+// a subscription is refused, and the subscriber reads the task instead: its
+// last "connection" is that one read. It returns each connection's events.
 func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 	var conns [][]string
 	var once sync.Once
 	deadline := time.Now().Add(10 * time.Minute)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		var events []string
-		ctx, cancel := context.WithTimeout(ld.ctx, 5*time.Minute)
+		ctx, cancel := context.WithCancel(ld.ctx)
+		var stalled atomic.Bool
+		idle := time.AfterFunc(streamIdle, func() { stalled.Store(true); cancel() })
+		end := "ended"
+		var streamErr error
 		for e, err := range ld.clients["/agents/travel"][attempt%2].SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
 			if err != nil {
+				end, streamErr = err.Error(), err
 				break
 			}
+			idle.Reset(streamIdle)
 			events = append(events, detailedLabel(e))
 			once.Do(func() { close(live) })
 		}
+		idle.Stop()
 		cancel()
+		if stalled.Load() {
+			end = "stalled"
+		}
+		ld.noteStreamEnd(attempt%2, end, len(events))
+		if end != "stalled" && errors.Is(streamErr, a2a.ErrUnsupportedOperation) {
+			// The task ended while no stream was open: A2A refuses to
+			// subscribe to a finished task, and the client reads it.
+			ctx, cancel := context.WithTimeout(ld.ctx, attemptTimeout)
+			task, err := ld.clients["/agents/travel"][attempt%2].GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			cancel()
+			if err == nil {
+				return append(conns, []string{detailedLabel(task)})
+			}
+		}
 		if len(events) > 0 {
 			conns = append(conns, events)
 			if strings.Contains(events[len(events)-1], string(a2a.TaskStateCompleted)) {
@@ -534,6 +564,27 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return conns
+}
+
+// streamIdle is how long a subscriber waits for an event before it
+// subscribes again elsewhere.
+const streamIdle = 45 * time.Second
+
+// noteStreamEnd counts how the streams that did not reach the task's end
+// ended, by api.
+func (ld *clusterLoad) noteStreamEnd(api int, end string, events int) {
+	if end == "ended" && events > 0 {
+		return
+	}
+	if len(end) > 120 {
+		end = end[:120]
+	}
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	if ld.streamEnds == nil {
+		ld.streamEnds = map[string]int{}
+	}
+	ld.streamEnds[fmt.Sprintf("api%d: %s (%d events)", api+1, end, min(events, 1))]++
 }
 
 // recovered probes each api with a new echo task every 250 ms and returns
@@ -615,6 +666,22 @@ func (ld *clusterLoad) verify(n int) {
 		}
 	}
 	t.Logf("tasks ended as expected: %v", counts)
+	reconnected, connections := 0, 0
+	for _, lt := range ld.tasks {
+		if lt.kind == "subscribed" {
+			connections += len(lt.events)
+			if len(lt.events) > 1 {
+				reconnected++
+			}
+		}
+	}
+	t.Logf("subscribers: %d of %d resumed after their stream broke (%d connections in all)", reconnected, counts["subscribed"], connections)
+	for end, n := range ld.streamEnds {
+		t.Logf("subscriber streams ended before the task: %d× %s", n, end)
+	}
+	if reconnected == 0 {
+		t.Errorf("no subscriber's stream broke: the faults did not test resuming")
+	}
 
 	// Bookings: one row per booked trip, none for a canceled one; a booking
 	// made twice (a second activity) would be a second row of its task.
