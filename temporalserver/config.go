@@ -196,16 +196,17 @@ func dynamicConfig(extra map[string]any) dynamicconfig.StaticClient {
 		dynamicconfig.TimerProcessorMaxPollRPS.Key():      fastPollRPS,
 		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): fastPollRPS,
 		dynamicconfig.OutboundProcessorMaxPollRPS.Key():   fastPollRPS,
-		// One partition per task queue instead of 4. Partitions spread a
-		// queue over matching hosts; on this single host they only cost:
-		// a workflow task lands on a random partition, three in four of
-		// them have no poller of their own and forward it to the root
-		// (forwarding is rate-limited to 10/s per partition), and a task
-		// that misses the forward is written to the backlog in SQLite and
-		// read back, tens of ms later. Measured with serve's echo agent:
-		// sequential p95 57-97 ms -> 43-49 ms, 8 clients' p95 520 ->
-		// 270-290 ms and +25% tasks/s (see BenchmarkEchoVsRawTemporal).
-		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		// New tasks go to one partition of a task queue instead of 4.
+		// Partitions spread a queue over matching hosts; on this single
+		// host they only cost: a workflow task lands on a random partition,
+		// three in four of them have no poller of their own and forward it
+		// to the root (rate-limited to 10/s per partition), and a task that
+		// misses the forward is written to the backlog in SQLite and read
+		// back, tens of ms later. Pollers still read all 4 partitions (the
+		// default), so tasks queued in the others by an earlier version are
+		// still dispatched; they forward their polls to the root. With
+		// serve's echo agent, 8 clients: 12 of 700 workflow tasks through
+		// the backlog instead of ~400 (with WorkflowTaskPollers).
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 		// Update and Update-with-Start. Both are on by default in v1.32;
 		// set explicitly so a changed default cannot break a2aflow.
