@@ -26,6 +26,7 @@ import (
 func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, error) {
 	var zero T
 	o := newOptions(opts)
+	o.applyDefaults(ctx)
 	schema, err := SchemaFor[T]() //workflowcheck:ignore reflection over a Go type: the same schema on every replay
 	if err != nil {
 		return zero, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidRequest, nil)

@@ -73,6 +73,32 @@ func newOptions(opts []Option) *callOptions {
 // WithModel uses model instead of the worker's configured one.
 func WithModel(model string) Option { return func(o *callOptions) { o.model = model } }
 
+// defaultsKey keys the call defaults WithDefaults puts into a context.
+type defaultsKey struct{}
+
+type callDefaults struct{ provider, model string }
+
+// WithDefaults returns ctx whose LLM calls (Function, Worker) use provider
+// and model unless a call names its own with WithProvider or WithModel;
+// empty keeps the worker's. It is how a config file gives any agent,
+// built-in ones too, its model: the worker wraps the agent's handler.
+func WithDefaults(ctx workflow.Context, provider, model string) workflow.Context {
+	return workflow.WithValue(ctx, defaultsKey{}, callDefaults{provider: provider, model: model})
+}
+
+// applyDefaults fills the model and provider the call did not name from
+// ctx's WithDefaults.
+func (o *callOptions) applyDefaults(ctx workflow.Context) {
+	if d, ok := ctx.Value(defaultsKey{}).(callDefaults); ok {
+		if o.model == "" {
+			o.model = d.model
+		}
+		if o.provider == "" {
+			o.provider = d.provider
+		}
+	}
+}
+
 // WithProvider calls the worker's provider of that name ("openai" or
 // "anthropic", each configured by its environment, see ConfiguredProviders)
 // instead of its default one.

@@ -36,6 +36,7 @@ func Worker(tools ...Tool) *ToolLoop {
 // non-retryable ErrTypeTooManyTurns error.
 func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Option) (string, error) {
 	o := newOptions(opts)
+	o.applyDefaults(ctx)
 	byName := map[string]Tool{}
 	specs := make([]ToolSpec, 0, len(l.tools))
 	for _, t := range l.tools {

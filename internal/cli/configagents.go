@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/llm"
@@ -14,8 +15,9 @@ import (
 )
 
 // agentSection is one [[agents]] (or [agents.NAME]) section of the config
-// file: settings of a built-in agent, or an LLM agent without Go code when
-// it has a system-prompt.
+// file: settings of a program's agent (idle-timeout, while-working, its LLM
+// provider and model), or an LLM agent without Go code when it has a
+// system-prompt.
 type agentSection struct {
 	path         string // the config file, for error lines
 	Name         string
@@ -43,8 +45,8 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"description", "LLM agent: its card's description"},
 	{"version", "LLM agent: its card's version"},
 	{"system-prompt", "LLM agent: the model's system prompt; a section with one defines an LLM agent"},
-	{"provider", "LLM agent: openai or anthropic, configured where the worker runs (OPENAI_BASE_URL/OPENAI_API_KEY, ANTHROPIC_API_KEY); default the worker's provider (A2AFLOW_LLM_PROVIDER); a worker without the named one refuses to start"},
-	{"model", "LLM agent: the model its calls use instead of A2AFLOW_LLM_MODEL"},
+	{"provider", "openai or anthropic, configured where the worker runs (OPENAI_BASE_URL/OPENAI_API_KEY, ANTHROPIC_API_KEY); default the worker's provider (A2AFLOW_LLM_PROVIDER); a worker without the named one refuses to start"},
+	{"model", "the model the agent's LLM calls use instead of A2AFLOW_LLM_MODEL (any agent: built-in ones too)"},
 	{"tools", "LLM agent: the built-in tools it may call: ask_user, list_artifacts, save_artifact, call_agent, clock, calculator, list_agents, remember_agent"},
 	{"remote-agents", "LLM agent: directory entries (--peer, agents add) whose skills become its tools, one tool AGENT_SKILL per skill of the agent's card"},
 	{"max-turns", "LLM agent: the most model calls of one answer"},
@@ -55,7 +57,7 @@ var agentKeys = []struct{ Key, Doc string }{
 var skillKeys = []string{"id", "name", "description", "tags", "examples"}
 
 // llmOnlyKeys are the keys that only an LLM agent defined in the file takes.
-var llmOnlyKeys = []string{"description", "version", "system-prompt", "provider", "model", "tools", "remote-agents", "max-turns", "skills"}
+var llmOnlyKeys = []string{"description", "version", "system-prompt", "tools", "remote-agents", "max-turns", "skills"}
 
 // isLLM reports whether the section defines an LLM agent.
 func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
@@ -313,6 +315,14 @@ func (c *config) registry() (*workflows.Registry, error) {
 		}
 		if s.set["while-working"] {
 			a.WhileWorking, _ = busyPolicy(s.WhileWorking)
+		}
+		if !s.isLLM() && (s.Provider != "" || s.Model != "") {
+			// A program's agent: its LLM calls default to the section's
+			// provider and model (an LLM agent of the file names them itself).
+			handle, provider, model := a.Handle, s.Provider, s.Model
+			a.Handle = func(ctx workflow.Context, t *workflows.Task) error {
+				return handle(llm.WithDefaults(ctx, provider, model), t)
+			}
 		}
 	}
 	return reg, nil

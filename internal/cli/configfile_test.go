@@ -141,7 +141,7 @@ func TestConfigRefusals(t *testing.T) {
 		{"agent typo", "[[agents]]\nname = \"travel\"\nidle-timout = \"1h\"\n", [2]string{}, []string{`agents[0]: unknown key "idle-timout"`, `did you mean "idle-timeout"?`}},
 		{"agent bad duration", "[agents.travel]\nidle-timeout = \"a while\"\n", [2]string{}, []string{`agents.travel: key "idle-timeout": bad value "a while"`}},
 		{"agent unknown tool", "[[agents]]\nname = \"h\"\nsystem-prompt = \"x\"\ntools = [\"calculater\"]\n", [2]string{}, []string{`unknown tool "calculater"`}},
-		{"agent LLM key without prompt", "[[agents]]\nname = \"travel\"\nmodel = \"m\"\n", [2]string{}, []string{`key "model" belongs to an LLM agent`}},
+		{"agent LLM key without prompt", "[[agents]]\nname = \"travel\"\ntools = [\"clock\"]\n", [2]string{}, []string{`key "tools" belongs to an LLM agent`}},
 		{"bad env", "", [2]string{"A2AFLOW_WAIT_TIMEOUT", "soon"}, []string{`environment variable A2AFLOW_WAIT_TIMEOUT="soon"`, "duration"}},
 		{"bad env int", "", [2]string{"A2AFLOW_RATE_BURST", "ten"}, []string{`A2AFLOW_RATE_BURST="ten"`, "whole number"}},
 		{"missing file", "-", [2]string{}, []string{"no such file"}},
@@ -262,6 +262,7 @@ func TestConfigAgents(t *testing.T) {
 name = "travel"
 idle-timeout = "72h"
 while-working = "reject"
+model = "travel-model"
 
 [[agents]]
 name = "helper"

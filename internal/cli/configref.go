@@ -87,7 +87,8 @@ sources, secrets masked.
 ## Agents
 
 ` + "`[[agents]]`" + ` sections (or ` + "`[agents.NAME]`" + ` tables) configure the agents of ` + "`serve`, `api` and `worker`" + `.
-A section naming an agent of the program sets its ` + "`idle-timeout` and `while-working`" + `; a section with a
+A section naming an agent of the program sets its ` + "`idle-timeout`, `while-working`, and the `model` and `provider`" + `
+of its LLM calls (llm.WithDefaults around its handler); a section with a
 ` + "`system-prompt`" + ` defines an LLM agent without Go code, served and run as a Temporal workflow like
 every other. Give the same file to the api and the worker processes: the api publishes the agent's
 card, the worker runs it.
