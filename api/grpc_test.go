@@ -119,3 +119,21 @@ func TestGRPCCards(t *testing.T) {
 		t.Errorf("the default agent's interfaces: %q, want 0.3 gRPC last", got)
 	}
 }
+
+// TestCreatePushConfigBody03 checks the two 0.3 HTTP+JSON bodies of
+// CreateTaskPushNotificationConfig: the whole request passes as it is, the
+// config alone (the proto's body: "config") is wrapped as its config.
+func TestCreatePushConfigBody03(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"parent":"tasks/t","configId":"c","config":{"pushNotificationConfig":{"url":"u"}}}`,
+			`{"parent":"tasks/t","configId":"c","config":{"pushNotificationConfig":{"url":"u"}}}`},
+		{`{"name":"tasks/t/pushNotificationConfigs/c","pushNotificationConfig":{"id":"c","url":"u"}}`,
+			`{"config":{"name":"tasks/t/pushNotificationConfigs/c","pushNotificationConfig":{"id":"c","url":"u"}}}`},
+		{`{"other":1}`, `{"other":1}`},
+		{`not json`, `not json`},
+	} {
+		if got := string(createPushConfigBody03([]byte(tc.in))); got != tc.want {
+			t.Errorf("createPushConfigBody03(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

@@ -213,9 +213,37 @@ func checkRESTRequest(w http.ResponseWriter, r *http.Request) bool {
 				return fail(0, a2a.ErrInvalidParams, "%s", errorMessage(err))
 			}
 		}
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pushNotificationConfigs") && protocolVersion(r) == "0.3" {
+			body = createPushConfigBody03(body)
+		}
 	}
 	setBody(r, body)
 	return true
+}
+
+// createPushConfigBody03 returns the body of a 0.3 HTTP+JSON
+// CreateTaskPushNotificationConfig as a2a-go's 0.3 server reads it: the
+// whole CreateTaskPushNotificationConfigRequest ({"parent", "configId",
+// "config"}). A body that is the TaskPushNotificationConfig alone
+// ({"name", "pushNotificationConfig"}), as the 0.3 proto's HTTP rule has it
+// (body: "config") and @a2a-js/sdk sends it, is wrapped as its config; any
+// other body is left as it is.
+func createPushConfigBody03(body []byte) []byte {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body
+	}
+	if _, ok := fields["config"]; ok {
+		return body
+	}
+	if _, ok := fields["pushNotificationConfig"]; !ok {
+		return body
+	}
+	wrapped, err := json.Marshal(map[string]json.RawMessage{"config": body})
+	if err != nil {
+		return body
+	}
+	return wrapped
 }
 
 // checkJSONText checks that body is one JSON value of UTF-8 text and bounded
