@@ -98,7 +98,11 @@ func newBenchRawDelegate(b testing.TB, ctx context.Context, s *server, remoteURL
 	}
 	b.Cleanup(func() { _ = remote.Destroy() })
 	r := &benchRawDelegate{c: raw.c, queue: "bench-delegate-" + uuid.NewString()}
-	w := worker.New(raw.c, r.queue, worker.Options{})
+	// It polls like the a2aflow worker, as newBenchRaw's does.
+	w := worker.New(raw.c, r.queue, worker.Options{
+		MaxConcurrentWorkflowTaskPollers: workflows.WorkflowTaskPollers,
+		MaxConcurrentActivityTaskPollers: workflows.ActivityTaskPollers,
+	})
 	w.RegisterActivityWithOptions(func(ctx context.Context, text string) (string, error) {
 		res, err := remote.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
 		if err != nil {
