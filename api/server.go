@@ -54,6 +54,16 @@ type Config struct {
 	// new events: the latency of streams without a Notifier, and a safety net
 	// with one. Default 250 ms without a Notifier, 2 s with one.
 	PollInterval time.Duration
+	// StreamQueryTimeout bounds each query a stream makes of its task's
+	// workflow for new events: a query to an unreachable Temporal node fails
+	// after it instead of holding the stream. Default 10 seconds.
+	StreamQueryTimeout time.Duration
+	// StreamUnreachableAfter is how long a stream keeps retrying while its
+	// task's workflow cannot be queried (Temporal unavailable, queries timing
+	// out) before it ends cleanly, as at shutdown: the client resubscribes,
+	// to another replica or later, and misses nothing (the events wait in
+	// the workflow). Default 30 seconds.
+	StreamUnreachableAfter time.Duration
 	// Push configures push notification configs: which webhook addresses
 	// are allowed and how their secrets are sealed. The zero value works.
 	Push PushOptions
@@ -159,6 +169,12 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 		if cfg.Notifier != nil {
 			cfg.PollInterval = 2 * time.Second
 		}
+	}
+	if cfg.StreamQueryTimeout <= 0 {
+		cfg.StreamQueryTimeout = 10 * time.Second
+	}
+	if cfg.StreamUnreachableAfter <= 0 {
+		cfg.StreamUnreachableAfter = 30 * time.Second
 	}
 	if cfg.DefaultHistoryLength == 0 {
 		cfg.DefaultHistoryLength = 1000
@@ -317,7 +333,8 @@ func (s *Server) agentEndpoint(agent *workflows.Agent, svc *TaskService, gated a
 func (s *Server) agentHandler(agent *workflows.Agent) (*TaskService, a2asrv.RequestHandler) {
 	svc := &TaskService{
 		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
-		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval, push: s.cfg.Push,
+		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval,
+		queryTimeout: s.cfg.StreamQueryTimeout, unreachableAfter: s.cfg.StreamUnreachableAfter, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
 		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
 		shuttingDown: s.cfg.ShuttingDown, defaultAgent: agent.Name == s.agents.Default().Name,

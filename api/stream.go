@@ -143,6 +143,7 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 	poll := time.NewTimer(0) // query at once: events may have come before the subscription
 	defer poll.Stop()
 	failures := 0
+	var failingSince time.Time
 	for {
 		// The server is shutting down: end the stream now, cleanly. The
 		// client resubscribes (to another replica, or to this server once
@@ -158,7 +159,13 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 		case <-hints:
 		case <-poll.C:
 		}
-		out, err := s.queryEvents(ctx, taskID, workflows.EventsInput{After: seq})
+		// Each query is bounded: one to a Temporal node that went away can
+		// otherwise block for as long as the connection lingers, holding
+		// the stream open with nothing on it.
+		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
+		out, err := s.queryEvents(qctx, taskID, workflows.EventsInput{After: seq})
+		timedOut := qctx.Err() != nil
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -166,14 +173,28 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 			// A slow or briefly unavailable Temporal must not end the
 			// stream: the events wait in the workflow. Anything else (the
 			// task is gone, or not the caller's) ends it.
-			if failures++; failures <= maxQueryRetries && (errors.Is(err, a2a.ErrServerError) || errors.Is(err, a2a.ErrInternalError)) {
-				poll.Reset(time.Duration(failures) * time.Second)
-				continue
+			if !timedOut && !errors.Is(err, a2a.ErrServerError) && !errors.Is(err, a2a.ErrInternalError) {
+				yield(nil, err)
+				return
 			}
-			yield(nil, err)
-			return
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			// Unreachable for too long: end the stream cleanly, as at
+			// shutdown, so that the client resubscribes (to another
+			// replica, whose Temporal connection may be fine) instead of
+			// waiting on a stream that carries nothing.
+			left := s.unreachableAfter - time.Since(failingSince)
+			if left <= 0 {
+				s.logger.WarnContext(ctx, "ending a stream: its task's workflow is unreachable", "task_id", taskID,
+					"for", time.Since(failingSince).Round(time.Millisecond), "error", err)
+				return
+			}
+			failures++
+			poll.Reset(min(time.Duration(min(failures, maxQueryBackoff))*time.Second, left))
+			continue
 		}
-		failures = 0
+		failures, failingSince = 0, time.Time{}
 		if out.Task != nil && len(out.Events) == 0 {
 			// Too far behind the retained events: resynchronise with the task.
 			snap, err := s.withHistory(ctx, out.Task, s.historyLimit(nil))
@@ -195,8 +216,9 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 	}
 }
 
-// maxQueryRetries is how many failed queries in a row a stream survives.
-const maxQueryRetries = 5
+// maxQueryBackoff is the longest wait, in seconds, between the failed
+// queries of a stream.
+const maxQueryBackoff = 5
 
 func interrupted(s a2a.TaskState) bool {
 	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired

@@ -37,7 +37,11 @@ type TaskService struct {
 	// means poll every pollInterval.
 	notifier     *notify.Broker
 	pollInterval time.Duration
-	push         PushOptions // push.go
+	// queryTimeout bounds each query of a stream's follower, and
+	// unreachableAfter ends a stream whose workflow stays unreachable
+	// (Config.StreamQueryTimeout, Config.StreamUnreachableAfter).
+	queryTimeout, unreachableAfter time.Duration
+	push                           PushOptions // push.go
 	// approverGroups maps approvers to their groups; nil: any group
 	// (without authentication).
 	approverGroups map[string][]string

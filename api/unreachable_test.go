@@ -1,0 +1,137 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// hangingTemporal is streamTemporal whose follow-up queries (those without
+// the task) hang, while hang is set, until their context ends, as a query
+// sent to a Temporal node that went away does.
+type hangingTemporal struct {
+	*streamTemporal
+	mu        sync.Mutex
+	hang      bool
+	hung      int
+	deadlines []time.Duration // how long each hung query was given
+}
+
+func (f *hangingTemporal) setHang(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hang = on
+}
+
+func (f *hangingTemporal) QueryWorkflowWithOptions(ctx context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
+	f.mu.Lock()
+	hang := f.hang && !req.Args[0].(workflows.EventsInput).WithTask
+	if hang {
+		f.hung++
+		d, ok := ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(time.Hour)
+		}
+		f.deadlines = append(f.deadlines, time.Until(d))
+	}
+	f.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return f.streamTemporal.QueryWorkflowWithOptions(ctx, req)
+}
+
+func hangingServer(t *testing.T, cfg api.Config) (*httptest.Server, *hangingTemporal) {
+	t.Helper()
+	handle := func(workflow.Context, *workflows.Task) error { return nil }
+	reg, err := workflows.NewRegistry(&workflows.Agent{Name: "echo", Handle: handle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.PollInterval = 20 * time.Millisecond
+	fake := &hangingTemporal{streamTemporal: &streamTemporal{}}
+	srv := httptest.NewServer(api.New(fake, reg, cfg).Handler())
+	t.Cleanup(srv.Close)
+	return srv, fake
+}
+
+// TestStreamEndsWhenTemporalUnreachable: while every query of a stream
+// hangs (its Temporal node is down), each is cut at StreamQueryTimeout, and
+// after StreamUnreachableAfter the stream ends cleanly (no error event), so
+// that the client resubscribes, on both bindings.
+func TestStreamEndsWhenTemporalUnreachable(t *testing.T) {
+	for _, c := range []call{subscribeRPC, subscribeREST} {
+		t.Run(c.method, func(t *testing.T) {
+			const queryTimeout, unreachable = 100 * time.Millisecond, 600 * time.Millisecond
+			srv, fake := hangingServer(t, api.Config{StreamQueryTimeout: queryTimeout, StreamUnreachableAfter: unreachable})
+			s, a := openSSE(t, srv.URL, c)
+			if s == nil {
+				t.Fatalf("no stream: %+v", a)
+			}
+			if first := s.next(t, 5*time.Second); !strings.Contains(first, openTask) {
+				t.Fatalf("first event %s, want the task", first)
+			}
+			start := time.Now()
+			fake.setHang(true)
+			select {
+			case e, ok := <-s.events:
+				if ok {
+					t.Fatalf("event %s on a stream whose Temporal is unreachable, want its end", e)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the stream is still open 10s after its Temporal became unreachable")
+			}
+			took := time.Since(start)
+			if took < unreachable {
+				t.Errorf("the stream ended after %s, before StreamUnreachableAfter (%s)", took, unreachable)
+			}
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			if fake.hung == 0 {
+				t.Fatal("no query hung")
+			}
+			for _, d := range fake.deadlines {
+				if d > queryTimeout {
+					t.Errorf("a query was given %s, want at most StreamQueryTimeout (%s)", d, queryTimeout)
+				}
+			}
+		})
+	}
+}
+
+// TestStreamSurvivesBriefOutage: a stream whose queries hang for less than
+// StreamUnreachableAfter stays open and carries the events that came
+// meanwhile once Temporal answers again.
+func TestStreamSurvivesBriefOutage(t *testing.T) {
+	srv, fake := hangingServer(t, api.Config{StreamQueryTimeout: 100 * time.Millisecond, StreamUnreachableAfter: 20 * time.Second})
+	s, a := openSSE(t, srv.URL, subscribeREST)
+	if s == nil {
+		t.Fatalf("no stream: %+v", a)
+	}
+	s.next(t, 5*time.Second)
+	fake.setHang(true)
+	time.Sleep(500 * time.Millisecond)
+	fake.finish()
+	fake.setHang(false)
+	if e := s.next(t, 10*time.Second); !strings.Contains(e, "TASK_STATE_COMPLETED") {
+		t.Fatalf("event %s, want the completed status", e)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.hung == 0 {
+		t.Fatal("no query hung")
+	}
+}
