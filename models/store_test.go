@@ -105,14 +105,14 @@ func TestOpenSQLitePath(t *testing.T) {
 // PostgreSQL database, with the pool bounded.
 func TestOpenPostgresDSNForms(t *testing.T) {
 	srv := pgServerFor(t)
-	url := srv.newDatabase(t)
+	url := newDatabase(t, srv)
 	db := url[strings.LastIndex(url, "/")+1 : strings.Index(url, "?")]
 	viaURL, err := Open(strings.Replace(url, "postgres://", "postgresql://", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer viaURL.Close()
-	viaSocket, err := Open(srv.socketDSN(db))
+	viaSocket, err := Open(srv.SocketDSN(db))
 	if err != nil {
 		t.Fatal(err)
 	}
