@@ -63,6 +63,10 @@ func Open(dsn string) (*Store, error) {
 	return openSQLite(dsn)
 }
 
+// IsPostgresDSN reports whether dsn names a PostgreSQL database (a
+// postgres:// URL or a key=value DSN) rather than a SQLite file.
+func IsPostgresDSN(dsn string) bool { return isPostgresDSN(dsn) }
+
 // isPostgresDSN reports whether dsn names a PostgreSQL database rather than
 // a SQLite file.
 func isPostgresDSN(dsn string) bool {

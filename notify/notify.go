@@ -4,8 +4,10 @@
 // once; the events themselves always come from the workflow, so a lost hint
 // costs latency, never an event, and a restart loses nothing.
 //
-// When the API runs in another process than the worker, there are no hints
-// and subscribers poll (see api.Config.PollInterval).
+// When the API runs in another process than the worker, hints cross
+// processes through PostgreSQL when a2aflow's database is PostgreSQL
+// (package pgnotify); otherwise there are none and subscribers poll (see
+// api.Config.PollInterval).
 package notify
 
 import "sync"
@@ -61,6 +63,21 @@ func (b *Broker) Notify(taskID string, _ int64) {
 		select {
 		case s.c <- struct{}{}:
 		default: // a hint is already pending
+		}
+	}
+}
+
+// NotifyAll hints every subscriber of every task, as after a time in which
+// hints may have been lost (package pgnotify, after a reconnection).
+func (b *Broker) NotifyAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, subs := range b.subs {
+		for s := range subs {
+			select {
+			case s.c <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

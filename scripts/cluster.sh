@@ -310,7 +310,7 @@ start_a2aflow() {
     worker*)
       launch "$node" env "${envs[@]}" "$A2AFLOW_BIN" worker --database "$(pg_dsn a2aflow)" --health-addr "127.0.0.1:$port" ;;
     api*)
-      launch "$node" env "${envs[@]}" "$A2AFLOW_BIN" api --http-addr "127.0.0.1:$port" --public-url "http://127.0.0.1:$port" ;;
+      launch "$node" env "${envs[@]}" "$A2AFLOW_BIN" api --database "$(pg_dsn a2aflow)" --http-addr "127.0.0.1:$port" --public-url "http://127.0.0.1:$port" ;;
   esac
   wait_http "$node" "http://127.0.0.1:$port/readyz" 120
 }

@@ -8,7 +8,8 @@ package tests
 // event in process (notify.Broker), and against the split deployment
 // (`a2aflow temporal`, `a2aflow worker`, `a2aflow api`), where the API has no
 // hints and each subscriber polls its task every 250 ms (api.Config's
-// default). Events come from the travel agent: the task waits for a date and
+// default), and the split deployment on PostgreSQL (api+worker+postgres),
+// whose worker hints the api through LISTEN/NOTIFY. Events come from the travel agent: the task waits for a date and
 // each operation answers it with something that is not one, so the task goes
 // working and then asks again (two status events per answer), with
 // blocking SendMessage on a client of its own, after a random pause (see
@@ -54,6 +55,9 @@ var streamBenchDeployments = []struct {
 }{
 	{"serve", func(b *testing.B) string { return startServe(b, b.TempDir()).APIURL }},
 	{"api+worker", func(b *testing.B) string { return startSplit(b, 1).APIURLs[0] }},
+	// The split deployment on PostgreSQL: the worker's hints reach the api
+	// through LISTEN/NOTIFY (package pgnotify), which polls every 2 s.
+	{"api+worker+postgres", func(b *testing.B) string { return startSplitDB(b, 1, false, testPostgres(b)).APIURLs[0] }},
 }
 
 // BenchmarkStreamFirstEvent measures how soon a subscriber hears of a state

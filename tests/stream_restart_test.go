@@ -31,6 +31,8 @@ type splitDeployment struct {
 	apis    []*proc
 	// grpcAddrs are the replicas' gRPC binding addresses, when on.
 	grpcAddrs []string
+	// database is the worker's and the replicas' --database, when set.
+	database string
 }
 
 // startSplit starts Temporal, a worker and n API replicas on fresh ports.
@@ -43,6 +45,13 @@ func startSplit(t testing.TB, n int) *splitDeployment {
 // (--grpc-addr) when withGRPC.
 func startSplitWith(t testing.TB, n int, withGRPC bool) *splitDeployment {
 	t.Helper()
+	return startSplitDB(t, n, withGRPC, "")
+}
+
+// startSplitDB is startSplitWith, the worker and the replicas given
+// --database database when it is set.
+func startSplitDB(t testing.TB, n int, withGRPC bool, database string) *splitDeployment {
+	t.Helper()
 	dataDir := t.TempDir()
 	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	// Every process shares the data dir's payload store (as they would share
@@ -50,7 +59,12 @@ func startSplitWith(t testing.TB, n int, withGRPC bool) *splitDeployment {
 	d := &splitDeployment{t: t, env: []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_PUSH_KEY=" + testPushKey}}
 	tp := start(t, "a2aflow temporal", d.env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
 	tp.waitOutput("Temporal is serving", 2*time.Minute)
-	w := start(t, "a2aflow worker", d.env, "worker", "--data-dir", dataDir)
+	d.database = database
+	workerArgs := []string{"worker", "--data-dir", dataDir}
+	if database != "" {
+		workerArgs = append(workerArgs, "--database", database)
+	}
+	w := start(t, "a2aflow worker", d.env, workerArgs...)
 	w.waitOutput("a2aflow worker is running", time.Minute)
 	for i := range n {
 		d.APIURLs = append(d.APIURLs, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
@@ -69,6 +83,9 @@ func (d *splitDeployment) startAPI(i int) {
 	args := []string{"api", "--http-addr", strings.TrimPrefix(d.APIURLs[i], "http://")}
 	if len(d.grpcAddrs) > i {
 		args = append(args, "--grpc-addr", d.grpcAddrs[i])
+	}
+	if d.database != "" {
+		args = append(args, "--database", d.database)
 	}
 	p := start(d.t, fmt.Sprintf("a2aflow api %d", i+1), d.env, args...)
 	p.waitOutput("a2aflow API is serving", time.Minute)

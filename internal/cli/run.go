@@ -21,6 +21,7 @@ import (
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/notify/pgnotify"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -93,21 +94,41 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	if err != nil {
 		return nil, err
 	}
+	// With PostgreSQL, the hints of new events go to the API processes
+	// too, through the database (LISTEN/NOTIFY, package pgnotify).
+	var pgHints *pgnotify.Sender
+	if models.IsPostgresDSN(dsn) {
+		if pgHints, err = pgnotify.NewSender(dsn, logger); err != nil {
+			_ = store.Close()
+			return nil, err
+		}
+	}
+	closeAll := func() {
+		_ = store.Close()
+		if pgHints != nil {
+			pgHints.Close()
+		}
+	}
 	wopts, err := cfg.Deployment.workerOptions(workflows.WorkerOptions())
 	if err != nil {
-		_ = store.Close()
+		closeAll()
 		return nil, err
 	}
 	wopts = cfg.Lifecycle.workerOptions(wopts)
 	wopts.Interceptors = append(wopts.Interceptors, workflows.NewLoggingInterceptor()) // task keys on workflow and activity logs
 	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
-	if hints != nil {
+	switch {
+	case hints != nil && pgHints != nil:
+		opts = append(opts, workflows.WithNotifier(notifiers{hints, pgHints}))
+	case hints != nil:
 		opts = append(opts, workflows.WithNotifier(hints))
+	case pgHints != nil:
+		opts = append(opts, workflows.WithNotifier(pgHints))
 	}
 	reg, err := cfg.workerAgents()
 	if err != nil {
-		_ = store.Close()
+		closeAll()
 		return nil, err
 	}
 	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg, opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
@@ -128,12 +149,12 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		providers[cfg.app.LLM.Name()] = cfg.app.LLM
 	}
 	if err := cfg.checkAgentProviders(provider, providers); err != nil { // configagents.go
-		_ = store.Close()
+		closeAll()
 		return nil, err
 	}
 	payloads, err := cfg.payloadStore()
 	if err != nil {
-		_ = store.Close()
+		closeAll()
 		return nil, err
 	}
 	// Every outbound request of the activities below goes through the
@@ -171,11 +192,11 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	llm.RegisterTools(w, agents.DirectoryTools(directory)...)
 	// The agents' own activities, under the names Agent.Activities gives them.
 	if err := workflows.RegisterActivities(w, reg.Agents()...); err != nil {
-		_ = store.Close()
+		closeAll()
 		return nil, err
 	}
 	if err := w.Start(); err != nil {
-		_ = store.Close()
+		closeAll()
 		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
 	}
 	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
@@ -186,15 +207,24 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		cancel()
 		if err != nil {
 			w.Stop()
-			_ = store.Close()
+			closeAll()
 			return nil, err
 		}
 		logger.Info("worker runs as a worker deployment version", "deployment", v.DeploymentName, "build_id", v.BuildID)
 	}
 	return func() {
 		cfg.Lifecycle.stopWorker(w.Stop, logger)
-		_ = store.Close()
+		closeAll()
 	}, nil
+}
+
+// notifiers hints each of its notifiers.
+type notifiers []workflows.Notifier
+
+func (ns notifiers) Notify(taskID string, seq int64) {
+	for _, n := range ns {
+		n.Notify(taskID, seq)
+	}
 }
 
 // listen opens addr for the HTTP API, turning "address already in use" into

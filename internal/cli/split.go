@@ -6,7 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/namespaces"
+	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/notify/pgnotify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -56,7 +59,18 @@ func newAPICmd(app *App) *cobra.Command {
 				fmt.Fprintf(os.Stdout, "  A2A gRPC     %s\n", grpcLn.Addr())
 			}
 			fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", cfg.TemporalAddr, cfg.Namespace)
-			return serveAPI(ctx, ln, grpcLn, c, cfg, nil, logger)
+			// With the workers' PostgreSQL database, their hints of new
+			// events wake this API's streams (package pgnotify); without,
+			// streams poll.
+			var hints *notify.Broker
+			if models.IsPostgresDSN(cfg.DatabaseDSN) {
+				hints = notify.New()
+				if err := pgnotify.Listen(ctx, cfg.DatabaseDSN, hints, logger); err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stdout, "  Hints        PostgreSQL LISTEN %s\n", pgnotify.Channel)
+			}
+			return serveAPI(ctx, ln, grpcLn, c, cfg, hints, logger)
 		},
 	}
 	cfg.bindHTTP(cmd.Flags())
@@ -64,6 +78,8 @@ func newAPICmd(app *App) *cobra.Command {
 	cfg.Auth.bind(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
+	cmd.Flags().StringVar(&cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""),
+		"the workers' database (their --database): when it is PostgreSQL, the API listens there for their hints of new task events (LISTEN a2aflow_task_events) and a stream gets each event at once instead of at its next poll; a SQLite file or none: streams poll every 250 ms (A2AFLOW_DATABASE)")
 	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
 		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable (A2AFLOW_UI_CODEC_ORIGINS)")
 	cfg.Lifecycle.bind(cmd.Flags())

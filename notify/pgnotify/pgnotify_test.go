@@ -1,0 +1,110 @@
+package pgnotify_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/a2aflow/a2aflow/internal/pgtest"
+	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/notify/pgnotify"
+)
+
+func postgres(t *testing.T) string {
+	t.Helper()
+	srv, err := pgtest.Start()
+	var missing *pgtest.MissingError
+	switch {
+	case errors.As(err, &missing) && os.Getenv("CI") != "true":
+		t.Skipf("PostgreSQL tests skipped: %v", err)
+	case err != nil:
+		t.Fatalf("PostgreSQL server for the test: %v", err)
+	}
+	t.Cleanup(srv.Stop)
+	dsn, err := srv.NewDatabase(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+func hinted(t *testing.T, c <-chan struct{}, within time.Duration) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(within):
+		t.Fatalf("no hint within %s", within)
+	}
+}
+
+func notHinted(t *testing.T, c <-chan struct{}, during time.Duration) {
+	t.Helper()
+	select {
+	case <-c:
+		t.Fatal("hinted, want no hint")
+	case <-time.After(during):
+	}
+}
+
+// TestSenderToListener: a Sender's hint for a task reaches the
+// subscribers of that task, and only those, on a broker fed by Listen; the
+// listener's connection killed by the server, it listens again (hinting
+// every subscriber once) and hints arrive again.
+func TestSenderToListener(t *testing.T) {
+	dsn := postgres(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := notify.New()
+	a, other := b.Subscribe("task-a"), b.Subscribe("task-b")
+	defer a.Close()
+	defer other.Close()
+	if err := pgnotify.Listen(ctx, dsn, b, logger); err != nil {
+		t.Fatal(err)
+	}
+	// Listening: the broker is hinted as a whole once.
+	hinted(t, a.C, 10*time.Second)
+	hinted(t, other.C, time.Second)
+
+	s, err := pgnotify.NewSender(dsn, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	s.Notify("task-a", 1)
+	hinted(t, a.C, 5*time.Second)
+	t.Logf("hint delivered in %s", time.Since(start))
+	notHinted(t, other.C, 200*time.Millisecond)
+
+	// Kill the listener's connection: it comes back and hints again.
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	tag, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()")
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("terminate the listener: %v, %d rows", err, tag.RowsAffected())
+	}
+	hinted(t, other.C, 10*time.Second) // listening again
+	<-a.C
+	s.Notify("task-a", 2)
+	hinted(t, a.C, 5*time.Second)
+}
+
+// TestListenBadDSN: a DSN that does not parse is an error at once.
+func TestListenBadDSN(t *testing.T) {
+	if err := pgnotify.Listen(context.Background(), "postgres://a:b@host:notaport/db", notify.New(), slog.Default()); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := pgnotify.NewSender("postgres://a:b@host:notaport/db", slog.Default()); err == nil {
+		t.Fatal("no error")
+	}
+}
