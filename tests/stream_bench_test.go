@@ -111,7 +111,7 @@ func BenchmarkStreamFirstEvent(b *testing.B) {
 				b.ReportMetric(streamPct(lag, 50), "lag-p50-ms")
 				b.ReportMetric(0, "ns/op")
 				if b.N > 1 {
-					summary = append(summary, fmt.Sprintf("%-10s n=%-4d first p50 %7.2f p95 %7.2f | status p50 %7.2f p95 %7.2f | send p50 %7.2f | lag p50 %7.2f p95 %7.2f",
+					summary = append(summary, fmt.Sprintf("%-19s n=%-4d first p50 %7.2f p95 %7.2f | status p50 %7.2f p95 %7.2f | send p50 %7.2f | lag p50 %7.2f p95 %7.2f",
 						d.name, len(first), streamPct(first, 50), streamPct(first, 95), streamPct(status, 50), streamPct(status, 95),
 						streamPct(send, 50), streamPct(lag, 50), streamPct(lag, 95)))
 				}
