@@ -47,7 +47,9 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		} else if historyLength != nil {
 			query = ptr(*historyLength + rewindSlack)
 		}
-		out, err := s.queryEvents(ctx, res.taskID, workflows.EventsInput{After: after, WithTask: true, HistoryLength: query})
+		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
+		out, err := s.queryEvents(qctx, res.taskID, workflows.EventsInput{After: after, WithTask: true, HistoryLength: query})
+		cancel()
 		if err != nil {
 			yield(nil, err)
 			return
@@ -112,7 +114,9 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 			yield(nil, a2a.NewError(a2a.ErrInvalidParams, "id is required"))
 			return
 		}
-		snap, err := s.events(ctx, req.ID, workflows.EventsInput{WithTask: true, HistoryLength: s.historyLimit(nil)})
+		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
+		snap, err := s.events(qctx, req.ID, workflows.EventsInput{WithTask: true, HistoryLength: s.historyLimit(nil)})
+		cancel()
 		if err != nil {
 			yield(nil, err)
 			return
@@ -264,7 +268,9 @@ func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request,
 	err := checkTaskID(string(id))
 	if err == nil {
 		var snap *workflows.TaskSnapshot
-		snap, err = s.events(r.Context(), id, workflows.EventsInput{WithTask: true, HistoryLength: new(int)})
+		ctx, cancel := context.WithTimeout(r.Context(), s.queryTimeout)
+		snap, err = s.events(ctx, id, workflows.EventsInput{WithTask: true, HistoryLength: new(int)})
+		cancel()
 		if err == nil && snap.Task.Status.State.Terminal() {
 			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; there is nothing to subscribe to", id, snap.Task.Status.State))
 		}

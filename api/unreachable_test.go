@@ -24,6 +24,7 @@ type hangingTemporal struct {
 	*streamTemporal
 	mu        sync.Mutex
 	hang      bool
+	hangAll   bool // the first queries of a stream too
 	hung      int
 	deadlines []time.Duration // how long each hung query was given
 }
@@ -36,7 +37,7 @@ func (f *hangingTemporal) setHang(on bool) {
 
 func (f *hangingTemporal) QueryWorkflowWithOptions(ctx context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
 	f.mu.Lock()
-	hang := f.hang && !req.Args[0].(workflows.EventsInput).WithTask
+	hang := f.hangAll || (f.hang && !req.Args[0].(workflows.EventsInput).WithTask)
 	if hang {
 		f.hung++
 		d, ok := ctx.Deadline()
@@ -133,5 +134,37 @@ func TestStreamSurvivesBriefOutage(t *testing.T) {
 	defer fake.mu.Unlock()
 	if fake.hung == 0 {
 		t.Fatal("no query hung")
+	}
+}
+
+// TestSubscribeWhileTemporalUnreachable: a subscription whose first query
+// hangs is answered with a retryable error after StreamQueryTimeout instead
+// of waiting: an HTTP+JSON error answer, or a JSON-RPC stream whose one
+// event is the error.
+func TestSubscribeWhileTemporalUnreachable(t *testing.T) {
+	for _, c := range []call{subscribeRPC, subscribeREST} {
+		t.Run(c.method, func(t *testing.T) {
+			srv, fake := hangingServer(t, api.Config{StreamQueryTimeout: 200 * time.Millisecond})
+			fake.hangAll = true
+			answered := make(chan answer, 1)
+			go func() {
+				s, a := openSSE(t, srv.URL, c)
+				if s != nil { // JSON-RPC: the error is the stream's one event
+					a.Error = "no event"
+					if e, ok := <-s.events; ok && strings.Contains(e, `"error"`) {
+						a.Error = e
+					}
+				}
+				answered <- a
+			}()
+			select {
+			case a := <-answered:
+				if a.Error == "" || a.Error == "no event" {
+					t.Errorf("answer %+v, want an error", a)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer 10s after subscribing to an unreachable Temporal")
+			}
+		})
 	}
 }
