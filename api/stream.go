@@ -166,6 +166,7 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 		// Each query is bounded: one to a Temporal node that went away can
 		// otherwise block for as long as the connection lingers, holding
 		// the stream open with nothing on it.
+		asked := time.Now()
 		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
 		out, err := s.queryEvents(qctx, taskID, workflows.EventsInput{After: seq})
 		timedOut := qctx.Err() != nil
@@ -182,7 +183,7 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 				return
 			}
 			if failingSince.IsZero() {
-				failingSince = time.Now()
+				failingSince = asked // unreachable since the first failed query was sent
 			}
 			// Unreachable for too long: end the stream cleanly, as at
 			// shutdown, so that the client resubscribes (to another
