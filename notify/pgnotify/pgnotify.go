@@ -180,7 +180,7 @@ func Listen(ctx context.Context, dsn string, b *notify.Broker, logger *slog.Logg
 				return
 			}
 			if backoff == minBackoff {
-				logger.Warn("task event hints: PostgreSQL connection lost, reconnecting (streams poll meanwhile)", "error", err)
+				logger.Warn("task event hints: no PostgreSQL connection to listen on, retrying (streams poll meanwhile)", "error", err)
 			}
 			t := time.NewTimer(backoff)
 			select {
