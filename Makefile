@@ -59,7 +59,9 @@ examples:
 kubernetes:
 	cd deploy/kubernetes && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+## vet: go.mod is tidy and go vet passes
 vet:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 
 ## workflowcheck: workflow code must stay deterministic
