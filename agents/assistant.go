@@ -68,7 +68,13 @@ func assist(ctx workflow.Context, t *workflows.Task) error {
 	}
 	tools := append([]llm.Tool{llm.AskUser(t), listArtifactsTool(t), saveArtifactTool(t), callAgentTool(t)}, AssistantTools()...)
 	tools = append(tools, DirectoryTools(nil)...)
-	answer, err := llm.Worker(tools...).Run(ctx, thread, llm.WithSystem(assistantSystemPrompt), llm.WithUsage(t))
+	return replyFromLLM(ctx, t, thread, tools, llm.WithSystem(assistantSystemPrompt), llm.WithUsage(t))
+}
+
+// replyFromLLM runs the model with tools on thread and replies with its
+// answer: the assistant's and every config-file LLM agent's last step.
+func replyFromLLM(ctx workflow.Context, t *workflows.Task, thread workflows.Thread, tools []llm.Tool, opts ...llm.Option) error {
+	answer, err := llm.Worker(tools...).Run(ctx, thread, opts...)
 	if llm.IsNotConfigured(err) {
 		return errors.New(NotConfiguredMessage)
 	}

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -147,18 +146,7 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 	if spec.MaxTurns > 0 {
 		opts = append(opts, llm.WithMaxTurns(spec.MaxTurns))
 	}
-	answer, err := llm.Worker(tools...).Run(ctx, thread, opts...)
-	if llm.IsNotConfigured(err) {
-		return errors.New(NotConfiguredMessage)
-	}
-	if err != nil {
-		return err
-	}
-	if answer == "" {
-		answer = "(The model gave no answer.)"
-	}
-	t.Reply(answer)
-	return nil
+	return replyFromLLM(ctx, t, thread, tools, opts...)
 }
 
 // RemoteSkillMessage is the argument of a remote skill tool.
