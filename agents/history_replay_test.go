@@ -65,6 +65,13 @@ func TestReplayHistories(t *testing.T) {
 		// completions leave no trace, the ticket system completes it over
 		// REST with the token, and the task completes with its record.
 		{name: "changes-waitpoint", fixture: "testdata/changes-waitpoint.history.json"},
+		// A travel task with a webhook, recorded on a split deployment
+		// (temporal, worker, api) whose worker was stopped with SIGSTOP for
+		// 11 s at a time while 20 such tasks ran: 9 workflow tasks timed
+		// out (some holding an accepted update), sticky queues expired,
+		// and the push deliveries (one activity per event) interleave
+		// with the answers. Every run of that session replayed.
+		{name: "travel-worker-paused", fixture: "testdata/travel-worker-paused.history.json"},
 	}
 	replayer, err := workflows.NewReplayer(Builtin(), workflows.ReplayOptions{})
 	if err != nil {
