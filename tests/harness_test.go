@@ -3,12 +3,14 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,8 +195,55 @@ func startServe(t testing.TB, dataDir string, extra ...string) *server {
 			t.Fatal(err)
 		}
 		s.procs = append(s.procs, p)
+		// Registered after the process's own cleanup, so it runs first,
+		// while serve still answers.
+		t.Cleanup(s.dumpNondeterministicHistories)
 		waitHealthy(t, s.APIURL)
 		return s
+	}
+}
+
+// nondeterminismRe finds the workflow IDs on the SDK's log lines about a
+// workflow task that failed replaying its history (TMPRL1100, a
+// non-determinism error, or a panic in workflow code), in text or JSON logs.
+var nondeterminismRe = regexp.MustCompile(`(?:TMPRL1100|[Nn]ondeterminis|Workflow panic).*?WorkflowID["=:]+"?([0-9A-Za-z._-]+)`)
+
+// dumpNondeterministicHistories prints, when the test failed, the history
+// of every task whose workflow task failed on a non-determinism or a panic
+// in serve's log: such a failure depends on the history's shape (which
+// events landed in which workflow task), and without the history a rare one
+// cannot be replayed and understood. The history is Temporal's JSON, one
+// line, as `a2aflow replay FILE` takes it.
+func (s *server) dumpNondeterministicHistories() {
+	if !s.t.Failed() {
+		return
+	}
+	seen := map[string]bool{}
+	for _, p := range s.procs {
+		for _, m := range nondeterminismRe.FindAllStringSubmatch(p.out.String(), -1) {
+			id := m[1]
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			dir, err := os.MkdirTemp("", "a2aflow-history-")
+			if err != nil {
+				s.t.Logf("history of %s: %v", id, err)
+				continue
+			}
+			out, err := exec.Command(binary, "replay", "--temporal-addr", s.TemporalAddr, "--data-dir", s.DataDir,
+				"--task", id, "--save", dir).CombinedOutput()
+			if b, rerr := os.ReadFile(filepath.Join(dir, id+".history.json")); rerr == nil {
+				var compact bytes.Buffer
+				if json.Compact(&compact, b) == nil {
+					b = compact.Bytes()
+				}
+				s.t.Logf("history of task %s, whose workflow task failed (replay: %s):\n%s", id, strings.TrimSpace(string(out)), b)
+			} else {
+				s.t.Logf("history of task %s not saved: %v %v: %s", id, err, rerr, out)
+			}
+			_ = os.RemoveAll(dir)
+		}
 	}
 }
 
