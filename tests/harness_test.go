@@ -214,7 +214,18 @@ var nondeterminismRe = regexp.MustCompile(`(?:TMPRL1100|[Nn]ondeterminis|Workflo
 // events landed in which workflow task), and without the history a rare one
 // cannot be replayed and understood. The history is Temporal's JSON, one
 // line, as `a2aflow replay FILE` takes it.
+//
+// A workflow task that panicked fails the test even if the task recovered
+// (the SDK retries the workflow task): no a2aflow workflow may panic.
 func (s *server) dumpNondeterministicHistories() {
+	for _, p := range s.procs {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if strings.Contains(line, "Workflow panic") {
+				s.t.Errorf("a workflow task panicked in %s: %s", p.name, line)
+				break
+			}
+		}
+	}
 	if !s.t.Failed() {
 		return
 	}
