@@ -124,7 +124,7 @@ func envIntDefault(key string, def int) int {
 
 // cluster is a running scripts/cluster.sh deployment.
 type cluster struct {
-	t             *testing.T
+	t             testing.TB
 	dir           string
 	env           []string
 	apiURLs       []string
@@ -133,7 +133,7 @@ type cluster struct {
 }
 
 // freePortRun returns the first of n consecutive loopback ports that are free.
-func freePortRun(t *testing.T, n int) int {
+func freePortRun(t testing.TB, n int) int {
 	t.Helper()
 	for range 200 {
 		base := 20000 + rand.IntN(12000)
@@ -154,7 +154,7 @@ func freePortRun(t *testing.T, n int) int {
 	return 0
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	// Not t.TempDir: PostgreSQL runs as the postgres user when the test
 	// runs as root, and must reach its folder.
