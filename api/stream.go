@@ -9,10 +9,10 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -48,6 +48,7 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 			query = ptr(*historyLength + rewindSlack)
 		}
 		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
+		metrics.StreamQuery(metrics.StreamQueryStart)
 		out, err := s.queryEvents(qctx, res.taskID, workflows.EventsInput{After: after, WithTask: true, HistoryLength: query})
 		cancel()
 		if err != nil {
@@ -115,6 +116,7 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 			return
 		}
 		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
+		metrics.StreamQuery(metrics.StreamQueryStart)
 		snap, err := s.events(qctx, req.ID, workflows.EventsInput{WithTask: true, HistoryLength: s.historyLimit(nil)})
 		cancel()
 		if err != nil {
@@ -131,93 +133,6 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 		s.follow(ctx, req.ID, snap.EventSeq, func(e workflows.Event) bool {
 			return e.Status != nil && e.Status.Status.State.Terminal()
 		}, yield)
-	}
-}
-
-// follow yields the task's events after seq until stop accepts one, the
-// caller stops reading or ctx ends. It queries the workflow when the
-// in-process notifier hints a new event, and otherwise every poll interval.
-func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, stop func(workflows.Event) bool, yield func(a2a.Event, error) bool) {
-	var hints <-chan struct{}
-	if s.notifier != nil {
-		sub := s.notifier.Subscribe(string(taskID))
-		defer sub.Close()
-		hints = sub.C
-	}
-	poll := time.NewTimer(0) // query at once: events may have come before the subscription
-	defer poll.Stop()
-	failures := 0
-	var failingSince time.Time
-	for {
-		// The server is shutting down: end the stream now, cleanly. The
-		// client resubscribes (to another replica, or to this server once
-		// restarted) and gets the task as it is, then every later event.
-		if closed(s.shuttingDown) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.shuttingDown:
-			return
-		case <-hints:
-		case <-poll.C:
-		}
-		// Each query is bounded: one to a Temporal node that went away can
-		// otherwise block for as long as the connection lingers, holding
-		// the stream open with nothing on it.
-		asked := time.Now()
-		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
-		out, err := s.queryEvents(qctx, taskID, workflows.EventsInput{After: seq})
-		timedOut := qctx.Err() != nil
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			// A slow or briefly unavailable Temporal must not end the
-			// stream: the events wait in the workflow. Anything else (the
-			// task is gone, or not the caller's) ends it.
-			if !timedOut && !errors.Is(err, a2a.ErrServerError) && !errors.Is(err, a2a.ErrInternalError) {
-				yield(nil, err)
-				return
-			}
-			if failingSince.IsZero() {
-				failingSince = asked // unreachable since the first failed query was sent
-			}
-			// Unreachable for too long: end the stream cleanly, as at
-			// shutdown, so that the client resubscribes (to another
-			// replica, whose Temporal connection may be fine) instead of
-			// waiting on a stream that carries nothing.
-			left := s.unreachableAfter - time.Since(failingSince)
-			if left <= 0 {
-				s.logger.WarnContext(ctx, "ending a stream: its task's workflow is unreachable", "task_id", taskID,
-					"for", time.Since(failingSince).Round(time.Millisecond), "error", err)
-				return
-			}
-			failures++
-			poll.Reset(min(time.Duration(min(failures, maxQueryBackoff))*time.Second, left))
-			continue
-		}
-		failures, failingSince = 0, time.Time{}
-		if out.Task != nil && len(out.Events) == 0 {
-			// Too far behind the retained events: resynchronise with the task.
-			snap, err := s.withHistory(ctx, out.Task, s.historyLimit(nil))
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !yield(snap.Task, nil) || snap.Task.Status.State.Terminal() {
-				return
-			}
-		}
-		for _, e := range out.Events {
-			if !yield(e.A2A(), nil) || stop(e) {
-				return
-			}
-		}
-		seq = out.Last
-		poll.Reset(s.pollInterval)
 	}
 }
 
@@ -270,6 +185,7 @@ func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request,
 	if err == nil {
 		var snap *workflows.TaskSnapshot
 		ctx, cancel := context.WithTimeout(r.Context(), s.queryTimeout)
+		metrics.StreamQuery(metrics.StreamQueryStart)
 		snap, err = s.events(ctx, id, workflows.EventsInput{WithTask: true, HistoryLength: new(int)})
 		cancel()
 		if err == nil && snap.Task.Status.State.Terminal() {

@@ -41,7 +41,10 @@ type TaskService struct {
 	// unreachableAfter ends a stream whose workflow stays unreachable
 	// (Config.StreamQueryTimeout, Config.StreamUnreachableAfter).
 	queryTimeout, unreachableAfter time.Duration
-	push                           PushOptions // push.go
+	// followers query each followed task once for all its streams
+	// (follower.go).
+	followers followers
+	push      PushOptions // push.go
 	// approverGroups maps approvers to their groups; nil: any group
 	// (without authentication).
 	approverGroups map[string][]string

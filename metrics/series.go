@@ -27,6 +27,14 @@ var (
 		Name: "a2aflow_sse_subscribers",
 		Help: "Server-sent event streams open now (SendStreamingMessage, SubscribeToTask).",
 	})
+	streamQueries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_stream_queries_total",
+		Help: "Events queries the API's streams made of task workflows, by reason: start (a stream's first query, its task), hint (a new event was hinted), poll (the poll interval passed), join (a stream joined a follower off its position), retry (after a failed query).",
+	}, []string{"reason"})
+	streamFollowers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "a2aflow_stream_followers",
+		Help: "Tasks followed now for the streams of this API process (one follower per task, however many streams).",
+	})
 	stuckAnswered = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "a2aflow_stuck_tasks_answered_total",
 		Help: "Requests answered that their task is stuck, by reason (NONDETERMINISM: the deployed code no longer replays it; TASK_STUCK: its workflow task keeps failing).",
@@ -50,7 +58,7 @@ var (
 )
 
 func init() {
-	Registry.MustRegister(requests, requestDuration, tasksStarted, sseSubscribers, stuckAnswered, llmCalls, llmTokens, delegations, webhooks)
+	Registry.MustRegister(requests, requestDuration, tasksStarted, sseSubscribers, streamQueries, streamFollowers, stuckAnswered, llmCalls, llmTokens, delegations, webhooks)
 	// Series whose labels are all known start at zero, so that a rate or
 	// an alert sees them before the first event.
 	for _, o := range []string{"ok", "error"} {
@@ -58,6 +66,9 @@ func init() {
 		for _, k := range []string{WebhookPush, WebhookApproval} {
 			webhooks.WithLabelValues(k, o)
 		}
+	}
+	for _, r := range []string{StreamQueryStart, StreamQueryHint, StreamQueryPoll, StreamQueryJoin, StreamQueryRetry} {
+		streamQueries.WithLabelValues(r)
 	}
 	for _, r := range []string{"NONDETERMINISM", "TASK_STUCK"} {
 		stuckAnswered.WithLabelValues(r)
@@ -75,6 +86,21 @@ func TaskStarted(agent string) { tasksStarted.WithLabelValues(agent).Inc() }
 
 // SSESubscriber counts a stream opening (+1) or closing (-1).
 func SSESubscriber(delta int) { sseSubscribers.Add(float64(delta)) }
+
+// Reasons of a stream's query (StreamQuery).
+const (
+	StreamQueryStart = "start" // a stream's first query: the task it starts with
+	StreamQueryHint  = "hint"  // a follower's, on a hint of a new event
+	StreamQueryPoll  = "poll"  // a follower's, the poll interval passed
+	StreamQueryJoin  = "join"  // a follower's, for a stream that joined off its position
+	StreamQueryRetry = "retry" // a follower's, after a failed query
+)
+
+// StreamQuery counts an events query a stream made, for reason.
+func StreamQuery(reason string) { streamQueries.WithLabelValues(reason).Inc() }
+
+// StreamFollower counts a task follower starting (+1) or stopping (-1).
+func StreamFollower(delta int) { streamFollowers.Add(float64(delta)) }
 
 // StuckAnswered counts an answer that a task is stuck: reason is
 // "NONDETERMINISM" or "TASK_STUCK".
