@@ -28,9 +28,10 @@ const (
 	// clusterName names the single, local cluster; it is stored in the
 	// database, so it must not change between versions.
 	clusterName = "active"
-	// storeName names the one data store used for both the main and the
-	// visibility persistence.
-	storeName = "sqlite"
+	// storeName names the main data store, and visibilityStoreName the
+	// visibility store when it has a file of its own (serverConfig).
+	storeName           = "sqlite"
+	visibilityStoreName = "sqlite-visibility"
 	// fastPollRPS replaces the history queue processors' default max poll
 	// rate of 20/s, which delays each task by up to 50 ms, i.e. every
 	// workflow task and timer.
@@ -55,6 +56,12 @@ func sqlConfig(dbPath string) *config.SQL {
 			"busy_timeout": "5000",
 		},
 	}
+}
+
+// exists reports whether path names an existing file.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // ensureSchema creates the Temporal schema in dbPath when the file does not
@@ -128,8 +135,15 @@ type serverPorts struct {
 }
 
 // serverConfig is the static Temporal config: all four services on the given
-// ports, SQLite persistence, one shard, archival off.
-func serverConfig(dbPath string, p serverPorts) *config.Config {
+// ports, SQLite persistence, one shard, archival off. The visibility store is
+// the SQLite file at visPath, or dbPath's when visPath is empty.
+//
+// A file of its own for visibility: the SQLite plugin gives each file one
+// connection, so in one file every visibility write (two or three per task
+// turn: the workflow's start, its search attribute upserts, its close) waits
+// for, and makes wait, the writes of workflow state on the path of every
+// request. Two files write in parallel.
+func serverConfig(dbPath, visPath string, p serverPorts) *config.Config {
 	frontend := p.frontend.dialAddr()
 	frontendHTTP := p.frontendHTTP.dialAddr()
 
@@ -139,6 +153,10 @@ func serverConfig(dbPath string, p serverPorts) *config.Config {
 		VisibilityStore:  storeName,
 		NumHistoryShards: 1,
 		DataStores:       map[string]config.DataStore{storeName: {SQL: sqlConfig(dbPath)}},
+	}
+	if visPath != "" {
+		c.Persistence.VisibilityStore = visibilityStoreName
+		c.Persistence.DataStores[visibilityStoreName] = config.DataStore{SQL: sqlConfig(visPath)}
 	}
 	c.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,

@@ -17,10 +17,18 @@
 //
 // # Persistence
 //
-// Everything is stored in one SQLite file, <DataDir>/temporal.db, through the
-// server's pure-Go SQLite plugin (modernc.org/sqlite, no cgo). The schema is
-// created when the file does not exist, and the namespace is created (with the
-// configured search attributes) on every start if it is missing. Closed
+// Workflow state is stored in the SQLite file <DataDir>/temporal.db and the
+// visibility store (the workflow list, with its search attributes) in
+// <DataDir>/temporal-visibility.db, through the server's pure-Go SQLite
+// plugin (modernc.org/sqlite, no cgo). The plugin gives each file one
+// connection; with two files, visibility writes no longer queue with the
+// workflow state writes on the path of every request (measured with serve's
+// echo agent and 8 clients on a loaded 2-core machine: 30-70% more tasks per
+// second). A data dir whose temporal.db was made before the second file
+// existed keeps its visibility store in temporal.db, so that no workflow
+// drops out of the list. Each schema is created when its file does not
+// exist, and the namespace is created (with the configured search
+// attributes) on every start if it is missing. Closed
 // workflows are kept for the namespace's retention period, 24 hours for a
 // namespace created here, after which the server deletes them.
 //

@@ -29,8 +29,8 @@ const (
 
 // Options configures an embedded server. The zero value works.
 type Options struct {
-	// DataDir is the folder holding the SQLite file temporal.db; it is
-	// created if missing. Default "./data".
+	// DataDir is the folder holding the SQLite files temporal.db and
+	// temporal-visibility.db; it is created if missing. Default "./data".
 	DataDir string
 
 	// FrontendAddr is the gRPC listen address (host:port) of the frontend,

@@ -28,7 +28,10 @@ import (
 )
 
 const (
-	dbFileName   = "temporal.db"
+	dbFileName = "temporal.db"
+	// visFileName holds the visibility store (the workflow list and its
+	// search attributes) of a data dir created by this version on.
+	visFileName  = "temporal-visibility.db"
 	lockFileName = "temporal.lock"
 	// readyTimeout bounds the wait for the frontend and the UI to answer
 	// after the services started.
@@ -53,6 +56,7 @@ type Server struct {
 	uiURL        string
 	namespace    string
 	dbPath       string
+	visPath      string               // "" when temporal.db holds the visibility store too
 	tls          *frontendTLS         // nil: the frontend serves plain gRPC
 	metrics      *prometheus.Registry // the server's own metrics; nil unless Options.Metrics (metrics.go)
 	metricsStop  io.Closer
@@ -118,12 +122,27 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 	}
 
+	// A data dir whose temporal.db predates the visibility file keeps its
+	// workflow list in temporal.db: moving it would lose the closed
+	// workflows' records. (A start that died between creating the two files
+	// leaves that shape too; temporal.db holds the visibility schema.)
+	s.visPath = filepath.Join(filepath.Dir(s.dbPath), visFileName)
+	if exists(s.dbPath) && !exists(s.visPath) {
+		s.visPath = ""
+	}
 	created, err := ensureSchema(s.dbPath)
 	if err != nil {
 		return nil, err
 	}
 	if created {
 		o.Logger.Info("created Temporal database", "path", s.dbPath)
+	}
+	if s.visPath != "" {
+		if created, err := ensureSchema(s.visPath); err != nil {
+			return nil, err
+		} else if created {
+			o.Logger.Info("created Temporal visibility database", "path", s.visPath)
+		}
 	}
 	if err := ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes, o.Retention); err != nil {
 		return nil, err
@@ -133,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// another process could grab them small. NewServer already binds the
 	// gRPC listeners while it builds the services.
 	res.release()
-	cfg := serverConfig(s.dbPath, ports)
+	cfg := serverConfig(s.dbPath, s.visPath, ports)
 	if s.tls != nil {
 		cfg.Global.TLS = s.tls.rootTLS()
 	}
@@ -334,6 +353,16 @@ func (s *Server) Namespace() string { return s.namespace }
 
 // DBPath returns the absolute path of the SQLite database file.
 func (s *Server) DBPath() string { return s.dbPath }
+
+// VisibilityDBPath returns the path of the SQLite file holding the
+// visibility store: DBPath for a data dir made before it had a file of its
+// own.
+func (s *Server) VisibilityDBPath() string {
+	if s.visPath == "" {
+		return s.dbPath
+	}
+	return s.visPath
+}
 
 // Stop stops the Web UI and the Temporal services and releases the data
 // folder. Calling it again returns the first call's result.

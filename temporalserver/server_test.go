@@ -3,6 +3,8 @@ package temporalserver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,6 +16,7 @@ import (
 
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdktemporal "go.temporal.io/sdk/temporal"
@@ -157,6 +160,64 @@ func TestServerPersistsAcrossRestarts(t *testing.T) {
 	}
 	if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Errorf("workflow status after restart = %v, want completed", st)
+	}
+}
+
+// TestVisibilityFile: a new data dir keeps the workflow list in a file of
+// its own; one whose temporal.db predates that file keeps it in temporal.db,
+// also after a restart, and lists its workflows, old and new, either way.
+func TestVisibilityFile(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "new", true: "legacy"}[legacy], func(t *testing.T) {
+			dir := t.TempDir()
+			if legacy {
+				// A data dir of an earlier version: temporal.db alone.
+				if _, err := ensureSchema(filepath.Join(dir, dbFileName)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := Options{DataDir: dir, FrontendAddr: "127.0.0.1:0", DisableUI: true, Logger: testLogger(t)}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for i, what := range []string{"first start", "restart"} {
+				s := startServer(t, what, opts)
+				want := filepath.Join(dir, visFileName)
+				if legacy {
+					want = s.DBPath()
+				}
+				if got := s.VisibilityDBPath(); got != want {
+					t.Errorf("%s: VisibilityDBPath() = %q, want %q", what, got, want)
+				}
+				if _, err := os.Stat(filepath.Join(dir, visFileName)); legacy != errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s: stat %s: %v (legacy %v)", what, visFileName, err, legacy)
+				}
+				c := dial(t, s)
+				id := fmt.Sprintf("listed-%d", i)
+				if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "nobody-polls"}, "NoSuchWorkflow"); err != nil {
+					t.Fatalf("%s: start: %v", what, err)
+				}
+				// Every workflow started so far, this start's and the
+				// earlier one's, is listed (visibility is eventually
+				// consistent: wait for it).
+				for deadline := time.Now().Add(30 * time.Second); ; {
+					resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: s.Namespace()})
+					if err != nil {
+						t.Fatalf("%s: list: %v", what, err)
+					}
+					if len(resp.GetExecutions()) == i+1 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: %d workflows listed, want %d", what, len(resp.GetExecutions()), i+1)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				c.Close()
+				if err := s.Stop(); err != nil {
+					t.Fatalf("%s: stop: %v", what, err)
+				}
+			}
+		})
 	}
 }
 
