@@ -52,6 +52,10 @@ const (
 	// even when every stream has them, for a stream that joins a few
 	// events behind (its first query raced the follower's).
 	followerKeepRecent = 16
+	// maxHintedPoll is the longest a follower with hints waits between
+	// polls: each poll that finds nothing doubles the wait from the poll
+	// interval up to it, and an event brings it back.
+	maxHintedPoll = 30 * time.Second
 )
 
 // followKey names a follower: the task, and the principal its queries read
@@ -279,7 +283,8 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 }
 
 // run is the follower's loop: it queries the workflow when the notifier
-// hints a new event, a stream joins off the log, or every poll interval,
+// hints a new event, a stream joins off the log, or every poll interval
+// (with hints, spaced out up to maxHintedPoll while polls find nothing),
 // and ends when its last stream leaves, at shutdown, on an error that is
 // not the workflow being unreachable (the task is gone, or not the
 // principal's), or when the workflow stays unreachable for
@@ -297,6 +302,7 @@ func (f *follower) run() {
 	defer poll.Stop()
 	failures := 0
 	var failingSince time.Time
+	interval := s.pollInterval
 	for {
 		if closed(s.shuttingDown) {
 			f.finish(nil)
@@ -393,14 +399,25 @@ func (f *follower) run() {
 				rp.task = snap.Task
 			}
 		}
-		f.apply(after, out, rp)
-		poll.Reset(s.pollInterval)
+		grew := f.apply(after, out, rp)
+		switch {
+		case grew || s.notifier == nil:
+			interval = s.pollInterval
+		case reason == metrics.StreamQueryPoll:
+			// With hints, a poll is a safety net for a lost one: while polls
+			// find nothing, they space out, so that many idle tasks cost
+			// few queries (1,000 tasks polled every 2 s are 500 queries a
+			// second).
+			interval = min(2*interval, maxHintedPoll)
+		}
+		poll.Reset(interval)
 	}
 }
 
 // apply adds what a query from position after returned to the log, and
-// trims the log to what its streams still need.
-func (f *follower) apply(after int64, out workflows.EventsOutput, rp *resyncPoint) {
+// trims the log to what its streams still need. It reports whether the
+// task had events the follower did not know.
+func (f *follower) apply(after int64, out workflows.EventsOutput, rp *resyncPoint) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	last := f.last()
@@ -409,7 +426,7 @@ func (f *follower) apply(after int64, out workflows.EventsOutput, rp *resyncPoin
 		f.resync = rp
 		f.base, f.log = rp.upTo, out.Events
 	case out.Last <= last && after >= f.base:
-		return // nothing new
+		return false // nothing new
 	case after < f.base:
 		// Asked from behind the log for a stream that joined there: the
 		// answer holds every event after it.
@@ -428,6 +445,7 @@ func (f *follower) apply(after int64, out workflows.EventsOutput, rp *resyncPoin
 	}
 	f.trim()
 	f.broadcast()
+	return out.Last > last
 }
 
 // trim drops the events every stream has (but the last few), and ends the

@@ -86,14 +86,16 @@ func followService(t *testing.T) (*TaskService, *followTemporal, *notify.Broker)
 // stream follows task-1 from seq in the background, recording the numbers
 // of its events; block, when set, is read before each event is taken.
 type testStream struct {
-	mu   sync.Mutex
-	seqs []int64
-	done chan struct{}
-	grew chan struct{}
+	mu      sync.Mutex
+	seqs    []int64
+	done    chan struct{}
+	grew    chan struct{}
+	blocked chan struct{} // closed when the stream first waits for block
 }
 
 func startStream(t *testing.T, ctx context.Context, s *TaskService, fake *followTemporal, seq int64, block <-chan struct{}) *testStream {
-	ts := &testStream{done: make(chan struct{}), grew: make(chan struct{}, 1)}
+	ts := &testStream{done: make(chan struct{}), grew: make(chan struct{}, 1), blocked: make(chan struct{})}
+	var once sync.Once
 	go func() {
 		defer close(ts.done)
 		s.follow(ctx, "task-1", seq, func(workflows.Event) bool { return false }, func(e a2a.Event, err error) bool {
@@ -102,6 +104,7 @@ func startStream(t *testing.T, ctx context.Context, s *TaskService, fake *follow
 				return false
 			}
 			if block != nil {
+				once.Do(func() { close(ts.blocked) })
 				<-block
 			}
 			ts.mu.Lock()
@@ -222,7 +225,8 @@ func TestFollowerSlowStream(t *testing.T) {
 	slow := startStream(t, ctx, s, fake, 0, block)
 	fast := startStream(t, ctx, s, fake, 0, nil)
 	hints.Notify("task-1", fake.add(1))
-	fast.waitFor(t, "fast", 1) // the slow one is now blocked writing event 1
+	fast.waitFor(t, "fast", 1)
+	<-slow.blocked // the slow one is writing event 1
 	for range 11 {
 		hints.Notify("task-1", fake.add(100))
 		fast.waitFor(t, "fast", fake.add(0))
@@ -237,4 +241,33 @@ func TestFollowerSlowStream(t *testing.T) {
 	slow.check(t, "slow", 0, 1) // the event it was writing, then the end
 	hints.Notify("task-1", fake.add(1))
 	fast.waitFor(t, "fast", 1102)
+}
+
+// TestFollowerPollsSpaceOut: with hints, a follower's polls space out
+// while they find nothing (many idle tasks cost few queries); without
+// hints, polling is the streams' only way to learn of events and keeps
+// its interval.
+func TestFollowerPollsSpaceOut(t *testing.T) {
+	for _, hinted := range []bool{true, false} {
+		s, fake, _ := followService(t)
+		s.pollInterval = 10 * time.Millisecond
+		if !hinted {
+			s.notifier = nil
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		st := startStream(t, ctx, s, fake, 0, nil)
+		time.Sleep(time.Second)
+		n := fake.count()
+		fake.add(1)
+		st.waitFor(t, "stream", 1) // found by a poll
+		cancel()
+		<-st.done
+		// Polls at 10, 20, 40... 640 ms: 7 in a second, 100 at a fixed 10 ms.
+		if hinted && n > 10 {
+			t.Errorf("with hints: %d queries of an idle task in a second, want at most 10", n)
+		}
+		if !hinted && n < 30 {
+			t.Errorf("without hints: %d queries of an idle task in a second, want about 100 (every 10 ms)", n)
+		}
+	}
 }

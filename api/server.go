@@ -52,7 +52,10 @@ type Config struct {
 	Notifier *notify.Broker
 	// PollInterval is how often a streaming subscriber queries its task for
 	// new events: the latency of streams without a Notifier, and a safety net
-	// with one. Default 250 ms without a Notifier, 2 s with one.
+	// with one. Default 250 ms without a Notifier, 2 s with one; with one,
+	// the polls of a task space out, doubling up to 30 s, while they find
+	// nothing new (a lost hint then costs up to that long), so that many idle
+	// tasks cost few queries.
 	PollInterval time.Duration
 	// StreamQueryTimeout bounds each query a stream makes of its task's
 	// workflow for new events: a query to an unreachable Temporal node fails
