@@ -72,6 +72,19 @@ func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client
 	}
 }
 
+// setWorkflowCache sizes the worker's sticky workflow cache
+// (--workflow-cache-size). The SDK keeps one per process, shared by every
+// worker in it and sized when the first one is created; in serve the
+// embedded Temporal server's own system workers are created first, so
+// this runs before the server starts.
+func (cfg *config) setWorkflowCache() error {
+	if cfg.WorkflowCacheSize < 0 {
+		return fmt.Errorf("--workflow-cache-size %d: want 0 (no cache: every turn replays the task's history) or more", cfg.WorkflowCacheSize)
+	}
+	worker.SetStickyWorkflowCacheSize(cfg.WorkflowCacheSize)
+	return nil
+}
+
 // startWorker registers the task workflow and the activities and starts
 // polling. The returned function stops the worker and closes its database.
 func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) (func(), error) {

@@ -55,6 +55,9 @@ func runServe(ctx context.Context, cfg *config) error {
 	if _, err := cfg.workerAgents(); err != nil {
 		return err
 	}
+	if err := cfg.setWorkflowCache(); err != nil {
+		return err
+	}
 	// The HTTP flags are checked here too, so that a mistake in them is not
 	// found after Temporal started.
 	if err := cfg.HTTP.check(cfg.WaitTimeout); err != nil {

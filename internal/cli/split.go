@@ -111,6 +111,9 @@ func newWorkerCmd(app *App) *cobra.Command {
 			if _, err := cfg.workerAgents(); err != nil {
 				return err
 			}
+			if err := cfg.setWorkflowCache(); err != nil {
+				return err
+			}
 			// The health port answers liveness while Temporal is dialled.
 			health, err := cfg.Lifecycle.serveHealth(cfg.Namespace, logger)
 			if err != nil {
