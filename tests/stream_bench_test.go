@@ -22,14 +22,19 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -317,4 +322,218 @@ func streamPct(lat []time.Duration, p float64) float64 {
 	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
 	i = max(0, min(i, len(sorted)-1))
 	return float64(sorted[i]) / float64(time.Millisecond)
+}
+
+// streamBenchFollowers is the fan-out of BenchmarkStreamFollowers: 1,000
+// subscribers of one task, and one subscriber each of 1,000 tasks, on one
+// api process. A2AFLOW_BENCH_SUBSCRIBERS sets another number (to measure
+// a build that cannot bear 1,000).
+var streamBenchFollowers = func() int {
+	if n, err := strconv.Atoi(os.Getenv("A2AFLOW_BENCH_SUBSCRIBERS")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
+}()
+
+// BenchmarkStreamFollowers measures the streams of one api process
+// following many subscribers, in the split deployment (api + worker on
+// SQLite, where the api polls each followed task every 250 ms, and on
+// PostgreSQL, where the worker's hints reach it and it polls every 2 s).
+// Subscribers read from api 1; the answers go through api 2, so that api
+// 1's Temporal queries are its streams' only. Two shapes: 1,000
+// subscribers of one task ("tasks=1"), and 1,000 tasks with a subscriber
+// each ("tasks=1000"; on SQLite, 50 tasks of 20 subscribers: see below).
+// One operation is one answer (of a random task of
+// the shape), after a random pause shorter than the poll interval; it
+// causes two status events, which every subscriber of the task must get.
+// Reported: missed events (subscribers' events that never came: must be
+// 0), the streams' Temporal queries per event on api 1 (the a2aflow
+// counter without the streams' first queries, and the Temporal SDK's count
+// of QueryWorkflow calls, which includes them; events are the tasks'
+// events, not their deliveries), those without the polls (the queries
+// events cause) and the polls per second, the
+// first event's latency (from the answer to a subscriber receiving the
+// working status) and the delivery of the input-required event that
+// follows, p50/p95 over every subscriber of the answered task.
+func BenchmarkStreamFollowers(b *testing.B) {
+	// Every subscriber has a connection of its own: the test process
+	// holds 1,000 of them, the api process as many.
+	b.Setenv("A2AFLOW_MAX_STREAMS_PER_PRINCIPAL", "0")
+	var summary []string
+	for _, d := range streamBenchDeployments[1:] {
+		b.Run(d.name, func(b *testing.B) {
+			var apis []string
+			if d.name == "api+worker" {
+				apis = startSplit(b, 2).APIURLs
+			} else {
+				apis = startSplitDB(b, 2, false, testPostgres(b)).APIURLs
+			}
+			ctx := streamBenchContext(b)
+			drivers := make([]*a2aclient.Client, 8)
+			for i := range drivers {
+				drivers[i] = streamBenchClient(b, ctx, apis[1], 1)
+			}
+			watcher := streamBenchClient(b, ctx, apis[0], streamBenchFollowers)
+			shapes := []int{1, streamBenchFollowers}
+			if d.name == "api+worker" {
+				// Without hints every followed task is polled every 250 ms:
+				// 1,000 tasks are 4,000 queries a second, more than a
+				// 2-core machine answers (the answers time out). 50 tasks
+				// of 20 subscribers each are measured instead.
+				shapes = []int{1, 50}
+			}
+			for _, tasks := range shapes {
+				b.Run(fmt.Sprintf("tasks=%d", tasks), func(b *testing.B) {
+					line := streamBenchFollow(b, ctx, apis[0], drivers, watcher, tasks)
+					if line != "" {
+						summary = append(summary, fmt.Sprintf("%-19s %s", d.name, line))
+					}
+				})
+			}
+		})
+	}
+	fmt.Printf("--- %s summary\n  %s\n", b.Name(), strings.Join(summary, "\n  "))
+}
+
+// streamBenchFollow runs one shape of BenchmarkStreamFollowers: tasks
+// waiting tasks, streamBenchFollowers subscribers spread over them, on the
+// api at url.
+func streamBenchFollow(b *testing.B, ctx context.Context, url string, drivers []*a2aclient.Client, watcher *a2aclient.Client, tasks int) string {
+	b.StopTimer()
+	// The tasks, started by the drivers at once.
+	ids := make([]a2a.TaskID, tasks)
+	var wg sync.WaitGroup
+	var setupErr atomic.Value
+	next := atomic.Int64{}
+	for _, c := range drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < tasks; i = int(next.Add(1) - 1) {
+				task, err := matrixSend(ctx, c, "", "Book a flight")
+				if err == nil {
+					task, err = matrixSend(ctx, c, task.ID, "Lisbon")
+				}
+				if err != nil {
+					setupErr.Store(err)
+					return
+				}
+				ids[i] = task.ID
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := setupErr.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	// The subscribers, subscribed 50 at a time.
+	subs := make([]*subscription, streamBenchFollowers)
+	byTask := make([][]*subscription, tasks)
+	for i := range subs {
+		subs[i] = subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, ids[i%tasks])
+		byTask[i%tasks] = append(byTask[i%tasks], subs[i])
+		if i%50 == 49 {
+			for _, s := range subs[i-49 : i+1] {
+				s.waitLive(b)
+			}
+		}
+	}
+	for _, s := range subs {
+		s.waitLive(b)
+	}
+	answers := make([]int, tasks) // answers given to each task
+	var first, earliest, delivery []time.Duration
+	time.Sleep(1500 * time.Millisecond) // the SDK's series report every second
+	before, sdkBefore := streamQueryCounts(b, url), sdkQueries(b, url)
+	start := time.Now()
+	b.StartTimer()
+	for done := 0; done < b.N; done++ {
+		streamBenchPause(b)
+		i := rand.IntN(tasks)
+		t0 := time.Now()
+		streamBenchAnswer(b, ctx, drivers[0], ids[i], done)
+		answers[i]++
+		b.StopTimer()
+		soonest := time.Duration(math.MaxInt64)
+		for _, s := range byTask[i] {
+			if err := s.awaitEvents(1+2*answers[i], time.Minute); err != nil {
+				continue // counted as missed below
+			}
+			times := s.arrivals()
+			first = append(first, times[2*answers[i]-1].Sub(t0))
+			delivery = append(delivery, times[2*answers[i]].Sub(t0))
+			soonest = min(soonest, first[len(first)-1])
+		}
+		if soonest < math.MaxInt64 {
+			earliest = append(earliest, soonest)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	elapsed := time.Since(start)
+	after := streamQueryCounts(b, url)
+	time.Sleep(1500 * time.Millisecond)
+	sdkAfter := sdkQueries(b, url)
+	missed := 0
+	for i, s := range subs {
+		s.mu.Lock()
+		got, err := len(s.events), s.err
+		s.mu.Unlock()
+		if want := 1 + 2*answers[i%tasks]; got < want {
+			missed += want - got
+			if missed == want-got {
+				b.Logf("%s has %d of %d events (%v)", s.name, got, want, err)
+			}
+		}
+		s.cancel()
+	}
+	for _, s := range subs {
+		<-s.done
+	}
+	events := float64(2 * b.N)
+	follow := followQueries(before, after)
+	polls := after["poll"] - before["poll"]
+	perEvent, sdkPerEvent := follow/events, (sdkAfter-sdkBefore)/events
+	hinted := (follow - polls) / events // the queries an event causes: hint, join, retry
+	b.ReportMetric(float64(missed), "missed-events")
+	b.ReportMetric(perEvent, "queries/event")
+	b.ReportMetric(hinted, "event-queries/event")
+	b.ReportMetric(sdkPerEvent, "temporal-queries/event")
+	b.ReportMetric(polls/elapsed.Seconds(), "polls/s")
+	b.ReportMetric(streamPct(first, 50), "first-p50-ms")
+	b.ReportMetric(streamPct(first, 95), "first-p95-ms")
+	b.ReportMetric(streamPct(earliest, 50), "earliest-p50-ms")
+	b.ReportMetric(streamPct(delivery, 50), "delivery-p50-ms")
+	b.ReportMetric(streamPct(delivery, 95), "delivery-p95-ms")
+	b.ReportMetric(0, "ns/op")
+	if b.N <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("tasks=%-4d subscribers=%d answers=%d: missed %d | queries/event %.2f (without polls %.2f; %.0f polls/s), Temporal QueryWorkflow/event %.2f | first p50 %.2f p95 %.2f (earliest subscriber p50 %.2f) | delivery p50 %.2f p95 %.2f ms",
+		tasks, len(subs), b.N, missed, perEvent, hinted, polls/elapsed.Seconds(), sdkPerEvent,
+		streamPct(first, 50), streamPct(first, 95), streamPct(earliest, 50), streamPct(delivery, 50), streamPct(delivery, 95))
+}
+
+// sdkQueries is the Temporal SDK's count of QueryWorkflow calls of the
+// process at url (temporal_request_total, reported every second).
+func sdkQueries(b testing.TB, url string) float64 {
+	b.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	families, err := new(expfmt.TextParser).TextToMetricFamilies(resp.Body)
+	if err != nil {
+		b.Fatalf("parse %s/metrics: %v", url, err)
+	}
+	n := 0.0
+	for _, m := range families["temporal_request_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "operation" && l.GetValue() == "QueryWorkflow" {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
 }
