@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/cardsign"
+	"github.com/a2aflow/a2aflow/metrics"
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
