@@ -59,9 +59,10 @@ examples:
 kubernetes:
 	cd deploy/kubernetes && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-## vet: go.mod is tidy and go vet passes
+## vet: go.mod is tidy, every Go file is gofmt-formatted and go vet passes
 vet:
 	$(GO) mod tidy -diff
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt -w these files:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 ## workflowcheck: workflow code must stay deterministic
