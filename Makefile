@@ -71,7 +71,7 @@ workflowcheck:
 
 ## bench: latency and throughput against raw Temporal SDK calls on the same server
 bench:
-	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 60m
+	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 120m
 
 ## fuzz: short fuzzing of the JSON-RPC and HTTP+JSON request decoding, FUZZTIME (default 20s) per
 ## target; `make test` runs their seed corpora. A failing input lands in api/testdata/fuzz/: commit it.
