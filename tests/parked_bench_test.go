@@ -58,43 +58,28 @@ func BenchmarkParkedTasks(b *testing.B) {
 	time.Sleep(2 * time.Second)
 	before := benchProcMem(b, pid, s.APIURL)
 
-	parked := make([]a2a.TaskID, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
+	// Park n tasks from benchConc callers; parked is in the order they
+	// parked, oldest first.
+	parked := make([]a2a.TaskID, 0, n)
 	var mu sync.Mutex
-	var firstErr error
+	park := func(ctx context.Context, w int) (time.Duration, error) {
+		task, err := a2aSide.send(ctx, w, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(benchTravelFirst)))
+		if err == nil {
+			err = benchWantTask(task, a2a.TaskStateInputRequired, benchTravelWhere)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("parking a task: %w", err)
+		}
+		mu.Lock()
+		parked = append(parked, task.ID)
+		mu.Unlock()
+		return 0, nil
+	}
 	t0 := time.Now()
-	for w := range benchConc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				task, err := a2aSide.send(ctx, w, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(benchTravelFirst)))
-				if err == nil {
-					err = benchWantTask(task, a2a.TaskStateInputRequired, benchTravelWhere)
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("parking task %d: %w", i, err)
-					}
-					mu.Unlock()
-					next.Store(int64(n))
-					return
-				}
-				parked[i] = task.ID
-			}
-		}()
+	if _, err := benchBlock(ctx, 0, n, benchConc, park); err != nil {
+		b.Fatal(err)
 	}
-	wg.Wait()
 	parkTime := time.Since(t0)
-	if firstErr != nil {
-		b.Fatal(firstErr)
-	}
 	time.Sleep(5 * time.Second) // let the server's background work settle
 	after := benchProcMem(b, pid, s.APIURL)
 	mibPer1k := (after.rss - before.rss) / float64(n) * 1000
