@@ -117,10 +117,7 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	if err != nil {
 		return nil, err
 	}
-	window := in.Window
-	if window <= 0 {
-		window = time.Hour
-	}
+	window := followFor(in.Window, activity.GetInfo(ctx).Deadline, time.Now())
 	// A task still asking the question just answered has not taken the
 	// answer yet: it is not settled.
 	settled := func(s a2a.TaskStatus) bool {
@@ -153,6 +150,26 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	task, err = a.getTask(ctx, rc, in.TaskID)
 	return &workflows.RemoteTaskResult{Task: task}, err
 }
+
+// followFor is how long one follow attempt waits for the remote task:
+// window (an hour when unset), but ending followMargin before the attempt's
+// deadline, so that the attempt returns the task as it is and the workflow
+// follows again, rather than Temporal timing the attempt out. (Follows
+// scheduled before the retry budget was counted in attempts have a
+// ScheduleToClose timeout; a retried attempt's deadline may be near.)
+func followFor(window time.Duration, deadline, now time.Time) time.Duration {
+	if window <= 0 {
+		window = time.Hour
+	}
+	if deadline.IsZero() {
+		return window
+	}
+	return max(min(window, deadline.Sub(now)-followMargin), 0)
+}
+
+// followMargin is the time a follow attempt keeps before its deadline to
+// read the task one last time and answer.
+const followMargin = 15 * time.Second
 
 // stream reads the task's events until one settles it or the stream ends.
 func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {

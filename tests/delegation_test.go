@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,8 @@ import (
 //   - "slowask": works for 4 s, then asks "What is your name?";
 //   - "ask": asks "What is your name?" at once;
 //   - "slow": works until canceled;
+//   - "stall": the first time its message ID comes, answers the send
+//     only after 15 s (a send in flight when our side is killed);
 //   - anything else: completes at once.
 //
 // An answer to the question completes the task with the status message
@@ -44,11 +47,19 @@ func (x *extAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 	return func(yield func(a2a.Event, error) bool) {
 		text := ec.Message.Parts[0].Text()
 		x.mu.Lock()
+		again := slices.Contains(x.messages, ec.Message.ID)
 		x.messages = append(x.messages, ec.Message.ID)
 		if ec.StoredTask == nil {
 			x.newTasks = append(x.newTasks, ec.Message.ID)
 		}
 		x.mu.Unlock()
+		if strings.Contains(text, "stall") && !again {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(15 * time.Second):
+			}
+		}
 		agentSays := func(s string) *a2a.Message { return a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(s)) }
 		if ec.StoredTask == nil {
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
@@ -452,6 +463,35 @@ func TestDelegation(t *testing.T) {
 		replayAndRecord(t, ctx, s, task.ID, "router-human-input.history.json")
 	})
 
+	// The retry budget (6 s here) counts attempts, not time: serve killed
+	// during a send and kept down longer than the budget still delivers the
+	// message once it is back (the retried send carries the same message
+	// ID), where a ScheduleToClose timer would have failed the task.
+	t.Run("kill -9 during a send, down longer than the retry budget", func(t *testing.T) {
+		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext stall"))
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2a.Task).ID
+		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
+		s.proc().kill() // the send waits for the remote agent's answer
+		time.Sleep(10 * time.Second)
+		s.restart()
+		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+		var task *a2a.Task
+		waitFor(t, 90*time.Second, func() bool {
+			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			return err == nil && task.Status.State.Terminal()
+		})
+		wantState(t, task, a2a.TaskStateCompleted, "done: stall")
+		// a2a-go's server does not deduplicate message IDs: the retried send
+		// started a second remote task, with the same message ID.
+		if got := ext.started(string(id)); len(got) != 2 || got[0] != got[1] {
+			t.Errorf("the remote agent started tasks for messages %v, want the same message twice", got)
+		}
+	})
+
 	t.Run("kill -9 while following", func(t *testing.T) {
 		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slowask"))
 		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
@@ -459,7 +499,21 @@ func TestDelegation(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := res.(*a2a.Task).ID
-		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
+		// Killed once the send is recorded (the remote task's ID in our
+		// task's delegations): a send in flight is retried, and a2a-go's
+		// server would start a second task (see the test above).
+		waitFor(t, 30*time.Second, func() bool {
+			task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			if err != nil {
+				return false
+			}
+			dels, _ := task.Metadata["a2aflow.delegations"].([]any)
+			if len(dels) != 1 {
+				return false
+			}
+			remote, _ := dels[0].(map[string]any)["taskId"].(string)
+			return remote != ""
+		})
 		s.proc().kill() // while the remote task works and we follow it
 		s.restart()
 		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")

@@ -257,14 +257,43 @@ type call struct {
 }
 
 // retry is the retry policy of the remote calls: backoff from 1 s to 30 s,
-// bounded in time by the budget (the activity's ScheduleToCloseTimeout).
+// as many attempts as the budget's backoff waits hold ([budgetAttempts]).
+//
+// The budget is counted in attempts, not as the activity's
+// ScheduleToCloseTimeout: that timer also runs while our own worker (or
+// Temporal) is down, so a restart longer than the budget failed a send
+// whose remote agent was fine, and a follow restarted near the end of its
+// window was cut off by the timer with the remote task still working. An
+// attempt lost with a dead worker costs one attempt (its heartbeat
+// timeout), however long the worker stays down.
 func (c *call) retry() *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
-		InitialInterval:        time.Second,
+		InitialInterval:        retryInitial,
 		BackoffCoefficient:     2,
-		MaximumInterval:        30 * time.Second,
+		MaximumInterval:        retryMaximum,
+		MaximumAttempts:        budgetAttempts(c.budget),
 		NonRetryableErrorTypes: []string{ErrTypeUnknownRemoteAgent, ErrTypeRemoteConfig, ErrTypeRemoteA2A},
 	}
+}
+
+// The backoff of remote calls: 1 s doubling to 30 s.
+const (
+	retryInitial = time.Second
+	retryMaximum = 30 * time.Second
+)
+
+// budgetAttempts is how many attempts a remote call gets within budget: the
+// first, and one more for each backoff wait (1 s, 2 s, 4 s ... 30 s) that
+// still ends within budget. An agent that refuses connections is so tried
+// for about budget; 6 s gives 3 attempts (at 0, 1 and 3 s), 5 minutes 14.
+func budgetAttempts(budget time.Duration) int32 {
+	attempts, waited, wait := int32(1), time.Duration(0), retryInitial
+	for waited+wait <= budget {
+		waited += wait
+		attempts++
+		wait = min(2*wait, retryMaximum)
+	}
+	return attempts
 }
 
 // send sends parts as the call's next message; to a new remote task when
@@ -281,10 +310,9 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 	}
 	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, OneLine(partsSummary(parts), 120))
 	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
-		ScheduleToCloseTimeout: c.budget,
-		StartToCloseTimeout:    time.Minute,
-		HeartbeatTimeout:       20 * time.Second,
-		RetryPolicy:            c.retry(),
+		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    20 * time.Second,
+		RetryPolicy:         c.retry(),
 	}, summary))
 	var res RemoteTaskResult
 	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions()}).Get(ctx, &res)
@@ -301,10 +329,9 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 // most followWindow, after which the loop follows again.
 func (c *call) follow(ctx workflow.Context, task *a2a.Task, answered string) (*a2a.Task, error) {
 	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
-		ScheduleToCloseTimeout: followWindow + c.budget,
-		StartToCloseTimeout:    followWindow + time.Minute,
-		HeartbeatTimeout:       20 * time.Second,
-		RetryPolicy:            c.retry(),
+		StartToCloseTimeout: followWindow + time.Minute,
+		HeartbeatTimeout:    20 * time.Second,
+		RetryPolicy:         c.retry(),
 	}, fmt.Sprintf("follow %s task %s", c.req.Agent, task.ID)))
 	var res RemoteTaskResult
 	err := workflow.ExecuteActivity(actx, ActivityFollowRemoteTask, RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered,
@@ -341,7 +368,8 @@ func IsAnsweredQuestion(status a2a.TaskStatus, answered string) bool {
 func (c *call) failed(what string, err error) error {
 	var timeout *temporal.TimeoutError
 	var actErr *temporal.ActivityError
-	if errors.As(err, &timeout) || (errors.As(err, &actErr) && actErr.RetryState() == enumspb.RETRY_STATE_TIMEOUT) {
+	if errors.As(err, &actErr) && actErr.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED ||
+		errors.As(err, &timeout) || (errors.As(err, &actErr) && actErr.RetryState() == enumspb.RETRY_STATE_TIMEOUT) {
 		return fmt.Errorf("could not %s agent %s within the retry budget of %s: %w", what, c.req.Agent, c.budget, err)
 	}
 	return fmt.Errorf("could not %s agent %s: %w", what, c.req.Agent, err)
