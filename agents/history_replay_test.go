@@ -37,6 +37,10 @@ func TestReplayHistories(t *testing.T) {
 		// server): our task waits with the remote question, forwards the
 		// answer, and copies the remote artifact.
 		{name: "router-delegation", fixture: "testdata/router-delegation.history.json"},
+		// The same, recorded since the router sends an @mention without
+		// reading the directory in an activity first (GetVersion
+		// router-mention-no-directory-read at 1).
+		{name: "router-delegation-mention", fixture: "testdata/router-delegation-mention.history.json"},
 		// The router's LLM routes to the remote agent and answers the remote
 		// question itself (HANDLE_DIRECTLY).
 		{name: "router-llm", fixture: "testdata/router-llm.history.json"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/activities"
@@ -209,6 +210,10 @@ func route(ctx workflow.Context, t *workflows.Task) error {
 	if text == "" {
 		return workflows.Reject("nothing to route: send text, \"@agent message\", or a data part {\"tool\": NAME, \"params\": {...}}")
 	}
+	if name, rest, ok := mention(text); ok && !isURL(name) &&
+		workflow.GetVersion(ctx, mentionNoDirectoryChange, workflow.DefaultVersion, 1) == 1 {
+		return followMention(ctx, t, tools, name, rest)
+	}
 	known, err := directory(ctx, tools)
 	if err != nil {
 		return err
@@ -251,6 +256,42 @@ func route(ctx workflow.Context, t *workflows.Task) error {
 		}
 		return follow(ctx, t, tools, r, request, followUpAnswer(t, request))
 	}
+}
+
+// mentionNoDirectoryChange is the workflow.GetVersion change ID of
+// "@name message" without a directory read first: tasks that started
+// before it read the directory, then delegated; from version 1 the send
+// activity finds name in the directory itself (as the task's owner sees
+// it, as list_agents does) and the directory is read only when it has no
+// such agent, for the names it has. One activity and one workflow task
+// fewer per delegation (BenchmarkDelegation).
+const mentionNoDirectoryChange = "router-mention-no-directory-read"
+
+// followMention delegates rest to the directory agent name ("@name rest"),
+// rejecting the task when there is nothing to send or the directory has no
+// such agent, as route did with the directory read first.
+func followMention(ctx workflow.Context, t *workflows.Task, tools map[string]llm.Tool, name, rest string) error {
+	if rest == "" {
+		return follow(ctx, t, tools, Route{Decision: RouteReject, Agent: name, By: "@mention", Reason: "nothing to send to " + name}, rest, nil)
+	}
+	err := follow(ctx, t, tools, Route{Decision: RouteRemote, Agent: name, Reason: "addressed with @" + name, By: "@mention"}, rest, nil)
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeUnknownRemoteAgent {
+		return err
+	}
+	known, err := directory(ctx, tools)
+	if err != nil {
+		return err
+	}
+	r := Route{Decision: RouteReject, Agent: name, By: "@mention",
+		Reason: fmt.Sprintf("no agent named %q in the directory; known agents: %s", name, known.names())}
+	return follow(ctx, t, tools, r, rest, nil)
+}
+
+// isURL reports whether an @mention names a URL, which the send activity
+// would call as is: such a name is checked against the directory first.
+func isURL(name string) bool {
+	return strings.HasPrefix(name, "http://") || strings.HasPrefix(name, "https://")
 }
 
 // decide asks the LLM for the route of request, with its fallbacks: an

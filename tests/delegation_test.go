@@ -332,7 +332,10 @@ func TestDelegation(t *testing.T) {
 				t.Errorf("the remote agent started %d tasks for ours, want 1", n)
 			}
 			if agent == "ext" {
-				replayAndRecord(t, ctx, s, task.ID, "router-delegation.history.json")
+				// router-delegation.history.json was recorded before the
+				// router sent an @mention without reading the directory
+				// first (GetVersion router-mention-no-directory-read).
+				replayAndRecord(t, ctx, s, task.ID, "router-delegation-mention.history.json")
 			}
 		})
 	}
