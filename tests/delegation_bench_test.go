@@ -26,10 +26,10 @@ const (
 )
 
 // BenchmarkDelegation measures one delegation through a2aflow: a blocking
-// SendMessage "@ext TEXT" to the router agent, whose task reads the agent
-// directory, records its route and sends TEXT to the remote agent (a2a-go's
-// own server, which completes at once), each in an activity, then replies
-// with the remote answer. The baseline is the same call written with the
+// SendMessage "@ext TEXT" to the router agent, whose task records its route
+// and sends TEXT to the remote agent (a2a-go's own server, which completes at
+// once) in one activity that also finds "ext" in the owner's directory, then
+// replies with the remote answer. The baseline is the same call written with the
 // Temporal SDK alone on the same server: a workflow running one activity
 // that sends TEXT with a2a-go's client, started and awaited with
 // ExecuteWorkflow + Get. Both sides are interleaved in rounds, sequentially
