@@ -52,10 +52,6 @@ const (
 	// even when every stream has them, for a stream that joins a few
 	// events behind (its first query raced the follower's).
 	followerKeepRecent = 16
-	// maxHintedPoll is the longest a follower with hints waits between
-	// polls: each poll that finds nothing doubles the wait from the poll
-	// interval up to it, and an event brings it back.
-	maxHintedPoll = 30 * time.Second
 )
 
 // followKey names a follower: the task, and the principal its queries read
@@ -283,9 +279,9 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 }
 
 // run is the follower's loop: it queries the workflow when the notifier
-// hints a new event, a stream joins off the log, or every poll interval
-// (with hints, spaced out up to maxHintedPoll while polls find nothing),
-// and ends when its last stream leaves, at shutdown, on an error that is
+// hints a new event, a stream joins off the log, or a poll interval passes
+// without a query (with hints, a safety net: see Config.PollInterval), and
+// ends when its last stream leaves, at shutdown, on an error that is
 // not the workflow being unreachable (the task is gone, or not the
 // principal's), or when the workflow stays unreachable for
 // unreachableAfter.
@@ -297,12 +293,15 @@ func (f *follower) run() {
 		sub := s.notifier.Subscribe(string(f.key.task))
 		defer sub.Close()
 		hints = sub.C
+		if s.closed != nil {
+			s.closed.acquire()
+			defer s.closed.release()
+		}
 	}
 	poll := time.NewTimer(0) // query at once: events may have come before the subscription
 	defer poll.Stop()
 	failures := 0
 	var failingSince time.Time
-	interval := s.pollInterval
 	for {
 		if closed(s.shuttingDown) {
 			f.finish(nil)
@@ -400,17 +399,12 @@ func (f *follower) run() {
 			}
 		}
 		grew := f.apply(after, out, rp)
-		switch {
-		case grew || s.notifier == nil:
-			interval = s.pollInterval
-		case reason == metrics.StreamQueryPoll:
-			// With hints, a poll is a safety net for a lost one: while polls
-			// find nothing, they space out, so that many idle tasks cost
-			// few queries (1,000 tasks polled every 2 s are 500 queries a
-			// second).
-			interval = min(2*interval, maxHintedPoll)
+		if grew && reason == metrics.StreamQueryPoll && s.notifier != nil {
+			// Every way a hint is known to get lost wakes every stream
+			// (package pgnotify); this one was not.
+			s.logger.InfoContext(f.ctx, "a stream's safety poll found events no hint announced", "task_id", f.key.task)
 		}
-		poll.Reset(interval)
+		poll.Reset(s.pollInterval)
 	}
 }
 

@@ -20,6 +20,9 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
+// DefaultHintedPollInterval is Config.PollInterval with a Notifier.
+const DefaultHintedPollInterval = 5 * time.Minute
+
 // Config configures the HTTP API. The zero value works.
 type Config struct {
 	// PublicURL is the base URL clients reach the API at, used in agent
@@ -50,12 +53,16 @@ type Config struct {
 	// Notifier, when the worker runs in the same process, wakes streaming
 	// subscribers as soon as a task has a new event. Optional.
 	Notifier *notify.Broker
-	// PollInterval is how often a streaming subscriber queries its task for
-	// new events: the latency of streams without a Notifier, and a safety net
-	// with one. Default 250 ms without a Notifier, 2 s with one; with one,
-	// the polls of a task space out, doubling up to 30 s, while they find
-	// nothing new (a lost hint then costs up to that long), so that many idle
-	// tasks cost few queries.
+	// PollInterval is how long a task's streams go without querying it for
+	// new events: the latency of streams without a Notifier (default 250
+	// ms), and with one a safety net (default 5 minutes). Hints are pushed,
+	// and wherever they are known to get lost every stream is woken instead
+	// (a listener reconnecting, a worker starting or failing to send:
+	// package pgnotify), so the poll only covers a worker killed between a
+	// workflow task and its hints with no worker starting after it (a task
+	// ended outside its skill, terminated or timed out, is found by one
+	// visibility list every 5 s per process); 1,000 idle followed tasks
+	// cost about 3 queries a second.
 	PollInterval time.Duration
 	// StreamQueryTimeout bounds each query a stream makes of its task's
 	// workflow for new events: a query to an unreachable Temporal node fails
@@ -149,6 +156,9 @@ type Server struct {
 	// handlers are the agents' A2A handlers, by name, which every binding
 	// serves (agentHandler).
 	handlers map[string]a2asrv.RequestHandler
+	// closed hints the streams of tasks ended outside their skill, with a
+	// Notifier (closedwatch.go).
+	closed *closedWatch
 }
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
@@ -170,7 +180,7 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 250 * time.Millisecond
 		if cfg.Notifier != nil {
-			cfg.PollInterval = 2 * time.Second
+			cfg.PollInterval = DefaultHintedPollInterval
 		}
 	}
 	if cfg.StreamQueryTimeout <= 0 {
@@ -187,6 +197,9 @@ func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits), handlers: map[string]a2asrv.RequestHandler{}}
+	if cfg.Notifier != nil {
+		s.closed = newClosedWatch(c, cfg.Namespace, cfg.Notifier, cfg.Logger)
+	}
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)
 	s.engine = s.routes()
 	return s
@@ -336,7 +349,7 @@ func (s *Server) agentEndpoint(agent *workflows.Agent, svc *TaskService, gated a
 func (s *Server) agentHandler(agent *workflows.Agent) (*TaskService, a2asrv.RequestHandler) {
 	svc := &TaskService{
 		temporal: taskIDGuard{s.temporal}, agent: agent, taskQueue: s.cfg.TaskQueue, logger: s.cfg.Logger,
-		notifier: s.cfg.Notifier, pollInterval: s.cfg.PollInterval,
+		notifier: s.cfg.Notifier, closed: s.closed, pollInterval: s.cfg.PollInterval,
 		queryTimeout: s.cfg.StreamQueryTimeout, unreachableAfter: s.cfg.StreamUnreachableAfter, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
 		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,

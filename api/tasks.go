@@ -36,6 +36,7 @@ type TaskService struct {
 	// notifier hints new events when the worker runs in this process; nil
 	// means poll every pollInterval.
 	notifier     *notify.Broker
+	closed       *closedWatch // with notifier (closedwatch.go)
 	pollInterval time.Duration
 	// queryTimeout bounds each query of a stream's follower, and
 	// unreachableAfter ends a stream whose workflow stays unreachable

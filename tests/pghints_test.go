@@ -34,7 +34,7 @@ func testPostgres(t testing.TB) string {
 // TestStreamHintsAcrossProcesses: in the split deployment with a PostgreSQL
 // database, the worker's hints reach the api process (pg_notify, LISTEN),
 // so a subscriber on the api hears of each new event at once, not at its
-// next poll (every 2 s with hints on, 250 ms without, whose p50 here would
+// next poll (every 5 minutes with hints on, 250 ms without, whose p50 here would
 // be about 130 ms): the time from an answer to the subscriber's working
 // event, p50 over 20 answers, is under 80 ms.
 func TestStreamHintsAcrossProcesses(t *testing.T) {

@@ -61,7 +61,8 @@ var streamBenchDeployments = []struct {
 	{"serve", func(b *testing.B) string { return startServe(b, b.TempDir()).APIURL }},
 	{"api+worker", func(b *testing.B) string { return startSplit(b, 1).APIURLs[0] }},
 	// The split deployment on PostgreSQL: the worker's hints reach the api
-	// through LISTEN/NOTIFY (package pgnotify), which polls every 2 s.
+	// through LISTEN/NOTIFY (package pgnotify); its polls are a safety net
+	// 5 minutes apart.
 	{"api+worker+postgres", func(b *testing.B) string { return startSplitDB(b, 1, false, testPostgres(b)).APIURLs[0] }},
 }
 
@@ -338,7 +339,7 @@ var streamBenchFollowers = func() int {
 // BenchmarkStreamFollowers measures the streams of one api process
 // following many subscribers, in the split deployment (api + worker on
 // SQLite, where the api polls each followed task every 250 ms, and on
-// PostgreSQL, where the worker's hints reach it and it polls every 2 s).
+// PostgreSQL, where the worker's hints reach it and it polls every 5 minutes).
 // Subscribers read from api 1; the answers go through api 2, so that api
 // 1's Temporal queries are its streams' only. Two shapes: 1,000
 // subscribers of one task ("tasks=1"), and 1,000 tasks with a subscriber

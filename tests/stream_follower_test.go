@@ -228,7 +228,7 @@ func TestStreamFollowerFanout(t *testing.T) {
 	after := streamQueryCounts(t, srv.APIURL)
 	follow := followQueries(before, after)
 	// One query per event at most (often one for both events of an
-	// answer), the polls of the follower (every 2 s in serve), and a few
+	// answer), the polls of the follower (every 5 minutes in serve), and a few
 	// for joiners whose first query saw more than the follower had yet.
 	polls := elapsed.Seconds()/2 + 1
 	t.Logf("%d subscribers (%d joined while the task worked), %d events in %s: %.0f follower queries (%v), %.0f first queries",

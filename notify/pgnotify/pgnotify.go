@@ -4,9 +4,14 @@
 // each worker's [Sender] sends pg_notify on [Channel] with the task ID of
 // each new event, and each API holds one connection that LISTENs on it
 // ([Listen]) and hints its notify.Broker. As in one process, a hint only
-// wakes a subscriber, which then queries the workflow: a lost hint (the
-// database down, a listener reconnecting, a sender over its queue) costs
-// latency up to the API's poll interval, never an event.
+// wakes a subscriber, which then queries the workflow, so a lost hint costs
+// latency, never an event. Where hints can be lost, every stream is woken
+// instead: a listener that (re)connects wakes its broker's; a sender that
+// starts (a worker that replaces one killed before its last hints went
+// out), dropped hints over its queue, or failed to send, sends [All], which
+// wakes every stream of every API. Only a worker killed between a workflow
+// task and its hints, with no worker starting after it, leaves streams to
+// the API's slow safety poll.
 package pgnotify
 
 import (
@@ -24,8 +29,12 @@ import (
 )
 
 // Channel is the PostgreSQL notification channel of the hints; each
-// notification's payload is a task ID.
+// notification's payload is a task ID, or [All].
 const Channel = "a2aflow_task_events"
+
+// All is the payload of a hint for every task: hints may have been lost.
+// (Task IDs are UUIDs: "*" is never one.)
+const All = "*"
 
 const (
 	// maxPending bounds the task IDs a Sender holds while sending: beyond
@@ -65,6 +74,7 @@ type Sender struct {
 	mu      sync.Mutex
 	pending map[string]struct{}
 	dropped int
+	all     bool // send All: hints may have been lost
 	wake    chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -88,7 +98,10 @@ func NewSender(dsn string, logger *slog.Logger) (*Sender, error) {
 		return nil, fmt.Errorf("hints database: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Sender{pool: pool, logger: logger, pending: map[string]struct{}{}, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	// all: the hints of a worker killed before it sent them are lost; this
+	// one may be its replacement, and its first send wakes every stream.
+	s := &Sender{pool: pool, logger: logger, pending: map[string]struct{}{}, all: true, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	s.wake <- struct{}{}
 	go s.run(ctx)
 	return s, nil
 }
@@ -99,6 +112,7 @@ func (s *Sender) Notify(taskID string, _ int64) {
 	if _, ok := s.pending[taskID]; !ok {
 		if len(s.pending) >= maxPending {
 			s.dropped++
+			s.all = true
 		} else {
 			s.pending[taskID] = struct{}{}
 		}
@@ -125,11 +139,14 @@ func (s *Sender) run(ctx context.Context) {
 			ids = append(ids, id)
 		}
 		clear(s.pending)
-		dropped := s.dropped
-		s.dropped = 0
+		dropped, all := s.dropped, s.all
+		s.dropped, s.all = 0, false
 		s.mu.Unlock()
 		if dropped > 0 {
-			s.logger.Warn("task event hints dropped: too many queued", "dropped", dropped)
+			s.logger.Warn("task event hints dropped: too many queued (every stream is woken instead)", "dropped", dropped)
+		}
+		if all {
+			ids = []string{All} // wakes every stream: the task IDs add nothing
 		}
 		if len(ids) == 0 {
 			continue
@@ -137,6 +154,13 @@ func (s *Sender) run(ctx context.Context) {
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
 		_, err := s.pool.Exec(sctx, "SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id", Channel, ids)
 		cancel()
+		if err != nil && ctx.Err() == nil {
+			// These hints are lost: the next send wakes every stream.
+			s.mu.Lock()
+			s.all = true
+			s.mu.Unlock()
+			s.retryLater(ctx)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			failing = true
@@ -146,6 +170,23 @@ func (s *Sender) run(ctx context.Context) {
 			s.logger.Info("task event hints sent to PostgreSQL again")
 		}
 	}
+}
+
+// retryLater wakes run again after a second, to send All once the
+// database answers again (without it, the next hint would).
+func (s *Sender) retryLater(ctx context.Context) {
+	go func() {
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
 }
 
 // Close stops sending and closes the connection.
@@ -214,6 +255,10 @@ func listen(ctx context.Context, cfg *pgx.ConnConfig, b *notify.Broker, listenin
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if n.Payload == All {
+			b.NotifyAll()
+			continue
 		}
 		b.Notify(n.Payload, 0)
 	}

@@ -3,6 +3,7 @@ package pgnotify_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -77,6 +78,10 @@ func TestSenderToListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// A sender that starts wakes every stream once (hints of a worker
+	// killed before it sent them are lost).
+	hinted(t, a.C, 10*time.Second)
+	hinted(t, other.C, time.Second)
 	start := time.Now()
 	s.Notify("task-a", 1)
 	hinted(t, a.C, 5*time.Second)
@@ -107,4 +112,79 @@ func TestListenBadDSN(t *testing.T) {
 	if _, err := pgnotify.NewSender("postgres://a:b@host:notaport/db", slog.Default()); err == nil {
 		t.Fatal("no error")
 	}
+}
+
+// TestSenderLostHints: hints a sender could not deliver (over its queue, or
+// while PostgreSQL refused them) become one hint for every task, sent as
+// soon as the database answers.
+func TestSenderLostHints(t *testing.T) {
+	dsn := postgres(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := notify.New()
+	a, other := b.Subscribe("task-a"), b.Subscribe("task-b")
+	defer a.Close()
+	defer other.Close()
+	if err := pgnotify.Listen(ctx, dsn, b, logger); err != nil {
+		t.Fatal(err)
+	}
+	hinted(t, a.C, 10*time.Second)
+	hinted(t, other.C, time.Second)
+	s, err := pgnotify.NewSender(dsn, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hinted(t, a.C, 10*time.Second) // the sender's start
+	hinted(t, other.C, time.Second)
+
+	t.Run("over the queue", func(t *testing.T) {
+		// 50,000 hints at once: more than a sender queues between two
+		// sends (4,096), wherever its send loop is. Every task is hinted.
+		for i := range 50000 {
+			s.Notify(fmt.Sprintf("task-%d", i), 1)
+		}
+		hinted(t, a.C, 10*time.Second)
+		hinted(t, other.C, 10*time.Second)
+	})
+
+	t.Run("refused by PostgreSQL", func(t *testing.T) {
+		// What the last subtest's sends still hint, before this one.
+		time.Sleep(time.Second)
+		for _, c := range []<-chan struct{}{a.C, other.C} {
+			select {
+			case <-c:
+			default:
+			}
+		}
+		// From another database: the sender's sends fail while its
+		// database refuses connections and its connection is killed.
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := cfg.Database
+		cfg.Database = "postgres"
+		admin, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close(ctx)
+		exec := func(sql string) {
+			t.Helper()
+			if _, err := admin.Exec(ctx, sql); err != nil {
+				t.Fatalf("%s: %v", sql, err)
+			}
+		}
+		exec(fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS false", pgx.Identifier{db}.Sanitize()))
+		exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+db+"' AND query NOT LIKE 'LISTEN%'")
+		s.Notify("task-b", 2)
+		time.Sleep(3 * time.Second)
+		notHinted(t, other.C, 0)
+		exec(fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS true", pgx.Identifier{db}.Sanitize()))
+		// Once the database answers again, without another hint: every task.
+		hinted(t, a.C, 15*time.Second)
+		hinted(t, other.C, time.Second)
+	})
 }

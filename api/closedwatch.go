@@ -1,0 +1,118 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// closedWatch hints the streams of tasks whose workflow ended outside its
+// skill: terminated by an operator (or a reset) or timed out. Nothing in
+// the workflow runs then, so no hint comes from it, and with hints the
+// streams' own polls are minutes apart (Config.PollInterval). While any
+// follower with hints runs, one goroutine per API process lists the task
+// workflows that so ended lately, every closedWatchEvery, one Temporal
+// visibility call whatever the number of followed tasks, and hints each
+// (a hint for a task nobody follows costs nothing).
+type closedWatch struct {
+	temporal client.Client
+	ns       string
+	notifier *notify.Broker
+	logger   *slog.Logger
+	every    time.Duration
+
+	mu     sync.Mutex
+	n      int // followers running
+	cancel context.CancelFunc
+}
+
+const (
+	// closedWatchEvery is how often the watch lists the task workflows
+	// that ended outside their skill: the latency of a stream learning of
+	// a termination.
+	closedWatchEvery = 5 * time.Second
+	// closedWatchOverlap is how far each list looks back before the last
+	// one: visibility records are written after the close they record.
+	closedWatchOverlap = time.Minute
+)
+
+func newClosedWatch(c client.Client, ns string, notifier *notify.Broker, logger *slog.Logger) *closedWatch {
+	return &closedWatch{temporal: c, ns: ns, notifier: notifier, logger: logger, every: closedWatchEvery}
+}
+
+// acquire notes a follower starting; the first starts the watch.
+func (w *closedWatch) acquire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	if w.n == 1 {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cancel = cancel
+		go w.run(ctx)
+	}
+}
+
+// release notes a follower ending; the last stops the watch.
+func (w *closedWatch) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n--
+	if w.n == 0 {
+		w.cancel()
+	}
+}
+
+func (w *closedWatch) run(ctx context.Context) {
+	since := time.Now().Add(-closedWatchOverlap)
+	tick := time.NewTicker(w.every)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		started := time.Now()
+		err := w.list(ctx, since)
+		switch {
+		case err == nil:
+			since = started.Add(-closedWatchOverlap)
+			failing = false
+		case ctx.Err() == nil && !failing:
+			failing = true // the streams' own polls and retries go on meanwhile
+			w.logger.Warn("cannot list the tasks that ended outside their skill (streams hear of it at their next poll)", "error", err)
+		}
+	}
+}
+
+// list hints the tasks whose workflows were terminated or timed out since.
+func (w *closedWatch) list(ctx context.Context, since time.Time) error {
+	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Terminated' OR ExecutionStatus = 'TimedOut') AND CloseTime >= '%s'",
+		workflows.TaskWorkflowName, since.UTC().Format(time.RFC3339Nano))
+	var token []byte
+	for {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		page, err := w.temporal.ListWorkflow(lctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: w.ns, Query: query, NextPageToken: token, PageSize: 1000,
+		})
+		cancel()
+		if err != nil {
+			return err
+		}
+		for _, e := range page.GetExecutions() {
+			w.notifier.Notify(e.GetExecution().GetWorkflowId(), 0)
+		}
+		if token = page.GetNextPageToken(); len(token) == 0 {
+			return nil
+		}
+	}
+}
