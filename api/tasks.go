@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -278,7 +279,13 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 			update.Args = []any{in}
 			continue
 		}
-		if isAppErrorType(err, workflows.ErrTypeContinuing) && attempt < maxContinuingRetries {
+		// The message reached a workflow task that then failed (e.g. it
+		// continued as new while another message came: Temporal refuses
+		// that completion): Temporal does not retry such an update, and
+		// nothing of it was recorded, so it is sent again, as a message
+		// refused while the task was continuing as new is.
+		var notReady *serviceerror.WorkflowNotReady
+		if (isAppErrorType(err, workflows.ErrTypeContinuing) || errors.As(err, &notReady)) && attempt < maxContinuingRetries {
 			if startOp != nil {
 				_, startOp = s.newTask(msg, owner) // an operation is used once
 			}
