@@ -178,7 +178,7 @@ func TestSenderLostHints(t *testing.T) {
 			}
 		}
 		exec(fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS false", pgx.Identifier{db}.Sanitize()))
-		exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+db+"' AND query NOT LIKE 'LISTEN%'")
+		exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db + "' AND query NOT LIKE 'LISTEN%'")
 		s.Notify("task-b", 2)
 		time.Sleep(3 * time.Second)
 		notHinted(t, other.C, 0)
