@@ -285,6 +285,12 @@ func toA2AError(err error) error {
 	if isResourceExhausted(err) {
 		return retryableError("Temporal is over a limit: "+err.Error(), "RESOURCE_EXHAUSTED")
 	}
+	var notReady *serviceerror.WorkflowNotReady
+	if errors.As(err, &notReady) {
+		// An update that reached a workflow task which then failed: nothing
+		// of it was recorded, and the same request may be sent again.
+		return retryableError("the task did not take the request (its workflow task failed): "+notReady.Error(), "WORKFLOW_TASK_FAILED")
+	}
 	var unavailable *serviceerror.Unavailable
 	if errors.As(err, &unavailable) {
 		return a2a.NewError(a2a.ErrServerError, "Temporal is unavailable: "+unavailable.Error())
