@@ -53,35 +53,42 @@ func notHinted(t *testing.T, c <-chan struct{}, during time.Duration) {
 	}
 }
 
+// senderAndListener starts a PostgreSQL database, a broker fed by Listen
+// with subscribers of task-a and task-b, and a Sender, each of which hints
+// every subscriber once as it starts: the listener as it listens (it may
+// have missed hints), the sender as its first send (the hints of a worker
+// killed before it sent them are lost). Everything ends with t.
+func senderAndListener(t *testing.T) (ctx context.Context, dsn string, s *pgnotify.Sender, a, other *notify.Subscription) {
+	t.Helper()
+	dsn = postgres(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	b := notify.New()
+	a, other = b.Subscribe("task-a"), b.Subscribe("task-b")
+	t.Cleanup(a.Close)
+	t.Cleanup(other.Close)
+	if err := pgnotify.Listen(ctx, dsn, b, logger); err != nil {
+		t.Fatal(err)
+	}
+	hinted(t, a.C, 10*time.Second)
+	hinted(t, other.C, time.Second)
+	s, err := pgnotify.NewSender(dsn, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	hinted(t, a.C, 10*time.Second)
+	hinted(t, other.C, time.Second)
+	return ctx, dsn, s, a, other
+}
+
 // TestSenderToListener: a Sender's hint for a task reaches the
 // subscribers of that task, and only those, on a broker fed by Listen; the
 // listener's connection killed by the server, it listens again (hinting
 // every subscriber once) and hints arrive again.
 func TestSenderToListener(t *testing.T) {
-	dsn := postgres(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b := notify.New()
-	a, other := b.Subscribe("task-a"), b.Subscribe("task-b")
-	defer a.Close()
-	defer other.Close()
-	if err := pgnotify.Listen(ctx, dsn, b, logger); err != nil {
-		t.Fatal(err)
-	}
-	// Listening: the broker is hinted as a whole once.
-	hinted(t, a.C, 10*time.Second)
-	hinted(t, other.C, time.Second)
-
-	s, err := pgnotify.NewSender(dsn, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	// A sender that starts wakes every stream once (hints of a worker
-	// killed before it sent them are lost).
-	hinted(t, a.C, 10*time.Second)
-	hinted(t, other.C, time.Second)
+	ctx, dsn, s, a, other := senderAndListener(t)
 	start := time.Now()
 	s.Notify("task-a", 1)
 	hinted(t, a.C, 5*time.Second)
@@ -118,26 +125,7 @@ func TestListenBadDSN(t *testing.T) {
 // while PostgreSQL refused them) become one hint for every task, sent as
 // soon as the database answers.
 func TestSenderLostHints(t *testing.T) {
-	dsn := postgres(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b := notify.New()
-	a, other := b.Subscribe("task-a"), b.Subscribe("task-b")
-	defer a.Close()
-	defer other.Close()
-	if err := pgnotify.Listen(ctx, dsn, b, logger); err != nil {
-		t.Fatal(err)
-	}
-	hinted(t, a.C, 10*time.Second)
-	hinted(t, other.C, time.Second)
-	s, err := pgnotify.NewSender(dsn, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	hinted(t, a.C, 10*time.Second) // the sender's start
-	hinted(t, other.C, time.Second)
+	ctx, dsn, s, a, other := senderAndListener(t)
 
 	t.Run("over the queue", func(t *testing.T) {
 		// 50,000 hints at once: more than a sender queues between two
