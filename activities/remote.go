@@ -74,6 +74,12 @@ type remoteClient struct {
 // (or message) it answers with, without waiting for the remote work: it asks
 // for returnImmediately (an agent that ignores it is waited for, with
 // heartbeats).
+//
+// A new remote task that is not settled yet is read again for up to
+// settleWithin (an agent that finishes at once then costs the workflow no
+// follow activity); its ID is first recorded as the attempt's heartbeat, so
+// that an attempt retried after our worker died meanwhile reads that task
+// instead of sending the message again.
 func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
 	if in.Message == nil || len(in.Message.Parts) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
@@ -82,9 +88,18 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 	if err != nil {
 		return nil, err
 	}
+	newTask := in.Message.TaskID == ""
+	if sent := sentTask(ctx); newTask && sent != "" {
+		task, err := a.getTask(ctx, rc, sent)
+		if err != nil {
+			return nil, err
+		}
+		return &workflows.RemoteTaskResult{Task: task}, nil
+	}
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
 	noHistory := 0
+	sendStart := time.Now()
 	res, err := rc.client.SendMessage(ctx, &a2a.SendMessageRequest{
 		Message: in.Message,
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: &noHistory},
@@ -96,12 +111,62 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 	switch r := res.(type) {
 	case *a2a.Task:
 		r.History = nil
+		// Only when this attempt has not heartbeated yet (the send was
+		// quick): the SDK sends the first heartbeat at once, later ones
+		// batched.
+		if newTask && !settledState(r.Status.State) && time.Since(sendStart) < sendHeartbeatAfter {
+			stop()
+			activity.RecordHeartbeat(ctx, r.ID)
+			r = a.settleSoon(ctx, rc, r)
+		}
 		return &workflows.RemoteTaskResult{Task: r}, nil
 	case *a2a.Message:
 		return &workflows.RemoteTaskResult{Message: r}, nil
 	}
 	return nil, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), workflows.ErrTypeRemoteA2A, nil)
+}
+
+// sendHeartbeatAfter is when a send starts heartbeating (heartbeatEvery).
+const sendHeartbeatAfter = 5 * time.Second
+
+// settleWithin is how long SendRemoteMessage reads a new remote task again
+// for it to settle: reads at 20, 60, 140, 300 and 620 ms.
+const settleWithin = time.Second
+
+// sentTask is the remote task an earlier attempt of this send activity got
+// (its heartbeat), or "".
+func sentTask(ctx context.Context) a2a.TaskID {
+	var id a2a.TaskID
+	if !activity.HasHeartbeatDetails(ctx) || activity.GetHeartbeatDetails(ctx, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+// settleSoon reads task again until it settles or settleWithin passes, and
+// returns it as last read; a failed read ends it (the workflow follows the
+// task).
+func (a *Remote) settleSoon(ctx context.Context, rc *remoteClient, task *a2a.Task) *a2a.Task {
+	deadline := time.Now().Add(settleWithin)
+	for wait := 20 * time.Millisecond; time.Now().Add(wait).Before(deadline); wait *= 2 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return task
+		case <-t.C:
+		}
+		read, err := a.getTask(ctx, rc, task.ID)
+		if err != nil {
+			return task
+		}
+		task = read
+		if settledState(task.Status.State) {
+			break
+		}
+	}
+	return task
 }
 
 // FollowRemoteTask returns the remote task once it is terminal or waits for
@@ -405,7 +470,8 @@ func reasonOf(err error) string {
 }
 
 // heartbeatEvery records an activity heartbeat every d until stopped, so a
-// long call is not taken for a dead worker and a cancel is noticed.
+// long call is not taken for a dead worker and a cancel is noticed. stop may
+// be called more than once.
 func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
 	done := make(chan struct{})
 	go func() {
@@ -422,5 +488,6 @@ func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }

@@ -495,6 +495,35 @@ func TestDelegation(t *testing.T) {
 		}
 	})
 
+	// A send that got its remote task, not settled, records the task's ID as
+	// the activity's heartbeat and reads the task again for a second: serve
+	// killed then, the retried send reads that task instead of sending the
+	// message again (a2a-go's server would start a second task).
+	t.Run("kill -9 after the send got the remote task", func(t *testing.T) {
+		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slowask"))
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2a.Task).ID
+		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
+		time.Sleep(300 * time.Millisecond) // the task answered and its ID recorded, within the second
+		s.proc().kill()
+		s.restart()
+		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+		var task *a2a.Task
+		waitFor(t, 90*time.Second, func() bool {
+			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			return err == nil && task.Status.State == a2a.TaskStateInputRequired
+		})
+		wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
+		task = routerSend(t, ctx, c, id, text("Grace"))
+		wantState(t, task, a2a.TaskStateCompleted, "Greeted Grace")
+		if got := ext.started(string(id)); len(got) != 1 {
+			t.Errorf("the remote agent started tasks for messages %v, want exactly one", got)
+		}
+	})
+
 	t.Run("kill -9 while following", func(t *testing.T) {
 		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slowask"))
 		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
