@@ -77,9 +77,10 @@ type remoteClient struct {
 //
 // A new remote task that is not settled yet is read again for up to
 // settleWithin (an agent that finishes at once then costs the workflow no
-// follow activity); its ID is first recorded as the attempt's heartbeat, so
-// that an attempt retried after our worker died meanwhile reads that task
-// instead of sending the message again.
+// follow activity); unless the first read finds it settled, its ID is
+// recorded as the attempt's heartbeat before the next, so that an attempt
+// retried after our worker died meanwhile reads that task instead of
+// sending the message again.
 func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
 	if in.Message == nil || len(in.Message.Parts) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
@@ -116,7 +117,6 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		// batched.
 		if newTask && !settledState(r.Status.State) && time.Since(sendStart) < sendHeartbeatAfter {
 			stop()
-			activity.RecordHeartbeat(ctx, r.ID)
 			r = a.settleSoon(ctx, rc, r)
 		}
 		return &workflows.RemoteTaskResult{Task: r}, nil
@@ -131,7 +131,8 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 const sendHeartbeatAfter = 5 * time.Second
 
 // settleWithin is how long SendRemoteMessage reads a new remote task again
-// for it to settle: reads at 20, 60, 140, 300 and 620 ms.
+// for it to settle: reads 2 ms after the answer, then each after three times
+// the last wait (at 2, 8, 26, 80, 242 and 728 ms).
 const settleWithin = time.Second
 
 // sentTask is the remote task an earlier attempt of this send activity got
@@ -146,10 +147,14 @@ func sentTask(ctx context.Context) a2a.TaskID {
 
 // settleSoon reads task again until it settles or settleWithin passes, and
 // returns it as last read; a failed read ends it (the workflow follows the
-// task).
+// task). After the first read, the task's ID is recorded as the heartbeat
+// (see sentTask): the first one of the attempt, which the SDK sends at once.
 func (a *Remote) settleSoon(ctx context.Context, rc *remoteClient, task *a2a.Task) *a2a.Task {
 	deadline := time.Now().Add(settleWithin)
-	for wait := 20 * time.Millisecond; time.Now().Add(wait).Before(deadline); wait *= 2 {
+	for wait := 2 * time.Millisecond; time.Now().Add(wait).Before(deadline); wait *= 3 {
+		if wait == 6*time.Millisecond { // after the first read
+			activity.RecordHeartbeat(ctx, task.ID)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
