@@ -1,10 +1,14 @@
 package agents
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/workflows"
@@ -115,5 +119,64 @@ func TestReplayFindsIncompatibleChange(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "testdata/travel.history.json: task ") {
 		t.Errorf("error %q does not name the file and the task", err)
+	}
+}
+
+// TestReplayLongTasksInput: a task the API started with TaskInput.LongTasks
+// but a worker that did not know the field ran (it asked workflow.GetVersion
+// and recorded its marker) replays on this code, which does not ask: the
+// version marker and its search attribute are skipped. The fixtures above
+// cover the other two cases: input without the field and the marker (older
+// tasks, tasks started outside the API), and the tests' fresh histories
+// replayed in ./tests (the field, no marker).
+func TestReplayLongTasksInput(t *testing.T) {
+	fixtures, err := filepath.Glob("testdata/*.history.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayer, err := workflows.NewReplayer(Builtin(), workflows.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := 0
+	for _, fixture := range fixtures {
+		f, err := os.Open(fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked := false
+		for _, e := range h.Events {
+			for _, p := range e.GetMarkerRecordedEventAttributes().GetDetails() {
+				for _, d := range p.GetPayloads() {
+					marked = marked || strings.Contains(string(d.GetData()), "a2aflow.long-tasks")
+				}
+			}
+		}
+		input := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
+		var in map[string]any
+		if err := json.Unmarshal(input.Data, &in); err != nil {
+			t.Fatal(err)
+		}
+		if !marked || in["Continued"] != nil {
+			continue // from before the change, or a continued run (no marker either way)
+		}
+		t.Run(fixture, func(t *testing.T) {
+			in["LongTasks"] = true
+			if input.Data, err = json.Marshal(in); err != nil {
+				t.Fatal(err)
+			}
+			if err := replayer.Replay(h); err != nil {
+				t.Fatal(err)
+			}
+		})
+		tested++
+	}
+	if tested < 2 {
+		t.Fatalf("%d fixtures have the a2aflow.long-tasks version marker, want at least 2", tested)
 	}
 }

@@ -458,7 +458,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// follow the deployment's current build.
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := workflows.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner}
+	in := workflows.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, workflows.TaskWorkflowName, in)
 }
 

@@ -29,6 +29,15 @@ type TaskInput struct {
 	// Continued is the task's state when this run continues an earlier run
 	// of the task (continue-as-new, see continued.go); nil for a new task.
 	Continued *ContinuedTask `json:",omitempty"`
+	// LongTasks, set by the API for the tasks it starts, runs the task with
+	// continue-as-new, history pages, idle timeouts and the first-message
+	// grace period without asking workflow.GetVersion: its input, in the
+	// history, decides, and the task records no version marker and no
+	// TemporalChangeVersion search attribute (two events and one visibility
+	// write fewer per task). A worker that does not know the field asks
+	// GetVersion as before and gets the same behaviour; a newer one
+	// replaying that history skips the marker (the SDK allows it).
+	LongTasks bool `json:",omitempty"`
 }
 
 // SendMessageInput is the argument of the UpdateSendMessage update.
@@ -125,7 +134,8 @@ func (w *TaskWorkflow) busyPolicy(agent string) BusyPolicy {
 
 // longTasksChange is the workflow.GetVersion change ID of continue-as-new,
 // history pages, idle timeouts and the first-message grace period: histories
-// recorded before them replay without them.
+// recorded before them replay without them. Tasks the API starts say so in
+// their input instead (TaskInput.LongTasks) and record no marker.
 const longTasksChange = "a2aflow.long-tasks"
 
 // firstMessageGrace is how long a task started without its first message
@@ -165,7 +175,7 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*TaskSnapshot, e
 		r.longTasks = true
 		r.restore(in.Continued)
 	} else {
-		r.longTasks = workflow.GetVersion(ctx, longTasksChange, workflow.DefaultVersion, 1) == 1
+		r.longTasks = in.LongTasks || workflow.GetVersion(ctx, longTasksChange, workflow.DefaultVersion, 1) == 1
 		r.task = &a2a.Task{
 			ID:        a2a.TaskID(info.WorkflowExecution.ID),
 			ContextID: in.ContextID,

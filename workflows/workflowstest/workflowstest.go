@@ -206,7 +206,7 @@ func (e *Env) remoteAgents() map[string]func(*a2a.Message) *a2a.Task {
 // end and returns it.
 func (e *Env) Run(agent string, first *a2a.Message) *a2a.Task {
 	e.t.Helper()
-	e.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: agent, Message: first})
+	e.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: agent, Message: first, LongTasks: true})
 	var task a2a.Task
 	err := e.GetWorkflowError()
 	if err == nil {
