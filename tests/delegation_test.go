@@ -495,23 +495,27 @@ func TestDelegation(t *testing.T) {
 		}
 	})
 
-	// A send that got its remote task, not settled, records the task's ID as
-	// the activity's heartbeat and reads the task again for a second: serve
-	// killed then, the retried send reads that task instead of sending the
-	// message again (a2a-go's server would start a second task).
-	t.Run("kill -9 after the send got the remote task", func(t *testing.T) {
+	// slowAsk sends "@ext slowask" without waiting: the remote task works
+	// for 4 s, then asks "What is your name?".
+	slowAsk := func(t *testing.T) a2a.TaskID {
+		t.Helper()
 		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slowask"))
 		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := res.(*a2a.Task).ID
-		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
-		time.Sleep(300 * time.Millisecond) // the task answered and its ID recorded, within the second
+		return res.(*a2a.Task).ID
+	}
+	// killAndFinish kills serve with kill -9 and starts it again; the task
+	// then waits with the remote question, takes the answer and completes,
+	// and the remote agent started one task for it, not two.
+	killAndFinish := func(t *testing.T, id a2a.TaskID) {
+		t.Helper()
 		s.proc().kill()
 		s.restart()
 		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
 		var task *a2a.Task
+		var err error
 		waitFor(t, 90*time.Second, func() bool {
 			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
 			return err == nil && task.Status.State == a2a.TaskStateInputRequired
@@ -522,15 +526,21 @@ func TestDelegation(t *testing.T) {
 		if got := ext.started(string(id)); len(got) != 1 {
 			t.Errorf("the remote agent started tasks for messages %v, want exactly one", got)
 		}
+	}
+
+	// A send that got its remote task, not settled, records the task's ID as
+	// the activity's heartbeat and reads the task again for a second: serve
+	// killed then, the retried send reads that task instead of sending the
+	// message again (a2a-go's server would start a second task).
+	t.Run("kill -9 after the send got the remote task", func(t *testing.T) {
+		id := slowAsk(t)
+		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
+		time.Sleep(300 * time.Millisecond) // the task answered and its ID recorded, within the second
+		killAndFinish(t, id)
 	})
 
 	t.Run("kill -9 while following", func(t *testing.T) {
-		msg := a2a.NewMessage(a2a.MessageRoleUser, text("@ext slowask"))
-		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := res.(*a2a.Task).ID
+		id := slowAsk(t)
 		// Killed once the send is recorded (the remote task's ID in our
 		// task's delegations): a send in flight is retried, and a2a-go's
 		// server would start a second task (see the test above).
@@ -546,19 +556,6 @@ func TestDelegation(t *testing.T) {
 			remote, _ := dels[0].(map[string]any)["taskId"].(string)
 			return remote != ""
 		})
-		s.proc().kill() // while the remote task works and we follow it
-		s.restart()
-		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
-		var task *a2a.Task
-		waitFor(t, 90*time.Second, func() bool {
-			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
-			return err == nil && task.Status.State == a2a.TaskStateInputRequired
-		})
-		wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
-		task = routerSend(t, ctx, c, id, text("Grace"))
-		wantState(t, task, a2a.TaskStateCompleted, "Greeted Grace")
-		if got := ext.started(string(id)); len(got) != 1 {
-			t.Errorf("the remote agent started tasks for messages %v, want exactly one", got)
-		}
+		killAndFinish(t, id) // while the remote task works and we follow it
 	})
 }
