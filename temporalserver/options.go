@@ -114,6 +114,13 @@ type Options struct {
 	// float64 values, as produced by JSON or YAML decoding, are converted to
 	// int for that reason.
 	DynamicConfig map[string]any
+
+	// VisibilityIndexes is the set of indexes the visibility store keeps:
+	// VisibilityIndexesLean (the default) drops those of Temporal's schema
+	// that nothing a2aflow serves queries, which makes every visibility
+	// write cheaper (visindexes.go); VisibilityIndexesFull keeps, or brings
+	// back, Temporal's full set. Applied at every start.
+	VisibilityIndexes string
 }
 
 // UIOIDC configures the Web UI's OpenID Connect login (the UI server's auth
@@ -210,6 +217,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention
+	}
+	switch o.VisibilityIndexes {
+	case "":
+		o.VisibilityIndexes = VisibilityIndexesLean
+	case VisibilityIndexesLean, VisibilityIndexesFull:
+	default:
+		return o, fmt.Errorf("temporal options: visibility indexes %q: want %s or %s", o.VisibilityIndexes, VisibilityIndexesLean, VisibilityIndexesFull)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -144,6 +144,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			o.Logger.Info("created Temporal visibility database", "path", s.visPath)
 		}
 	}
+	if n, err := applyVisibilityIndexes(ctx, s.VisibilityDBPath(), o.VisibilityIndexes); err != nil {
+		return nil, err
+	} else if n > 0 {
+		o.Logger.Info("changed the visibility store's indexes", "set", o.VisibilityIndexes, "indexes", n)
+	}
 	if err := ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes, o.Retention); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/blobstore"
 	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/temporalserver"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -43,6 +44,9 @@ type config struct {
 	Retention time.Duration
 	// DynamicConfig overrides the embedded server's dynamic config, key=value.
 	DynamicConfig map[string]string
+	// VisibilityIndexes is the embedded server's visibility index set, lean
+	// or full (temporalserver.Options.VisibilityIndexes).
+	VisibilityIndexes string
 	// Auth holds the authentication flags of serve and api (auth.go).
 	Auth authConfig
 	// Push holds the push notification flags of serve, api and worker (push.go).
@@ -156,6 +160,8 @@ func (c *config) bindUI(fs *pflag.FlagSet) {
 		"how long the embedded Temporal keeps finished tasks readable (A2AFLOW_RETENTION)")
 	fs.StringToStringVar(&c.DynamicConfig, "temporal-dynamic-config", nil,
 		"embedded Temporal dynamic config override, key=value, repeatable (e.g. history.transferProcessorMaxPollRPS=20)")
+	fs.StringVar(&c.VisibilityIndexes, "temporal-visibility-indexes", env("A2AFLOW_TEMPORAL_VISIBILITY_INDEXES", temporalserver.VisibilityIndexesLean),
+		"indexes of the embedded Temporal's workflow list: lean drops those no a2aflow or Web UI default view queries, for cheaper writes (Web UI searches on run statistics, parents or schedules then scan); full keeps Temporal's whole set; applied at every start (A2AFLOW_TEMPORAL_VISIBILITY_INDEXES)")
 }
 
 // dynamicConfigValues types the --temporal-dynamic-config values the way the

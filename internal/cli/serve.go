@@ -174,19 +174,20 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 		return nil, err
 	}
 	srv, err := temporalserver.Start(ctx, temporalserver.Options{
-		CodecStore:       payloads,
-		DataDir:          cfg.DataDir,
-		FrontendAddr:     cfg.TemporalAddr,
-		FrontendTLS:      frontendTLS,
-		UIAddr:           cfg.UIAddr,
-		DisableUI:        cfg.UIAddr == "",
-		UIWriteActions:   cfg.UI.WriteActions,
-		UIOIDC:           oidc,
-		Namespace:        cfg.Namespace,
-		SearchAttributes: workflows.SearchAttributes(),
-		DynamicConfig:    cfg.dynamicConfigValues(),
-		Retention:        cfg.Retention,
-		Metrics:          cfg.Metrics.serverMetrics(),
+		CodecStore:        payloads,
+		DataDir:           cfg.DataDir,
+		FrontendAddr:      cfg.TemporalAddr,
+		FrontendTLS:       frontendTLS,
+		UIAddr:            cfg.UIAddr,
+		DisableUI:         cfg.UIAddr == "",
+		UIWriteActions:    cfg.UI.WriteActions,
+		UIOIDC:            oidc,
+		Namespace:         cfg.Namespace,
+		SearchAttributes:  workflows.SearchAttributes(),
+		DynamicConfig:     cfg.dynamicConfigValues(),
+		VisibilityIndexes: cfg.VisibilityIndexes,
+		Retention:         cfg.Retention,
+		Metrics:           cfg.Metrics.serverMetrics(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Temporal: %w", err)
