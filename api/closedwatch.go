@@ -88,8 +88,16 @@ func (w *closedWatch) run(ctx context.Context) {
 			since = started.Add(-closedWatchOverlap)
 			failing = false
 		case ctx.Err() == nil && !failing:
-			failing = true // the streams' own polls and retries go on meanwhile
+			failing = true
 			w.logger.Warn("cannot list the tasks that ended outside their skill (streams hear of it at their next poll)", "error", err)
+			// Temporal may be unreachable from this process. A follower
+			// learns that only when it queries, and with hints an idle one
+			// queries when the next hint comes, which is when its clock
+			// towards ending its streams (Config.StreamUnreachableAfter,
+			// so that their clients go to another replica) would start.
+			// Every follower queries now instead; where Temporal answers,
+			// that costs one query each.
+			w.notifier.NotifyAll()
 		}
 	}
 }

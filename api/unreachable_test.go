@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -54,6 +57,18 @@ func (f *hangingTemporal) QueryWorkflowWithOptions(ctx context.Context, req *cli
 	return f.streamTemporal.QueryWorkflowWithOptions(ctx, req)
 }
 
+// ListWorkflow answers the closed-task watch (closedwatch.go): nothing
+// ended, or, while hang is set, Unavailable at once, as a Temporal node that
+// was killed does (the connection is refused).
+func (f *hangingTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hang {
+		return nil, serviceerror.NewUnavailable("connection refused")
+	}
+	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+}
+
 func hangingServer(t *testing.T, cfg api.Config) (*httptest.Server, *hangingTemporal) {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
@@ -62,7 +77,9 @@ func hangingServer(t *testing.T, cfg api.Config) (*httptest.Server, *hangingTemp
 		t.Fatal(err)
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.PollInterval = 20 * time.Millisecond
+	if cfg.Notifier == nil {
+		cfg.PollInterval = 20 * time.Millisecond
+	}
 	fake := &hangingTemporal{streamTemporal: &streamTemporal{}}
 	srv := httptest.NewServer(api.New(fake, reg, cfg).Handler())
 	t.Cleanup(srv.Close)
@@ -110,6 +127,38 @@ func TestStreamEndsWhenTemporalUnreachable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIdleStreamEndsWhenTemporalUnreachable: with hints (a Notifier), a
+// stream whose task has nothing new sends no query, so nothing in it sees
+// its Temporal go away; the closed-task watch's failing list wakes it, and
+// it ends StreamUnreachableAfter later instead of waiting for the task's
+// next event (or the poll minutes away) to notice.
+func TestIdleStreamEndsWhenTemporalUnreachable(t *testing.T) {
+	const queryTimeout, unreachable = 100 * time.Millisecond, 600 * time.Millisecond
+	srv, fake := hangingServer(t, api.Config{StreamQueryTimeout: queryTimeout, StreamUnreachableAfter: unreachable,
+		Notifier: notify.New()})
+	s, a := openSSE(t, srv.URL, subscribeREST)
+	if s == nil {
+		t.Fatalf("no stream: %+v", a)
+	}
+	if first := s.next(t, 5*time.Second); !strings.Contains(first, openTask) {
+		t.Fatalf("first event %s, want the task", first)
+	}
+	fake.setHang(true)
+	select {
+	case e, ok := <-s.events:
+		if ok {
+			t.Fatalf("event %s on a stream whose Temporal is unreachable, want its end", e)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the idle stream is still open 15s after its Temporal became unreachable")
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.hung == 0 {
+		t.Fatal("no query hung: the stream ended without asking Temporal")
 	}
 }
 
