@@ -58,7 +58,7 @@ type Config struct {
 	// ms), and with one a safety net (default 5 minutes). Hints are pushed,
 	// and wherever they are known to get lost every stream is woken instead
 	// (a listener reconnecting, a worker starting or failing to send:
-	// package pgnotify), so the poll only covers a worker killed between a
+	// notify.Outbox), so the poll only covers a worker killed between a
 	// workflow task and its hints with no worker starting after it (a task
 	// ended outside its skill, terminated or timed out, is found by one
 	// visibility list every 5 s per process); 1,000 idle followed tasks

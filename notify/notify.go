@@ -5,8 +5,10 @@
 // costs latency, never an event, and a restart loses nothing.
 //
 // When the API runs in another process than the worker, hints cross
-// processes through PostgreSQL when a2aflow's database is PostgreSQL
-// (package pgnotify); otherwise there are none and subscribers poll (see
+// processes through the database both are given: PostgreSQL's
+// LISTEN/NOTIFY (package pgnotify), or Unix sockets beside a SQLite file on
+// one host (package unixnotify), both sent through an [Outbox]. An API
+// given no database has none, and its subscribers poll (see
 // api.Config.PollInterval).
 package notify
 
@@ -68,7 +70,8 @@ func (b *Broker) Notify(taskID string, _ int64) {
 }
 
 // NotifyAll hints every subscriber of every task, as after a time in which
-// hints may have been lost (package pgnotify, after a reconnection).
+// hints may have been lost (a cross-process listener that (re)connects, or
+// a hint for All).
 func (b *Broker) NotifyAll() {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -837,20 +837,11 @@ func benchWarm(b *testing.B, ctx context.Context, conc int, ops ...benchOp) {
 // sample per op.
 func benchInterleave(b *testing.B, ctx context.Context, pid, conc, round int, ops ...benchOp) []benchSample {
 	b.Helper()
-	smps := make([]benchSample, len(ops))
-	for r, done := 0, 0; done < b.N; r++ {
-		k := min(round, b.N-done)
-		for j := range ops {
-			i := (j + r) % len(ops)
-			smp, err := benchBlock(ctx, pid, k, conc, ops[i])
-			if err != nil {
-				b.Fatal(err)
-			}
-			smps[i].add(smp)
-		}
-		done += k
+	pids := make([]int, len(ops))
+	for i := range pids {
+		pids[i] = pid
 	}
-	return smps
+	return benchInterleavePids(b, ctx, pids, conc, round, ops...)
 }
 
 func benchContext(b testing.TB) context.Context {

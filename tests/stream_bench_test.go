@@ -64,6 +64,10 @@ var streamBenchDeployments = []struct {
 	// through LISTEN/NOTIFY (package pgnotify); its polls are a safety net
 	// 5 minutes apart.
 	{"api+worker+postgres", func(b *testing.B) string { return startSplitDB(b, 1, false, testPostgres(b)).APIURLs[0] }},
+	// The split deployment on one host sharing a SQLite database: the
+	// worker's hints reach the api over Unix sockets beside it (package
+	// unixnotify); polls 5 minutes apart.
+	{"api+worker+sqlite", func(b *testing.B) string { return startSplitDB(b, 1, false, sqliteHintsDB(b)).APIURLs[0] }},
 }
 
 // BenchmarkStreamFirstEvent measures how soon a subscriber hears of a state
@@ -364,9 +368,12 @@ func BenchmarkStreamFollowers(b *testing.B) {
 	for _, d := range streamBenchDeployments[1:] {
 		b.Run(d.name, func(b *testing.B) {
 			var apis []string
-			if d.name == "api+worker" {
+			switch d.name {
+			case "api+worker":
 				apis = startSplit(b, 2).APIURLs
-			} else {
+			case "api+worker+sqlite":
+				apis = startSplitDB(b, 2, false, sqliteHintsDB(b)).APIURLs
+			default:
 				apis = startSplitDB(b, 2, false, testPostgres(b)).APIURLs
 			}
 			ctx := streamBenchContext(b)

@@ -22,6 +22,7 @@ import (
 	"github.com/a2aflow/a2aflow/models"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/notify/pgnotify"
+	"github.com/a2aflow/a2aflow/notify/unixnotify"
 	"github.com/a2aflow/a2aflow/outbound"
 	"github.com/a2aflow/a2aflow/remote"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -107,20 +108,32 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	// With PostgreSQL, the hints of new events go to the API processes
-	// too, through the database (LISTEN/NOTIFY, package pgnotify).
-	var pgHints *pgnotify.Sender
+	// The hints of new events go to the API processes of other processes
+	// too: through the database with PostgreSQL (LISTEN/NOTIFY, package
+	// pgnotify), through Unix sockets beside the SQLite file otherwise
+	// (package unixnotify; an API given the same --database listens there).
+	var remoteHints interface {
+		workflows.Notifier
+		Close()
+	}
 	if models.IsPostgresDSN(dsn) {
-		if pgHints, err = pgnotify.NewSender(dsn, logger); err != nil {
+		pg, err := pgnotify.NewSender(dsn, logger)
+		if err != nil {
 			_ = store.Close()
 			return nil, err
 		}
+		remoteHints = pg
+	} else {
+		local, err := unixnotify.NewSender(unixnotify.Dir(dsn), logger)
+		if err != nil {
+			_ = store.Close()
+			return nil, err
+		}
+		remoteHints = local
 	}
 	closeAll := func() {
 		_ = store.Close()
-		if pgHints != nil {
-			pgHints.Close()
-		}
+		remoteHints.Close()
 	}
 	wopts, err := cfg.Deployment.workerOptions(workflows.WorkerOptions())
 	if err != nil {
@@ -131,13 +144,10 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	wopts.Interceptors = append(wopts.Interceptors, workflows.NewLoggingInterceptor()) // task keys on workflow and activity logs
 	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
-	switch {
-	case hints != nil && pgHints != nil:
-		opts = append(opts, workflows.WithNotifier(notifiers{hints, pgHints}))
-	case hints != nil:
-		opts = append(opts, workflows.WithNotifier(hints))
-	case pgHints != nil:
-		opts = append(opts, workflows.WithNotifier(pgHints))
+	if hints != nil {
+		opts = append(opts, workflows.WithNotifier(notifiers{hints, remoteHints}))
+	} else {
+		opts = append(opts, workflows.WithNotifier(remoteHints))
 	}
 	reg, err := cfg.workerAgents()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aflow/a2aflow/namespaces"
 	"github.com/a2aflow/a2aflow/notify"
 	"github.com/a2aflow/a2aflow/notify/pgnotify"
+	"github.com/a2aflow/a2aflow/notify/unixnotify"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -59,16 +60,27 @@ func newAPICmd(app *App) *cobra.Command {
 				fmt.Fprintf(os.Stdout, "  A2A gRPC     %s\n", grpcLn.Addr())
 			}
 			fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", cfg.TemporalAddr, cfg.Namespace)
-			// With the workers' PostgreSQL database, their hints of new
-			// events wake this API's streams (package pgnotify); without,
-			// streams poll.
+			// With the workers' database, their hints of new events wake
+			// this API's streams: through PostgreSQL (package pgnotify), or
+			// Unix sockets beside their SQLite file (package unixnotify, on
+			// the same host); without, streams poll.
 			var hints *notify.Broker
-			if models.IsPostgresDSN(cfg.DatabaseDSN) {
+			switch {
+			case models.IsPostgresDSN(cfg.DatabaseDSN):
 				hints = notify.New()
 				if err := pgnotify.Listen(ctx, cfg.DatabaseDSN, hints, logger); err != nil {
 					return err
 				}
 				fmt.Fprintf(os.Stdout, "  Hints        PostgreSQL LISTEN %s\n", pgnotify.Channel)
+			case cfg.DatabaseDSN != "":
+				dir := unixnotify.Dir(cfg.DatabaseDSN)
+				hints = notify.New()
+				if err := unixnotify.Listen(ctx, dir, hints, logger); err != nil {
+					logger.Warn("no task event hints from the workers: streams poll", "error", err)
+					hints = nil
+				} else {
+					fmt.Fprintf(os.Stdout, "  Hints        Unix sockets in %s\n", dir)
+				}
 			}
 			return serveAPI(ctx, ln, grpcLn, c, cfg, hints, logger)
 		},
@@ -79,7 +91,7 @@ func newAPICmd(app *App) *cobra.Command {
 	cfg.Push.bind(cmd.Flags(), false)
 	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	cmd.Flags().StringVar(&cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""),
-		"the workers' database (their --database): when it is PostgreSQL, the API listens there for their hints of new task events (LISTEN a2aflow_task_events) and a stream gets each event at once instead of at its next poll; a SQLite file or none: streams poll every 250 ms (A2AFLOW_DATABASE)")
+		"the workers' database (their --database): the API listens for their hints of new task events, so a stream gets each event at once instead of at its next poll: on PostgreSQL (LISTEN a2aflow_task_events), or for a SQLite file on Unix sockets in the folder FILE.hints beside it (workers on this host); none: streams poll every 250 ms (A2AFLOW_DATABASE)")
 	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
 		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable (A2AFLOW_UI_CODEC_ORIGINS)")
 	cfg.Lifecycle.bind(cmd.Flags())

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,13 +32,9 @@ import (
 const Channel = "a2aflow_task_events"
 
 // All is the payload of a hint for every task: hints may have been lost.
-// (Task IDs are UUIDs: "*" is never one.)
-const All = "*"
+const All = notify.All
 
 const (
-	// maxPending bounds the task IDs a Sender holds while sending: beyond
-	// it, hints are dropped.
-	maxPending = 4096
 	// sendTimeout bounds one send of the pending hints.
 	sendTimeout = 2 * time.Second
 	// connectTimeout bounds a connection attempt when the DSN sets none.
@@ -65,19 +60,11 @@ func connConfig(dsn string) (*pgx.ConnConfig, error) {
 }
 
 // Sender sends hints to the PostgreSQL database of its DSN. Notify never
-// blocks: hints are queued (one per task however many come before the next
-// send) and sent from a goroutine; when the queue is full they are dropped.
-// It implements workflows.Notifier.
+// blocks: hints are queued and sent from a goroutine (notify.Outbox, which
+// also says when it sends [All]). It implements workflows.Notifier.
 type Sender struct {
-	pool    *pgxpool.Pool
-	logger  *slog.Logger
-	mu      sync.Mutex
-	pending map[string]struct{}
-	dropped int
-	all     bool // send All: hints may have been lost
-	wake    chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{}
+	*notify.Outbox
+	pool *pgxpool.Pool
 }
 
 // NewSender returns a Sender to the database of dsn (a PostgreSQL URL or
@@ -97,102 +84,18 @@ func NewSender(dsn string, logger *slog.Logger) (*Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hints database: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	// all: the hints of a worker killed before it sent them are lost; this
-	// one may be its replacement, and its first send wakes every stream.
-	s := &Sender{pool: pool, logger: logger, pending: map[string]struct{}{}, all: true, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
-	s.wake <- struct{}{}
-	go s.run(ctx)
-	return s, nil
-}
-
-// Notify queues a hint for taskID.
-func (s *Sender) Notify(taskID string, _ int64) {
-	s.mu.Lock()
-	if _, ok := s.pending[taskID]; !ok {
-		if len(s.pending) >= maxPending {
-			s.dropped++
-			s.all = true
-		} else {
-			s.pending[taskID] = struct{}{}
-		}
-	}
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default: // a send is already due
-	}
-}
-
-func (s *Sender) run(ctx context.Context) {
-	defer close(s.done)
-	failing := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.wake:
-		}
-		s.mu.Lock()
-		ids := make([]string, 0, len(s.pending))
-		for id := range s.pending {
-			ids = append(ids, id)
-		}
-		clear(s.pending)
-		dropped, all := s.dropped, s.all
-		s.dropped, s.all = 0, false
-		s.mu.Unlock()
-		if dropped > 0 {
-			s.logger.Warn("task event hints dropped: too many queued (every stream is woken instead)", "dropped", dropped)
-		}
-		if all {
-			ids = []string{All} // wakes every stream: the task IDs add nothing
-		}
-		if len(ids) == 0 {
-			continue
-		}
+	send := func(ctx context.Context, ids []string) error {
 		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-		_, err := s.pool.Exec(sctx, "SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id", Channel, ids)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			// These hints are lost: the next send wakes every stream.
-			s.mu.Lock()
-			s.all = true
-			s.mu.Unlock()
-			s.retryLater(ctx)
-		}
-		switch {
-		case err != nil && ctx.Err() == nil && !failing:
-			failing = true
-			s.logger.Warn("task event hints not sent to PostgreSQL (streams on other processes poll meanwhile)", "error", err)
-		case err == nil && failing:
-			failing = false
-			s.logger.Info("task event hints sent to PostgreSQL again")
-		}
+		defer cancel()
+		_, err := pool.Exec(sctx, "SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id", Channel, ids)
+		return err
 	}
-}
-
-// retryLater wakes run again after a second, to send All once the
-// database answers again (without it, the next hint would).
-func (s *Sender) retryLater(ctx context.Context) {
-	go func() {
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
-		}
-	}()
+	return &Sender{Outbox: notify.NewOutbox(send, "PostgreSQL", logger), pool: pool}, nil
 }
 
 // Close stops sending and closes the connection.
 func (s *Sender) Close() {
-	s.cancel()
-	<-s.done
+	s.Outbox.Close()
 	s.pool.Close()
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/pgtest"
 	"github.com/a2aflow/a2aflow/notify"
+	"github.com/a2aflow/a2aflow/notify/notifytest"
 	"github.com/a2aflow/a2aflow/notify/pgnotify"
 )
 
@@ -35,24 +36,6 @@ func postgres(t *testing.T) string {
 	return dsn
 }
 
-func hinted(t *testing.T, c <-chan struct{}, within time.Duration) {
-	t.Helper()
-	select {
-	case <-c:
-	case <-time.After(within):
-		t.Fatalf("no hint within %s", within)
-	}
-}
-
-func notHinted(t *testing.T, c <-chan struct{}, during time.Duration) {
-	t.Helper()
-	select {
-	case <-c:
-		t.Fatal("hinted, want no hint")
-	case <-time.After(during):
-	}
-}
-
 // senderAndListener starts a PostgreSQL database, a broker fed by Listen
 // with subscribers of task-a and task-b, and a Sender, each of which hints
 // every subscriber once as it starts: the listener as it listens (it may
@@ -71,15 +54,15 @@ func senderAndListener(t *testing.T) (ctx context.Context, dsn string, s *pgnoti
 	if err := pgnotify.Listen(ctx, dsn, b, logger); err != nil {
 		t.Fatal(err)
 	}
-	hinted(t, a.C, 10*time.Second)
-	hinted(t, other.C, time.Second)
+	notifytest.Hinted(t, a.C, 10*time.Second)
+	notifytest.Hinted(t, other.C, time.Second)
 	s, err := pgnotify.NewSender(dsn, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	hinted(t, a.C, 10*time.Second)
-	hinted(t, other.C, time.Second)
+	notifytest.Hinted(t, a.C, 10*time.Second)
+	notifytest.Hinted(t, other.C, time.Second)
 	return ctx, dsn, s, a, other
 }
 
@@ -91,9 +74,9 @@ func TestSenderToListener(t *testing.T) {
 	ctx, dsn, s, a, other := senderAndListener(t)
 	start := time.Now()
 	s.Notify("task-a", 1)
-	hinted(t, a.C, 5*time.Second)
+	notifytest.Hinted(t, a.C, 5*time.Second)
 	t.Logf("hint delivered in %s", time.Since(start))
-	notHinted(t, other.C, 200*time.Millisecond)
+	notifytest.NotHinted(t, other.C, 200*time.Millisecond)
 
 	// Kill the listener's connection: it comes back and hints again.
 	admin, err := pgx.Connect(ctx, dsn)
@@ -105,10 +88,10 @@ func TestSenderToListener(t *testing.T) {
 	if err != nil || tag.RowsAffected() != 1 {
 		t.Fatalf("terminate the listener: %v, %d rows", err, tag.RowsAffected())
 	}
-	hinted(t, other.C, 10*time.Second) // listening again
+	notifytest.Hinted(t, other.C, 10*time.Second) // listening again
 	<-a.C
 	s.Notify("task-a", 2)
-	hinted(t, a.C, 5*time.Second)
+	notifytest.Hinted(t, a.C, 5*time.Second)
 }
 
 // TestListenBadDSN: a DSN that does not parse is an error at once.
@@ -133,8 +116,8 @@ func TestSenderLostHints(t *testing.T) {
 		for i := range 50000 {
 			s.Notify(fmt.Sprintf("task-%d", i), 1)
 		}
-		hinted(t, a.C, 10*time.Second)
-		hinted(t, other.C, 10*time.Second)
+		notifytest.Hinted(t, a.C, 10*time.Second)
+		notifytest.Hinted(t, other.C, 10*time.Second)
 	})
 
 	t.Run("refused by PostgreSQL", func(t *testing.T) {
@@ -169,10 +152,10 @@ func TestSenderLostHints(t *testing.T) {
 		exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db + "' AND query NOT LIKE 'LISTEN%'")
 		s.Notify("task-b", 2)
 		time.Sleep(3 * time.Second)
-		notHinted(t, other.C, 0)
+		notifytest.NotHinted(t, other.C, 0)
 		exec(fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS true", pgx.Identifier{db}.Sanitize()))
 		// Once the database answers again, without another hint: every task.
-		hinted(t, a.C, 15*time.Second)
-		hinted(t, other.C, time.Second)
+		notifytest.Hinted(t, a.C, 15*time.Second)
+		notifytest.Hinted(t, other.C, time.Second)
 	})
 }
