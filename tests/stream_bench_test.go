@@ -342,8 +342,9 @@ var streamBenchFollowers = func() int {
 
 // BenchmarkStreamFollowers measures the streams of one api process
 // following many subscribers, in the split deployment (api + worker on
-// SQLite, where the api polls each followed task every 250 ms, and on
-// PostgreSQL, where the worker's hints reach it and it polls every 5 minutes).
+// SQLite with an api not given the database, which polls each followed task
+// every 250 ms; on SQLite with the api given it, and on PostgreSQL, where the
+// worker's hints reach the api and it polls every 5 minutes).
 // Subscribers read from api 1; the answers go through api 2, so that api
 // 1's Temporal queries are its streams' only. Two shapes: 1,000
 // subscribers of one task ("tasks=1"), and 1,000 tasks with a subscriber
