@@ -33,6 +33,9 @@ type splitDeployment struct {
 	grpcAddrs []string
 	// database is the worker's and the replicas' --database, when set.
 	database string
+	// worker is the worker process, started with workerArgs.
+	worker     *proc
+	workerArgs []string
 }
 
 // startSplit starts Temporal, a worker and n API replicas on fresh ports.
@@ -64,8 +67,8 @@ func startSplitDB(t testing.TB, n int, withGRPC bool, database string) *splitDep
 	if database != "" {
 		workerArgs = append(workerArgs, "--database", database)
 	}
-	w := start(t, "a2aflow worker", d.env, workerArgs...)
-	w.waitOutput("a2aflow worker is running", time.Minute)
+	d.workerArgs = workerArgs
+	d.startWorker()
 	for i := range n {
 		d.APIURLs = append(d.APIURLs, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
 		if withGRPC {
@@ -75,6 +78,13 @@ func startSplitDB(t testing.TB, n int, withGRPC bool, database string) *splitDep
 		d.startAPI(i)
 	}
 	return d
+}
+
+// startWorker starts the worker (again, after a kill).
+func (d *splitDeployment) startWorker() {
+	d.t.Helper()
+	d.worker = start(d.t, "a2aflow worker", d.env, d.workerArgs...)
+	d.worker.waitOutput("a2aflow worker is running", time.Minute)
 }
 
 // startAPI starts API replica i (again, after a kill) on its port.
@@ -373,6 +383,13 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 	}{
 		{"api replica of a split deployment", func(t *testing.T) (string, string, func(), func()) {
 			d := startSplit(t, 2)
+			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
+		}, nil},
+		// With hints over Unix sockets beside a shared SQLite database: the
+		// killed replica leaves its socket file behind, and the restarted
+		// one binds a new one that the worker must find.
+		{"api replica of a split deployment with SQLite hints", func(t *testing.T) (string, string, func(), func()) {
+			d := startSplitDB(t, 2, false, sqliteHintsDB(t))
 			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
 		}, nil},
 		{"a2aflow serve", func(t *testing.T) (string, string, func(), func()) {
