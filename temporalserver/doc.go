@@ -32,6 +32,12 @@
 // workflows are kept for the namespace's retention period, 24 hours for a
 // namespace created here, after which the server deletes them.
 //
+// The visibility store keeps the lean set of indexes by default
+// (Options.VisibilityIndexes, visindexes.go): Temporal's schema indexes 58
+// columns, every visibility write updates them all, and 28 serve queries
+// nothing a2aflow runs, so they are dropped at start (a query on one of their
+// columns still answers, scanning); the full set re-creates them.
+//
 // The connections use the pragmas journal_mode=wal and synchronous=normal.
 // That pair is about twice as fast as the SQLite defaults for Temporal's
 // write-heavy load. The trade-off: a process crash (including kill -9) loses
