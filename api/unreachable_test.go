@@ -86,6 +86,20 @@ func hangingServer(t *testing.T, cfg api.Config) (*httptest.Server, *hangingTemp
 	return srv, fake
 }
 
+// waitStreamEnd fails t unless stream s, whose Temporal became unreachable,
+// ends without another event within the given time.
+func waitStreamEnd(t *testing.T, s *stream, within time.Duration) {
+	t.Helper()
+	select {
+	case e, ok := <-s.events:
+		if ok {
+			t.Fatalf("event %s on a stream whose Temporal is unreachable, want its end", e)
+		}
+	case <-time.After(within):
+		t.Fatalf("the stream is still open %s after its Temporal became unreachable", within)
+	}
+}
+
 // TestStreamEndsWhenTemporalUnreachable: while every query of a stream
 // hangs (its Temporal node is down), each is cut at StreamQueryTimeout, and
 // after StreamUnreachableAfter the stream ends cleanly (no error event), so
@@ -104,14 +118,7 @@ func TestStreamEndsWhenTemporalUnreachable(t *testing.T) {
 			}
 			start := time.Now()
 			fake.setHang(true)
-			select {
-			case e, ok := <-s.events:
-				if ok {
-					t.Fatalf("event %s on a stream whose Temporal is unreachable, want its end", e)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the stream is still open 10s after its Temporal became unreachable")
-			}
+			waitStreamEnd(t, s, 10*time.Second)
 			took := time.Since(start)
 			if took < unreachable {
 				t.Errorf("the stream ended after %s, before StreamUnreachableAfter (%s)", took, unreachable)
@@ -147,14 +154,7 @@ func TestIdleStreamEndsWhenTemporalUnreachable(t *testing.T) {
 		t.Fatalf("first event %s, want the task", first)
 	}
 	fake.setHang(true)
-	select {
-	case e, ok := <-s.events:
-		if ok {
-			t.Fatalf("event %s on a stream whose Temporal is unreachable, want its end", e)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the idle stream is still open 15s after its Temporal became unreachable")
-	}
+	waitStreamEnd(t, s, 15*time.Second)
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
 	if fake.hung == 0 {
