@@ -32,6 +32,10 @@ type closedWatch struct {
 	mu     sync.Mutex
 	n      int // followers running
 	cancel context.CancelFunc
+	// down is when this process lost Temporal: the start of the first
+	// failed list after which the frontend's health check failed too
+	// (zero while Temporal answers). See unreachableSince.
+	down time.Time
 }
 
 const (
@@ -54,6 +58,7 @@ func (w *closedWatch) acquire() {
 	defer w.mu.Unlock()
 	w.n++
 	if w.n == 1 {
+		w.down = time.Time{} // as seen by an earlier run of the watch: stale
 		ctx, cancel := context.WithCancel(context.Background())
 		w.cancel = cancel
 		go w.run(ctx)
@@ -87,7 +92,23 @@ func (w *closedWatch) run(ctx context.Context) {
 		case err == nil:
 			since = started.Add(-closedWatchOverlap)
 			failing = false
-		case ctx.Err() == nil && !failing:
+			w.setDown(time.Time{})
+		case ctx.Err() != nil:
+			return
+		default:
+			// Temporal itself, or only its visibility store? The frontend's
+			// health check tells (a visibility outage leaves queries, and
+			// so the streams, working).
+			hctx, cancel := context.WithTimeout(ctx, closedWatchHealthTimeout)
+			_, herr := w.temporal.CheckHealth(hctx, &client.CheckHealthRequest{})
+			cancel()
+			if herr == nil {
+				w.setDown(time.Time{})
+			} else if w.unreachableSince().IsZero() {
+				w.setDown(started)
+			}
+		}
+		if err != nil && ctx.Err() == nil && !failing {
 			failing = true
 			w.logger.Warn("cannot list the tasks that ended outside their skill (streams hear of it at their next poll)", "error", err)
 			// Temporal may be unreachable from this process. A follower
@@ -100,6 +121,31 @@ func (w *closedWatch) run(ctx context.Context) {
 			w.notifier.NotifyAll()
 		}
 	}
+}
+
+// closedWatchHealthTimeout bounds the health check after a failed list.
+const closedWatchHealthTimeout = 2 * time.Second
+
+func (w *closedWatch) setDown(t time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.down = t
+}
+
+// unreachableSince is when this process lost Temporal, as far as the watch
+// saw (its list failed, and then the frontend's health check), or zero. A
+// follower whose own query fails counts its time unreachable from then when
+// that is earlier: a stream that had nothing to query while Temporal was
+// already gone ends StreamUnreachableAfter after Temporal went, not after
+// its own first failed query, which a Temporal node that went away holds
+// for a whole StreamQueryTimeout.
+func (w *closedWatch) unreachableSince() time.Time {
+	if w == nil {
+		return time.Time{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.down
 }
 
 // list hints the tasks whose workflows were terminated or timed out since.

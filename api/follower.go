@@ -371,14 +371,19 @@ func (f *follower) run() {
 			if failingSince.IsZero() {
 				failingSince = asked // unreachable since the first failed query was sent
 			}
+			// ...or since this process lost Temporal, when that came first.
+			since := failingSince
+			if down := s.closed.unreachableSince(); !down.IsZero() && down.Before(since) {
+				since = down
+			}
 			// Unreachable for too long: end the streams cleanly, as at
 			// shutdown, so that their clients resubscribe (to another
 			// replica, whose Temporal connection may be fine) instead of
 			// waiting on streams that carry nothing.
-			left := s.unreachableAfter - time.Since(failingSince)
+			left := s.unreachableAfter - time.Since(since)
 			if left <= 0 {
 				s.logger.WarnContext(f.ctx, "ending the streams of a task: its workflow is unreachable", "task_id", f.key.task,
-					"for", time.Since(failingSince).Round(time.Millisecond), "error", err)
+					"for", time.Since(since).Round(time.Millisecond), "error", err)
 				f.finish(nil)
 				return
 			}
