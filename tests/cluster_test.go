@@ -62,6 +62,7 @@ func TestCluster(t *testing.T) {
 	// The faults, one after the other, while the tasks arrive.
 	spread := 40*time.Second + down + 40*time.Second
 	t0 := time.Now()
+	ld.start = t0
 	var wg sync.WaitGroup
 	for i := range nTasks {
 		wg.Add(1)
@@ -255,6 +256,10 @@ type clusterLoad struct {
 	mu         sync.Mutex
 	tasks      []*loadTask
 	streamEnds map[string]int
+	// start is when the load and the fault schedule started; stalls
+	// describe the streams given up for silence, in times since start.
+	start  time.Time
+	stalls []string
 }
 
 type loadTask struct {
@@ -525,6 +530,7 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 	deadline := time.Now().Add(10 * time.Minute)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		var events []string
+		opened, lastEvent := time.Now(), time.Time{}
 		ctx, cancel := context.WithCancel(ld.ctx)
 		var stalled atomic.Bool
 		idle := time.AfterFunc(streamIdle, func() { stalled.Store(true); cancel() })
@@ -536,6 +542,7 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 				break
 			}
 			idle.Reset(streamIdle)
+			lastEvent = time.Now()
 			events = append(events, detailedLabel(e))
 			once.Do(func() { close(live) })
 		}
@@ -543,6 +550,8 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 		cancel()
 		if stalled.Load() {
 			end = "stalled"
+			ld.noteStall(fmt.Sprintf("task %s on api%d: subscribed at %s, last event at %s (%s), given up at %s",
+				id, attempt%2+1, ld.since(opened), ld.since(lastEvent), events[max(len(events)-1, 0):], ld.since(time.Now())))
 		}
 		ld.noteStreamEnd(attempt%2, end, len(events))
 		if end != "stalled" && errors.Is(streamErr, a2a.ErrUnsupportedOperation) {
@@ -569,6 +578,21 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 // streamIdle is how long a subscriber waits for an event before it
 // subscribes again elsewhere.
 const streamIdle = 45 * time.Second
+
+// since is t as the time since the load started ("-" for none).
+func (ld *clusterLoad) since(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Sub(ld.start).Round(100 * time.Millisecond).String()
+}
+
+// noteStall keeps the description of a stream given up for silence.
+func (ld *clusterLoad) noteStall(what string) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.stalls = append(ld.stalls, what)
+}
 
 // noteStreamEnd counts how the streams that did not reach the task's end
 // ended, by api.
@@ -678,6 +702,11 @@ func (ld *clusterLoad) verify(n int) {
 	t.Logf("subscribers: %d of %d resumed after their stream broke (%d connections in all)", reconnected, counts["subscribed"], connections)
 	for end, n := range ld.streamEnds {
 		t.Logf("subscriber streams ended before the task: %d× %s", n, end)
+	}
+	for _, s := range ld.stalls {
+		// The fault schedule, in the same times: worker2 killed at 10s,
+		// api1 at 25s, temporal1 at 35s and started again a minute later.
+		t.Logf("stalled stream: %s", s)
 	}
 	if reconnected == 0 {
 		t.Errorf("no subscriber's stream broke: the faults did not test resuming")
