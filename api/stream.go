@@ -22,7 +22,7 @@ import (
 // interrupted again or terminal.
 func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		res, err := s.send(ctx, req, true)
+		res, err := s.send(ctx, req, true, nil)
 		if err != nil {
 			yield(nil, err)
 			return

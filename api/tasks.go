@@ -93,12 +93,23 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		historyLength = req.Config.HistoryLength
 	}
 	historyLength = s.historyLimit(historyLength)
-	res, err := s.send(ctx, req, returnImmediately)
+	res, err := s.send(ctx, req, returnImmediately, &historyLength)
 	if err != nil {
 		return nil, err
 	}
 	if res.Decision != nil {
 		return decisionMessage(req.Message, res.Decision), nil
+	}
+	if res.Task != nil && res.Settled && s.owns(ctx, res.Task) {
+		// The task came with the update's result: no read is needed. (The
+		// result of an earlier update with the same ID is answered
+		// without the validator that checks the caller: a caller who is
+		// not the task's owner is answered by the read, as not found.)
+		snap, err := s.withHistory(ctx, res.Task, historyLength)
+		if err != nil {
+			return nil, err
+		}
+		return snap.Task, nil
 	}
 	if !res.Settled && !returnImmediately {
 		// The task continued as new, or too many senders waited: follow its
@@ -198,8 +209,10 @@ const maxContinuingRetries = 10
 
 // send delivers req's message through the SendMessage update. It waits for
 // the worker to accept the message (the message is then durable) and, for a
-// blocking send, for the update's result, each within the wait bound.
-func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool) (sent, error) {
+// blocking send, for the update's result, each within the wait bound. A
+// caller that answers with the task gives wantTask, the history length it
+// answers with: the result then carries the task when it is small.
+func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool, wantTask **int) (sent, error) {
 	if err := validateSendMessageRequest(req); err != nil {
 		return sent{}, err
 	}
@@ -215,6 +228,9 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	owner := principal(ctx)
 	in := workflows.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately,
 		Extensions: activatedExtensions(ctx)}
+	if wantTask != nil {
+		in.WantTask, in.HistoryLength = true, *wantTask
+	}
 	// The message may be an approval decision (approval.go): it carries who
 	// sends it, from authentication or, with it off, the X-Approver header.
 	in.Approver, in.ApproverGroups = s.messageApprover(ctx)
@@ -317,7 +333,18 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	default:
 		return sent{}, toA2AError(err)
 	}
+	if res.Decision != nil && !decidedBy(res.Decision, in.Approver) {
+		// Temporal answered with the result of an earlier update of this
+		// message ID (a decision by another approver) without the validator
+		// that checks the caller: nothing was recorded for this caller.
+		return sent{}, taskNotFound()
+	}
 	return sent{TaskUpdateResult: res, taskID: taskID, deadline: deadline}, nil
+}
+
+// decidedBy reports whether approver made one of a's decisions.
+func decidedBy(a *workflows.Approval, approver string) bool {
+	return slices.ContainsFunc(a.Decisions, func(d workflows.ApprovalDecision) bool { return d.Approver == approver })
 }
 
 // settles returns the condition a blocking send (or a cancel, when

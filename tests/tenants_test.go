@@ -1035,6 +1035,12 @@ func (m *tenantMatrix) runFionaDecisions(t *testing.T) {
 				if !bytes.Contains(a.raw, []byte("Your decision on approval "+e.approvalID+" is recorded")) || !bytes.Contains(a.raw, []byte(msgID+"-decision")) {
 					t.Errorf("%s as fiona: want a message saying the decision is recorded: %s", c, truncateForLog(a.raw))
 				}
+				// Another tenant who sends fiona's message again (its ID
+				// reused) is told nothing of the approval: Temporal answers
+				// an update ID it knows with the first update's result.
+				replay := m.call(v, method, args)
+				replay.echo = []string{e.approvalID, "ok by fiona"}
+				m.expect(t, m.carol, replay, wantNotFound(v))
 
 				// alice's task completes with fiona's decision, and holds
 				// nothing else of fiona's message.

@@ -84,7 +84,8 @@ type TaskSnapshot struct {
 
 // TaskUpdateResult is the result of the SendMessage and CancelTask updates.
 // It is bounded, whatever the task's age: the task itself is read with the
-// GetTask or Events query, so no update result in history carries it.
+// GetTask or Events query, unless a blocking send asked for it and it is
+// small ([MaxResultTaskBytes]).
 type TaskUpdateResult struct {
 	// EventSeq is the number of the task's latest event when the update
 	// answered.
@@ -107,6 +108,9 @@ type TaskUpdateResult struct {
 	// Decision is set when the message was an approver's decision on a task
 	// of another owner: the caller gets the approval, never the task.
 	Decision *Approval `json:"decision,omitempty"`
+	// Task is the task after the message, as GetTask reads it, when the
+	// send asked for it (WantTask) and it is at most MaxResultTaskBytes.
+	Task *TaskSnapshot `json:"task,omitempty"`
 }
 
 // Notifier learns that a task has a new event, so a streaming API in the same

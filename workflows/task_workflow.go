@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,6 +57,10 @@ type SendMessageInput struct {
 	ReturnImmediately bool
 	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
 	HistoryLength *int
+	// WantTask asks for the task itself in the result ([TaskUpdateResult]
+	// Task), with HistoryLength applied, when it is small: a blocking
+	// SendMessage then answers without a query that reads the task again.
+	WantTask bool `json:",omitempty"`
 	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
 	PushConfig *a2a.PushConfig
 	// Approver and ApproverGroups identify the sender when the message is
@@ -484,6 +489,34 @@ func (r *run) checkAccessOrFirst(agent, owner string) error {
 }
 
 func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
+	res, err := r.sendMessage(ctx, in)
+	if err == nil && in.WantTask && res.Decision == nil {
+		res.Task = r.smallSnapshot(in.HistoryLength)
+	}
+	return res, err
+}
+
+// MaxResultTaskBytes bounds the task a SendMessage result carries
+// ([SendMessageInput] WantTask): a larger one is left out, and the caller
+// reads it with a query. It keeps every update result in history small,
+// whatever the task's age (2,000 such results are 16 MB at most).
+const MaxResultTaskBytes = 8 << 10
+
+// smallSnapshot is the task as GetTask would read it, when its JSON is at
+// most MaxResultTaskBytes and needs no history pages, else nil.
+func (r *run) smallSnapshot(historyLength *int) *TaskSnapshot {
+	snap := r.snapshot(historyLength)
+	if len(snap.EarlierHistory) > 0 || snap.NoTask {
+		return nil
+	}
+	b, err := json.Marshal(snap)
+	if err != nil || len(b) > MaxResultTaskBytes {
+		return nil
+	}
+	return snap
+}
+
+func (r *run) sendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
 	r.updates++
 	if c, ok := waitpointPart(in.Message); ok && !r.decisionOnly(in) {
 		return r.onWaitpointMessage(ctx, in, c)

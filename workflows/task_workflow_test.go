@@ -1714,3 +1714,55 @@ func TestInterruptWork(t *testing.T) {
 		})
 	}
 }
+
+// TestSendMessageResultCarriesSmallTask: a blocking send that asks for the
+// task (WantTask) gets it in the update's result, as GetTask reads it with
+// the same historyLength, unless its JSON passes MaxResultTaskBytes; a send
+// that does not ask gets none.
+func TestSendMessageResultCarriesSmallTask(t *testing.T) {
+	teller := &workflows.Agent{Name: "teller", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+		if _, err := t.Ask(ctx, "first", "First?"); err != nil {
+			return err
+		}
+		if _, err := t.Ask(ctx, "second", "Second?"); err != nil {
+			return err
+		}
+		t.Artifact(ctx, workflows.TextArtifact("story", strings.Repeat("x", workflows.MaxResultTaskBytes)))
+		t.Reply("Told.")
+		return nil
+	}}
+	env := newTaskEnv(t, teller)
+	var asked, plain, big *update
+	var read *a2a.Task
+	env.RegisterDelayedCallback(func() {
+		asked = sendMessage(env, workflows.SendMessageInput{Message: userText("Tell me"), WantTask: true, HistoryLength: ptr(1)})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		read = getTask(t, env, ptr(1))
+		plain = sendMessage(env, workflows.SendMessageInput{Message: userText("one")})
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		big = sendMessage(env, workflows.SendMessageInput{Message: userText("two"), WantTask: true})
+	}, 3*time.Minute)
+	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "teller", ContextID: testContextID})
+	final := finalTask(t, env)
+
+	if asked == nil || asked.err != nil || asked.result.Task == nil {
+		t.Fatalf("first send: %+v, want a result with the task", asked)
+	}
+	if diff := cmp.Diff(read, asked.result.Task.Task); diff != "" {
+		t.Errorf("the result's task differs from GetTask's with historyLength 1 (-GetTask +result):\n%s", diff)
+	}
+	if diff := cmp.Diff([]messageView{question("first", "First?")}, viewHistory(asked.result.Task.History)); diff != "" {
+		t.Errorf("the result's history (-want +got):\n%s", diff)
+	}
+	if plain == nil || plain.err != nil || plain.result.Task != nil {
+		t.Errorf("send without WantTask: %+v, want a result without the task", plain)
+	}
+	if big == nil || big.err != nil || big.result.State != a2a.TaskStateCompleted || big.result.Task != nil {
+		t.Errorf("send ending with a %d-byte artifact: %+v, want completed without the task", workflows.MaxResultTaskBytes, big)
+	}
+	if len(final.Artifacts) != 1 {
+		t.Errorf("final artifacts: %d, want 1", len(final.Artifacts))
+	}
+}
