@@ -38,8 +38,13 @@ type WorkflowOwners struct {
 // maxCachedOwners bounds the cache; past it, the cache starts again.
 const maxCachedOwners = 10000
 
-// TaskOwner describes the activity's workflow and returns its owner.
+// TaskOwner returns the owner of the activity's task: the one its workflow
+// passed in a header (workflows.NewOwnerInterceptor), else the one a
+// description of the workflow reads.
 func (o *WorkflowOwners) TaskOwner(ctx context.Context) (string, error) {
+	if owner, ok := workflows.HeaderOwner(ctx); ok {
+		return owner, nil
+	}
 	info := activity.GetInfo(ctx)
 	id := info.WorkflowExecution.ID
 	o.mu.Lock()

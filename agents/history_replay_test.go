@@ -45,6 +45,11 @@ func TestReplayHistories(t *testing.T) {
 		// reading the directory in an activity first (GetVersion
 		// router-mention-no-directory-read at 1).
 		{name: "router-delegation-mention", fixture: "testdata/router-delegation-mention.history.json"},
+		// The same, recorded since a blocking send asks for the task in
+		// the update's result (SendMessageInput.WantTask: the result
+		// carries it) and the delegation's activities get the task's owner
+		// in a header (workflows.NewOwnerInterceptor).
+		{name: "router-delegation-owner", fixture: "testdata/router-delegation-owner.history.json"},
 		// The router's LLM routes to the remote agent and answers the remote
 		// question itself (HANDLE_DIRECTLY).
 		{name: "router-llm", fixture: "testdata/router-llm.history.json"},

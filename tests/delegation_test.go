@@ -334,8 +334,11 @@ func TestDelegation(t *testing.T) {
 			if agent == "ext" {
 				// router-delegation.history.json was recorded before the
 				// router sent an @mention without reading the directory
-				// first (GetVersion router-mention-no-directory-read).
-				replayAndRecord(t, ctx, s, task.ID, "router-delegation-mention.history.json")
+				// first (GetVersion router-mention-no-directory-read),
+				// router-delegation-mention.history.json before blocking
+				// sends asked for the task in the update's result
+				// (WantTask) and activities got the owner in a header.
+				replayAndRecord(t, ctx, s, task.ID, "router-delegation-owner.history.json")
 			}
 		})
 	}

@@ -141,7 +141,9 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 		return nil, err
 	}
 	wopts = cfg.Lifecycle.workerOptions(wopts)
-	wopts.Interceptors = append(wopts.Interceptors, workflows.NewLoggingInterceptor()) // task keys on workflow and activity logs
+	wopts.Interceptors = append(wopts.Interceptors,
+		workflows.NewLoggingInterceptor(), // task keys on workflow and activity logs
+		workflows.NewOwnerInterceptor())   // the task's owner for its activities
 	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
