@@ -509,7 +509,7 @@ func (r *run) smallSnapshot(historyLength *int) *TaskSnapshot {
 	if len(snap.EarlierHistory) > 0 || snap.NoTask {
 		return nil
 	}
-	b, err := json.Marshal(snap)
+	b, err := json.Marshal(snap) //workflowcheck:ignore (the JSON of the same task is the same bytes)
 	if err != nil || len(b) > MaxResultTaskBytes {
 		return nil
 	}
