@@ -97,6 +97,9 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		}
 		return &workflows.RemoteTaskResult{Task: task}, nil
 	}
+	if newTask && rc.card.Capabilities.Streaming {
+		return a.sendStreaming(ctx, rc, in)
+	}
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
 	noHistory := 0
@@ -126,6 +129,97 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 	return nil, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), workflows.ErrTypeRemoteA2A, nil)
 }
+
+// sendStreaming sends a new task's first message to an agent that streams
+// (SendStreamingMessage) and reads the task's events as they come, for up
+// to settleWithin after the first: a task that settles meanwhile is
+// answered without a second call, or with one GetTask when it streamed
+// artifacts (the agent's task holds them assembled). The task's ID is
+// recorded as the attempt's heartbeat heartbeatTaskAfter after it arrives
+// unless the task settled by then (see sentTask), so that an attempt
+// retried after our worker died reads that task instead of sending the
+// message again. A stream that breaks after the task arrived, or is still
+// open after settleWithin, answers with the task as it was last seen: the
+// workflow follows it.
+func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
+	stop := heartbeatEvery(ctx, 5*time.Second)
+	defer stop()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	noHistory := 0
+	var (
+		task      *a2a.Task
+		artifacts bool        // the stream carried artifact events
+		settle    *time.Timer // ends the stream settleWithin after the task came
+		heartbeat *time.Timer // records the task's ID as the heartbeat
+		sendErr   error
+	)
+	defer func() {
+		if settle != nil {
+			settle.Stop()
+		}
+		if heartbeat != nil {
+			heartbeat.Stop()
+		}
+	}()
+	events := rc.client.SendStreamingMessage(sctx, &a2a.SendMessageRequest{
+		Message: in.Message,
+		Config:  &a2a.SendMessageConfig{HistoryLength: &noHistory},
+	})
+	for ev, err := range events {
+		if err != nil {
+			sendErr = err
+			break
+		}
+		switch e := ev.(type) {
+		case *a2a.Message:
+			if task == nil {
+				metrics.Delegation(nil)
+				return &workflows.RemoteTaskResult{Message: e}, nil
+			}
+		case *a2a.Task:
+			e.History = nil
+			if task == nil {
+				id := e.ID
+				settle = time.AfterFunc(settleWithin, cancel)
+				heartbeat = time.AfterFunc(heartbeatTaskAfter, func() { activity.RecordHeartbeat(ctx, id) })
+			}
+			task = e
+		case *a2a.TaskStatusUpdateEvent:
+			if task != nil && e.TaskID == task.ID {
+				task.Status = e.Status
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			artifacts = true
+		}
+		if task != nil && settledState(task.Status.State) {
+			break
+		}
+	}
+	if task == nil {
+		if sendErr == nil {
+			sendErr = errors.New("the stream ended before the agent answered")
+		}
+		metrics.Delegation(sendErr)
+		return nil, a.callError(ctx, rc, "send message", sendErr)
+	}
+	metrics.Delegation(nil)
+	if sendErr != nil && sctx.Err() == nil {
+		activity.GetLogger(ctx).Info("remote task stream broke; the task is followed", "agent", in.Agent, "task", task.ID, "error", sendErr)
+	}
+	if artifacts || !settledState(task.Status.State) {
+		// The task as the agent holds it now (a failed read: as last seen).
+		if read, err := a.getTask(ctx, rc, task.ID); err == nil {
+			task = read
+		}
+	}
+	return &workflows.RemoteTaskResult{Task: task}, nil
+}
+
+// heartbeatTaskAfter is how long a streamed send waits, once the new task
+// arrived, before it records the task's ID as its heartbeat: a task that
+// settles sooner costs no heartbeat call.
+const heartbeatTaskAfter = 5 * time.Millisecond
 
 // sendHeartbeatAfter is when a send starts heartbeating (heartbeatEvery).
 const sendHeartbeatAfter = 5 * time.Second

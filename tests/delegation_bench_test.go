@@ -26,52 +26,75 @@ const (
 )
 
 // BenchmarkDelegation measures one delegation through a2aflow: a blocking
-// SendMessage "@ext TEXT" to the router agent, whose task records its route
-// and sends TEXT to the remote agent (a2a-go's own server, which completes at
-// once) in one activity that also finds "ext" in the owner's directory, then
-// replies with the remote answer. The baseline is the same call written with the
-// Temporal SDK alone on the same server: a workflow running one activity
-// that sends TEXT with a2a-go's client, started and awaited with
-// ExecuteWorkflow + Get. Both sides are interleaved in rounds, sequentially
-// and with 8 concurrent callers.
+// SendMessage "@AGENT TEXT" to the router agent, whose task records its
+// route and sends TEXT to the remote agent (a2a-go's own server, which
+// completes at once) in one activity that also finds AGENT in the owner's
+// directory, then replies with the remote answer. The baseline is the same
+// call written with the Temporal SDK alone on the same server: a workflow
+// running one activity that sends TEXT with a2a-go's client (a blocking
+// SendMessage), started and awaited with ExecuteWorkflow + Get. Both sides
+// are interleaved in rounds, sequentially and with 8 concurrent callers,
+// for two remote agents: "polled" ("ext", whose card offers no streaming:
+// a2aflow's send asks it to return at once and reads the task again) and
+// "streamed" ("ext-stream", whose card offers streaming: the send streams
+// the task's events).
 func BenchmarkDelegation(b *testing.B) {
 	ext := &extAgent{}
-	remote := serveExt(b, ext, false)
+	remotes := []struct{ name, agent, url string }{
+		{"polled", "ext", serveExt(b, ext, false).URL},
+		{"streamed", "ext-stream", serveExt(b, ext, true).URL},
+	}
 	dataDir := b.TempDir()
-	addAgent(b, dataDir, "ext", remote.URL)
+	for _, r := range remotes {
+		addAgent(b, dataDir, r.agent, r.url)
+	}
 	s := startServe(b, dataDir)
 	ctx := benchContext(b)
 	a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/router", benchConc)
-	raw := newBenchRawDelegate(b, ctx, s, remote.URL)
 	sum := &benchSummary{}
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			benchPair(b, ctx, s, m, a2aSide.delegate, raw.delegate, sum, m.name)
-		})
+	var pairs [][2]string
+	histories := ""
+	for _, r := range remotes {
+		raw := newBenchRawDelegate(b, ctx, s, r.url)
+		to := a2aSide.delegateTo(r.agent)
+		for _, m := range benchModes {
+			key := r.name + "/" + m.name
+			b.Run(key, func(b *testing.B) {
+				benchPair(b, ctx, s, m, to.delegate, raw.delegate, sum, key)
+			})
+			pairs = append(pairs, [2]string{key + " a2a", key + " raw"})
+		}
+		histories += benchHistories(b, ctx, raw.c, "of one delegation to the "+r.name+" agent", to.run, raw.delegateRun)
 	}
-	histories := benchHistories(b, ctx, raw.c, "of one delegation", a2aSide.delegateRun, raw.delegateRun)
-	benchPrint(b, sum.table([][2]string{{"seq a2a", "seq raw"}, {"conc8 a2a", "conc8 raw"}})+histories)
+	benchPrint(b, sum.table(pairs)+histories)
 }
 
-// delegate sends "@ext TEXT" to the router: a new task, completed with the
-// remote agent's answer.
-func (e *benchA2A) delegate(ctx context.Context, w int) (time.Duration, error) {
-	return benchIDOp(e.delegateRun).timed(ctx, w)
+// benchDelegateTo sends "@AGENT TEXT" to the router: a new task, completed
+// with the remote agent's answer.
+type benchDelegateTo struct {
+	e     *benchA2A
+	agent string
 }
 
-func (e *benchA2A) delegateRun(ctx context.Context, w int) (string, time.Duration, error) {
+func (e *benchA2A) delegateTo(agent string) benchDelegateTo { return benchDelegateTo{e, agent} }
+
+func (d benchDelegateTo) delegate(ctx context.Context, w int) (time.Duration, error) {
+	return benchIDOp(d.run).timed(ctx, w)
+}
+
+func (d benchDelegateTo) run(ctx context.Context, w int) (string, time.Duration, error) {
 	text := fmt.Sprintf("hello from client %d", w)
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("@ext "+text))
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("@"+d.agent+" "+text))
 	t0 := time.Now()
-	task, err := e.send(ctx, w, msg)
-	d := time.Since(t0)
+	task, err := d.e.send(ctx, w, msg)
+	d0 := time.Since(t0)
 	if err != nil {
 		return "", 0, err
 	}
 	if err := benchWantTask(task, a2a.TaskStateCompleted, "done: "+text); err != nil {
 		return "", 0, err
 	}
-	return string(task.ID), d, nil
+	return string(task.ID), d0, nil
 }
 
 // benchRawDelegate is the baseline of BenchmarkDelegation: a worker of its

@@ -41,7 +41,7 @@ func BenchmarkVisibilityIndexes(b *testing.B) {
 				for i, sd := range sides {
 					ops[i], pids[i] = sd.a2a.echo, sd.pid
 					if work == "delegation" {
-						ops[i] = sd.del.delegate
+						ops[i] = sd.del.delegateTo("ext").delegate
 					}
 				}
 				benchWarm(b, ctx, m.conc, ops...)
