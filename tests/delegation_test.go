@@ -61,6 +61,13 @@ func (x *extAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			}
 		}
 		agentSays := func(s string) *a2a.Message { return a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(s)) }
+		if ec.StoredTask == nil && strings.Contains(text, "reply") {
+			// An answer without a task.
+			m := agentSays("replied: " + text)
+			m.ContextID = ec.ContextID
+			yield(m, nil)
+			return
+		}
 		if ec.StoredTask == nil {
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 				return
@@ -340,6 +347,15 @@ func TestDelegation(t *testing.T) {
 				// (WantTask) and activities got the owner in a header.
 				replayAndRecord(t, ctx, s, task.ID, "router-delegation-owner.history.json")
 			}
+		})
+	}
+
+	for _, agent := range []string{"ext", "ext-poll"} {
+		t.Run("message answer, "+agent, func(t *testing.T) {
+			// The remote agent answers with a message, no task: streamed
+			// or not, the message is the delegation's answer.
+			task := routerSend(t, ctx, c, "", text("@"+agent+" reply"))
+			wantState(t, task, a2a.TaskStateCompleted, "replied: reply")
 		})
 	}
 
