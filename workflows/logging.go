@@ -143,11 +143,17 @@ func (o *logWorkflowOutbound) ExecuteLocalActivity(ctx workflow.Context, activit
 }
 
 func (o *logWorkflowOutbound) setHeader(ctx workflow.Context) {
-	if o.run.header == nil {
+	setCallHeader(ctx, taskLogHeader, o.run.header)
+}
+
+// setCallHeader sets the header key of the activity call being made with
+// ctx to p (nil: leaves it), over any value the caller put there.
+func setCallHeader(ctx workflow.Context, key string, p *commonpb.Payload) {
+	if p == nil {
 		return
 	}
 	if h := interceptor.WorkflowHeader(ctx); h != nil {
-		h[taskLogHeader] = o.run.header
+		h[key] = p
 	}
 }
 

@@ -77,15 +77,8 @@ func (o *ownerWorkflowOutbound) ExecuteLocalActivity(ctx workflow.Context, activ
 	return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 }
 
-// setHeader sets the owner on the call being made, over any value the
-// caller put there.
 func (o *ownerWorkflowOutbound) setHeader(ctx workflow.Context) {
-	if o.run.header == nil {
-		return
-	}
-	if h := interceptor.WorkflowHeader(ctx); h != nil {
-		h[ownerHeader] = o.run.header
-	}
+	setCallHeader(ctx, ownerHeader, o.run.header)
 }
 
 type ownerActivityInbound struct {
