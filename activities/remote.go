@@ -97,7 +97,7 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		}
 		return &workflows.RemoteTaskResult{Task: task}, nil
 	}
-	if newTask && rc.card.Capabilities.Streaming {
+	if rc.card.Capabilities.Streaming && (newTask || in.Answered != "") {
 		return a.sendStreaming(ctx, rc, in)
 	}
 	stop := heartbeatEvery(ctx, 5*time.Second)
@@ -130,28 +130,33 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), workflows.ErrTypeRemoteA2A, nil)
 }
 
-// sendStreaming sends a new task's first message to an agent that streams
-// (SendStreamingMessage) and reads the task's events as they come, for up
-// to settleWithin after the first: a task that settles meanwhile is
-// answered without a second call, or with one GetTask when it streamed
-// artifacts (the agent's task holds them assembled). The task's ID is
-// recorded as the attempt's heartbeat heartbeatTaskAfter after it arrives
-// unless the task settled by then (see sentTask), so that an attempt
-// retried after our worker died reads that task instead of sending the
-// message again. A stream that breaks after the task arrived, or is still
-// open after settleWithin, answers with the task as it was last seen: the
-// workflow follows it.
+// sendStreaming sends a message to an agent that streams
+// (SendStreamingMessage): a new task's first one, or an answer to the
+// question in.Answered. It reads the task's events as they come, for up to
+// settleWithin after the first, until the task settles: it ends, or waits
+// for input or auth other than the question answered. A task that settles
+// meanwhile is answered without a follow activity, with one GetTask when
+// the stream did not carry the whole task (its artifacts came as events).
+// A new task's ID is recorded as the attempt's heartbeat heartbeatTaskAfter
+// after it arrives unless the task settled by then (see sentTask), so that
+// an attempt retried after our worker died reads that task instead of
+// sending the message again. A stream that breaks after the task is known,
+// or is still open after settleWithin, answers with the task as it is then:
+// the workflow follows it.
 func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	noHistory := 0
+	newTask := in.Message.TaskID == ""
+	settled := func(s a2a.TaskStatus) bool {
+		return settledState(s.State) && !workflows.IsAnsweredQuestion(s, in.Answered)
+	}
 	var (
 		task      *a2a.Task
-		artifacts bool        // the stream carried artifact events
-		settle    *time.Timer // ends the stream settleWithin after the task came
-		heartbeat *time.Timer // records the task's ID as the heartbeat
+		readAgain bool        // the stream did not carry the whole task
+		settle    *time.Timer // ends the stream settleWithin after its first event
+		heartbeat *time.Timer // records a new task's ID as the heartbeat
 		sendErr   error
 	)
 	defer func() {
@@ -162,6 +167,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflo
 			heartbeat.Stop()
 		}
 	}()
+	noHistory := 0
 	events := rc.client.SendStreamingMessage(sctx, &a2a.SendMessageRequest{
 		Message: in.Message,
 		Config:  &a2a.SendMessageConfig{HistoryLength: &noHistory},
@@ -171,6 +177,11 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflo
 			sendErr = err
 			break
 		}
+		if settle == nil {
+			// The agent took the message: from now on the task is read
+			// rather than the message sent again.
+			settle = time.AfterFunc(settleWithin, cancel)
+		}
 		switch e := ev.(type) {
 		case *a2a.Message:
 			if task == nil {
@@ -179,22 +190,31 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflo
 			}
 		case *a2a.Task:
 			e.History = nil
-			if task == nil {
+			if task == nil && newTask {
 				id := e.ID
-				settle = time.AfterFunc(settleWithin, cancel)
 				heartbeat = time.AfterFunc(heartbeatTaskAfter, func() { activity.RecordHeartbeat(ctx, id) })
 			}
 			task = e
 		case *a2a.TaskStatusUpdateEvent:
-			if task != nil && e.TaskID == task.ID {
+			switch {
+			case task == nil && !newTask && e.TaskID == in.Message.TaskID:
+				// The answered task's stream may start with its events
+				// (the last read fills in the rest).
+				task = &a2a.Task{ID: e.TaskID, ContextID: e.ContextID, Status: e.Status}
+				readAgain = true
+			case task != nil && e.TaskID == task.ID:
 				task.Status = e.Status
 			}
 		case *a2a.TaskArtifactUpdateEvent:
-			artifacts = true
+			readAgain = true
 		}
-		if task != nil && settledState(task.Status.State) {
+		if task != nil && settled(task.Status) {
 			break
 		}
+	}
+	if task == nil && !newTask && settle != nil {
+		// The answered task streamed events but not itself: read it.
+		task, readAgain = &a2a.Task{ID: in.Message.TaskID, ContextID: in.Message.ContextID}, true
 	}
 	if task == nil {
 		if sendErr == nil {
@@ -207,7 +227,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflo
 	if sendErr != nil && sctx.Err() == nil {
 		activity.GetLogger(ctx).Info("remote task stream broke; the task is followed", "agent", in.Agent, "task", task.ID, "error", sendErr)
 	}
-	if artifacts || !settledState(task.Status.State) {
+	if readAgain || !settled(task.Status) {
 		// The task as the agent holds it now (a failed read: as last seen).
 		if read, err := a.getTask(ctx, rc, task.ID); err == nil {
 			task = read

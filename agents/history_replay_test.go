@@ -47,8 +47,11 @@ func TestReplayHistories(t *testing.T) {
 		{name: "router-delegation-mention", fixture: "testdata/router-delegation-mention.history.json"},
 		// The same, recorded since a blocking send asks for the task in
 		// the update's result (SendMessageInput.WantTask: the result
-		// carries it) and the delegation's activities get the task's owner
-		// in a header (workflows.NewOwnerInterceptor).
+		// carries it), the delegation's activities get the task's owner
+		// in a header (workflows.NewOwnerInterceptor), and the answer to
+		// the remote question names it (RemoteSendInput.Answered): the
+		// send streams the remote task past it, and no follow activity
+		// runs.
 		{name: "router-delegation-owner", fixture: "testdata/router-delegation-owner.history.json"},
 		// The router's LLM routes to the remote agent and answers the remote
 		// question itself (HANDLE_DIRECTLY).

@@ -20,6 +20,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.temporal.io/api/enums/v1"
+
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // extAgent is a remote A2A agent that is not a2aflow: a2a-go's own server
@@ -28,6 +31,7 @@ import (
 //   - "reject": rejects the task ("not today");
 //   - "slowask": works for 4 s, then asks "What is your name?";
 //   - "ask": asks "What is your name?" at once;
+//   - "reply": answers with a message, no task;
 //   - "slow": works until canceled;
 //   - "stall": the first time its message ID comes, answers the send
 //     only after 15 s (a send in flight when our side is killed);
@@ -338,13 +342,21 @@ func TestDelegation(t *testing.T) {
 			if n := len(ext.started(string(task.ID))); n != 1 {
 				t.Errorf("the remote agent started %d tasks for ours, want 1", n)
 			}
+			// To an agent that streams, each send reads the task until it
+			// moves on (to the question, then past the answer; it does at
+			// once): no follow activity. (A polled agent may have moved on
+			// by the time the send answers, or not.)
+			if acts := scheduledActivities(t, ctx, s, task.ID); agent != "ext-poll" && slices.Contains(acts, workflows.ActivityFollowRemoteTask) {
+				t.Errorf("activities of a delegation to %s, which streams: %v, want no follow", agent, acts)
+			}
 			if agent == "ext" {
 				// router-delegation.history.json was recorded before the
 				// router sent an @mention without reading the directory
 				// first (GetVersion router-mention-no-directory-read),
 				// router-delegation-mention.history.json before blocking
 				// sends asked for the task in the update's result
-				// (WantTask) and activities got the owner in a header.
+				// (WantTask), activities got the owner in a header and
+				// an answer named the question it answers (Answered).
 				replayAndRecord(t, ctx, s, task.ID, "router-delegation-owner.history.json")
 			}
 		})
@@ -577,4 +589,22 @@ func TestDelegation(t *testing.T) {
 		})
 		killAndFinish(t, id) // while the remote task works and we follow it
 	})
+}
+
+// scheduledActivities returns the activity types the task's workflow
+// scheduled, in order.
+func scheduledActivities(t *testing.T, ctx context.Context, s *server, id a2a.TaskID) []string {
+	t.Helper()
+	var types []string
+	it := dialTemporal(t, s).GetWorkflowHistory(ctx, string(id), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			types = append(types, a.GetActivityType().GetName())
+		}
+	}
+	return types
 }

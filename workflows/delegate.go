@@ -42,6 +42,12 @@ type RemoteSendInput struct {
 	// declares (a2aext's activator), so a remote agent that requires one
 	// the caller supports is not refused.
 	Extensions []string `json:",omitempty"`
+	// Answered is, for a message answering the remote task's question, that
+	// question (its status message ID): to an agent that streams, the send
+	// reads the task's events until it moves past that question (as
+	// [ActivityFollowRemoteTask] does), for up to a second, so that an
+	// answer the agent settles at once needs no follow.
+	Answered string `json:",omitempty"`
 }
 
 // RemoteFollowInput is the argument of [ActivityFollowRemoteTask].
@@ -202,7 +208,7 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	}
 	t.calls++
 	c := &call{t: t, req: req, n: t.calls, budget: budget, record: len(t.delegations)}
-	res, err := c.send(ctx, parts, "", "")
+	res, err := c.send(ctx, parts, "", "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +233,7 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 				return nil, c.stop(ctx, task, err)
 			}
 			answered = questionID(task.Status)
-			res, err := c.send(ctx, answer.Parts, task.ID, task.ContextID)
+			res, err := c.send(ctx, answer.Parts, task.ID, task.ContextID, answered)
 			if err != nil {
 				return nil, c.stop(ctx, task, err)
 			}
@@ -297,8 +303,8 @@ func budgetAttempts(budget time.Duration) int32 {
 }
 
 // send sends parts as the call's next message; to a new remote task when
-// taskID is empty.
-func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID string) (*RemoteTaskResult, error) {
+// taskID is empty, else as the answer to the question answered.
+func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID, answered string) (*RemoteTaskResult, error) {
 	c.sent++
 	msg := &a2a.Message{
 		// Deterministic: a retried or replayed send carries the same ID.
@@ -315,7 +321,7 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		RetryPolicy:         c.retry(),
 	}, summary))
 	var res RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions()}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed("send a message to", err)
 	}
