@@ -9,7 +9,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 # build of the server takes too long for CI.
 MODULE        := $(shell $(GO) list -m)
 LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/.*' -e '.*/internal/cli')
-HEAVY_PKGS    := . ./temporalserver/... ./internal/cli/... ./cmd/... ./tests/...
+HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli/... ./cmd/... ./tests/...
 
 .PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
 
@@ -74,10 +74,10 @@ bench:
 	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 120m
 
 ## fuzz: short fuzzing of the JSON-RPC and HTTP+JSON request decoding, FUZZTIME (default 20s) per
-## target; `make test` runs their seed corpora. A failing input lands in api/testdata/fuzz/: commit it.
+## target; `make test` runs their seed corpora. A failing input lands in internal/api/testdata/fuzz/: commit it.
 fuzz:
-	$(GO) test ./api/ -run '^$$' -fuzz '^FuzzJSONRPC$$' -fuzztime=$(or $(FUZZTIME),20s)
-	$(GO) test ./api/ -run '^$$' -fuzz '^FuzzREST$$' -fuzztime=$(or $(FUZZTIME),20s)
+	$(GO) test ./internal/api/ -run '^$$' -fuzz '^FuzzJSONRPC$$' -fuzztime=$(or $(FUZZTIME),20s)
+	$(GO) test ./internal/api/ -run '^$$' -fuzz '^FuzzREST$$' -fuzztime=$(or $(FUZZTIME),20s)
 
 clean:
 	rm -rf bin data

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/outbound"
+	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/internal/api"
 )
 
 const (

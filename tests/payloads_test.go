@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/a2aflow/a2aflow/blobstore/s3test"
+	"github.com/a2aflow/a2aflow/internal/blobstore/s3test"
 )
 
 // TestLargePayloads sends 3 MiB messages to the report agent and refines

@@ -34,7 +34,7 @@ func testPostgres(t testing.TB) string {
 
 // sqliteHintsDB returns the path of a new a2aflow SQLite database in a
 // folder of its own, short enough for the Unix sockets of its hints
-// (package unixnotify) whatever the test's name, removed at t's end.
+// (package unixhints) whatever the test's name, removed at t's end.
 func sqliteHintsDB(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "a2af")

@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/a2aflow/a2aflow/webhook"
+	"github.com/a2aflow/a2aflow/internal/webhook"
 )
 
 // pushed is one push notification a webhook accepted, as the tests compare it.

@@ -27,7 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/agents"
-	"github.com/a2aflow/a2aflow/blobstore"
+	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

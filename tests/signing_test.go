@@ -13,7 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"github.com/a2aflow/a2aflow/cardsign"
+	"github.com/a2aflow/a2aflow/internal/cardsign"
 )
 
 func getBody(t *testing.T, url string) (int, []byte) {

@@ -5,7 +5,7 @@ package tests
 //	go test ./tests/ -run '^$' -bench 'Stream' -benchtime=200x -count=1
 //
 // Both run against `a2aflow serve`, where the worker hints the API of each new
-// event in process (notify.Broker), and against the split deployment
+// event in process (hints.Broker), and against the split deployment
 // (`a2aflow temporal`, `a2aflow worker`, `a2aflow api`), where the API has no
 // hints and each subscriber polls its task every 250 ms (api.Config's
 // default), and the split deployment on PostgreSQL (api+worker+postgres),
@@ -61,12 +61,12 @@ var streamBenchDeployments = []struct {
 	{"serve", func(b *testing.B) string { return startServe(b, b.TempDir()).APIURL }},
 	{"api+worker", func(b *testing.B) string { return startSplit(b, 1).APIURLs[0] }},
 	// The split deployment on PostgreSQL: the worker's hints reach the api
-	// through LISTEN/NOTIFY (package pgnotify); its polls are a safety net
+	// through LISTEN/NOTIFY (package pghints); its polls are a safety net
 	// 5 minutes apart.
 	{"api+worker+postgres", func(b *testing.B) string { return startSplitDB(b, 1, false, testPostgres(b)).APIURLs[0] }},
 	// The split deployment on one host sharing a SQLite database: the
 	// worker's hints reach the api over Unix sockets beside it (package
-	// unixnotify); polls 5 minutes apart.
+	// unixhints); polls 5 minutes apart.
 	{"api+worker+sqlite", func(b *testing.B) string { return startSplitDB(b, 1, false, sqliteHintsDB(b)).APIURLs[0] }},
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
-	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/internal/models"
 )
 
 // The fixed ports of scripts/demo-agents.sh: A2A API, Temporal frontend and

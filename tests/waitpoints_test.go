@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
-	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/webhook"
+	"github.com/a2aflow/a2aflow/internal/webhook"
 )
 
 // Names of the push notification handlers and activity. Like the other

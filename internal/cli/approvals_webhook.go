@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/activities"
-	"github.com/a2aflow/a2aflow/webhook"
+	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/webhook"
 )
 
 // approvalWebhookTokenEnv prefixes the environment variables holding the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/a2aflow/a2aflow/activities"
-	"github.com/a2aflow/a2aflow/webhook"
+	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/webhook"
 )
 
 func TestApprovalWebhooksConfig(t *testing.T) {

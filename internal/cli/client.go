@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/internal/remote"
 )
 
 // Exit codes of the client commands (card, send, get, list, cancel,

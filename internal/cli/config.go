@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/blobstore"
-	"github.com/a2aflow/a2aflow/remote"
-	"github.com/a2aflow/a2aflow/temporalserver"
+	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/remote"
+	"github.com/a2aflow/a2aflow/internal/temporalserver"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/secrets"
+	"github.com/a2aflow/a2aflow/internal/secrets"
 )
 
 // credentialsConfig holds what the credentials of auth-required answers

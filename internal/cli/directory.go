@@ -14,10 +14,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/cardsign"
-	"github.com/a2aflow/a2aflow/models"
-	"github.com/a2aflow/a2aflow/outbound"
-	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/remote"
 )
 
 // directoryFlags open the agent directory: the same database a2aflow serve

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
-	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/internal/api"
 )
 
 // grpcConfig is the gRPC binding's flags of serve and api (api/grpc.go).

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
-	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/internal/api"
 )
 
 // The worker's health port (--health-addr): the worker serves no API, so

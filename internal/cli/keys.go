@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/cardsign"
+	"github.com/a2aflow/a2aflow/internal/cardsign"
 )
 
 // cardKeyConfig is the key serve and api sign agent cards with.

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
-	"github.com/a2aflow/a2aflow/metrics"
-	"github.com/a2aflow/a2aflow/temporalserver"
+	"github.com/a2aflow/a2aflow/internal/metrics"
+	"github.com/a2aflow/a2aflow/internal/temporalserver"
 )
 
 // a2aflow serves its Prometheus series (package metrics) at GET /metrics:

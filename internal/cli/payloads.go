@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/blobstore"
+	"github.com/a2aflow/a2aflow/internal/blobstore"
 )
 
 // defaultPayloadDir is the payload store's folder under the data dir when

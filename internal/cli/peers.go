@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/a2aflow/a2aflow/models"
-	"github.com/a2aflow/a2aflow/outbound"
-	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/remote"
 )
 
 // peer is one --peer NAME=URL: a remote A2A agent serve puts into its

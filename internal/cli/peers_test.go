@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/models"
-	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/remote"
 )
 
 func TestParsePeers(t *testing.T) {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/activities"
-	"github.com/a2aflow/a2aflow/api"
-	"github.com/a2aflow/a2aflow/outbound"
-	"github.com/a2aflow/a2aflow/webhook"
+	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/webhook"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

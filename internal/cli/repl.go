@@ -18,7 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/models"
+	"github.com/a2aflow/a2aflow/internal/models"
 )
 
 const replHelp = `Commands:

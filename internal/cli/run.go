@@ -14,17 +14,17 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/activities"
+	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/agents"
-	"github.com/a2aflow/a2aflow/api"
-	"github.com/a2aflow/a2aflow/blobstore"
+	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/models"
-	"github.com/a2aflow/a2aflow/notify"
-	"github.com/a2aflow/a2aflow/notify/pgnotify"
-	"github.com/a2aflow/a2aflow/notify/unixnotify"
-	"github.com/a2aflow/a2aflow/outbound"
-	"github.com/a2aflow/a2aflow/remote"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/hints/pghints"
+	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
+	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -88,7 +88,7 @@ func (cfg *config) setWorkflowCache() error {
 
 // startWorker registers the task workflow and the activities and starts
 // polling. The returned function stops the worker and closes its database.
-func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) (func(), error) {
+func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog.Logger) (func(), error) {
 	dsn := cfg.DatabaseDSN
 	if dsn == "" {
 		dsn = filepath.Join(cfg.DataDir, "a2aflow.db")
@@ -110,21 +110,21 @@ func startWorker(c client.Client, cfg *config, hints *notify.Broker, logger *slo
 	}
 	// The hints of new events go to the API processes of other processes
 	// too: through the database with PostgreSQL (LISTEN/NOTIFY, package
-	// pgnotify), through Unix sockets beside the SQLite file otherwise
-	// (package unixnotify; an API given the same --database listens there).
+	// pghints), through Unix sockets beside the SQLite file otherwise
+	// (package unixhints; an API given the same --database listens there).
 	var remoteHints interface {
 		workflows.Notifier
 		Close()
 	}
 	if models.IsPostgresDSN(dsn) {
-		pg, err := pgnotify.NewSender(dsn, logger)
+		pg, err := pghints.NewSender(dsn, logger)
 		if err != nil {
 			_ = store.Close()
 			return nil, err
 		}
 		remoteHints = pg
 	} else {
-		local, err := unixnotify.NewSender(unixnotify.Dir(dsn), logger)
+		local, err := unixhints.NewSender(unixhints.Dir(dsn), logger)
 		if err != nil {
 			_ = store.Close()
 			return nil, err
@@ -264,7 +264,7 @@ func listen(addr, what string) (net.Listener, error) {
 
 // serveAPI serves the A2A HTTP API on ln, and its gRPC binding on grpcLn
 // when not nil, until ctx is done.
-func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg *config, hints *notify.Broker, logger *slog.Logger) error {
+func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg *config, hints *hints.Broker, logger *slog.Logger) error {
 	approvers, err := api.ParseApproverGroups(cfg.ApproverGroups)
 	if err != nil {
 		return fmt.Errorf("--approver-groups: %w", err)

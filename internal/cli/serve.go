@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/notify"
-	"github.com/a2aflow/a2aflow/temporalserver"
+	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/temporalserver"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -109,7 +109,7 @@ func runServe(ctx context.Context, cfg *config) error {
 	defer c.Close()
 	// Worker and API share a process: the workflow hints new task events
 	// straight to the API's streams.
-	hints := notify.New()
+	hints := hints.New()
 	stopWorker, err := startWorker(c, cfg, hints, logger)
 	if err != nil {
 		return err

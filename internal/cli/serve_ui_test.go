@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/temporalserver"
+	"github.com/a2aflow/a2aflow/internal/temporalserver"
 )
 
 // TestUIFlagDefaults: serve and temporal bind the UI and the frontend to

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/internal/api"
 )
 
 // How serve, api and worker stop on SIGTERM or SIGINT, within

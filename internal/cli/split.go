@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/models"
-	"github.com/a2aflow/a2aflow/namespaces"
-	"github.com/a2aflow/a2aflow/notify"
-	"github.com/a2aflow/a2aflow/notify/pgnotify"
-	"github.com/a2aflow/a2aflow/notify/unixnotify"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/namespaces"
+	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/hints/pghints"
+	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -61,28 +61,28 @@ func newAPICmd(app *App) *cobra.Command {
 			}
 			fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s)\n", cfg.TemporalAddr, cfg.Namespace)
 			// With the workers' database, their hints of new events wake
-			// this API's streams: through PostgreSQL (package pgnotify), or
-			// Unix sockets beside their SQLite file (package unixnotify, on
+			// this API's streams: through PostgreSQL (package pghints), or
+			// Unix sockets beside their SQLite file (package unixhints, on
 			// the same host); without, streams poll.
-			var hints *notify.Broker
+			var broker *hints.Broker
 			switch {
 			case models.IsPostgresDSN(cfg.DatabaseDSN):
-				hints = notify.New()
-				if err := pgnotify.Listen(ctx, cfg.DatabaseDSN, hints, logger); err != nil {
+				broker = hints.New()
+				if err := pghints.Listen(ctx, cfg.DatabaseDSN, broker, logger); err != nil {
 					return err
 				}
-				fmt.Fprintf(os.Stdout, "  Hints        PostgreSQL LISTEN %s\n", pgnotify.Channel)
+				fmt.Fprintf(os.Stdout, "  Hints        PostgreSQL LISTEN %s\n", pghints.Channel)
 			case cfg.DatabaseDSN != "":
-				dir := unixnotify.Dir(cfg.DatabaseDSN)
-				hints = notify.New()
-				if err := unixnotify.Listen(ctx, dir, hints, logger); err != nil {
+				dir := unixhints.Dir(cfg.DatabaseDSN)
+				broker = hints.New()
+				if err := unixhints.Listen(ctx, dir, broker, logger); err != nil {
 					logger.Warn("no task event hints from the workers: streams poll", "error", err)
-					hints = nil
+					broker = nil
 				} else {
 					fmt.Fprintf(os.Stdout, "  Hints        Unix sockets in %s\n", dir)
 				}
 			}
-			return serveAPI(ctx, ln, grpcLn, c, cfg, hints, logger)
+			return serveAPI(ctx, ln, grpcLn, c, cfg, broker, logger)
 		},
 	}
 	cfg.bindHTTP(cmd.Flags())

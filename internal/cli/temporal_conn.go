@@ -19,7 +19,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"google.golang.org/grpc/codes"
 
-	"github.com/a2aflow/a2aflow/temporalserver"
+	"github.com/a2aflow/a2aflow/internal/temporalserver"
 )
 
 // temporalConn is how a2aflow reaches Temporal: the client settings of the

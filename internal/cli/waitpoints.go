@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/api"
+	"github.com/a2aflow/a2aflow/internal/api"
 )
 
 // newWaitpointCmd returns `a2aflow waitpoint`: show a waitpoint (its token

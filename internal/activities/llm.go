@@ -1,0 +1,81 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/internal/metrics"
+)
+
+// LLM makes the LLM calls of the llm package's workflow helpers (Function,
+// Worker). Its CompleteChat method is the activity llm.ActivityCompleteChat.
+type LLM struct {
+	// Provider answers the calls; nil means no LLM is configured, and every
+	// call fails, not retried, with an llm.ErrTypeNotConfigured error that
+	// says how to configure one.
+	Provider llm.Provider
+	// Providers are the providers a call may name (llm.Request.Provider,
+	// llm.WithProvider), by name; a call naming none uses Provider.
+	Providers map[string]llm.Provider
+}
+
+// CompleteChat makes one LLM call. Failures become Temporal errors that
+// drive the activity's retry policy: a 429 or 5xx is retried (after the
+// provider's Retry-After, when it sends one), another 4xx or a request that
+// cannot be built is not. The API key is in none of them: the providers
+// remove it from every error.
+func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	p := a.Provider
+	if req.Provider != "" {
+		if p = a.Providers[req.Provider]; p == nil && a.Provider != nil && a.Provider.Name() == req.Provider {
+			p = a.Provider
+		}
+		if p == nil {
+			return llm.Response{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("the LLM provider %q is not configured on this worker: %v", req.Provider, llm.ErrNotConfigured), llm.ErrTypeNotConfigured, nil)
+		}
+	}
+	if p == nil {
+		return llm.Response{}, temporal.NewNonRetryableApplicationError(llm.ErrNotConfigured.Error(), llm.ErrTypeNotConfigured, nil)
+	}
+	logger := activity.GetLogger(ctx)
+	resp, err := p.Complete(ctx, req)
+	metrics.LLMCall(p.Name(), p.Model(), err, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	if err != nil {
+		err = temporalError(err)
+		logger.Warn("LLM call failed", "provider", p.Name(), "error", err)
+		return llm.Response{}, err
+	}
+	logger.Debug("LLM call", "provider", p.Name(), "model", resp.Model,
+		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens, "stop", resp.StopReason)
+	return resp, nil
+}
+
+// temporalError classifies a provider error for Temporal's retry policy.
+// The provider's error is not attached as the cause: only its message,
+// already free of the key, enters history.
+func temporalError(err error) error {
+	var apiErr *llm.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		switch {
+		case !apiErr.Retryable():
+			return temporal.NewNonRetryableApplicationError(apiErr.Error(), llm.ErrTypeRejected, nil)
+		case apiErr.StatusCode == 429:
+			return temporal.NewApplicationErrorWithOptions(apiErr.Error(), llm.ErrTypeRateLimited,
+				temporal.ApplicationErrorOptions{NextRetryDelay: apiErr.RetryAfter})
+		default:
+			return temporal.NewApplicationErrorWithOptions(apiErr.Error(), llm.ErrTypeUnavailable,
+				temporal.ApplicationErrorOptions{NextRetryDelay: apiErr.RetryAfter})
+		}
+	case errors.Is(err, llm.ErrInvalidRequest):
+		return temporal.NewNonRetryableApplicationError(err.Error(), llm.ErrTypeInvalidRequest, nil)
+	}
+	// Not reached, timed out, a broken answer: worth another attempt.
+	return temporal.NewApplicationError(fmt.Sprintf("LLM call failed: %v", err), llm.ErrTypeUnavailable)
+}

@@ -1,0 +1,242 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/internal/metrics"
+	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/webhook"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// Application error types of DeliverPushNotification failures that are not
+// retried: retrying would get the same answer.
+const (
+	// ErrTypeWebhookForbidden: the webhook's address is refused by the policy.
+	ErrTypeWebhookForbidden = "WebhookForbidden"
+	// ErrTypeWebhookRejected: the webhook answered a 4xx other than 408 and 429.
+	ErrTypeWebhookRejected = "WebhookRejected"
+	// ErrTypeWebhookConfig: the stored config cannot be used (bad URL,
+	// credentials that do not open with the push key).
+	ErrTypeWebhookConfig = "WebhookConfig"
+)
+
+// Header names a webhook receives besides Authorization and Content-Type.
+const (
+	// HeaderNotificationToken carries the config's token. A2A does not name
+	// the header; a2a-go reads this spelling...
+	HeaderNotificationToken = "A2A-Notification-Token"
+	// HeaderNotificationTokenX ...and the Python SDK this one; both are sent.
+	HeaderNotificationTokenX = "X-A2A-Notification-Token"
+	// HeaderIdempotencyKey is "{taskId}:{seq}": the same for every attempt to
+	// deliver one event, so a receiver can drop a repeat.
+	HeaderIdempotencyKey = "Idempotency-Key"
+)
+
+// MetadataEventSeq is the key, in the metadata of the pushed status or
+// artifact update, of the event's number within its task: 1, 2, 3... in the
+// order the task emitted them. It matches the API's task snapshots.
+const MetadataEventSeq = "a2aflowEventSeq"
+
+// maxRetryAfter caps how long a webhook's Retry-After may delay a retry.
+const maxRetryAfter = 10 * time.Minute
+
+// Webhooks delivers A2A push notifications. Register it with
+// worker.RegisterActivity(&activities.Webhooks{...}); the task workflow calls
+// DeliverPushNotification by its name, workflows.ActivityDeliverPush.
+type Webhooks struct {
+	// Policy decides which addresses webhooks may reach; nil allows public
+	// addresses only. Every dialed address is checked, including redirects,
+	// which are followed only to the same host (outbound.Client). Unused
+	// when Outbound is set.
+	Policy *webhook.Policy
+	// Outbound makes the deliveries; nil makes one from Policy.
+	Outbound *outbound.Client
+	// Sealer opens the sealed token and credentials of a config; nil reads
+	// them as stored (and fails on sealed ones).
+	Sealer *webhook.Sealer
+	// Timeout bounds one HTTP attempt; default 10 seconds (outbound.Webhook).
+	Timeout time.Duration
+
+	once   sync.Once
+	client *http.Client
+}
+
+func (w *Webhooks) httpClient() *http.Client {
+	w.once.Do(func() {
+		out := w.Outbound
+		if out == nil {
+			out = outbound.New(outbound.Options{Policy: w.Policy})
+		}
+		use := outbound.Webhook
+		if w.Timeout > 0 {
+			use.Timeout, use.HeaderTimeout = w.Timeout, w.Timeout
+		}
+		w.client = out.HTTPClient(use)
+	})
+	return w.client
+}
+
+// DeliverPushNotification POSTs one task event to one webhook as an A2A
+// StreamResponse, with the config's Authorization and token. A 2xx answer
+// is success. Network errors, timeouts, 408, 429 and 5xx are retried by
+// Temporal (honouring Retry-After); other 4xx answers and forbidden
+// addresses are not.
+func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.PushDelivery) error {
+	where := webhook.Redact(in.Config.URL)
+	if _, err := webhook.ParseURL(in.Config.URL); err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWebhookConfig, nil)
+	}
+	sr, err := streamResponse(in.Event)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWebhookConfig, nil)
+	}
+	body, err := json.Marshal(sr)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("encode event %d: %v", in.Event.Seq, err), ErrTypeWebhookConfig, nil)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.Config.URL, bytes.NewReader(body))
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s: %v", where, err), ErrTypeWebhookConfig, nil)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "a2aflow")
+	req.Header.Set(HeaderIdempotencyKey, fmt.Sprintf("%s:%d", taskIDOf(in), in.Event.Seq))
+	if err := w.authorize(req, in.Config); err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s: %v", where, err), ErrTypeWebhookConfig, nil)
+	}
+
+	err = post(w.httpClient(), req, in.Config.URL, "webhook "+where)
+	metrics.WebhookDelivery(metrics.WebhookPush, err)
+	return err
+}
+
+// post sends req and classifies the outcome for Temporal's retries: 2xx is
+// done; a network error, 408, 429 and 5xx are retried (honouring
+// Retry-After); a refused address, a refused redirect (to another host, or
+// too many) and any other status are not. what names the webhook in errors,
+// and the URL (which may carry a secret in its query) is replaced by it in
+// transport errors.
+func post(client *http.Client, req *http.Request, url, what string) error {
+	resp, err := client.Do(req)
+	if err != nil {
+		msg := strings.ReplaceAll(err.Error(), url, what)
+		switch {
+		case errors.Is(err, outbound.ErrForbiddenAddress):
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s refused: %s", what, msg), ErrTypeWebhookForbidden, nil)
+		case errors.Is(err, outbound.ErrRedirectRefused):
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %s", what, msg), ErrTypeWebhookRejected, nil)
+		}
+		return fmt.Errorf("%s: %s", what, msg)
+	}
+	defer resp.Body.Close()
+	// Read (up to outbound.Webhook's bound) so the connection is reused.
+	_, _ = io.Copy(io.Discard, resp.Body)
+
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		return nil
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
+		return temporal.NewApplicationErrorWithOptions(
+			fmt.Sprintf("%s answered %s", what, resp.Status), "WebhookUnavailable",
+			temporal.ApplicationErrorOptions{NextRetryDelay: retryAfter(resp.Header.Get("Retry-After"))})
+	default:
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s answered %s", what, resp.Status), ErrTypeWebhookRejected, nil)
+	}
+}
+
+// authorize sets the Authorization and token headers from c, opening its
+// sealed secrets. A scheme without credentials sends no Authorization.
+func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig) error {
+	token, err := w.Sealer.Open(c.Token, c.TaskID, c.ID)
+	if err != nil {
+		return fmt.Errorf("token: %w", err)
+	}
+	if err := webhook.CheckAuth("", "", token); err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set(HeaderNotificationToken, token)
+		req.Header.Set(HeaderNotificationTokenX, token)
+	}
+	if c.Auth == nil || c.Auth.Credentials == "" {
+		return nil
+	}
+	creds, err := w.Sealer.Open(c.Auth.Credentials, c.TaskID, c.ID)
+	if err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	if err := webhook.CheckAuth(c.Auth.Scheme, creds, token); err != nil {
+		return err
+	}
+	scheme := c.Auth.Scheme
+	if strings.EqualFold(scheme, "bearer") {
+		scheme = "Bearer"
+	} else if strings.EqualFold(scheme, "basic") {
+		scheme = "Basic"
+	}
+	req.Header.Set("Authorization", scheme+" "+creds)
+	return nil
+}
+
+// streamResponse returns e as the StreamResponse a webhook receives, its
+// number in the event's metadata.
+func streamResponse(e workflows.Event) (a2a.StreamResponse, error) {
+	withSeq := func(m map[string]any) map[string]any {
+		out := make(map[string]any, len(m)+1)
+		maps.Copy(out, m)
+		out[MetadataEventSeq] = e.Seq
+		return out
+	}
+	if e.Artifact != nil {
+		a := *e.Artifact
+		a.Metadata = withSeq(a.Metadata)
+		return a2a.StreamResponse{Event: &a}, nil
+	}
+	if e.Status == nil {
+		return a2a.StreamResponse{}, fmt.Errorf("event %d has neither a status nor an artifact", e.Seq)
+	}
+	s := *e.Status
+	s.Metadata = withSeq(s.Metadata)
+	return a2a.StreamResponse{Event: &s}, nil
+}
+
+func taskIDOf(in workflows.PushDelivery) a2a.TaskID {
+	if in.Event.Artifact != nil {
+		return in.Event.Artifact.TaskID
+	}
+	if in.Event.Status != nil {
+		return in.Event.Status.TaskID
+	}
+	return in.Config.TaskID
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date) as the
+// delay before the next attempt; 0 leaves the retry policy's backoff.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = time.Until(t)
+	}
+	return max(0, min(d, maxRetryAfter))
+}

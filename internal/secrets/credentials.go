@@ -1,0 +1,109 @@
+package secrets
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a2aflow/a2aflow/internal/blobstore"
+)
+
+// ErrNoCredential: the reference names no credential of the task.
+var ErrNoCredential = errors.New("no such credential for this task")
+
+// Credential is a secret a user gave a task that asked for it
+// (auth-required): an API key, a token, a password.
+type Credential struct {
+	// Service names what the credential is for, as the task asked ("github").
+	Service string `json:"service"`
+	// AuthType says what kind of credential it is, as the task asked
+	// ("bearer", "api_key", "basic", "oauth2"...).
+	AuthType string `json:"authType"`
+	// Secret is the value itself. It never leaves the store but to the
+	// activity that uses it.
+	Secret string `json:"secret"`
+	// TaskID and Owner are the task it was given to and its owner.
+	TaskID string `json:"taskId"`
+	Owner  string `json:"owner,omitempty"`
+	// Created is when it was given.
+	Created time.Time `json:"created"`
+}
+
+// CredentialStore keeps credentials sealed in the payload store, one blob
+// per credential under <namespace>/credentials/<task ID>/<ref>. A task's
+// history holds the reference only.
+type CredentialStore struct {
+	// Store is the payload store api and worker share; required.
+	Store blobstore.Store
+	// Sealer seals every credential; without a key the store refuses to
+	// keep any, as a credential must never be kept in the clear.
+	Sealer *Sealer
+	// Namespace is the Temporal namespace, the first segment of every key.
+	Namespace string
+}
+
+// refPrefix starts every credential reference.
+const refPrefix = "cred-"
+
+// Put seals and stores c and returns its reference.
+func (s *CredentialStore) Put(ctx context.Context, c Credential) (string, error) {
+	if !s.Sealer.Enabled() {
+		return "", errors.New("no secrets key is configured (--push-key): credentials cannot be kept")
+	}
+	if c.TaskID == "" || c.Secret == "" {
+		return "", errors.New("a credential needs its task and its secret")
+	}
+	if err := blobstore.ValidateKey(c.TaskID); err != nil {
+		return "", fmt.Errorf("credential for task %q: %w", c.TaskID, err)
+	}
+	id := make([]byte, 12)
+	_, _ = rand.Read(id)
+	ref := refPrefix + hex.EncodeToString(id)
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	sealed := s.Sealer.Seal(string(raw), sealContext(c.TaskID, ref))
+	if err := s.Store.Put(ctx, s.key(c.TaskID, ref), []byte(sealed)); err != nil {
+		return "", fmt.Errorf("store the credential: %w", err)
+	}
+	return ref, nil
+}
+
+// Get returns the credential ref of task taskID.
+func (s *CredentialStore) Get(ctx context.Context, taskID, ref string) (Credential, error) {
+	if !strings.HasPrefix(ref, refPrefix) || blobstore.ValidateKey(ref) != nil || blobstore.ValidateKey(taskID) != nil {
+		return Credential{}, ErrNoCredential
+	}
+	data, err := s.Store.Get(ctx, s.key(taskID, ref))
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return Credential{}, ErrNoCredential
+	}
+	if err != nil {
+		return Credential{}, fmt.Errorf("read credential %s: %w", ref, err)
+	}
+	plain, err := s.Sealer.Open(string(data), sealContext(taskID, ref))
+	if err != nil {
+		return Credential{}, fmt.Errorf("open credential %s: %w", ref, err)
+	}
+	var c Credential
+	if err := json.Unmarshal([]byte(plain), &c); err != nil || c.TaskID != taskID {
+		return Credential{}, ErrNoCredential
+	}
+	return c, nil
+}
+
+func (s *CredentialStore) key(taskID, ref string) string {
+	ns := s.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/credentials/" + taskID + "/" + ref
+}
+
+func sealContext(taskID, ref string) string { return "credential:" + taskID + ":" + ref }
