@@ -47,7 +47,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -405,7 +404,7 @@ func newBenchRaw(b testing.TB, s *server) *benchRaw {
 	}
 	b.Cleanup(c.Close)
 	r := &benchRaw{c: c, queue: "bench-" + uuid.NewString()}
-	reg, err := workflows.NewRegistry(agents.Echo())
+	reg, err := workflows.NewRegistry(benchEchoAgent())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -554,7 +553,7 @@ func (r *benchRaw) resumeRun(ctx context.Context, w int) (string, time.Duration,
 func (r *benchRaw) taskEcho(queue string) benchOp { return r.taskEchoRun(queue).timed }
 
 func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
-	agent := agents.Echo()
+	agent := benchEchoAgent()
 	return func(ctx context.Context, w int) (string, time.Duration, error) {
 		text := fmt.Sprintf("hello from client %d", w)
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
@@ -987,4 +986,17 @@ func newBenchBinding(b testing.TB, ctx context.Context, baseURL string, n int, b
 		e.clients = append(e.clients, c)
 	}
 	return e
+}
+
+// benchEchoAgent is the echo agent of the a2aflow command (its demo agents
+// are the command's own): it completes at once with the text it was sent.
+func benchEchoAgent() *workflows.Agent {
+	return &workflows.Agent{
+		Name:   "echo",
+		Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo"}},
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			t.Reply(t.Text())
+			return nil
+		},
+	}
 }

@@ -64,7 +64,9 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 	defer hook.Close()
 
 	dataDir := t.TempDir()
-	s := startServe(t, dataDir, "--github-api-url", github.URL, "--push-allow-hosts", "loopback", "--log-level", "debug")
+	// The issues agent is a demo of the a2aflow command: it reads its GitHub
+	// API from its own environment variable, not from a2aflow's flags.
+	s := startServeEnv(t, dataDir, []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--push-allow-hosts", "loopback", "--log-level", "debug")
 	ctx := testContext(t)
 	c, _ := newClient(t, ctx, s.APIURL+"/agents/issues")
 

@@ -17,8 +17,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2aext"
-
-	"github.com/a2aflow/a2aflow/agents"
 )
 
 // headerRecorder is an http.RoundTripper that keeps the A2A-Extensions
@@ -47,7 +45,7 @@ func (h *headerRecorder) take() []string {
 }
 
 // TestExtensions drives the report agent's artifact-versions extension
-// (agents.ArtifactVersionsExtension) end to end with a2a-go's client over
+// (artifactVersionsExtension) end to end with a2a-go's client over
 // JSON-RPC and HTTP+JSON: the card declares it, a2aext's activator asks
 // for it because the card does, the answer names it in its A2A-Extensions
 // header, the skill sees it (the artifact lists it and says what it
@@ -61,8 +59,8 @@ func TestExtensions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != agents.ArtifactVersionsExtension {
-		t.Fatalf("report card declares extensions %+v, want %s", card.Capabilities.Extensions, agents.ArtifactVersionsExtension)
+	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != artifactVersionsExtension {
+		t.Fatalf("report card declares extensions %+v, want %s", card.Capabilities.Extensions, artifactVersionsExtension)
 	}
 	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
 		t.Run(string(binding), func(t *testing.T) {
@@ -80,21 +78,21 @@ func TestExtensions(t *testing.T) {
 			}
 			// The activator asks for the extension because the card has it;
 			// it would leave out one the card lacks.
-			activating := newClient(a2aclient.WithCallInterceptors(a2aext.NewActivator(agents.ArtifactVersionsExtension, "urn:example:not-declared")))
+			activating := newClient(a2aclient.WithCallInterceptors(a2aext.NewActivator(artifactVersionsExtension, "urn:example:not-declared")))
 			msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Q3 review\nRevenue grew 12%."))
 			msg.Extensions = []string{"urn:example:note-ext"}
 			msg.Metadata = map[string]any{"urn:example:note-ext": map[string]any{"tag": "go"}}
 			rec.take()
 			task := sendTask(t, ctx, activating, msg)
-			if got := rec.take(); !slices.Equal(got, []string{agents.ArtifactVersionsExtension}) {
-				t.Errorf("A2A-Extensions answered: %q, want [%s]", got, agents.ArtifactVersionsExtension)
+			if got := rec.take(); !slices.Equal(got, []string{artifactVersionsExtension}) {
+				t.Errorf("A2A-Extensions answered: %q, want [%s]", got, artifactVersionsExtension)
 			}
 			if len(task.Artifacts) != 1 {
 				t.Fatalf("task %s has %d artifacts, want 1", task.ID, len(task.Artifacts))
 			}
 			a := task.Artifacts[0]
-			if !slices.Equal(a.Extensions, []string{agents.ArtifactVersionsExtension}) || a.Metadata["refines"] != "" || a.Metadata["version"] != float64(1) {
-				t.Errorf("artifact with the extension: extensions %q metadata %v, want [%s] and version 1, refines \"\"", a.Extensions, a.Metadata, agents.ArtifactVersionsExtension)
+			if !slices.Equal(a.Extensions, []string{artifactVersionsExtension}) || a.Metadata["refines"] != "" || a.Metadata["version"] != float64(1) {
+				t.Errorf("artifact with the extension: extensions %q metadata %v, want [%s] and version 1, refines \"\"", a.Extensions, a.Metadata, artifactVersionsExtension)
 			}
 			read, err := activating.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 			if err != nil {
@@ -128,17 +126,17 @@ func TestExtensions(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"ext-v03","role":"user","parts":[{"kind":"text","text":"Legacy\nnotes"}]}}}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, agentURL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-A2A-Extensions", "urn:example:unknown, "+agents.ArtifactVersionsExtension)
+	req.Header.Set("X-A2A-Extensions", "urn:example:unknown, "+artifactVersionsExtension)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if got := resp.Header.Get("X-A2A-Extensions"); got != agents.ArtifactVersionsExtension {
-		t.Errorf("0.3 answer X-A2A-Extensions %q, want %s\n%s", got, agents.ArtifactVersionsExtension, raw)
+	if got := resp.Header.Get("X-A2A-Extensions"); got != artifactVersionsExtension {
+		t.Errorf("0.3 answer X-A2A-Extensions %q, want %s\n%s", got, artifactVersionsExtension, raw)
 	}
-	if !bytes.Contains(raw, []byte(agents.ArtifactVersionsExtension)) {
+	if !bytes.Contains(raw, []byte(artifactVersionsExtension)) {
 		t.Errorf("0.3 answer's artifact does not list the extension:\n%s", raw)
 	}
 }
@@ -177,7 +175,7 @@ func TestJSExtensions(t *testing.T) {
 		t.Run(binding, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "extensions.mjs", s.APIURL+"/agents/report", binding, agents.ArtifactVersionsExtension)
+			cmd := exec.CommandContext(ctx, node, "extensions.mjs", s.APIURL+"/agents/report", binding, artifactVersionsExtension)
 			cmd.Dir = dir
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -204,7 +202,7 @@ func TestJSExtensions(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("extensions.mjs printed no report: %v\n%s\n%s", err, &stdout, &stderr)
 			}
-			uri := agents.ArtifactVersionsExtension
+			uri := artifactVersionsExtension
 			if !slices.Equal(got.CardExtensions, []string{uri}) {
 				t.Errorf("card extensions %q, want [%s]", got.CardExtensions, uri)
 			}
@@ -222,3 +220,7 @@ func TestJSExtensions(t *testing.T) {
 		})
 	}
 }
+
+// artifactVersionsExtension is the URI of the report agent's extension
+// (the a2aflow command's demo agents).
+const artifactVersionsExtension = "https://github.com/a2aflow/a2aflow/extensions/artifact-versions/v1"

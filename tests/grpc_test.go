@@ -17,8 +17,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
-
-	"github.com/a2aflow/a2aflow/agents"
 )
 
 // TestGRPCBinding checks what the gRPC binding (serve --grpc-addr) adds to
@@ -102,13 +100,13 @@ func TestGRPCBinding(t *testing.T) {
 
 	t.Run("tenant routes and extensions", func(t *testing.T) {
 		var header metadata.MD
-		resp, err := send(metadata.AppendToOutgoingContext(authed, "a2a-extensions", agents.ArtifactVersionsExtension),
+		resp, err := send(metadata.AppendToOutgoingContext(authed, "a2a-extensions", artifactVersionsExtension),
 			"report", "Q3 review\nRevenue grew.", grpc.Header(&header))
 		if err != nil {
 			t.Fatalf("SendMessage to report: %v", err)
 		}
-		if got := header.Get("a2a-extensions"); !slices.Contains(got, agents.ArtifactVersionsExtension) {
-			t.Errorf("activated extensions metadata = %q, want %s", got, agents.ArtifactVersionsExtension)
+		if got := header.Get("a2a-extensions"); !slices.Contains(got, artifactVersionsExtension) {
+			t.Errorf("activated extensions metadata = %q, want %s", got, artifactVersionsExtension)
 		}
 		task := resp.GetTask()
 		if task.GetStatus().GetState() != a2apb.TaskState_TASK_STATE_COMPLETED || len(task.GetArtifacts()) != 1 {

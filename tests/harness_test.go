@@ -171,6 +171,12 @@ type server struct {
 // three times.
 func startServe(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
+	return startServeEnv(t, dataDir, nil, extra...)
+}
+
+// startServeEnv is startServe with env added to the process's environment.
+func startServeEnv(t testing.TB, dataDir string, env []string, extra ...string) *server {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		s := &server{
 			APIURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
@@ -186,7 +192,7 @@ func startServe(t testing.TB, dataDir string, extra ...string) *server {
 			"--data-dir", dataDir,
 			"--log-level", "warn",
 		}, extra...)
-		p := start(t, "a2aflow serve", nil, s.serveArgs...)
+		p := start(t, "a2aflow serve", env, s.serveArgs...)
 		if err := p.tryOutput("a2aflow is serving", 2*time.Minute); err != nil {
 			if attempt < 3 && strings.Contains(p.out.String(), "address already in use") {
 				t.Logf("a2aflow serve: a port was taken meanwhile, trying others: %s", strings.TrimSpace(p.out.String()))

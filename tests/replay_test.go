@@ -21,12 +21,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -35,7 +32,7 @@ import (
 // fetches the task's workflow history and replays it against the current
 // workflow code, which must reproduce it exactly. With
 // A2AFLOW_RECORD_HISTORY=1 it also writes the history to
-// agents/testdata/travel.history.json, the fixture the agents package replays
+// cmd/a2aflow/internal/demo/testdata/travel.history.json, the fixture the agents package replays
 // so that a change breaking running tasks fails CI.
 func TestReplayRecordedTravelHistory(t *testing.T) {
 	s := startServe(t, t.TempDir())
@@ -48,7 +45,7 @@ func TestReplayRecordedTravelHistory(t *testing.T) {
 // TestReplayRecordedExpensesHistory does the same for an expense that waits
 // for the finance group (its approval webhook notice included) and is
 // approved through the REST API; the fixture is
-// agents/testdata/expenses.history.json.
+// cmd/a2aflow/internal/demo/testdata/expenses.history.json.
 func TestReplayRecordedExpensesHistory(t *testing.T) {
 	s := startServe(t, t.TempDir())
 	ctx := testContext(t)
@@ -82,7 +79,7 @@ func startContinuingServe(t *testing.T) *server {
 // the one asked before, and the conversation holds one question per answer),
 // and the last run takes the date and the travellers and books once. Every
 // run is replayed against the current workflow code. With
-// A2AFLOW_RECORD_HISTORY=1 it writes two fixtures to agents/testdata/:
+// A2AFLOW_RECORD_HISTORY=1 it writes two fixtures to cmd/a2aflow/internal/demo/testdata/:
 // travel-continued-ask.history.json, the first run, which asks the date and
 // ends ContinuedAsNew while the question waits, and
 // travel-continued-resume.history.json, the last run, which starts from the
@@ -189,7 +186,7 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 // again) and the inbox still lists it; decided through REST, the task
 // completes with one receipt. Every run is replayed against the current
 // workflow code. With A2AFLOW_RECORD_HISTORY=1 it writes
-// agents/testdata/expenses-continued-approval.history.json (the first run,
+// cmd/a2aflow/internal/demo/testdata/expenses-continued-approval.history.json (the first run,
 // ending ContinuedAsNew with the approval pending) and
 // expenses-continued-resume.history.json (the last run: it starts from the
 // continued task, is decided and completes).
@@ -463,7 +460,7 @@ func checkSelfContained(t *testing.T, name string, h *history.History) {
 
 // replayRuns replays every run against the current workflow code and, with
 // A2AFLOW_RECORD_HISTORY=1, writes the runs named in fixtures (by index) to
-// agents/testdata/.
+// cmd/a2aflow/internal/demo/testdata/.
 func replayRuns(t *testing.T, runs []taskRun, fixtures map[int]string) {
 	t.Helper()
 	for i, r := range runs {
@@ -477,22 +474,32 @@ func replayRuns(t *testing.T, runs []taskRun, fixtures map[int]string) {
 }
 
 // replayHistory replays the history of one run against the current
-// workflow code. The workflow ID is the task ID, from which approval IDs
-// derive: the replay runs under the recorded workflow and run IDs, not the
-// replayer's defaults.
+// workflow code, as `a2aflow replay FILE` of the binary under test does (its
+// agents are the a2aflow command's own). The replay runs under the recorded
+// workflow ID, from which approval IDs derive.
 func replayHistory(h *history.History, runID string) error {
-	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-	started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
-	if runID == "" {
-		runID = started.GetOriginalExecutionRunId()
+	_ = runID // the replayer reads the run from the history's start event
+	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
+	if err != nil {
+		return err
 	}
-	return replayer.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: runID},
-	})
+	dir, err := os.MkdirTemp("", "a2aflow-replay-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "run.history.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		return err
+	}
+	out, err := exec.Command(binary, "replay", "--data-dir", dir, "--log-level", "warn", file).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("a2aflow replay: %v\n%s", err, out)
+	}
+	return nil
 }
 
-// recordFixture writes h to agents/testdata/fixture when
+// recordFixture writes h to cmd/a2aflow/internal/demo/testdata/fixture when
 // A2AFLOW_RECORD_HISTORY=1.
 func recordFixture(t *testing.T, h *history.History, fixture string) {
 	t.Helper()
@@ -503,7 +510,7 @@ func recordFixture(t *testing.T, h *history.History, fixture string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "agents", "testdata", fixture)
+	path := filepath.Join("..", "cmd", "a2aflow", "internal", "demo", "testdata", fixture)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +582,7 @@ func timerEnds(h *history.History) []time.Time {
 
 // replayAndRecord fetches the history of the completed task id, replays it
 // against the current workflow code and, with A2AFLOW_RECORD_HISTORY=1,
-// writes it to agents/testdata/fixture.
+// writes it to cmd/a2aflow/internal/demo/testdata/fixture.
 func replayAndRecord(t *testing.T, ctx context.Context, s *server, id a2a.TaskID, fixture string) {
 	t.Helper()
 	tc := dialTemporal(t, s)

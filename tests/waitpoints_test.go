@@ -124,7 +124,7 @@ func getJSONWith(t *testing.T, url string, headers map[string]string, out any) i
 // the CLI after the server was killed and restarted mid-wait (completed
 // once), and a fourth passes its deadline and fails. The REST-completed
 // task's history replays (A2AFLOW_RECORD_HISTORY=1 records it as
-// agents/testdata/changes-waitpoint.history.json).
+// cmd/a2aflow/internal/demo/testdata/changes-waitpoint.history.json).
 func TestWaitpoints(t *testing.T) {
 	const aliceKey, bobKey = "alice-waitpoint-key", "bob-waitpoint-key"
 	t.Setenv("A2AFLOW_API_KEYS", fmt.Sprintf("alice=%s,bob=%s", aliceKey, bobKey))

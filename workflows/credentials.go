@@ -1,11 +1,15 @@
 package workflows
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 )
 
 // Credentials through auth-required. A task that needs the user's
@@ -46,12 +50,35 @@ type CredentialRequest struct {
 	Prompt string `json:"prompt,omitempty"`
 }
 
-// CredentialRef names a credential the user gave: what activities get, to
-// resolve it with the credential store of the worker (secrets.CredentialStore).
+// CredentialRef names a credential the user gave: what the skill hands its
+// activities, which read the secret with [CredentialRef.Secret].
 type CredentialRef struct {
 	Ref      string `json:"ref"`
 	Service  string `json:"service"`
 	AuthType string `json:"authType"`
+}
+
+// ErrNoCredential is returned (wrapped) by [CredentialRef.Secret] when the
+// reference names no credential of the activity's task.
+var ErrNoCredential = workerenv.ErrNoCredential
+
+// Secret returns the secret the user gave for r. Call it in an activity of
+// the task that asked for the credential, on an a2aflow worker, right where
+// the secret is used: never in workflow code, and never return it, so that
+// the secret stays out of the task's history. The worker keeps credentials
+// sealed; a reference resolves for its own task only.
+func (r CredentialRef) Secret(ctx context.Context) (string, error) {
+	if !activity.IsActivity(ctx) {
+		return "", fmt.Errorf("credential %s: %w", r.Ref, workerenv.ErrNoEnv)
+	}
+	env, err := workerenv.From(ctx)
+	if err != nil {
+		return "", fmt.Errorf("credential %s: %w", r.Ref, err)
+	}
+	if env.Credentials == nil {
+		return "", fmt.Errorf("credential %s: this worker keeps no credentials (it has no --push-key)", r.Ref)
+	}
+	return env.Credentials.Secret(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, r.Ref)
 }
 
 // RequireCredential asks the user for a credential and returns its

@@ -82,15 +82,6 @@ const (
 	// outbound client, for the model to read. activities.Files implements it.
 	ActivityFetchFile = "FetchFile"
 
-	// ActivityBookTrip books the travel agent's trip, once per calling
-	// task (an activities.BookTripInput, answering an activities.Booking).
-	ActivityBookTrip = "BookTrip"
-
-	// ActivityListIssues lists a GitHub repository's open issues with a
-	// credential the user gave through auth-required (an
-	// activities.ListIssuesInput, answering []activities.Issue).
-	ActivityListIssues = "ListIssues"
-
 	// ActivityAgentSkills reads a remote agent's skills from its card in the
 	// agent directory (an activities.AgentSkillsInput, answering an
 	// activities.AgentSkillsOutput), for an agent that has one tool per
@@ -106,7 +97,7 @@ func BuiltinActivities() []string {
 	return []string{
 		ActivityNotifyApprovalWebhook, ActivitySendRemoteMessage, ActivityFollowRemoteTask,
 		ActivityCancelRemoteTask, ActivityStoreHistoryPage, ActivityDeliverPush, ActivityFetchTask,
-		ActivityContextHistory, ActivityCompleteChat, ActivityFetchFile, ActivityBookTrip, ActivityListIssues,
+		ActivityContextHistory, ActivityCompleteChat, ActivityFetchFile,
 		ActivityAgentSkills,
 	}
 }

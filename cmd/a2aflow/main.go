@@ -13,7 +13,7 @@ package main
 
 import (
 	"github.com/a2aflow/a2aflow"
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
 )
 
-func main() { a2aflow.Main(agents.All()...) }
+func main() { a2aflow.Main(demo.All()...) }

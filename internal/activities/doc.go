@@ -9,3 +9,7 @@
 // its workflow and activity ID, so a retry after a crash never repeats a side
 // effect. Invalid input is a non-retryable application error.
 package activities
+
+// ErrTypeInvalidInput is the application error type of input an activity
+// refuses; it is not retried.
+const ErrTypeInvalidInput = "InvalidInput"

@@ -12,13 +12,11 @@ import (
 // task calling one fails with Temporal's "activity not registered" until a
 // worker that has it picks the call up.
 type Set struct {
-	Bookings         *Bookings
 	Webhooks         *Webhooks
 	ApprovalWebhooks *ApprovalWebhooks
 	LLM              *LLM
 	Tasks            *Tasks
 	HistoryPages     *HistoryPages
-	GitHub           *GitHub
 	Remote           *Remote
 	Files            *Files
 	// Directory is the agent directory; Register registers its AgentSkills
@@ -57,12 +55,6 @@ func (s Set) Register(r worker.ActivityRegistry) {
 	}
 	if s.Files != nil {
 		reg(workflows.ActivityFetchFile, s.Files.FetchFile)
-	}
-	if s.Bookings != nil {
-		reg(workflows.ActivityBookTrip, s.Bookings.BookTrip)
-	}
-	if s.GitHub != nil {
-		reg(workflows.ActivityListIssues, s.GitHub.ListIssues)
 	}
 	if s.Directory != nil {
 		reg(workflows.ActivityAgentSkills, s.Directory.AgentSkills)

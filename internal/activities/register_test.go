@@ -47,7 +47,7 @@ func TestActivityNames(t *testing.T) {
 	// What the workflow code calls: the activity argument of every
 	// workflow.ExecuteActivity in the packages holding workflow code.
 	called := map[string][]string{}
-	for _, dir := range []string{"../../workflows", "../../agents", "../../llm"} {
+	for _, dir := range []string{"../../workflows", "../llmagents", "../../llm"} {
 		for file, calls := range executeActivityCalls(t, dir) {
 			for _, c := range calls {
 				if file == "../../llm/tool.go" && c.expr == "activityName" {
@@ -69,9 +69,9 @@ func TestActivityNames(t *testing.T) {
 	// What the worker registers.
 	var rec recorder
 	activities.Set{
-		Bookings: &activities.Bookings{}, Webhooks: &activities.Webhooks{}, ApprovalWebhooks: &activities.ApprovalWebhooks{},
+		Webhooks: &activities.Webhooks{}, ApprovalWebhooks: &activities.ApprovalWebhooks{},
 		LLM: &activities.LLM{}, Tasks: &activities.Tasks{}, HistoryPages: &activities.HistoryPages{},
-		GitHub: &activities.GitHub{}, Remote: &activities.Remote{}, Files: &activities.Files{},
+		Remote: &activities.Remote{}, Files: &activities.Files{},
 		Directory: &activities.Directory{},
 	}.Register(&rec)
 	registered := map[string]bool{}

@@ -9,12 +9,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// testApp is the app of cmd/a2aflow: the built-in agents.
-func testApp() *App { return &App{Agents: agents.All()} }
+// testApp is a program's app with two agents of its own.
+func testApp() *App {
+	handle := func(ctx workflow.Context, t *workflows.Task) error { t.Reply(t.Text()); return nil }
+	return &App{Agents: []*workflows.Agent{{Name: "travel", Handle: handle}, {Name: "echo", Handle: handle}, {Name: "expenses", Handle: handle}}}
+}
 
 func TestRunRefusesInvalidAgents(t *testing.T) {
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
@@ -39,7 +41,7 @@ func TestRunRefusesInvalidAgents(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
-	root := NewRoot(&App{Agents: agents.All(), Version: "po 1.2.3"})
+	root := NewRoot(&App{Agents: testApp().Agents, Version: "po 1.2.3"})
 	root.SetArgs([]string{"version"})
 	root.SetOut(&out)
 	if err := root.Execute(); err != nil {

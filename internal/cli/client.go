@@ -53,6 +53,14 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
+// ExitCode returns the process exit status Main gives err (0 for nil).
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	return reportError(io.Discard, err)
+}
+
 // reportError prints err (unless it only carries an exit code) and returns
 // the process exit code for it.
 func reportError(w io.Writer, err error) int {

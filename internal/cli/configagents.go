@@ -9,12 +9,12 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// agentSection is one [[agents]] (or [agents.NAME]) section of the config
+// agentSection is one [[agents]] (or [demo.NAME]) section of the config
 // file: settings of a program's agent (idle-timeout, while-working, its LLM
 // provider and model), or an LLM agent without Go code when it has a
 // system-prompt.
@@ -39,7 +39,7 @@ type agentSection struct {
 // agentKeys are the keys of an agents section, with what each does; the
 // reference (docs/config.md) lists them from here.
 var agentKeys = []struct{ Key, Doc string }{
-	{"name", "the agent's name (lower-case letters, digits and '-'); in [agents.NAME] the table's name"},
+	{"name", "the agent's name (lower-case letters, digits and '-'); in [demo.NAME] the table's name"},
 	{"idle-timeout", "cancel the agent's task left waiting for the user's answer longer than this (e.g. 72h); --idle-timeout NAME=D overrides it"},
 	{"while-working", "a message sent while a task works: enqueue (default), reject or interrupt"},
 	{"description", "LLM agent: its card's description"},
@@ -63,13 +63,13 @@ var llmOnlyKeys = []string{"description", "version", "system-prompt", "tools", "
 func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
 
 // spec is the section as an LLM agent's spec.
-func (s agentSection) spec() agents.LLMAgentSpec {
-	return agents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
+func (s agentSection) spec() llmagents.LLMAgentSpec {
+	return llmagents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
 		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns}
 }
 
 // parseAgentSections reads the file's agents value: an array of tables
-// ([[agents]] with name) or a table of tables ([agents.NAME]).
+// ([[agents]] with name) or a table of tables ([demo.NAME]).
 func parseAgentSections(path string, v any) ([]agentSection, error) {
 	var out []agentSection
 	switch x := v.(type) {
@@ -103,7 +103,7 @@ func parseAgentSections(path string, v any) ([]agentSection, error) {
 			out = append(out, s)
 		}
 	default:
-		return nil, fmt.Errorf("config file %s: key \"agents\": want [[agents]] sections or [agents.NAME] tables", path)
+		return nil, fmt.Errorf("config file %s: key \"agents\": want [[agents]] sections or [demo.NAME] tables", path)
 	}
 	seen := map[string]bool{}
 	for _, s := range out {
@@ -299,7 +299,7 @@ func (c *config) registry() (*workflows.Registry, error) {
 		if _, builtin := reg.Get(s.Name); builtin {
 			return nil, fmt.Errorf("config file %s: agents: %q is an agent of this program; give the LLM agent another name", s.path, s.Name)
 		}
-		all = append(all, agents.LLMAgent(s.spec()))
+		all = append(all, llmagents.LLMAgent(s.spec()))
 	}
 	if reg, err = workflows.NewRegistry(all...); err != nil {
 		return nil, fmt.Errorf("config file %s: agents: %w", c.ConfigFile, err)

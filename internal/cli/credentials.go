@@ -3,25 +3,15 @@ package cli
 import (
 	"log/slog"
 
-	"github.com/spf13/pflag"
-
 	"github.com/a2aflow/a2aflow/internal/secrets"
 )
 
 // credentialsConfig holds what the credentials of auth-required answers
 // need: the secrets key (the push key, which seals every secret a2aflow
-// keeps) and the payload store they are kept in, and the issues agent's
-// GitHub API.
+// keeps) and the payload store they are kept in.
 type credentialsConfig struct {
-	// GitHubAPI is the GitHub REST API the issues agent calls.
-	GitHubAPI string
 	// store is built by buildCredentials; nil: no credentials are kept.
 	store *secrets.CredentialStore
-}
-
-func (c *credentialsConfig) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&c.GitHubAPI, "github-api-url", env("A2AFLOW_GITHUB_API_URL", "https://api.github.com"),
-		"GitHub REST API the issues agent calls, e.g. a GitHub Enterprise server's https://HOST/api/v3 (A2AFLOW_GITHUB_API_URL)")
 }
 
 // buildCredentials opens the credential store over the payload store,

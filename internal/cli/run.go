@@ -15,16 +15,17 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/agents"
 	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
-	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/hints/pghints"
 	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
+	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
+	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -144,6 +145,13 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 	wopts.Interceptors = append(wopts.Interceptors,
 		workflows.NewLoggingInterceptor(), // task keys on workflow and activity logs
 		workflows.NewOwnerInterceptor())   // the task's owner for its activities
+	// What the agents' own activities reach from their context: the
+	// database and the credentials users gave their tasks (workerenv).
+	env := &workerenv.Env{DB: store.DB()}
+	if cfg.Credentials.store != nil {
+		env.Credentials = cfg.Credentials.store
+	}
+	wopts.BackgroundActivityContext = workerenv.With(context.Background(), env)
 	w := worker.New(c, cfg.TaskQueue, wopts)
 	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
 	if hints != nil {
@@ -185,26 +193,16 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 	// Every outbound request of the activities below goes through the
 	// guarded outbound client.
 	out := outbound.New(outbound.Options{Policy: outboundPolicy})
-	// The GitHub API the operator configured: its host trusted, answers
-	// bounded as the activity reads them (4 MiB).
-	githubAPI := cfg.Credentials.GitHubAPI
-	if githubAPI == "" {
-		githubAPI = activities.DefaultGitHubAPI
-	}
-	githubUse := outbound.Use{Name: "GitHub API", MaxBody: 4 << 20, HeaderTimeout: 30 * time.Second, Timeout: 30 * time.Second}
 	// Delegation to remote A2A agents and the directory tools, the directory
 	// seen as the task's owner sees it.
 	owners := &activities.WorkflowOwners{Client: c}
 	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
 	activities.Set{
-		Bookings:         &activities.Bookings{Store: store},
 		Webhooks:         cfg.Push.activity(),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
 		LLM:              &activities.LLM{Provider: provider, Providers: providers},
 		Tasks:            &activities.Tasks{Client: c},
 		HistoryPages:     &activities.HistoryPages{Store: payloads},
-		GitHub: &activities.GitHub{BaseURL: cfg.Credentials.GitHubAPI, Credentials: cfg.Credentials.store,
-			Client: out.HTTPClient(githubUse.Trusting(githubAPI))},
 		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners,
 			RequireSignedPeers: cfg.RequireSignedPeers},
 		// File parts given by URI, fetched for the model through the guard.
@@ -213,8 +211,9 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 		// the config file (configagents.go).
 		Directory: directory,
 	}.Register(w)
-	llm.RegisterTools(w, agents.AssistantTools()...)
-	llm.RegisterTools(w, agents.DirectoryTools(directory)...)
+	// The built-in tools of LLM agents (llmagents).
+	llm.RegisterTools(w, llmagents.ActivityTools()...)
+	llm.RegisterTools(w, llmagents.DirectoryTools(directory)...)
 	// The agents' own activities, under the names Agent.Activities gives them.
 	if err := workflows.RegisterActivities(w, reg.Agents()...); err != nil {
 		closeAll()

@@ -40,7 +40,6 @@ this program's agents.`,
 	cfg.Push.bind(cmd.Flags(), true)
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
 	cfg.bindPeers(cmd.Flags())
-	cfg.Credentials.bind(cmd.Flags())
 	cfg.Lifecycle.bind(cmd.Flags())
 	cfg.bindConfigFile(cmd) // configfile.go
 	return cmd

@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/internal/models"
-	"github.com/a2aflow/a2aflow/internal/namespaces"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/hints/pghints"
 	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/namespaces"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -162,7 +162,6 @@ func newWorkerCmd(app *App) *cobra.Command {
 	cfg.bindWorker(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), true)
 	cfg.ApprovalWebhooks.bind(cmd.Flags())
-	cfg.Credentials.bind(cmd.Flags())
 	cfg.Lifecycle.bind(cmd.Flags())
 	cfg.Lifecycle.bindHealth(cmd.Flags())
 	cfg.bindConfigFile(cmd) // configfile.go

@@ -13,7 +13,6 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 )
 
@@ -118,7 +117,7 @@ func migrateSQLite(dsn string) error {
 	}
 	defer closeDB(db)
 	return db.Transaction(func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&Booking{}, &RemoteAgent{}); err != nil {
+		if err := tx.AutoMigrate(&RemoteAgent{}); err != nil {
 			return err
 		}
 		return migrateAgentScopes(tx)
@@ -154,7 +153,7 @@ func openPostgres(dsn string) (*Store, error) {
 		}
 		defer conn.Exec("SELECT pg_advisory_unlock(?)", pgMigrateLock)
 		return conn.Transaction(func(tx *gorm.DB) error {
-			if err := tx.AutoMigrate(&Booking{}, &RemoteAgent{}); err != nil {
+			if err := tx.AutoMigrate(&RemoteAgent{}); err != nil {
 				return err
 			}
 			return migrateAgentScopes(tx)
@@ -166,6 +165,10 @@ func openPostgres(dsn string) (*Store, error) {
 	}
 	return &Store{db: db, nameOrder: `name COLLATE "C"`}, nil
 }
+
+// DB returns the database, for the tables of agents' own activities
+// (workerenv): a2aflow's tables are the Store's to change.
+func (s *Store) DB() *gorm.DB { return s.db }
 
 // isDuplicate reports whether err is the violation of a unique index.
 func (s *Store) isDuplicate(err error) bool {
@@ -194,54 +197,5 @@ func closeDB(db *gorm.DB) error {
 	return sqlDB.Close()
 }
 
-// Booking is a reservation made by the travel agent's booking activity.
-type Booking struct {
-	// IdempotencyKey identifies the request that made the booking (the task
-	// ID), so an activity retried after a crash finds its booking instead of
-	// booking twice.
-	IdempotencyKey string `gorm:"primaryKey" json:"-"`
-	// Reference is the confirmation code shown to the traveller.
-	Reference   string    `gorm:"uniqueIndex;not null" json:"reference"`
-	Destination string    `json:"destination"`
-	Date        string    `json:"date"`
-	Travellers  int       `json:"travellers"`
-	CreatedAt   time.Time `json:"createdAt"`
-}
-
-// BeforeCreate keeps microseconds of a given CreatedAt, as PostgreSQL does.
-func (b *Booking) BeforeCreate(*gorm.DB) error {
-	b.CreatedAt = b.CreatedAt.Truncate(time.Microsecond)
-	return nil
-}
-
 // ErrNotFound is returned when a record does not exist.
 var ErrNotFound = errors.New("not found")
-
-// CreateBooking stores b unless a booking with its IdempotencyKey exists, and
-// returns the stored booking either way.
-func (s *Store) CreateBooking(b *Booking) (*Booking, error) {
-	if err := s.db.Clauses(clause.OnConflict{DoNothing: true}).Create(b).Error; err != nil {
-		return nil, fmt.Errorf("create booking: %w", err)
-	}
-	return s.Booking(b.IdempotencyKey)
-}
-
-// Booking returns the booking made for idempotencyKey.
-func (s *Store) Booking(idempotencyKey string) (*Booking, error) {
-	var b Booking
-	err := s.db.First(&b, "idempotency_key = ?", idempotencyKey).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, fmt.Errorf("booking %s: %w", idempotencyKey, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("booking %s: %w", idempotencyKey, err)
-	}
-	return &b, nil
-}
-
-// CountBookings returns how many bookings exist, for tests and health pages.
-func (s *Store) CountBookings() (int64, error) {
-	var n int64
-	err := s.db.Model(&Booking{}).Count(&n).Error
-	return n, err
-}

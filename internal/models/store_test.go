@@ -1,7 +1,6 @@
 package models
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,46 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 )
-
-func TestCreateBookingIsIdempotent(t *testing.T) { eachBackend(t, testCreateBookingIsIdempotent) }
-
-func testCreateBookingIsIdempotent(t *testing.T, b backend) {
-	s, dsn := openNew(t, b)
-	first, err := s.CreateBooking(&Booking{IdempotencyKey: "task-1", Reference: "AF-1", Destination: "Lisbon", Date: "2026-12-01", Travellers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A retried activity carries a new reference; the first booking wins.
-	again, err := s.CreateBooking(&Booking{IdempotencyKey: "task-1", Reference: "AF-2", Destination: "Lisbon", Date: "2026-12-01", Travellers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(first, again, cmpopts.EquateApproxTime(0)); diff != "" {
-		t.Errorf("retried booking differs (-want +got):\n%s", diff)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	// The booking survives reopening the database.
-	s, err = Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	n, err := s.CountBookings()
-	if err != nil || n != 1 {
-		t.Fatalf("CountBookings() = %d, %v; want 1", n, err)
-	}
-	if _, err := s.Booking("task-2"); err == nil {
-		t.Error("Booking(unknown) returned no error")
-	}
-}
 
 func TestIsPostgresDSN(t *testing.T) {
 	tests := []struct {
@@ -249,43 +211,6 @@ func TestOpenConcurrently(t *testing.T) {
 			if err != nil {
 				t.Errorf("Open #%d: %v", i, err)
 			}
-		}
-	})
-}
-
-// A new booking whose reference is taken stores nothing (ON CONFLICT DO
-// NOTHING covers every unique index on both backends) and says not found;
-// times keep microseconds.
-func TestCreateBookingConflicts(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
-		s, _ := openNew(t, b)
-		at := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.UTC)
-		first, err := s.CreateBooking(&Booking{IdempotencyKey: "task-1", Reference: "AF-1", Destination: "Lisbon", CreatedAt: at})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := at.Truncate(time.Microsecond); !first.CreatedAt.Equal(want) {
-			t.Errorf("CreatedAt = %v, want %v", first.CreatedAt, want)
-		}
-		if _, err := s.CreateBooking(&Booking{IdempotencyKey: "task-2", Reference: "AF-1", Destination: "Porto"}); !errors.Is(err, ErrNotFound) {
-			t.Errorf("CreateBooking(taken reference) error = %v, want ErrNotFound", err)
-		}
-		got, err := s.Booking("task-1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(first, got); diff != "" {
-			t.Errorf("first booking changed (-want +got):\n%s", diff)
-		}
-		if n, err := s.CountBookings(); err != nil || n != 1 {
-			t.Errorf("CountBookings() = %d, %v; want 1", n, err)
-		}
-		now, err := s.CreateBooking(&Booking{IdempotencyKey: "task-3", Reference: "AF-3"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if now.CreatedAt.IsZero() || now.CreatedAt.Nanosecond()%1000 != 0 {
-			t.Errorf("CreatedAt set by the store = %v, want whole microseconds", now.CreatedAt)
 		}
 	})
 }

@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 )
 
 // ErrNoCredential: the reference names no credential of the task.
-var ErrNoCredential = errors.New("no such credential for this task")
+var ErrNoCredential = workerenv.ErrNoCredential
 
 // Credential is a secret a user gave a task that asked for it
 // (auth-required): an API key, a token, a password.
@@ -74,6 +75,18 @@ func (s *CredentialStore) Put(ctx context.Context, c Credential) (string, error)
 	}
 	return ref, nil
 }
+
+// Secret returns the secret of the credential ref of task taskID, for
+// activities (workflows.CredentialRef.Secret through workerenv).
+func (s *CredentialStore) Secret(ctx context.Context, taskID, ref string) (string, error) {
+	c, err := s.Get(ctx, taskID, ref)
+	if err != nil {
+		return "", err
+	}
+	return c.Secret, nil
+}
+
+var _ workerenv.Credentials = (*CredentialStore)(nil)
 
 // Get returns the credential ref of task taskID.
 func (s *CredentialStore) Get(ctx context.Context, taskID, ref string) (Credential, error) {

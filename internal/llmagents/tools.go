@@ -1,4 +1,4 @@
-package agents
+package llmagents
 
 import (
 	"context"
@@ -19,61 +19,14 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// Assistant returns the assistant agent: an LLM tool loop (llm.Worker) over
-// the conversation of the task's context, with real tools: a clock and a
-// calculator (activities), the task's own artifacts, and ask_user, which asks
-// the user a question and waits for the answer as long as it takes.
-//
-// Without a configured LLM the task fails with a message saying how to
-// configure one: failed rather than completed, so a client (or a calling
-// agent) does not take the explanation for an answer. Every other agent
-// works as before.
-func Assistant() *workflows.Agent {
-	return &workflows.Agent{
-		Name:        "assistant",
-		Description: "A general assistant on a large language model, with a clock, a calculator, the task's artifacts, and questions back to you when it needs to know more.",
-		Skills: []a2a.AgentSkill{{
-			ID:          "chat",
-			Name:        "Chat",
-			Description: "Answers questions, computes exactly with a calculator, tells the time in any time zone, asks you when something is unclear, and saves documents as artifacts.",
-			Tags:        []string{"llm", "assistant"},
-			Examples:    []string{"What is 17.5% of 2,340?", "What time is it in Tokyo?", "Write a packing list for a weekend in Lisbon and save it."},
-		}},
-		// Files are read by the model: images and PDFs as the provider's
-		// image and document content, text files as text.
-		InputModes: []string{"text/plain", "application/json", "text/*", "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"},
-		Handle:     assist,
-	}
-}
-
-// assistantSystemPrompt tells the model what its tools are for.
-const assistantSystemPrompt = `You are the a2aflow assistant. Answer concisely.
-Use the calculator for any arithmetic instead of computing in your head, and the clock for the date or time.
-When you need information only the user has, ask with ask_user.
-When the user asks for a document (a list, a draft, a summary to keep), save it with save_artifact and say so.
-Use list_artifacts to see what this task has saved already.
-list_agents shows the remote A2A agents you know; call_agent delegates a request to one of them (its questions reach the user), and remember_agent adds an agent by URL.`
-
 // NotConfiguredMessage is the assistant's answer when the worker has no LLM.
 const NotConfiguredMessage = "The assistant needs a large language model and none is configured. " +
 	"Set OPENAI_BASE_URL (any OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama) and OPENAI_API_KEY if it needs one, " +
 	"or ANTHROPIC_API_KEY, and A2AFLOW_LLM_MODEL to choose the model, where the a2aflow worker runs; then restart it."
 
-func assist(ctx workflow.Context, t *workflows.Task) error {
-	thread, err := t.ContextThread(ctx)
-	if err != nil {
-		// The context's earlier tasks are a help, not a need: answer from this task.
-		workflow.GetLogger(ctx).Warn("context thread unavailable, using the task's own", "error", err)
-		thread = t.Thread()
-	}
-	tools := append([]llm.Tool{llm.AskUser(t), listArtifactsTool(t), saveArtifactTool(t), callAgentTool(t)}, AssistantTools()...)
-	tools = append(tools, DirectoryTools(nil)...)
-	return replyFromLLM(ctx, t, thread, tools, llm.WithSystem(assistantSystemPrompt), llm.WithUsage(t))
-}
-
-// replyFromLLM runs the model with tools on thread and replies with its
+// ReplyFromLLM runs the model with tools on thread and replies with its
 // answer: the assistant's and every config-file LLM agent's last step.
-func replyFromLLM(ctx workflow.Context, t *workflows.Task, thread workflows.Thread, tools []llm.Tool, opts ...llm.Option) error {
+func ReplyFromLLM(ctx workflow.Context, t *workflows.Task, thread workflows.Thread, tools []llm.Tool, opts ...llm.Option) error {
 	answer, err := llm.Worker(tools...).Run(ctx, thread, opts...)
 	if llm.IsNotConfigured(err) {
 		return errors.New(NotConfiguredMessage)
@@ -88,9 +41,9 @@ func replyFromLLM(ctx workflow.Context, t *workflows.Task, thread workflows.Thre
 	return nil
 }
 
-// AssistantTools returns the assistant's activity tools. The worker registers
-// them with llm.RegisterTools(w, agents.AssistantTools()...).
-func AssistantTools() []llm.Tool {
+// ActivityTools returns the assistant's activity tools. The worker registers
+// them with llm.RegisterTools(w, agents.ActivityTools()...).
+func ActivityTools() []llm.Tool {
 	return []llm.Tool{clockTool, calculatorTool}
 }
 
@@ -201,11 +154,11 @@ type CallAgentOutput struct {
 	Artifacts []string `json:"artifacts,omitempty"`
 }
 
-// callAgentTool delegates to a remote agent with Task.CallAgent: durable,
+// CallAgentTool delegates to a remote agent with Task.CallAgent: durable,
 // with the remote agent's questions asked of our user, and its artifacts
 // copied into this task. A remote task that fails or is rejected is a result
 // the model reads, not the end of this task.
-func callAgentTool(t *workflows.Task) llm.Tool {
+func CallAgentTool(t *workflows.Task) llm.Tool {
 	return llm.WorkflowTool("call_agent", "Delegates a request to a remote A2A agent from the directory and returns its answer; its artifacts are saved to this task.",
 		func(ctx workflow.Context, in CallAgentInput) (CallAgentOutput, error) {
 			return callAgent(ctx, t, in.Agent, in.Message)
@@ -238,9 +191,9 @@ type ArtifactView struct {
 	Text    string `json:"text"`
 }
 
-// listArtifactsTool returns the task's artifacts, read in the workflow: they
+// ListArtifactsTool returns the task's artifacts, read in the workflow: they
 // are workflow state, so no activity is needed.
-func listArtifactsTool(t *workflows.Task) llm.Tool {
+func ListArtifactsTool(t *workflows.Task) llm.Tool {
 	return llm.WorkflowTool("list_artifacts", "Lists the artifacts (saved documents) of this task with their text.",
 		func(ctx workflow.Context, _ struct{}) ([]ArtifactView, error) {
 			views := []ArtifactView{}
@@ -264,8 +217,8 @@ type SaveArtifactInput struct {
 	Text string `json:"text" jsonschema:"description=The document in Markdown" validate:"required"`
 }
 
-// saveArtifactTool saves a document as an artifact of the task.
-func saveArtifactTool(t *workflows.Task) llm.Tool {
+// SaveArtifactTool saves a document as an artifact of the task.
+func SaveArtifactTool(t *workflows.Task) llm.Tool {
 	return llm.WorkflowTool("save_artifact", "Saves a document as an artifact of this task, for the user to keep.",
 		func(ctx workflow.Context, in SaveArtifactInput) (ArtifactView, error) {
 			a := workflows.TextArtifact(in.Name, in.Text)
@@ -273,4 +226,15 @@ func saveArtifactTool(t *workflows.Task) llm.Tool {
 			saved := t.Artifact(ctx, a)
 			return ArtifactView{ID: string(saved.ID), Name: saved.Name, Version: saved.Metadata["version"], Text: "saved"}, nil
 		})
+}
+
+// DirectoryTools returns the list_agents and remember_agent tools over d,
+// activities the worker registers with llm.RegisterTools. Workflow code
+// (the router, the assistant) only needs their names and schemas and may
+// pass nil.
+func DirectoryTools(d *activities.Directory) []llm.Tool {
+	return []llm.Tool{
+		llm.NewTool("list_agents", "Lists the remote A2A agents this agent knows (its directory), with their descriptions and skills; format \"simple\" gives names, URLs and health only.", d.ListAgents),
+		llm.NewTool("remember_agent", "Fetches the agent card at a URL and adds that A2A agent to the directory, so tasks can be delegated to it.", d.RememberAgent),
+	}
 }

@@ -1,4 +1,4 @@
-package agents_test
+package demo_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -54,7 +54,7 @@ func callTool(id, name, args string) llm.Response {
 func newAssistantEnv(provider llm.Provider, earlier []*a2a.Message) *testsuite.TestWorkflowEnvironment {
 	env := newTaskEnv()
 	env.RegisterActivity(&activities.LLM{Provider: provider})
-	llm.RegisterTools(env, agents.AssistantTools()...)
+	llm.RegisterTools(env, llmagents.ActivityTools()...)
 	env.RegisterActivity(&activities.Tasks{})
 	env.OnActivity((*activities.Tasks)(nil).ContextHistory, mock.Anything, mock.Anything).Return(earlier, nil)
 	return env
@@ -130,7 +130,7 @@ func TestAssistant(t *testing.T) {
 func TestAssistantWithoutLLM(t *testing.T) {
 	env := newAssistantEnv(nil, nil)
 	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "assistant", Message: userText("hello")})
-	want := statusView{State: a2a.TaskStateFailed, Message: agent(agents.NotConfiguredMessage)}
+	want := statusView{State: a2a.TaskStateFailed, Message: agent(llmagents.NotConfiguredMessage)}
 	if diff := cmp.Diff(want, viewStatus(finalTask(t, env))); diff != "" {
 		t.Errorf("final status (-want +got):\n%s", diff)
 	}
@@ -151,86 +151,5 @@ func TestAssistantWithoutContextHistory(t *testing.T) {
 	want := statusView{State: a2a.TaskStateCompleted, Message: agent("1 message(s)")}
 	if diff := cmp.Diff(want, viewStatus(finalTask(t, env))); diff != "" {
 		t.Errorf("final status (-want +got):\n%s", diff)
-	}
-}
-
-func TestCalculator(t *testing.T) {
-	tests := []struct {
-		expression string
-		want       string
-		wantErr    string
-	}{
-		{"2 + 3 * 4", "14", ""},
-		{"2340 * 17.5 / 100", "409.5", ""},
-		{"7 / 2", "3.5", ""},
-		{"2 ** 10", "1024", ""},
-		{"sqrt(2) * sqrt(2) > 1.99", "true", ""},
-		{"round(pi * 100) / 100", "3.14", ""},
-		{"max(3, 9, 4) % 5", "4", ""},
-		{"1 / 0", "", "the result is +Inf"},
-		{"2 +", "", "cannot evaluate"},
-		{`"text"`, "", "the result is not a number but string"},
-		{`len("abc")`, "", "cannot evaluate"}, // non-arithmetic builtins are off
-		{"now()", "", "cannot evaluate"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.expression, func(t *testing.T) {
-			var suite testsuite.WorkflowTestSuite
-			env := suite.NewTestActivityEnvironment()
-			llm.RegisterTools(env, agents.AssistantTools()...)
-			value, err := env.ExecuteActivity(llm.ToolActivityPrefix+"calculator", agents.CalculatorInput{Expression: tt.expression})
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out agents.CalculatorOutput
-			if err := value.Get(&out); err != nil {
-				t.Fatal(err)
-			}
-			if out.Result != tt.want {
-				t.Errorf("result = %s, want %s", out.Result, tt.want)
-			}
-		})
-	}
-}
-
-func TestClock(t *testing.T) {
-	tests := []struct {
-		zone     string
-		wantZone string
-		wantErr  string
-	}{
-		{"", "UTC", ""},
-		{"Asia/Tokyo", "Asia/Tokyo", ""},
-		{"Mars/Olympus", "", `unknown time zone "Mars/Olympus"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.zone, func(t *testing.T) {
-			var suite testsuite.WorkflowTestSuite
-			env := suite.NewTestActivityEnvironment()
-			llm.RegisterTools(env, agents.AssistantTools()...)
-			value, err := env.ExecuteActivity(llm.ToolActivityPrefix+"clock", agents.ClockInput{TimeZone: tt.zone})
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out agents.ClockOutput
-			if err := value.Get(&out); err != nil {
-				t.Fatal(err)
-			}
-			if out.TimeZone != tt.wantZone || out.UTC == "" || out.Local == "" || out.Weekday == "" {
-				t.Errorf("clock = %+v, want the time in %s", out, tt.wantZone)
-			}
-		})
 	}
 }

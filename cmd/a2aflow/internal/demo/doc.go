@@ -23,7 +23,7 @@
 //
 // Each agent is a [workflows.Agent]: its card fields plus a handler written as
 // ordinary Temporal workflow code.
-package agents
+package demo
 
 import "github.com/a2aflow/a2aflow/workflows"
 

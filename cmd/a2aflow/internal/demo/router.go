@@ -1,4 +1,4 @@
-package agents
+package demo
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -117,23 +118,12 @@ Only name agents and tools from the lists given.`
 // registered on the worker (RouterTools); the others run in the workflow.
 func routerTools(t *workflows.Task) map[string]llm.Tool {
 	tools := map[string]llm.Tool{}
-	all := append([]llm.Tool{echoTool(), llmTool(t), summarizeTool(t), humanInputTool(t)}, AssistantTools()...)
-	all = append(all, DirectoryTools(nil)...)
+	all := append([]llm.Tool{echoTool(), llmTool(t), summarizeTool(t), humanInputTool(t)}, llmagents.ActivityTools()...)
+	all = append(all, llmagents.DirectoryTools(nil)...)
 	for _, tool := range all {
 		tools[tool.Name()] = tool
 	}
 	return tools
-}
-
-// DirectoryTools returns the list_agents and remember_agent tools over d,
-// activities the worker registers with llm.RegisterTools. Workflow code
-// (the router, the assistant) only needs their names and schemas and may
-// pass nil.
-func DirectoryTools(d *activities.Directory) []llm.Tool {
-	return []llm.Tool{
-		llm.NewTool("list_agents", "Lists the remote A2A agents this agent knows (its directory), with their descriptions and skills; format \"simple\" gives names, URLs and health only.", d.ListAgents),
-		llm.NewTool("remember_agent", "Fetches the agent card at a URL and adds that A2A agent to the directory, so tasks can be delegated to it.", d.RememberAgent),
-	}
 }
 
 // EchoInput is the argument of the echo tool.

@@ -1,4 +1,4 @@
-package agents_test
+package demo_test
 
 import (
 	"testing"

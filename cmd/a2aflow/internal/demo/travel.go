@@ -1,4 +1,4 @@
-package agents
+package demo
 
 import (
 	"fmt"
@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -29,6 +28,9 @@ func Travel() *workflows.Agent {
 			OutputModes: []string{"application/json", "text/plain"},
 		}},
 		Handle: bookFlight,
+		// The booking activity, registered on the worker under its name:
+		// the agent brings it, as any program's agent brings its own.
+		Activities: []any{workflows.Activity(ActivityBookTrip, BookTrip)},
 	}
 }
 
@@ -91,8 +93,8 @@ func bookFlight(ctx workflow.Context, t *workflows.Task) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 	})
-	var booking activities.Booking
-	err = workflow.ExecuteActivity(actx, workflows.ActivityBookTrip, activities.BookTripInput{
+	var booking Booking
+	err = workflow.ExecuteActivity(actx, ActivityBookTrip, BookTripInput{
 		Destination: destination, Date: date, Travellers: travellers,
 	}).Get(ctx, &booking)
 	if err != nil {

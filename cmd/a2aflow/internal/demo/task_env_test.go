@@ -1,4 +1,4 @@
-package agents_test
+package demo_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
@@ -24,9 +24,14 @@ func newTaskEnv() *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(agents.Builtin()).Run,
+	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(demo.Builtin()).Run,
 		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
+	// The agents' own activities (BookTrip, ListIssues), as the worker
+	// registers them.
+	if err := workflows.RegisterActivities(env, demo.All()...); err != nil {
+		panic(err)
+	}
 	return env
 }
 

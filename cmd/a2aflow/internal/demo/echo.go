@@ -1,4 +1,4 @@
-package agents
+package demo
 
 import (
 	"github.com/a2aproject/a2a-go/v2/a2a"

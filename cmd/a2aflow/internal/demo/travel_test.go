@@ -1,4 +1,4 @@
-package agents_test
+package demo_test
 
 import (
 	"encoding/json"
@@ -11,8 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -66,9 +65,9 @@ func TestTravelConversation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newTaskEnv()
-			env.OnActivity((*activities.Bookings)(nil).BookTrip, mock.Anything, activities.BookTripInput{
+			env.OnActivity(demo.ActivityBookTrip, mock.Anything, demo.BookTripInput{
 				Destination: "Lisbon", Date: "2026-12-24", Travellers: 2,
-			}).Return(&activities.Booking{
+			}).Return(&demo.Booking{
 				Reference: "AF-TEST42", Destination: "Lisbon", Date: "2026-12-24", Travellers: 2,
 			}, nil).Once()
 			start := env.Now()
@@ -111,7 +110,7 @@ func TestTravelConversation(t *testing.T) {
 			if diff := cmp.Diff(wantHistory, viewHistory(final.History)); diff != "" {
 				t.Errorf("final history (-want +got):\n%s", diff)
 			}
-			wantBooking := agents.TravelBooking{Reference: "AF-TEST42", Destination: "Lisbon", Date: "2026-12-24", Travellers: 2}
+			wantBooking := demo.TravelBooking{Reference: "AF-TEST42", Destination: "Lisbon", Date: "2026-12-24", Travellers: 2}
 			if len(final.Artifacts) != 1 {
 				t.Fatalf("got %d artifacts, want 1", len(final.Artifacts))
 			}
@@ -122,7 +121,7 @@ func TestTravelConversation(t *testing.T) {
 }
 
 // checkBookingArtifact checks a is the JSON booking artifact holding want.
-func checkBookingArtifact(t *testing.T, a *a2a.Artifact, want agents.TravelBooking) {
+func checkBookingArtifact(t *testing.T, a *a2a.Artifact, want demo.TravelBooking) {
 	t.Helper()
 	if a.ID != testTaskID+"-artifact-1" || a.Name != "booking" {
 		t.Errorf("artifact id %q name %q, want %q %q", a.ID, a.Name, testTaskID+"-artifact-1", "booking")
@@ -137,7 +136,7 @@ func checkBookingArtifact(t *testing.T, a *a2a.Artifact, want agents.TravelBooki
 	if err != nil {
 		t.Fatalf("artifact data: %v", err)
 	}
-	var got agents.TravelBooking
+	var got demo.TravelBooking
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatalf("artifact data %s: %v", raw, err)
 	}
@@ -155,9 +154,9 @@ func checkBookingArtifact(t *testing.T, a *a2a.Artifact, want agents.TravelBooki
 
 func TestTravelBookingFailure(t *testing.T) {
 	env := newTaskEnv()
-	env.OnActivity((*activities.Bookings)(nil).BookTrip, mock.Anything, activities.BookTripInput{
+	env.OnActivity(demo.ActivityBookTrip, mock.Anything, demo.BookTripInput{
 		Destination: "Atlantis", Date: "2026-12-24", Travellers: 1,
-	}).Return(nil, temporal.NewNonRetryableApplicationError("invalid booking: no such destination", activities.ErrTypeInvalidInput, nil)).Once()
+	}).Return(nil, temporal.NewNonRetryableApplicationError("invalid booking: no such destination", "InvalidInput", nil)).Once()
 	for i, say := range []string{"Atlantis", "2026-12-24", "1"} {
 		env.RegisterDelayedCallback(func() { sendMessage(env, userText(say)) }, time.Duration(i+1)*time.Minute)
 	}
@@ -206,7 +205,7 @@ func TestTravelCanceledWhileAsking(t *testing.T) {
 }
 
 func TestBuiltin(t *testing.T) {
-	reg := agents.Builtin()
+	reg := demo.Builtin()
 	if diff := cmp.Diff([]string{"travel", "assistant", "changes", "echo", "expenses", "issues", "report", "router"}, reg.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}

@@ -1,4 +1,4 @@
-package agents_test
+package demo_test
 
 import (
 	"os"
@@ -118,7 +118,7 @@ func TestGreeter(t *testing.T) {
 // TestREADMEShowsGreeter checks that the README's "Writing an agent" example
 // is the code of this file, so the README shows code that compiles and runs.
 func TestREADMEShowsGreeter(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +138,6 @@ func TestREADMEShowsGreeter(t *testing.T) {
 		t.Fatalf("the README's \"Writing an agent\" section has no Go block with the Greeter; it starts:\n%.300s", section)
 	}
 	if !strings.Contains(string(self), "\n"+block) {
-		t.Errorf("the README's Greeter is not the code of agents/greeter_example_test.go; README block:\n%s", block)
+		t.Errorf("the README's Greeter is not the code of cmd/a2aflow/internal/demo/greeter_example_test.go; README block:\n%s", block)
 	}
 }

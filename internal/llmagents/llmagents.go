@@ -1,4 +1,4 @@
-package agents
+package llmagents
 
 import (
 	"fmt"
@@ -108,11 +108,11 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 		case "ask_user":
 			tools = append(tools, llm.AskUser(t))
 		case "list_artifacts":
-			tools = append(tools, listArtifactsTool(t))
+			tools = append(tools, ListArtifactsTool(t))
 		case "save_artifact":
-			tools = append(tools, saveArtifactTool(t))
+			tools = append(tools, SaveArtifactTool(t))
 		case "call_agent":
-			tools = append(tools, callAgentTool(t))
+			tools = append(tools, CallAgentTool(t))
 		case "clock":
 			tools = append(tools, clockTool)
 		case "calculator":
@@ -146,7 +146,7 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 	if spec.MaxTurns > 0 {
 		opts = append(opts, llm.WithMaxTurns(spec.MaxTurns))
 	}
-	return replyFromLLM(ctx, t, thread, tools, opts...)
+	return ReplyFromLLM(ctx, t, thread, tools, opts...)
 }
 
 // RemoteSkillMessage is the argument of a remote skill tool.

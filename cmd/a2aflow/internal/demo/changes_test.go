@@ -1,4 +1,4 @@
-package agents_test
+package demo_test
 
 import (
 	"encoding/json"
@@ -12,13 +12,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
 // changeRecord reads the changes agent's artifact.
-func changeRecord(t *testing.T, task *a2a.Task) agents.ChangeRecord {
+func changeRecord(t *testing.T, task *a2a.Task) demo.ChangeRecord {
 	t.Helper()
 	if len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != 1 {
 		t.Fatalf("artifacts = %+v, want one change record", task.Artifacts)
@@ -27,7 +27,7 @@ func changeRecord(t *testing.T, task *a2a.Task) agents.ChangeRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec agents.ChangeRecord
+	var rec demo.ChangeRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func refusedAs(t *testing.T, typ, contains string) func(error) {
 // refused before history; the first valid completion wins, a second one is
 // refused as settled; the task completes with the ticket.
 func TestChangesWaitpoint(t *testing.T) {
-	env := workflowstest.New(t, agents.Changes(agents.ChangesConfig{}))
+	env := workflowstest.New(t, demo.Changes(demo.ChangesConfig{}))
 	id := workflowstest.WaitpointID(1)
 	env.Look(time.Minute, func(task *a2a.Task) {
 		if task.Status.State != a2a.TaskStateInputRequired {
@@ -77,7 +77,7 @@ func TestChangesWaitpoint(t *testing.T) {
 		t.Fatalf("state = %s (%s), want completed", task.Status.State, workflows.MessageText(task.Status.Message))
 	}
 	rec := changeRecord(t, task)
-	if rec.Ticket != (agents.Ticket{TicketID: "CHG-42", Approved: true, Comment: "go"}) || rec.Waitpoint != id || rec.Via != "test" || rec.By != "token" {
+	if rec.Ticket != (demo.Ticket{TicketID: "CHG-42", Approved: true, Comment: "go"}) || rec.Waitpoint != id || rec.Via != "test" || rec.By != "token" {
 		t.Errorf("record = %+v", rec)
 	}
 }
@@ -85,7 +85,7 @@ func TestChangesWaitpoint(t *testing.T) {
 // TestChangesWaitpointByMessage: the owner completes the waitpoint with a
 // message's data part; a refused ticket rejects the task.
 func TestChangesWaitpointByMessage(t *testing.T) {
-	env := workflowstest.New(t, agents.Changes(agents.ChangesConfig{}))
+	env := workflowstest.New(t, demo.Changes(demo.ChangesConfig{}))
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{
 		"waitpointId": workflowstest.WaitpointID(1),
 		"payload":     map[string]any{"ticket_id": "CHG-7", "approved": false, "comment": "freeze week"},
@@ -103,7 +103,7 @@ func TestChangesWaitpointByMessage(t *testing.T) {
 // TestChangesWaitpointDeadline: nothing completes the waitpoint within its
 // timeout; the task fails saying so, and a late completion is refused.
 func TestChangesWaitpointDeadline(t *testing.T) {
-	env := workflowstest.New(t, agents.Changes(agents.ChangesConfig{TicketTimeout: 2 * time.Hour}))
+	env := workflowstest.New(t, demo.Changes(demo.ChangesConfig{TicketTimeout: 2 * time.Hour}))
 	task := env.RunText("changes", "Rotate the TLS certificates")
 	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(workflows.MessageText(task.Status.Message), "deadline passed") {
 		t.Fatalf("state = %s (%s), want failed at the deadline", task.Status.State, workflows.MessageText(task.Status.Message))

@@ -1,4 +1,4 @@
-package agents_test
+package llmagents_test
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/agents"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
@@ -26,12 +26,12 @@ import (
 // remote agent the directory does not know gives no tools, and the task
 // still answers. The spec's model goes into the request.
 func TestLLMAgentRemoteSkillTools(t *testing.T) {
-	spec := agents.LLMAgentSpec{Name: "helper", SystemPrompt: "Be brief.", Model: "spec-model",
+	spec := llmagents.LLMAgentSpec{Name: "helper", SystemPrompt: "Be brief.", Model: "spec-model",
 		Tools: []string{"calculator", "call_agent"}, RemoteAgents: []string{"weather", "ghost"}}
 	if err := spec.Check(); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := workflows.NewRegistry(agents.LLMAgent(spec))
+	reg, err := workflows.NewRegistry(llmagents.LLMAgent(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func TestLLMAgentRemoteSkillTools(t *testing.T) {
 
 func TestLLMAgentSpecCheck(t *testing.T) {
 	for _, tc := range []struct {
-		spec agents.LLMAgentSpec
+		spec llmagents.LLMAgentSpec
 		want string
 	}{
-		{agents.LLMAgentSpec{Name: "a", SystemPrompt: "x", Tools: []string{"calculater"}}, `unknown tool "calculater"`},
-		{agents.LLMAgentSpec{Name: "a"}, "needs a system-prompt"},
+		{llmagents.LLMAgentSpec{Name: "a", SystemPrompt: "x", Tools: []string{"calculater"}}, `unknown tool "calculater"`},
+		{llmagents.LLMAgentSpec{Name: "a"}, "needs a system-prompt"},
 	} {
 		if err := tc.spec.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.spec, err, tc.want)

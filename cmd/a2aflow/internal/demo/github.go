@@ -1,4 +1,4 @@
-package activities
+package demo
 
 import (
 	"context"
@@ -12,28 +12,34 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/a2aflow/a2aflow/internal/secrets"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // GitHub calls the GitHub REST API for the issues agent with the token the
 // user gave the task (auth-required): the activity gets the credential's
-// reference and resolves it in the credential store, so the token is in no
-// activity input or result, and never in history.
+// reference and resolves it on the worker (workflows.CredentialRef.Secret),
+// so the token is in no activity input or result, and never in history.
 type GitHub struct {
 	// BaseURL is the API's root; default DefaultGitHubAPI.
 	BaseURL string
-	// Credentials resolves credential references; required.
-	Credentials *secrets.CredentialStore
 	// Client makes the requests; default a client with a 30 s timeout.
 	Client *http.Client
 }
 
 // DefaultGitHubAPI is GitHub's REST API.
 const DefaultGitHubAPI = "https://api.github.com"
+
+// GitHubAPIEnv names the environment variable with the GitHub API the
+// issues agent calls (a GitHub Enterprise server's https://HOST/api/v3, or
+// a test's fake); default DefaultGitHubAPI. It is the demo's own setting,
+// read by the a2aflow command when it builds its agents.
+const GitHubAPIEnv = "A2AFLOW_GITHUB_API_URL"
+
+// ActivityListIssues is the name of the issues agent's activity, in the
+// history of every issues task: it never changes.
+const ActivityListIssues = "ListIssues"
 
 // ErrTypeCredentialRefused is the non-retryable error type of a call the
 // service refused the credential for (401, 403): the task asks for another.
@@ -63,14 +69,10 @@ const maxGitHubBody = 4 << 20
 // most 30), calling GitHub with the task's credential.
 func (g *GitHub) ListIssues(ctx context.Context, in ListIssuesInput) ([]Issue, error) {
 	if !repoName.MatchString(in.Repo) {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%q is not a repository name like owner/name", in.Repo), ErrTypeInvalidInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%q is not a repository name like owner/name", in.Repo), errTypeInvalidInput, nil)
 	}
-	if g.Credentials == nil {
-		return nil, temporal.NewNonRetryableApplicationError("this worker has no credential store", ErrTypeInvalidInput, nil)
-	}
-	taskID := activity.GetInfo(ctx).WorkflowExecution.ID
-	cred, err := g.Credentials.Get(ctx, taskID, in.Credential.Ref)
-	if errors.Is(err, secrets.ErrNoCredential) {
+	secret, err := in.Credential.Secret(ctx)
+	if errors.Is(err, workflows.ErrNoCredential) {
 		return nil, temporal.NewNonRetryableApplicationError("the credential given to the task is gone", ErrTypeCredentialRefused, nil)
 	}
 	if err != nil {
@@ -82,9 +84,9 @@ func (g *GitHub) ListIssues(ctx context.Context, in ListIssuesInput) ([]Issue, e
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/repos/"+in.Repo+"/issues?state=open&per_page=30", nil)
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub API URL: %v", err), ErrTypeInvalidInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub API URL: %v", err), errTypeInvalidInput, nil)
 	}
-	req.Header.Set("Authorization", "Bearer "+cred.Secret)
+	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
 	hc := g.Client
@@ -109,11 +111,11 @@ func (g *GitHub) ListIssues(ctx context.Context, in ListIssuesInput) ([]Issue, e
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub refused the token (HTTP %d)", resp.StatusCode), ErrTypeCredentialRefused, nil)
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub knows no repository %s that the token can read", in.Repo), ErrTypeInvalidInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub knows no repository %s that the token can read", in.Repo), errTypeInvalidInput, nil)
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		return nil, fmt.Errorf("GitHub answered HTTP %d", resp.StatusCode) // retried
 	case resp.StatusCode != http.StatusOK:
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub answered HTTP %d", resp.StatusCode), ErrTypeInvalidInput, nil)
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("GitHub answered HTTP %d", resp.StatusCode), errTypeInvalidInput, nil)
 	}
 	var raw []struct {
 		Number      int                    `json:"number"`

@@ -1,8 +1,9 @@
-package agents
+package demo
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -22,7 +22,10 @@ import (
 // the credential store; the task, its history and every stream or webhook
 // see only a reference, which the ListIssues activity resolves when it
 // calls GitHub. A token GitHub refuses is asked for again.
+//
+// The agent calls the GitHub API that [GitHubAPIEnv] names.
 func Issues() *workflows.Agent {
+	gh := &GitHub{BaseURL: os.Getenv(GitHubAPIEnv)}
 	return &workflows.Agent{
 		Name:        "issues",
 		Description: "Lists the open issues of a GitHub repository. Asks for a GitHub token (auth-required); the token never enters the task's history.",
@@ -34,7 +37,8 @@ func Issues() *workflows.Agent {
 			Examples:    []string{"a2aproject/a2a-go", "List the issues of temporalio/sdk-go"},
 			OutputModes: []string{"application/json", "text/plain"},
 		}},
-		Handle: listIssues,
+		Handle:     listIssues,
+		Activities: []any{workflows.Activity(ActivityListIssues, gh.ListIssues)},
 	}
 }
 
@@ -74,11 +78,11 @@ func listIssues(ctx workflow.Context, t *workflows.Task) error {
 		if err != nil {
 			return err
 		}
-		var issues []activities.Issue
-		err = workflow.ExecuteActivity(actx, workflows.ActivityListIssues,
-			activities.ListIssuesInput{Repo: s.Repo, Credential: cred}).Get(ctx, &issues)
+		var issues []Issue
+		err = workflow.ExecuteActivity(actx, ActivityListIssues,
+			ListIssuesInput{Repo: s.Repo, Credential: cred}).Get(ctx, &issues)
 		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeCredentialRefused {
+		if errors.As(err, &appErr) && appErr.Type() == ErrTypeCredentialRefused {
 			prompt = fmt.Sprintf("GitHub refused that token. A GitHub token that can read %s, please.", s.Repo)
 			continue
 		}
