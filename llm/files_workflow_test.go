@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/llm"
 )
 
 // DefaultMaxFileBytes bounds a fetched file when Files.MaxBytes is 0: 4 MiB,

@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 

@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/internal/metrics"
+	"github.com/a2aflow/a2aflow/llm"
 )
 
 // LLM makes the LLM calls of the llm package's workflow helpers (Function,

@@ -20,8 +20,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
-	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/secrets"
 	"github.com/a2aflow/a2aflow/workflows"
 )

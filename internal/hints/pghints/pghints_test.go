@@ -12,10 +12,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/a2aflow/a2aflow/internal/pgtest"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/hints/hintstest"
 	"github.com/a2aflow/a2aflow/internal/hints/pghints"
+	"github.com/a2aflow/a2aflow/internal/pgtest"
 )
 
 func postgres(t *testing.T) string {
