@@ -663,17 +663,24 @@ func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok 
 // onDecisionMessage records the decision message in history (the audit
 // trail of the conversation), applies the decision and, for a blocking send,
 // answers once the task is interrupted again or ends.
-func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskUpdateResult, error) {
+func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (sendResult, error) {
 	if r.decisionOnly(in) {
 		// Another owner's task: the decision and nothing else. The answer
 		// is the approval, never the task (access.go).
 		r.rememberMessageID(in.Message.ID)
 		a, err := r.decide(ctx, d)
 		if err != nil {
-			return TaskUpdateResult{}, err
+			return sendResult{}, err
 		}
-		return TaskUpdateResult{Settled: true, Decision: &a}, nil
+		return sendResult{TaskUpdateResult: TaskUpdateResult{Settled: true}, Decision: &a}, nil
 	}
+	res, err := r.onOwnDecisionMessage(ctx, in, d)
+	return sendResult{TaskUpdateResult: res}, err
+}
+
+// onOwnDecisionMessage is onDecisionMessage for a decision on the sender's
+// own task.
+func (r *run) onOwnDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskUpdateResult, error) {
 	stored := *in.Message
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
 	r.record(ctx, &stored)

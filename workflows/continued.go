@@ -328,8 +328,8 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *SkillState) er
 	state := r.carry(t, skill)
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
-	return workflow.NewContinueAsNewError(dctx, TaskWorkflowName, TaskInput{
-		Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, Continued: state,
+	return workflow.NewContinueAsNewError(dctx, TaskWorkflowName, runInput{
+		TaskInput: TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner}, Continued: state,
 	})
 }
 

@@ -105,9 +105,6 @@ type TaskUpdateResult struct {
 	Status    *a2a.TaskStatus `json:"status,omitempty"`
 	Messages  int             `json:"messages,omitempty"`
 	Artifacts int             `json:"artifacts,omitempty"`
-	// Decision is set when the message was an approver's decision on a task
-	// of another owner: the caller gets the approval, never the task.
-	Decision *Approval `json:"decision,omitempty"`
 	// Task is the task after the message, as GetTask reads it, when the
 	// send asked for it (WantTask) and it is at most MaxResultTaskBytes.
 	Task *TaskSnapshot `json:"task,omitempty"`

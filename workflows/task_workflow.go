@@ -27,9 +27,6 @@ type TaskInput struct {
 	// API (Temporal UI, CLI, schedules). The API sends the first message with
 	// the UpdateSendMessage update of Update-with-Start instead.
 	Message *a2a.Message
-	// Continued is the task's state when this run continues an earlier run
-	// of the task (continue-as-new, see continued.go); nil for a new task.
-	Continued *ContinuedTask `json:",omitempty"`
 	// LongTasks, set by the API for the tasks it starts, runs the task with
 	// continue-as-new, history pages, idle timeouts and the first-message
 	// grace period without asking workflow.GetVersion: its input, in the
@@ -39,6 +36,15 @@ type TaskInput struct {
 	// GetVersion as before and gets the same behaviour; a newer one
 	// replaying that history skips the marker (the SDK allows it).
 	LongTasks bool `json:",omitempty"`
+}
+
+// runInput is the input of one run of the task workflow: the [TaskInput]
+// the API (or the Temporal UI, or a schedule) starts a task with and, when
+// this run continues an earlier run of the task (continue-as-new, see
+// continued.go), the task's state; the fields share one JSON object.
+type runInput struct {
+	TaskInput
+	Continued *ContinuedTask `json:",omitempty"`
 }
 
 // SendMessageInput is the argument of the UpdateSendMessage update.
@@ -105,7 +111,7 @@ type GetTaskInput struct {
 //	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run,
 //		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
 type TaskWorkflow struct {
-	agents      *Registry
+	agents      map[string]*Agent
 	notifier    Notifier
 	push        PushOptions
 	retryBudget time.Duration
@@ -123,7 +129,10 @@ func WithNotifier(n Notifier) TaskWorkflowOption {
 
 // NewTaskWorkflow returns the task workflow for the agents of reg.
 func NewTaskWorkflow(reg *Registry, opts ...TaskWorkflowOption) *TaskWorkflow {
-	w := &TaskWorkflow{agents: reg}
+	w := &TaskWorkflow{agents: map[string]*Agent{}}
+	for _, a := range reg.Agents() {
+		w.agents[a.Name] = a
+	}
 	for _, opt := range opts {
 		opt(w)
 	}
@@ -131,7 +140,7 @@ func NewTaskWorkflow(reg *Registry, opts ...TaskWorkflowOption) *TaskWorkflow {
 }
 
 func (w *TaskWorkflow) busyPolicy(agent string) BusyPolicy {
-	if a, ok := w.agents.Get(agent); ok {
+	if a, ok := w.agents[agent]; ok {
 		return a.WhileWorking
 	}
 	return EnqueueMessage
@@ -160,7 +169,7 @@ const ErrTypeNoFirstMessage = "NoFirstMessage"
 // whatever its terminal state (completed, failed, canceled or rejected); the
 // Temporal run itself only fails on a bug. A task that continues as new
 // returns a workflow.ContinueAsNewError instead (continued.go).
-func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*TaskSnapshot, error) {
+func (w *TaskWorkflow) Run(ctx workflow.Context, in runInput) (*TaskSnapshot, error) {
 	info := workflow.GetInfo(ctx)
 	r := &run{
 		agentName: in.Agent,
@@ -172,7 +181,7 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*TaskSnapshot, e
 		budget:    w.retryBudget,
 		limits:    w.limits.withDefaults(),
 	}
-	if a, ok := w.agents.Get(in.Agent); ok {
+	if a, ok := w.agents[in.Agent]; ok {
 		r.idleTimeout = a.IdleTimeout
 	}
 	if in.Continued != nil {
@@ -190,7 +199,7 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in TaskInput) (*TaskSnapshot, e
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
-	agent, known := w.agents.Get(in.Agent)
+	agent, known := w.agents[in.Agent]
 	var t *Task
 	if c := in.Continued; c != nil {
 		if !known {
@@ -488,7 +497,15 @@ func (r *run) checkAccessOrFirst(agent, owner string) error {
 	return nil
 }
 
-func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
+// sendResult is the result of the UpdateSendMessage update: the bounded
+// [TaskUpdateResult] and, for an approver's decision on a task of another
+// owner, the approval it decided (never the task: access.go).
+type sendResult struct {
+	TaskUpdateResult
+	Decision *Approval `json:"decision,omitempty"`
+}
+
+func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (sendResult, error) {
 	res, err := r.sendMessage(ctx, in)
 	if err == nil && in.WantTask && res.Decision == nil {
 		res.Task = r.smallSnapshot(in.HistoryLength)
@@ -516,14 +533,22 @@ func (r *run) smallSnapshot(historyLength *int) *TaskSnapshot {
 	return snap
 }
 
-func (r *run) sendMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
+func (r *run) sendMessage(ctx workflow.Context, in SendMessageInput) (sendResult, error) {
 	r.updates++
 	if c, ok := waitpointPart(in.Message); ok && !r.decisionOnly(in) {
-		return r.onWaitpointMessage(ctx, in, c)
+		res, err := r.onWaitpointMessage(ctx, in, c)
+		return sendResult{TaskUpdateResult: res}, err
 	}
 	if d, ok := r.decisionInMessage(in); ok {
 		return r.onDecisionMessage(ctx, in, d)
 	}
+	res, err := r.receiveUserMessage(ctx, in)
+	return sendResult{TaskUpdateResult: res}, err
+}
+
+// receiveUserMessage records a user message for the skill and, for a
+// blocking send, waits until the skill took it and stopped to wait or ended.
+func (r *run) receiveUserMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
 	r.addPushConfig(in.PushConfig)
 	r.extensions = in.Extensions
 	waitingForApprovals := (r.waitingApproval || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
