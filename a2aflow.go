@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/cli"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -44,10 +45,16 @@ type Option func(*cli.App)
 func WithLLM(p llm.Provider) Option { return func(a *cli.App) { a.LLM = p } }
 
 // WithRoutes adds the program's own routes to the A2A HTTP API, behind its
-// host check, limits and authentication; api.PrincipalFrom names the caller.
+// host check, limits and authentication; [Principal] names the caller.
 func WithRoutes(routes func(gin.IRouter)) Option {
 	return func(a *cli.App) { a.Routes = routes }
 }
+
+// Principal returns the authenticated caller of a request the API serves
+// (the request's context, e.g. c.Request.Context() in a route of
+// [WithRoutes]), or "" when authentication is off. Tasks record it as their
+// owner.
+func Principal(ctx context.Context) string { return api.PrincipalFrom(ctx) }
 
 // WithLogger makes l the logger of the server commands instead of the one on
 // standard error at --log-level in --log-format.

@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
@@ -29,17 +31,17 @@ func TestWithDefaults(t *testing.T) {
 	agent := &workflows.Agent{Name: "configured", Handle: func(ctx workflow.Context, t *workflows.Task) error {
 		return inner(llm.WithDefaults(ctx, "scripted", "file-model"), t)
 	}}
-	reg, err := workflows.NewRegistry(agent)
+	reg, err := engine.NewRegistry(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.RegisterActivity(&activities.LLM{Provider: p})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "task-defaults"})
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "configured", Message: userMessage("hi")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "configured", Message: userMessage("hi")})
 	finalTask(t, env)
 	reqs := p.requests()
 	if len(reqs) != 2 || reqs[0].Model != "file-model" || reqs[0].Provider != "scripted" || reqs[1].Model != "explicit" || reqs[1].Provider != "scripted" {

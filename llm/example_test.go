@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -37,14 +39,14 @@ type exampleModel func(call int, req llm.Request) llm.Response
 // with model answering its LLM calls and tools registered as a worker
 // registers them.
 func exampleEnv(agent *workflows.Agent, model exampleModel, tools ...llm.Tool) *testsuite.TestWorkflowEnvironment {
-	reg, err := workflows.NewRegistry(agent)
+	reg, err := engine.NewRegistry(agent)
 	if err != nil {
 		panic(err)
 	}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "task-1"})
 	var mu sync.Mutex
 	calls := 0
@@ -63,7 +65,7 @@ func exampleEnv(agent *workflows.Agent, model exampleModel, tools ...llm.Tool) *
 // exampleRun runs a task of the environment's agent from the user's first
 // message and returns the task as it ended.
 func exampleRun(env *testsuite.TestWorkflowEnvironment, agent, text string) *a2a.Task {
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{
 		Agent:   agent,
 		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
 	})
@@ -86,7 +88,7 @@ func exampleStatus(task *a2a.Task) {
 // exampleUsage prints the task's token usage as its metadata records it.
 func exampleUsage(task *a2a.Task) {
 	var u workflows.TokenUsage
-	raw, _ := json.Marshal(task.Metadata[workflows.UsageMetadataKey])
+	raw, _ := json.Marshal(task.Metadata[wire.UsageMetadataKey])
 	if err := json.Unmarshal(raw, &u); err != nil {
 		panic(err)
 	}
@@ -195,14 +197,14 @@ func ExampleWorker() {
 
 	env := exampleEnv(host, model, add) // registers the add activity, as llm.RegisterTools does on a worker
 	env.RegisterDelayedCallback(func() {
-		v, _ := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+		v, _ := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 		var waiting a2a.Task
 		_ = v.Get(&waiting)
 		exampleStatus(&waiting)
 		answer := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("2 adults, 3 children"))
-		env.UpdateWorkflow(workflows.UpdateSendMessage, answer.ID, &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateSendMessage, answer.ID, &testsuite.TestUpdateCallback{
 			OnAccept: func() {}, OnReject: func(err error) { fmt.Println(err) }, OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: answer, ReturnImmediately: true})
+		}, wire.SendMessageInput{Message: answer, ReturnImmediately: true})
 	}, 48*time.Hour)
 	task := exampleRun(env, "host", "A table for tonight, please.")
 	exampleStatus(task)

@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // File is a file the user gave the model, from an A2A file part: an image
@@ -101,7 +101,7 @@ func (f File) asText() string {
 }
 
 // FetchFileInput is the argument of the FetchFile activity
-// (workflows.ActivityFetchFile).
+// (wire.ActivityFetchFile).
 type FetchFileInput struct {
 	// URI is the file's http or https URL.
 	URI string `json:"uri"`
@@ -140,7 +140,7 @@ func fetchFiles(ctx workflow.Context, o *callOptions, msgs []Message) error {
 			}
 			var got FetchedFile
 			actx := workflow.WithActivityOptions(ctx, withSummary(o.activity, "fetch "+f.URI))
-			if err := workflow.ExecuteActivity(actx, workflows.ActivityFetchFile,
+			if err := workflow.ExecuteActivity(actx, wire.ActivityFetchFile,
 				FetchFileInput{URI: f.URI, MediaType: f.MediaType}).Get(ctx, &got); err != nil {
 				return err
 			}

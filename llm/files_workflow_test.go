@@ -11,8 +11,8 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // TestWorkerFetchesFileURIs: a file part given by URI is fetched by the
@@ -48,8 +48,8 @@ func TestWorkerFetchesFileURIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			files := &activities.Files{Client: outbound.New(outbound.Options{Policy: policy}).HTTPClient(activities.FileUse(0))}
-			env.RegisterActivityWithOptions(files.FetchFile, activity.RegisterOptions{Name: workflows.ActivityFetchFile})
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "loop", Message: msg})
+			env.RegisterActivityWithOptions(files.FetchFile, activity.RegisterOptions{Name: wire.ActivityFetchFile})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "loop", Message: msg})
 			task := finalTask(t, env)
 			if task.Status.State != tc.state {
 				t.Fatalf("state = %s (%q), want %s", task.Status.State, statusText(task), tc.state)

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -95,7 +96,7 @@ func schemaName(t reflect.Type) string {
 	if name == "" {
 		return "answer"
 	}
-	return workflows.OneLine(name, 64)
+	return wire.OneLine(name, 64)
 }
 
 // threadMessages turns an A2A conversation into model messages: user

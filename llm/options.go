@@ -6,12 +6,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // ActivityCompleteChat is the name of the activity that makes one LLM call
-// (a Request in, a Response out): workflows.ActivityCompleteChat.
-const ActivityCompleteChat = workflows.ActivityCompleteChat
+// (a Request in, a Response out): wire.ActivityCompleteChat.
+const ActivityCompleteChat = wire.ActivityCompleteChat
 
 // Application error types of LLM failures, as workflow code sees them in a
 // *temporal.ApplicationError.

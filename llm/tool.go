@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -163,7 +164,7 @@ func resultText(v any) (string, error) {
 
 // withSummary sets the activity's one-line summary shown in the Temporal UI.
 func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOptions {
-	o.Summary = workflows.OneLine(summary, 200)
+	o.Summary = wire.OneLine(summary, 200)
 	return o
 }
 

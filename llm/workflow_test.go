@@ -16,6 +16,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
@@ -64,7 +66,7 @@ var addTool = llm.NewTool("add", "Adds two integers.", func(ctx context.Context,
 })
 
 // testAgents are agents whose handlers use the llm helpers.
-func testAgents() *workflows.Registry {
+func testAgents() *engine.Registry {
 	plan := &workflows.Agent{Name: "plan", Handle: func(ctx workflow.Context, t *workflows.Task) error {
 		p, err := llm.Function[tripPlan](ctx, t.Text(), llm.WithUsage(t))
 		if err != nil {
@@ -81,7 +83,7 @@ func testAgents() *workflows.Registry {
 		t.Reply(answer)
 		return nil
 	}}
-	reg, err := workflows.NewRegistry(plan, loop)
+	reg, err := engine.NewRegistry(plan, loop)
 	if err != nil {
 		panic(err)
 	}
@@ -93,7 +95,7 @@ func newEnv(t *testing.T, p llm.Provider) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(testAgents()).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(testAgents(), engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.RegisterActivity(&activities.LLM{Provider: p})
 	llm.RegisterTools(env, addTool)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "task-1"})
@@ -121,7 +123,7 @@ func statusText(task *a2a.Task) string {
 	return workflows.MessageText(task.Status.Message)
 }
 
-func usageOf(task *a2a.Task) any { return task.Metadata[workflows.UsageMetadataKey] }
+func usageOf(task *a2a.Task) any { return task.Metadata[wire.UsageMetadataKey] }
 
 func usage(calls int) any {
 	return map[string]any{"inputTokens": float64(100 * calls), "outputTokens": float64(10 * calls), "calls": float64(calls)}
@@ -164,7 +166,7 @@ func TestFunction(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &scripted{answer: func(n int, req llm.Request) (llm.Response, error) { return text(tt.answers[n-1]), nil }}
 			env := newEnv(t, p)
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "plan", Message: userMessage("Plan a short trip")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan a short trip")})
 
 			task := finalTask(t, env)
 			if task.Status.State != tt.wantState {
@@ -216,7 +218,7 @@ func TestFunctionValidationErrorFedBack(t *testing.T) {
 		return text(`{"city":"Lisbon","days":1}`), nil
 	}}
 	env := newEnv(t, p)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "plan", Message: userMessage("Plan")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan")})
 	finalTask(t, env)
 	feedback := p.requests()[1].Messages[2].Text
 	if !strings.Contains(feedback, "tripPlan.Days") || !strings.Contains(feedback, "'min' tag") {
@@ -276,7 +278,7 @@ func TestLLMErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, tt.provider)
 			start := env.Now()
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "plan", Message: userMessage("Plan")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan")})
 			task := finalTask(t, env)
 			if task.Status.State != tt.wantState {
 				t.Fatalf("state = %s (%q), want %s", task.Status.State, statusText(task), tt.wantState)
@@ -301,12 +303,12 @@ func TestLLMErrors(t *testing.T) {
 func TestIsNotConfigured(t *testing.T) {
 	env := newEnv(t, nil)
 	var got error
-	reg, _ := workflows.NewRegistry(&workflows.Agent{Name: "probe", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+	reg, _ := engine.NewRegistry(&workflows.Agent{Name: "probe", Handle: func(ctx workflow.Context, t *workflows.Task) error {
 		_, got = llm.Function[tripPlan](ctx, "x")
 		return nil
 	}})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: "Probe"})
-	env.ExecuteWorkflow("Probe", workflows.TaskInput{Agent: "probe", Message: userMessage("x")})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: "Probe"})
+	env.ExecuteWorkflow("Probe", wire.TaskInput{Agent: "probe", Message: userMessage("x")})
 	if !llm.IsNotConfigured(got) {
 		t.Errorf("IsNotConfigured(%v) = false, want true", got)
 	}
@@ -337,20 +339,20 @@ func TestWorkerToolLoop(t *testing.T) {
 	var waiting *a2a.Task
 	env.RegisterDelayedCallback(func() {
 		// The loop waits in ask_user: the task asks the model's question.
-		value, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+		value, err := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 		if err != nil {
 			t.Errorf("query: %v", err)
 			return
 		}
 		_ = value.Get(&waiting)
-		env.UpdateWorkflow(workflows.UpdateSendMessage, "answer-1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateSendMessage, "answer-1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("answer rejected: %v", err) },
 			OnAccept:   func() {},
 			OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: userMessage("Lisbon"), ReturnImmediately: true})
+		}, wire.SendMessageInput{Message: userMessage("Lisbon"), ReturnImmediately: true})
 	}, 72*time.Hour) // a loop may wait for days
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "loop", Message: userMessage("What is 40+2? Then greet me by city.")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "loop", Message: userMessage("What is 40+2? Then greet me by city.")})
 
 	if waiting == nil || waiting.Status.State != a2a.TaskStateInputRequired || statusText(waiting) != "Which city are you in?" {
 		t.Fatalf("while waiting the task was %+v, want input-required asking the model's question", waiting)
@@ -401,7 +403,7 @@ func TestWorkerTooManyTurns(t *testing.T) {
 		return toolCall(fmt.Sprintf("c%d", n), "add", `{"a":1,"b":1}`), nil
 	}}
 	env := newEnv(t, p)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "loop", Message: userMessage("loop forever")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "loop", Message: userMessage("loop forever")})
 	task := finalTask(t, env)
 	if task.Status.State != a2a.TaskStateFailed || statusText(task) != "the model did not finish within 12 turns" {
 		t.Errorf("final status %s %q, want failed after 12 turns", task.Status.State, statusText(task))
@@ -417,11 +419,11 @@ func TestWorkerCanceledWhileAsking(t *testing.T) {
 	}}
 	env := newEnv(t, p)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateCancelTask, "cancel-1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateCancelTask, "cancel-1", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("cancel rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, workflows.CancelTaskInput{})
+		}, wire.CancelTaskInput{})
 	}, time.Hour)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "loop", Message: userMessage("ask me")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "loop", Message: userMessage("ask me")})
 	task := finalTask(t, env)
 	if task.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("state = %s (%q), want canceled", task.Status.State, statusText(task))

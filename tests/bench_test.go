@@ -47,6 +47,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -238,7 +240,7 @@ func BenchmarkEchoBreakdown(b *testing.B) {
 	a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/echo", benchConc)
 	raw := newBenchRaw(b, s)
 	names := []string{"raw-start", "raw-uws", "task-own", "task-srv", "a2a-http"}
-	idOps := []benchIDOp{raw.echoRun, raw.uwsEchoRun, raw.taskEchoRun(raw.queue), raw.taskEchoRun(workflows.DefaultTaskQueue), a2aSide.echoRun}
+	idOps := []benchIDOp{raw.echoRun, raw.uwsEchoRun, raw.taskEchoRun(raw.queue), raw.taskEchoRun(wire.DefaultTaskQueue), a2aSide.echoRun}
 	var ops []benchOp
 	for _, op := range idOps {
 		ops = append(ops, op.timed)
@@ -394,7 +396,7 @@ type benchRaw struct {
 // newBenchRaw dials the server's Temporal frontend and starts a worker on a
 // task queue of its own with the baseline workflows (and, for the
 // breakdown, a2aflow's TaskWorkflow serving the echo agent). It polls like
-// the a2aflow worker (workflows.WorkerOptions' pollers, not the SDK's 2).
+// the a2aflow worker (engine.WorkerOptions' pollers, not the SDK's 2).
 func newBenchRaw(b testing.TB, s *server) *benchRaw {
 	b.Helper()
 	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -404,17 +406,17 @@ func newBenchRaw(b testing.TB, s *server) *benchRaw {
 	}
 	b.Cleanup(c.Close)
 	r := &benchRaw{c: c, queue: "bench-" + uuid.NewString()}
-	reg, err := workflows.NewRegistry(benchEchoAgent())
+	reg, err := engine.NewRegistry(benchEchoAgent())
 	if err != nil {
 		b.Fatal(err)
 	}
 	w := worker.New(c, r.queue, worker.Options{
-		MaxConcurrentWorkflowTaskPollers: workflows.WorkflowTaskPollers,
-		MaxConcurrentActivityTaskPollers: workflows.ActivityTaskPollers,
+		MaxConcurrentWorkflowTaskPollers: engine.WorkflowTaskPollers,
+		MaxConcurrentActivityTaskPollers: engine.ActivityTaskPollers,
 	})
 	w.RegisterWorkflowWithOptions(benchEchoWorkflow, workflow.RegisterOptions{Name: benchRawEchoWorkflow})
 	w.RegisterWorkflowWithOptions(benchAwaitUpdatesWorkflow, workflow.RegisterOptions{Name: benchRawAwaitWorkflow})
-	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	if err := w.Start(); err != nil {
 		b.Fatalf("start worker: %v", err)
 	}
@@ -565,20 +567,20 @@ func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
 			WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 			WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
-				workflows.ContextIDKey.ValueSet(contextID),
-				workflows.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
-				workflows.AgentKey.ValueSet(agent.Name),
-				workflows.SkillKey.ValueSet(agent.DefaultSkill()),
+				wire.ContextIDKey.ValueSet(contextID),
+				wire.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
+				wire.AgentKey.ValueSet(agent.Name),
+				wire.SkillKey.ValueSet(agent.DefaultSkill()),
 			),
 			Memo: map[string]any{"agent": agent.Name, "text": text},
-		}, workflows.TaskWorkflowName, workflows.TaskInput{Agent: agent.Name, ContextID: contextID})
+		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID})
 		h, err := r.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{
 				WorkflowID:   taskID,
 				UpdateID:     msg.ID,
-				UpdateName:   workflows.UpdateSendMessage,
-				Args:         []any{workflows.SendMessageInput{Agent: agent.Name, Message: msg}},
+				UpdateName:   wire.UpdateSendMessage,
+				Args:         []any{wire.SendMessageInput{Agent: agent.Name, Message: msg}},
 				WaitForStage: client.WorkflowUpdateStageCompleted,
 			},
 		})

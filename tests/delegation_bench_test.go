@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -123,8 +124,8 @@ func newBenchRawDelegate(b testing.TB, ctx context.Context, s *server, remoteURL
 	r := &benchRawDelegate{c: raw.c, queue: "bench-delegate-" + uuid.NewString()}
 	// It polls like the a2aflow worker, as newBenchRaw's does.
 	w := worker.New(raw.c, r.queue, worker.Options{
-		MaxConcurrentWorkflowTaskPollers: workflows.WorkflowTaskPollers,
-		MaxConcurrentActivityTaskPollers: workflows.ActivityTaskPollers,
+		MaxConcurrentWorkflowTaskPollers: engine.WorkflowTaskPollers,
+		MaxConcurrentActivityTaskPollers: engine.ActivityTaskPollers,
 	})
 	w.RegisterActivityWithOptions(func(ctx context.Context, text string) (string, error) {
 		res, err := remote.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})

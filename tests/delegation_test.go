@@ -22,7 +22,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // extAgent is a remote A2A agent that is not a2aflow: a2a-go's own server
@@ -346,7 +346,7 @@ func TestDelegation(t *testing.T) {
 			// moves on (to the question, then past the answer; it does at
 			// once): no follow activity. (A polled agent may have moved on
 			// by the time the send answers, or not.)
-			if acts := scheduledActivities(t, ctx, s, task.ID); agent != "ext-poll" && slices.Contains(acts, workflows.ActivityFollowRemoteTask) {
+			if acts := scheduledActivities(t, ctx, s, task.ID); agent != "ext-poll" && slices.Contains(acts, wire.ActivityFollowRemoteTask) {
 				t.Errorf("activities of a delegation to %s, which streams: %v, want no follow", agent, acts)
 			}
 			if agent == "ext" {

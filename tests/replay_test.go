@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -154,7 +156,7 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 	}
 
 	runs := taskRuns(t, ctx, tc, id, continued)
-	dateWait := &workflows.ParkedWait{Kind: "input", Slot: "date"}
+	dateWait := &parkedWait{Kind: "input", Slot: "date"}
 	for i, r := range runs {
 		if i < len(runs)-1 {
 			next := continuedInput(t, r.history)
@@ -253,7 +255,7 @@ func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	})
 	// Visibility: the first run continued as new, the new one is the run
 	// pending for finance (what the inbox and GET /approvals read).
-	pendingQuery := fmt.Sprintf("WorkflowId = '%s' AND %s = 'finance'", id, workflows.PendingApprovalsKey.GetName())
+	pendingQuery := fmt.Sprintf("WorkflowId = '%s' AND %s = 'finance'", id, wire.PendingApprovalsKey.GetName())
 	waitFor(t, 20*time.Second, func() bool {
 		visible, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: pendingQuery})
 		if err != nil {
@@ -285,7 +287,7 @@ func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	runs := taskRuns(t, ctx, tc, id, 1)
 	first, last := runs[0], runs[len(runs)-1]
 	next := continuedInput(t, first.history)
-	if diff := cmp.Diff(&workflows.ParkedWait{Kind: "approval", ApprovalID: approvalID}, next.Skill.Wait); diff != "" {
+	if diff := cmp.Diff(&parkedWait{Kind: "approval", ApprovalID: approvalID}, next.Skill.Wait); diff != "" {
 		t.Errorf("the run continued as new in another wait (-want +got):\n%s", diff)
 	}
 	if a := next.Approvals.List; len(a) != 1 || a[0].ID != approvalID || a[0].State != workflows.ApprovalPending ||
@@ -295,11 +297,11 @@ func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	}
 	// finance is notified once, by the run that asked; the next run's
 	// timer ends at the deadline set then.
-	if n := countActivities(first.history, workflows.ActivityNotifyApprovalWebhook); n != 1 {
+	if n := countActivities(first.history, wire.ActivityNotifyApprovalWebhook); n != 1 {
 		t.Errorf("the first run notified %d times, want once (finance)", n)
 	}
 	for i, r := range runs[1:] {
-		if n := countActivities(r.history, workflows.ActivityNotifyApprovalWebhook); n != 0 {
+		if n := countActivities(r.history, wire.ActivityNotifyApprovalWebhook); n != 0 {
 			t.Errorf("run %d notified the approvers again (%d notices)", i+2, n)
 		}
 	}
@@ -453,7 +455,7 @@ func checkSelfContained(t *testing.T, name string, h *history.History) {
 			t.Errorf("%s: event %d (%s) holds %d bytes", name, e.GetEventId(), e.GetEventType(), len(raw))
 		}
 	}
-	if n := countActivities(h, workflows.ActivityStoreHistoryPage); n > 0 {
+	if n := countActivities(h, wire.ActivityStoreHistoryPage); n > 0 {
 		t.Errorf("%s: %d history pages written to the payload store", name, n)
 	}
 }
@@ -521,23 +523,23 @@ func recordFixture(t *testing.T, h *history.History, fixture string) {
 }
 
 // startInput decodes the input a run started with.
-func startInput(t *testing.T, h *history.History) workflows.TaskInput {
+func startInput(t *testing.T, h *history.History) runInput {
 	t.Helper()
-	var in workflows.TaskInput
+	var in runInput
 	decodePayloads(t, h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput(), &in)
 	return in
 }
 
 // continuedInput decodes the task a run handed to the next when it
 // continued as new.
-func continuedInput(t *testing.T, h *history.History) *workflows.ContinuedTask {
+func continuedInput(t *testing.T, h *history.History) *continuedTask {
 	t.Helper()
 	end := h.Events[len(h.Events)-1]
 	attrs := end.GetWorkflowExecutionContinuedAsNewEventAttributes()
 	if attrs == nil {
 		t.Fatalf("the run ended with %s, want continued as new", end.GetEventType())
 	}
-	var in workflows.TaskInput
+	var in runInput
 	decodePayloads(t, attrs.GetInput(), &in)
 	if in.Continued == nil || in.Continued.Skill == nil {
 		t.Fatalf("the run continued as new without the task's and the skill's state: %+v", in)
@@ -645,4 +647,33 @@ func TestReplayRunningTasks(t *testing.T) {
 	if err != nil || !bytes.Contains(out, []byte("replayed 2, 0 did not replay")) {
 		t.Fatalf("replay of the saved histories: %v\n%s", err, out)
 	}
+}
+
+// runInput is what these tests read of the task workflow's input: the
+// TaskInput the API starts a task with and, for a run that continues an
+// earlier one, the state it handed over (one JSON object).
+type runInput struct {
+	wire.TaskInput
+	Continued *continuedTask `json:",omitempty"`
+}
+
+// continuedTask is what these tests read of the state a run hands to the
+// next when the task continues as new.
+type continuedTask struct {
+	Task  *a2a.Task `json:"task"`
+	Skill *struct {
+		Wait *parkedWait `json:"wait,omitempty"`
+	} `json:"skill,omitempty"`
+	Approvals struct {
+		List    []*workflows.Approval `json:"list,omitempty"`
+		Notices []json.RawMessage     `json:"notices,omitempty"`
+	} `json:"approvals"`
+	Runs int `json:"runs"`
+}
+
+// parkedWait names the wait a skill was in when its task continued as new.
+type parkedWait struct {
+	Kind       string `json:"kind"`
+	Slot       string `json:"slot,omitempty"`
+	ApprovalID string `json:"approvalId,omitempty"`
 }

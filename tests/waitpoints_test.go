@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -172,7 +173,7 @@ func TestWaitpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := strings.TrimSuffix(id, "-1") + "-9"
-	unknownToken := workflows.NewWaitpointTokens(raw).Token(unknown)
+	unknownToken := wire.NewWaitpointTokens(raw).Token(unknown)
 	for _, c := range []struct {
 		name     string
 		call     waitpointCall

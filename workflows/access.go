@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -32,25 +34,6 @@ import (
 //     [NoApproverGroups] for a principal in no group: nobody decides for a
 //     group without members.
 
-// NoApproverGroups is the approver group list the API sends for a caller
-// who belongs to no approver group: not nil, which means "any group" (no
-// group membership configured, authentication off).
-var NoApproverGroups = []string{"(no approver group)"}
-
-// ErrTypeApprovalNotFound: the approval does not exist for the caller (it
-// does not, or the caller may not see it).
-const ErrTypeApprovalNotFound = "ApprovalNotFound"
-
-// Caller is who reads or decides approvals: the principal (empty without
-// authentication) and, as an approver, the identity and groups the API
-// resolved (groups nil: any group).
-type Caller struct {
-	Agent     string   `json:"agent,omitempty"`
-	Principal string   `json:"principal,omitempty"`
-	Approver  string   `json:"approver,omitempty"`
-	Groups    []string `json:"groups,omitempty"`
-}
-
 // ownerOrAnon reports whether principal is the task's owner (or nobody is,
 // authentication being off).
 func (r *run) ownerOrAnon(principal string) bool {
@@ -76,7 +59,7 @@ func (r *run) mayDecide(approver, principal string, groups []string, a *Approval
 
 // mayRead reports whether c may read approval a: as the task's owner, or
 // as a member of its current groups.
-func (r *run) mayRead(c Caller, a *Approval) bool {
+func (r *run) mayRead(c wire.Caller, a *Approval) bool {
 	if c.Principal == "" || c.Principal == r.owner {
 		return true // no authentication (no tenants), or the requester
 	}
@@ -88,19 +71,19 @@ func (r *run) mayRead(c Caller, a *Approval) bool {
 // approval is told it does not exist, so a decision reveals nothing of
 // another tenant's task; one who may see it but not decide is refused.
 // principal is the authenticated caller ("" without authentication).
-func (r *run) authorizeDecision(in DecideApprovalInput, principal string) error {
-	notFound := temporal.NewApplicationError(fmt.Sprintf("approval %s not found", in.ApprovalID), ErrTypeApprovalNotFound)
+func (r *run) authorizeDecision(in wire.DecideApprovalInput, principal string) error {
+	notFound := temporal.NewApplicationError(fmt.Sprintf("approval %s not found", in.ApprovalID), wire.ErrTypeApprovalNotFound)
 	a := r.findApproval(in.ApprovalID)
 	if a == nil {
 		// An early decision (before the skill asks): from the owner, or
 		// from someone in an approver group; the groups are checked once
 		// the request exists.
-		if principal != "" && principal != r.owner && (in.ApproverGroups == nil || slices.Equal(in.ApproverGroups, NoApproverGroups)) {
+		if principal != "" && principal != r.owner && (in.ApproverGroups == nil || slices.Equal(in.ApproverGroups, wire.NoApproverGroups)) {
 			return notFound
 		}
 		return nil
 	}
-	if !r.mayRead(Caller{Principal: principal, Groups: in.ApproverGroups}, a) {
+	if !r.mayRead(wire.Caller{Principal: principal, Groups: in.ApproverGroups}, a) {
 		return notFound
 	}
 	return r.mayDecide(in.Approver, principal, in.ApproverGroups, a)

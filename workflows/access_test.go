@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -20,7 +21,7 @@ import (
 // waits for an approval by finance, as each kind of caller: the rule of
 // access.go answers in the workflow itself.
 func TestAccessRule(t *testing.T) {
-	noGroups := workflows.NoApproverGroups
+	noGroups := wire.NoApproverGroups
 	tests := []struct {
 		name string
 		// act runs at 10 minutes, once the approval waits.
@@ -31,61 +32,61 @@ func TestAccessRule(t *testing.T) {
 		{
 			name: "mallory's decision message on alice's task: not found, nothing recorded",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return sendAs(env, workflows.SendMessageInput{Owner: "mallory", Message: decisionMessage(testApprovalID, true, "mine"),
+				return sendAs(env, wire.SendMessageInput{Owner: "mallory", Message: decisionMessage(testApprovalID, true, "mine"),
 					Approver: "mallory", ApproverGroups: noGroups})
 			},
-			wantType: workflows.ErrTypeApprovalNotFound,
+			wantType: wire.ErrTypeApprovalNotFound,
 		},
 		{
 			name: "mallory's early decision for an approval to come: not found",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return sendAs(env, workflows.SendMessageInput{Owner: "mallory", Message: decisionMessage(testTaskID+"-approval-2", true, ""),
+				return sendAs(env, wire.SendMessageInput{Owner: "mallory", Message: decisionMessage(testTaskID+"-approval-2", true, ""),
 					Approver: "mallory", ApproverGroups: noGroups})
 			},
-			wantType: workflows.ErrTypeApprovalNotFound,
+			wantType: wire.ErrTypeApprovalNotFound,
 		},
 		{
 			name: "mallory's plain message: task not found",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return sendAs(env, workflows.SendMessageInput{Owner: "mallory", Message: userText("hello")})
+				return sendAs(env, wire.SendMessageInput{Owner: "mallory", Message: userText("hello")})
 			},
-			wantType: workflows.ErrTypeTaskNotFound,
+			wantType: wire.ErrTypeTaskNotFound,
 		},
 		{
 			name: "mallory's REST decision: not found",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return decideAs(env, workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
+				return decideAs(env, wire.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
 					Approver: "mallory", Principal: "mallory", ApproverGroups: noGroups})
 			},
-			wantType: workflows.ErrTypeApprovalNotFound,
+			wantType: wire.ErrTypeApprovalNotFound,
 		},
 		{
 			name: "alice approving her own request (she is in finance too): refused",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return decideAs(env, workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
+				return decideAs(env, wire.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
 					Approver: "alice", Principal: "alice", ApproverGroups: finance})
 			},
-			wantType: workflows.ErrTypeApprovalRefused,
+			wantType: wire.ErrTypeApprovalRefused,
 		},
 		{
 			name: "fiona of finance, by message: the decision only",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return sendAs(env, workflows.SendMessageInput{Owner: "fiona", Message: decisionMessage(testApprovalID, true, "ok"),
+				return sendAs(env, wire.SendMessageInput{Owner: "fiona", Message: decisionMessage(testApprovalID, true, "ok"),
 					Approver: "fiona", ApproverGroups: finance})
 			},
 		},
 		{
 			name: "fiona's decision message with a push config: refused",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return sendAs(env, workflows.SendMessageInput{Owner: "fiona", Message: decisionMessage(testApprovalID, true, "ok"),
+				return sendAs(env, wire.SendMessageInput{Owner: "fiona", Message: decisionMessage(testApprovalID, true, "ok"),
 					Approver: "fiona", ApproverGroups: finance, PushConfig: &a2a.PushConfig{ID: "spy", URL: "https://spy.example.com"}})
 			},
-			wantType: workflows.ErrTypeInvalidParams,
+			wantType: wire.ErrTypeInvalidParams,
 		},
 		{
 			name: "fiona over REST",
 			act: func(env *testsuite.TestWorkflowEnvironment) func() (bool, error) {
-				return decideAs(env, workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
+				return decideAs(env, wire.DecideApprovalInput{ApprovalID: testApprovalID, Approved: true,
 					Approver: "fiona", Principal: "fiona", ApproverGroups: finance})
 			},
 		},
@@ -100,15 +101,15 @@ func TestAccessRule(t *testing.T) {
 				t.Reply(a.State)
 				return nil
 			}})
-			env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
-				activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+			env.RegisterActivityWithOptions(func(context.Context, wire.ApprovalNotice) error { return nil },
+				activity.RegisterOptions{Name: wire.ActivityNotifyApprovalWebhook})
 			var outcome func() (bool, error)
 			var seen map[string][]workflows.Approval
 			env.RegisterDelayedCallback(func() {
 				outcome = tt.act(env)
 				seen = map[string][]workflows.Approval{}
-				for _, who := range []workflows.Caller{{Principal: "alice"}, {Principal: "mallory", Groups: noGroups}, {Principal: "fiona", Groups: finance}} {
-					v, qerr := env.QueryWorkflow(workflows.QueryApprovals, who)
+				for _, who := range []wire.Caller{{Principal: "alice"}, {Principal: "mallory", Groups: noGroups}, {Principal: "fiona", Groups: finance}} {
+					v, qerr := env.QueryWorkflow(wire.QueryApprovals, who)
 					if qerr != nil {
 						t.Fatalf("approvals as %s: %v", who.Principal, qerr)
 					}
@@ -117,7 +118,7 @@ func TestAccessRule(t *testing.T) {
 					seen[who.Principal] = list
 				}
 			}, 10*time.Minute)
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Owner: "alice", Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", Owner: "alice", Message: userText("pay")})
 
 			accepted, err := outcome()
 			var appErr *temporal.ApplicationError
@@ -159,20 +160,20 @@ func TestContradictingDecisionSaysWhoDecided(t *testing.T) {
 	var second *decisionUpdate
 	env.RegisterDelayedCallback(func() { decide(env, by("fiona", finance, true, "fine")) }, 10*time.Minute)
 	env.RegisterDelayedCallback(func() { second = decide(env, by("fiona", finance, false, "changed my mind")) }, 20*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Message: userText("pay")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", Message: userText("pay")})
 	want := "approval task-1-approval-1 is already approved: fiona approved it at 2026-03-02T09:10:00Z (via rest)"
-	checkRejected(t, "the contradicting decision", second.rejected, workflows.ErrTypeApprovalRefused, want)
+	checkRejected(t, "the contradicting decision", second.rejected, wire.ErrTypeApprovalRefused, want)
 }
 
 // sendAs sends a SendMessage update; the returned function reports, once
 // the workflow ran, whether it was accepted.
-func sendAs(env *testsuite.TestWorkflowEnvironment, in workflows.SendMessageInput) func() (bool, error) {
+func sendAs(env *testsuite.TestWorkflowEnvironment, in wire.SendMessageInput) func() (bool, error) {
 	u := sendMessage(env, in)
 	return func() (bool, error) { return u.accepted, u.rejected }
 }
 
 // decideAs sends a DecideApproval update, as sendAs.
-func decideAs(env *testsuite.TestWorkflowEnvironment, in workflows.DecideApprovalInput) func() (bool, error) {
+func decideAs(env *testsuite.TestWorkflowEnvironment, in wire.DecideApprovalInput) func() (bool, error) {
 	u := decide(env, in)
 	return func() (bool, error) { return u.accepted, u.rejected }
 }

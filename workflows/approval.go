@@ -8,34 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
-
-// Names of the approval update and query.
-const (
-	// UpdateDecideApproval records one approver's decision on a pending
-	// approval. Its argument is a [DecideApprovalInput], its result the
-	// [Approval] after the decision. Every way of deciding (an A2A message,
-	// REST, the CLI, the inbox) ends in this one validated update.
-	UpdateDecideApproval = "DecideApproval"
-	// QueryApprovals returns the task's approvals the caller may read
-	// ([]Approval, see access.go). Its argument is a [Caller].
-	QueryApprovals = "Approvals"
-
-	// ErrTypeApprovalRefused: the decision is a duplicate, late, for an
-	// unknown or settled approval, or by someone not in its groups.
-	ErrTypeApprovalRefused = "ApprovalRefused"
-)
-
-// PendingApprovalsKey is the search attribute listing the approver groups a
-// task waits for, so an inbox finds "everything finance must decide".
-var PendingApprovalsKey = temporal.NewSearchAttributeKeyKeywordList("A2APendingApprovals")
-
-// ApprovalGroupsKey lists every approver group a task has ever asked, so an
-// inbox also finds the requests its groups decided.
-var ApprovalGroupsKey = temporal.NewSearchAttributeKeyKeywordList("A2AApprovalGroups")
 
 // DeadlineAction is what happens when an approval's deadline passes.
 type DeadlineAction string
@@ -109,63 +87,24 @@ type Approval struct {
 	Escalated bool `json:"escalated,omitempty"`
 }
 
-// ApprovalNotice is the argument of ActivityNotifyApprovalWebhook: one
-// group's news that an approval waits for it. It names the group, never its
-// webhook or credentials, so that history carries no secret.
-type ApprovalNotice struct {
-	// Group is the approver group whose webhook gets the notice.
-	Group      string     `json:"group"`
-	ApprovalID string     `json:"approvalId"`
-	TaskID     a2a.TaskID `json:"taskId"`
-	Agent      string     `json:"agent,omitempty"`
-	Title      string     `json:"title"`
-	Details    string     `json:"details,omitempty"`
-	// Groups are all the groups that may decide now.
-	Groups   []string   `json:"groups"`
-	Deadline *time.Time `json:"deadline,omitempty"`
-	// Escalated is set when the request reached Groups by an escalation.
-	Escalated bool `json:"escalated,omitempty"`
-}
-
 // Approved reports whether the approval ended approved.
 func (a *Approval) Approved() bool { return a.State == ApprovalApproved }
-
-// DecideApprovalInput is the argument of UpdateDecideApproval.
-type DecideApprovalInput struct {
-	// Agent and Owner scope the write as in [SendMessageInput]; Owner is not
-	// checked for decisions (approvers are not the task's owner), only Agent.
-	Agent      string `json:"agent,omitempty"`
-	ApprovalID string `json:"approvalId"`
-	Approved   bool   `json:"approved"`
-	Comment    string `json:"comment,omitempty"`
-	// Approver is the authenticated identity deciding, set by the API from
-	// authentication, never from the request body alone.
-	Approver string `json:"approver"`
-	// ApproverGroups are the groups the approver belongs to, from
-	// authentication. Nil means "any group" (no group membership
-	// configured, authentication off); see [NoApproverGroups].
-	ApproverGroups []string `json:"approverGroups,omitempty"`
-	Via            string   `json:"via,omitempty"`
-	// Principal is the authenticated caller ("" without authentication):
-	// the access rule (access.go) tells the task's owner from others.
-	Principal string `json:"principal,omitempty"`
-}
 
 // approvals is the approval state of a run.
 type approvals struct {
 	list  []*Approval
 	count int             // approvals requested so far, including those an earlier run no longer carries
-	early []EarlyDecision // decisions for approvals not requested yet: the decision as made and the approver's groups
+	early []earlyDecision // decisions for approvals not requested yet: the decision as made and the approver's groups
 	// notices are the webhook notices under way (not yet completed, failed
 	// or canceled in history); carriedNotices those an earlier run handed
 	// over, to send again.
-	notices        []*ApprovalNotice
-	carriedNotices []ApprovalNotice
+	notices        []*wire.ApprovalNotice
+	carriedNotices []wire.ApprovalNotice
 }
 
 // pendingNotices returns the notices under way, to hand to the next run.
-func (a *approvals) pendingNotices() []ApprovalNotice {
-	out := make([]ApprovalNotice, 0, len(a.notices))
+func (a *approvals) pendingNotices() []wire.ApprovalNotice {
+	out := make([]wire.ApprovalNotice, 0, len(a.notices))
 	for _, n := range a.notices {
 		out = append(out, *n)
 	}
@@ -179,20 +118,8 @@ const maxEarlyApprovals = 16
 // a caller can send a decision before the skill reaches its Approve call.
 func approvalID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-approval-%d", task, n) }
 
-// ApprovalTaskID returns the task an approval ID belongs to.
-func ApprovalTaskID(id string) (a2a.TaskID, bool) {
-	i := strings.LastIndex(id, "-approval-")
-	if i <= 0 {
-		return "", false
-	}
-	if _, err := strconv.Atoi(id[i+len("-approval-"):]); err != nil {
-		return "", false
-	}
-	return a2a.TaskID(id[:i]), true
-}
-
 func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryApprovals, func(in Caller) ([]Approval, error) {
+	if err := workflow.SetQueryHandler(ctx, wire.QueryApprovals, func(in wire.Caller) ([]Approval, error) {
 		if err := r.checkAccess(in.Agent, ""); err != nil {
 			return nil, err
 		}
@@ -204,15 +131,15 @@ func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
 		}
 		return out, nil
 	}); err != nil {
-		return fmt.Errorf("set query handler %s: %w", QueryApprovals, err)
+		return fmt.Errorf("set query handler %s: %w", wire.QueryApprovals, err)
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecideApproval,
-		func(ctx workflow.Context, in DecideApprovalInput) (Approval, error) {
+	return workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateDecideApproval,
+		func(ctx workflow.Context, in wire.DecideApprovalInput) (Approval, error) {
 			r.updates++
 			return r.decide(ctx, in)
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(ctx workflow.Context, in DecideApprovalInput) error {
+			Validator: func(ctx workflow.Context, in wire.DecideApprovalInput) error {
 				if err := r.checkAccess(in.Agent, ""); err != nil {
 					return err
 				}
@@ -226,7 +153,7 @@ func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
 }
 
 func refused(format string, args ...any) error {
-	return temporal.NewApplicationError(fmt.Sprintf(format, args...), ErrTypeApprovalRefused)
+	return temporal.NewApplicationError(fmt.Sprintf(format, args...), wire.ErrTypeApprovalRefused)
 }
 
 func (r *run) findApproval(id string) *Approval {
@@ -240,7 +167,7 @@ func (r *run) findApproval(id string) *Approval {
 
 // validateDecision refuses, before anything reaches history, a decision
 // that is unknown, late, duplicate, unauthorized or for a settled approval.
-func (r *run) validateDecision(ctx workflow.Context, in DecideApprovalInput) error {
+func (r *run) validateDecision(ctx workflow.Context, in wire.DecideApprovalInput) error {
 	if err := r.checkAccess(in.Agent, ""); err != nil {
 		return err
 	}
@@ -309,14 +236,14 @@ func approvalNumber(task a2a.TaskID, id string) (int, bool) {
 // state in the same workflow task, so racing approvers are serialised: the
 // first decision that settles the approval wins, later ones are refused by
 // the validator (or here, should they share a workflow task).
-func (r *run) decide(ctx workflow.Context, in DecideApprovalInput) (Approval, error) {
+func (r *run) decide(ctx workflow.Context, in wire.DecideApprovalInput) (Approval, error) {
 	if err := r.validateDecision(ctx, in); err != nil {
 		return Approval{}, err
 	}
 	d := ApprovalDecision{Approved: in.Approved, Approver: in.Approver, Comment: in.Comment, Time: workflow.Now(ctx).UTC(), Via: in.Via}
 	a := r.findApproval(in.ApprovalID)
 	if a == nil {
-		r.approvals.early = append(r.approvals.early, EarlyDecision{ApprovalID: in.ApprovalID, Decision: d, Groups: in.ApproverGroups})
+		r.approvals.early = append(r.approvals.early, earlyDecision{ApprovalID: in.ApprovalID, Decision: d, Groups: in.ApproverGroups})
 		return Approval{ID: in.ApprovalID, TaskID: r.task.ID, State: ApprovalPending,
 			Decisions: []ApprovalDecision{d}}, nil
 	}
@@ -363,7 +290,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	if req.OnTimeout == "" {
 		req.OnTimeout = RejectAtDeadline
 	}
-	o, skillState, err := waitOptions(opts)
+	o, resumeState, err := waitOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +351,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		}
 		if err == nil && ok && a.State == ApprovalPending {
 			// The run continues as new; the notices under way go with it.
-			return nil, r.continueAsNew(ctx, t, &SkillState{State: skillState, Wait: &ParkedWait{Kind: waitApproval, ApprovalID: a.ID}})
+			return nil, r.continueAsNew(ctx, t, &skillState{State: resumeState, Wait: &parkedWait{Kind: waitApproval, ApprovalID: a.ID}})
 		}
 		// Settled or escalated, the request no longer waits for these
 		// groups: a notice still being retried would be stale.
@@ -467,7 +394,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.CancelFunc {
 	ctx, cancel := workflow.WithCancel(ctx)
 	for _, group := range a.Groups {
-		r.sendNotice(ctx, ApprovalNotice{
+		r.sendNotice(ctx, wire.ApprovalNotice{
 			Group: group, ApprovalID: a.ID, TaskID: a.TaskID, Agent: r.agentName,
 			Title: a.Request.Title, Details: a.Request.Details,
 			Groups: slices.Clone(a.Groups), Deadline: a.Deadline, Escalated: a.Escalated,
@@ -478,7 +405,7 @@ func (r *run) notifyApprovers(ctx workflow.Context, a *Approval) workflow.Cancel
 
 // sendNotice runs ActivityNotifyApprovalWebhook for one notice in a
 // coroutine of its own.
-func (r *run) sendNotice(ctx workflow.Context, notice ApprovalNotice) {
+func (r *run) sendNotice(ctx workflow.Context, notice wire.ApprovalNotice) {
 	opts := r.pushActivityOptions("", 0)
 	opts.Summary = fmt.Sprintf("notify %s of approval %s", notice.Group, notice.ApprovalID)
 	// A canceled notice is over once history says so, not at the
@@ -489,9 +416,9 @@ func (r *run) sendNotice(ctx workflow.Context, notice ApprovalNotice) {
 	r.approvals.notices = append(r.approvals.notices, n)
 	workflow.Go(actx, func(ctx workflow.Context) {
 		defer func() {
-			r.approvals.notices = slices.DeleteFunc(r.approvals.notices, func(o *ApprovalNotice) bool { return o == n })
+			r.approvals.notices = slices.DeleteFunc(r.approvals.notices, func(o *wire.ApprovalNotice) bool { return o == n })
 		}()
-		err := workflow.ExecuteActivity(ctx, ActivityNotifyApprovalWebhook, notice).Get(ctx, nil)
+		err := workflow.ExecuteActivity(ctx, wire.ActivityNotifyApprovalWebhook, notice).Get(ctx, nil)
 		var canceled *temporal.CanceledError
 		if err != nil && !errors.As(err, &canceled) {
 			r.logger.Warn("approval webhook not notified", "approval", notice.ApprovalID, "group", notice.Group, "error", err)
@@ -528,7 +455,7 @@ func (r *run) cancelPendingApprovals(ctx workflow.Context) {
 		}
 	}
 	if canceled {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, PendingApprovalsKey.ValueSet(nil)); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.PendingApprovalsKey.ValueSet(nil)); err != nil {
 			r.logger.Warn("upsert pending approvals search attribute", "error", err)
 		}
 	}
@@ -559,7 +486,7 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 		}
 	}
 	slices.Sort(asked)
-	if err := workflow.UpsertTypedSearchAttributes(ctx, PendingApprovalsKey.ValueSet(groups), ApprovalGroupsKey.ValueSet(asked)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, wire.PendingApprovalsKey.ValueSet(groups), wire.ApprovalGroupsKey.ValueSet(asked)); err != nil {
 		r.logger.Warn("upsert pending approvals search attribute", "error", err)
 	}
 	if len(pending) == 0 {
@@ -596,29 +523,29 @@ const RequesterGroup = "requester"
 // part {"approvalId": ..., "approved": bool, "comment": ...}, or a plain
 // yes/no text from the task's own user while exactly one pending approval
 // allows the requester.
-func (r *run) decisionInMessage(in SendMessageInput) (DecideApprovalInput, bool) {
+func (r *run) decisionInMessage(in wire.SendMessageInput) (wire.DecideApprovalInput, bool) {
 	if in.Message == nil {
-		return DecideApprovalInput{}, false
+		return wire.DecideApprovalInput{}, false
 	}
 	approver := in.Approver
 	if approver == "" {
 		approver = in.Owner
 	}
 	if id, approved, comment, ok := decisionPart(in.Message); ok {
-		return DecideApprovalInput{ApprovalID: id, Approved: approved, Comment: comment,
+		return wire.DecideApprovalInput{ApprovalID: id, Approved: approved, Comment: comment,
 			Approver: approver, ApproverGroups: in.ApproverGroups, Via: "a2a", Principal: in.Owner}, true
 	}
 	var candidate *Approval
 	for _, a := range r.approvals.list {
 		if a.State == ApprovalPending && slices.Contains(a.Groups, RequesterGroup) {
 			if candidate != nil {
-				return DecideApprovalInput{}, false // ambiguous: the user must name the approval
+				return wire.DecideApprovalInput{}, false // ambiguous: the user must name the approval
 			}
 			candidate = a
 		}
 	}
 	if candidate == nil || (in.Owner != "" && in.Owner != r.owner) {
-		return DecideApprovalInput{}, false
+		return wire.DecideApprovalInput{}, false
 	}
 	var approved bool
 	switch strings.ToLower(strings.Trim(strings.TrimSpace(MessageText(in.Message)), ".!")) {
@@ -626,12 +553,12 @@ func (r *run) decisionInMessage(in SendMessageInput) (DecideApprovalInput, bool)
 		approved = true
 	case "no", "n", "reject", "rejected", "deny":
 	default:
-		return DecideApprovalInput{}, false
+		return wire.DecideApprovalInput{}, false
 	}
 	if approver == "" {
 		approver = RequesterGroup
 	}
-	return DecideApprovalInput{ApprovalID: candidate.ID, Approved: approved, Approver: approver,
+	return wire.DecideApprovalInput{ApprovalID: candidate.ID, Approved: approved, Approver: approver,
 		ApproverGroups: []string{RequesterGroup}, Via: "a2a", Principal: in.Owner}, true
 }
 
@@ -663,7 +590,7 @@ func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok 
 // onDecisionMessage records the decision message in history (the audit
 // trail of the conversation), applies the decision and, for a blocking send,
 // answers once the task is interrupted again or ends.
-func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (sendResult, error) {
+func (r *run) onDecisionMessage(ctx workflow.Context, in wire.SendMessageInput, d wire.DecideApprovalInput) (sendResult, error) {
 	if r.decisionOnly(in) {
 		// Another owner's task: the decision and nothing else. The answer
 		// is the approval, never the task (access.go).
@@ -672,7 +599,7 @@ func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d Dec
 		if err != nil {
 			return sendResult{}, err
 		}
-		return sendResult{TaskUpdateResult: TaskUpdateResult{Settled: true}, Decision: &a}, nil
+		return sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}, Decision: &a}, nil
 	}
 	res, err := r.onOwnDecisionMessage(ctx, in, d)
 	return sendResult{TaskUpdateResult: res}, err
@@ -680,7 +607,7 @@ func (r *run) onDecisionMessage(ctx workflow.Context, in SendMessageInput, d Dec
 
 // onOwnDecisionMessage is onDecisionMessage for a decision on the sender's
 // own task.
-func (r *run) onOwnDecisionMessage(ctx workflow.Context, in SendMessageInput, d DecideApprovalInput) (TaskUpdateResult, error) {
+func (r *run) onOwnDecisionMessage(ctx workflow.Context, in wire.SendMessageInput, d wire.DecideApprovalInput) (wire.TaskUpdateResult, error) {
 	stored := *in.Message
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
 	r.record(ctx, &stored)
@@ -688,23 +615,23 @@ func (r *run) onOwnDecisionMessage(ctx workflow.Context, in SendMessageInput, d 
 	r.addPushConfig(in.PushConfig)
 	a, err := r.decide(ctx, d)
 	if err != nil {
-		return TaskUpdateResult{}, err
+		return wire.TaskUpdateResult{}, err
 	}
 	after := r.lastSeq
 	// A decision that leaves its approval pending (N of M) changes nothing
 	// the sender waits for: the task still waits for the other approvers.
-	if in.ReturnImmediately || (a.State == ApprovalPending && interrupted(r.task.Status.State)) {
+	if in.ReturnImmediately || (a.State == ApprovalPending && wire.Interrupted(r.task.Status.State)) {
 		return r.updateResult(true), nil
 	}
 	return r.waitFor(ctx, func() bool {
-		return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
+		return r.task.Status.State.Terminal() || (r.statusSeq > after && wire.Interrupted(r.task.Status.State))
 	})
 }
 
 // decisionOnly reports whether in is a decision by an authenticated
 // approver on a task they do not own: it goes through the decision path
 // only (access.go).
-func (r *run) decisionOnly(in SendMessageInput) bool {
+func (r *run) decisionOnly(in wire.SendMessageInput) bool {
 	if in.Owner == "" || in.Owner == r.owner {
 		return false
 	}

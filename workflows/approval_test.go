@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -38,8 +39,8 @@ func newApprovalEnv(t *testing.T, agents ...*workflows.Agent) *testsuite.TestWor
 	t.Helper()
 	env := newTaskEnv(t, agents...)
 	env.SetStartTime(t0)
-	env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+	env.RegisterActivityWithOptions(func(context.Context, wire.ApprovalNotice) error { return nil },
+		activity.RegisterOptions{Name: wire.ActivityNotifyApprovalWebhook})
 	return env
 }
 
@@ -53,11 +54,11 @@ func recordUpserts(env *testsuite.TestWorkflowEnvironment) *upserts {
 	u := &upserts{}
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
-		if v, ok := sa.GetKeyword(workflows.TaskStateKey); ok {
+		if v, ok := sa.GetKeyword(wire.TaskStateKey); ok {
 			u.states = append(u.states, v)
 		}
-		if sa.ContainsKey(workflows.PendingApprovalsKey) {
-			v, _ := sa.GetKeywordList(workflows.PendingApprovalsKey)
+		if sa.ContainsKey(wire.PendingApprovalsKey) {
+			v, _ := sa.GetKeywordList(wire.PendingApprovalsKey)
 			u.pending = append(u.pending, v)
 		}
 	})
@@ -75,9 +76,9 @@ type decisionUpdate struct {
 }
 
 // decide sends the DecideApproval update; call it from a delayed callback.
-func decide(env *testsuite.TestWorkflowEnvironment, in workflows.DecideApprovalInput) *decisionUpdate {
+func decide(env *testsuite.TestWorkflowEnvironment, in wire.DecideApprovalInput) *decisionUpdate {
 	u := &decisionUpdate{}
-	env.UpdateWorkflow(workflows.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
+	env.UpdateWorkflow(wire.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
 		OnAccept: func() { u.accepted = true },
 		OnReject: func(err error) { u.rejected = err },
 		OnComplete: func(v any, err error) {
@@ -93,7 +94,7 @@ func decide(env *testsuite.TestWorkflowEnvironment, in workflows.DecideApprovalI
 // scripted is a decision sent at a point of the workflow clock.
 type scripted struct {
 	at time.Duration
-	in workflows.DecideApprovalInput
+	in wire.DecideApprovalInput
 	// refused is the validator's message when the decision must not count;
 	// "" when it counts.
 	refused string
@@ -137,7 +138,7 @@ func checkDecision(t *testing.T, name string, u *decisionUpdate, d scripted) {
 		}
 		wantType := d.refusedType
 		if wantType == "" {
-			wantType = workflows.ErrTypeApprovalRefused
+			wantType = wire.ErrTypeApprovalRefused
 		}
 		// The refusal says why, then who decided what.
 		var appErr *temporal.ApplicationError
@@ -165,8 +166,8 @@ func checkDecision(t *testing.T, name string, u *decisionUpdate, d scripted) {
 }
 
 // by is a decision on the test task's first approval, made through REST.
-func by(approver string, groups []string, approved bool, comment string) workflows.DecideApprovalInput {
-	return workflows.DecideApprovalInput{ApprovalID: testApprovalID, Approver: approver, ApproverGroups: groups,
+func by(approver string, groups []string, approved bool, comment string) wire.DecideApprovalInput {
+	return wire.DecideApprovalInput{ApprovalID: testApprovalID, Approver: approver, ApproverGroups: groups,
 		Approved: approved, Comment: comment, Via: "rest"}
 }
 
@@ -274,14 +275,14 @@ func payer(req workflows.ApprovalRequest, delay time.Duration, got *approvalResu
 // after the workflow completed.
 func queryApprovals(t *testing.T, env *testsuite.TestWorkflowEnvironment) []workflows.Approval {
 	t.Helper()
-	v, err := env.QueryWorkflow(workflows.QueryApprovals, workflows.GetTaskInput{})
+	v, err := env.QueryWorkflow(wire.QueryApprovals, wire.GetTaskInput{})
 	if err != nil {
-		t.Errorf("query %s: %v", workflows.QueryApprovals, err)
+		t.Errorf("query %s: %v", wire.QueryApprovals, err)
 		return nil
 	}
 	var out []workflows.Approval
 	if err := v.Get(&out); err != nil {
-		t.Errorf("decode %s result: %v", workflows.QueryApprovals, err)
+		t.Errorf("decode %s result: %v", wire.QueryApprovals, err)
 	}
 	return out
 }
@@ -480,12 +481,12 @@ func TestApprovalPaths(t *testing.T) {
 				{at: 10 * time.Minute, in: by("eve", []string{"sales", "hr"}, true, "sure"),
 					refused: "eve is not in the groups that decide approval task-1-approval-1 (finance)"},
 				{at: 10 * time.Minute, in: by("", finance, true, "anonymous"), refused: "the approver's identity is required"},
-				{at: 10 * time.Minute, in: func() workflows.DecideApprovalInput {
+				{at: 10 * time.Minute, in: func() wire.DecideApprovalInput {
 					in := by("ann", finance, true, "wrong endpoint")
 					in.Agent = "other"
 					return in
-				}(), refused: "task task-1 not found", refusedType: workflows.ErrTypeTaskNotFound},
-				{at: 10 * time.Minute, in: func() workflows.DecideApprovalInput {
+				}(), refused: "task task-1 not found", refusedType: wire.ErrTypeTaskNotFound},
+				{at: 10 * time.Minute, in: func() wire.DecideApprovalInput {
 					in := by("ann", finance, true, "wrong task")
 					in.ApprovalID = "task-2-approval-1"
 					return in
@@ -542,7 +543,7 @@ func TestApprovalPaths(t *testing.T) {
 			ups := recordUpserts(env)
 			sent := scheduleDecisions(env, tt.decisions)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
 
 			final := finalTask(t, env)
 			for i, d := range tt.decisions {
@@ -569,7 +570,7 @@ func TestApprovalPaths(t *testing.T) {
 				t.Errorf("final history (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantPending, ups.pending); diff != "" {
-				t.Errorf("%s upserts (-want +got):\n%s", workflows.PendingApprovalsKey.GetName(), diff)
+				t.Errorf("%s upserts (-want +got):\n%s", wire.PendingApprovalsKey.GetName(), diff)
 			}
 		})
 	}
@@ -635,7 +636,7 @@ func TestApprovalWaitingStatus(t *testing.T) {
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { afterDecision = snap() }, 2*time.Hour+time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
 
 	finalTask(t, env)
 	checkDecision(t, "approve", approve, scripted{at: 2 * time.Hour, in: by("max", []string{"directors"}, true, "ok"), state: workflows.ApprovalApproved})
@@ -690,12 +691,12 @@ func TestApprovalWaitingStatus(t *testing.T) {
 		string(a2a.TaskStateWorking), string(a2a.TaskStateCompleted),
 	}
 	if diff := cmp.Diff(wantStates, ups.states); diff != "" {
-		t.Errorf("%s upserts (-want +got):\n%s", workflows.TaskStateKey.GetName(), diff)
+		t.Errorf("%s upserts (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
 	}
 	// Sorted, so that the attribute does not change with the order of groups.
 	wantPending := [][]string{finance, {"directors", "managers"}, nil}
 	if diff := cmp.Diff(wantPending, ups.pending); diff != "" {
-		t.Errorf("%s upserts (-want +got):\n%s", workflows.PendingApprovalsKey.GetName(), diff)
+		t.Errorf("%s upserts (-want +got):\n%s", wire.PendingApprovalsKey.GetName(), diff)
 	}
 }
 
@@ -757,13 +758,13 @@ func TestThreeApprovalsPendingAtOnce(t *testing.T) {
 			sent := make([]*decisionUpdate, 3)
 			for step, i := range order {
 				env.RegisterDelayedCallback(func() {
-					sent[i] = decide(env, workflows.DecideApprovalInput{ApprovalID: id(i), Approved: approves[i],
+					sent[i] = decide(env, wire.DecideApprovalInput{ApprovalID: id(i), Approved: approves[i],
 						Approver: "ann", ApproverGroups: groups[i], Comment: names[i] + "?", Via: "inbox"})
 				}, time.Duration(step+1)*10*time.Minute)
 				env.RegisterDelayedCallback(lookAt(step+1), time.Duration(step+1)*10*time.Minute+time.Minute)
 			}
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "gated", ContextID: testContextID, Message: userText("go")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "gated", ContextID: testContextID, Message: userText("go")})
 
 			final := finalTask(t, env)
 			decidedAt := map[int]time.Duration{}
@@ -775,7 +776,7 @@ func TestThreeApprovalsPendingAtOnce(t *testing.T) {
 				if !approves[i] {
 					state = workflows.ApprovalRejected
 				}
-				in := workflows.DecideApprovalInput{ApprovalID: id(i), Approved: approves[i], Approver: "ann",
+				in := wire.DecideApprovalInput{ApprovalID: id(i), Approved: approves[i], Approver: "ann",
 					ApproverGroups: groups[i], Comment: names[i] + "?", Via: "inbox"}
 				checkDecision(t, "decision on "+names[i], sent[i], scripted{at: decidedAt[i], in: in, state: state})
 				if !got[i].returned || got[i].err != nil {
@@ -840,14 +841,14 @@ func TestThreeApprovalsPendingAtOnce(t *testing.T) {
 				t.Errorf("final history (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(wantPending, ups.pending); diff != "" {
-				t.Errorf("%s upserts (-want +got):\n%s", workflows.PendingApprovalsKey.GetName(), diff)
+				t.Errorf("%s upserts (-want +got):\n%s", wire.PendingApprovalsKey.GetName(), diff)
 			}
 			wantStates := []string{
 				string(a2a.TaskStateWorking), string(a2a.TaskStateInputRequired),
 				string(a2a.TaskStateWorking), string(a2a.TaskStateCompleted),
 			}
 			if diff := cmp.Diff(wantStates, ups.states); diff != "" {
-				t.Errorf("%s upserts (-want +got):\n%s", workflows.TaskStateKey.GetName(), diff)
+				t.Errorf("%s upserts (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
 			}
 		})
 	}
@@ -857,7 +858,7 @@ func TestThreeApprovalsPendingAtOnce(t *testing.T) {
 // Approve (it sleeps an hour first).
 func TestApprovalEarlyDecisions(t *testing.T) {
 	approvalN := func(n int) string { return fmt.Sprintf("%s-approval-%d", testTaskID, n) }
-	early := func(approver string, groups []string, approved bool, comment string, n int) workflows.DecideApprovalInput {
+	early := func(approver string, groups []string, approved bool, comment string, n int) wire.DecideApprovalInput {
 		in := by(approver, groups, approved, comment)
 		in.ApprovalID = approvalN(n)
 		return in
@@ -917,7 +918,7 @@ func TestApprovalEarlyDecisions(t *testing.T) {
 			ups := recordUpserts(env)
 			sent := scheduleDecisions(env, tt.decisions)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
 
 			final := finalTask(t, env)
 			for i, d := range tt.decisions {
@@ -948,10 +949,10 @@ func TestApprovalEarlyDecisions(t *testing.T) {
 				t.Errorf("final status (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.wantStates, ups.states); diff != "" {
-				t.Errorf("%s upserts (-want +got):\n%s", workflows.TaskStateKey.GetName(), diff)
+				t.Errorf("%s upserts (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
 			}
 			if diff := cmp.Diff(tt.wantPending, ups.pending); diff != "" {
-				t.Errorf("%s upserts (-want +got):\n%s", workflows.PendingApprovalsKey.GetName(), diff)
+				t.Errorf("%s upserts (-want +got):\n%s", wire.PendingApprovalsKey.GetName(), diff)
 			}
 		})
 	}
@@ -1000,7 +1001,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		name string
 		req  workflows.ApprovalRequest
 		// send goes at 10 minutes; its message is in history unless refused.
-		send           workflows.SendMessageInput
+		send           wire.SendMessageInput
 		sendText       string // the message's text in history
 		wantRefusal    string // the validator's message, "" when accepted
 		wantSendAfter  time.Duration
@@ -1019,7 +1020,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		{
 			name: "a data part from an approver; the blocking send answers at the next question",
 			req:  invoice,
-			send: workflows.SendMessageInput{Message: decisionMessage(testApprovalID, true, "ok"),
+			send: wire.SendMessageInput{Message: decisionMessage(testApprovalID, true, "ok"),
 				Approver: "ann", ApproverGroups: finance},
 			wantSendAfter:  70 * time.Minute,
 			wantSendStatus: status(a2a.TaskStateInputRequired, &receipt),
@@ -1035,7 +1036,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 			req:  invoice,
 			// The decision path only (access.go): the message is not
 			// recorded and the answer, at once, is the approval, not the task.
-			send: workflows.SendMessageInput{Owner: "ann", Message: decisionMessage(testApprovalID, true, "ok"),
+			send: wire.SendMessageInput{Owner: "ann", Message: decisionMessage(testApprovalID, true, "ok"),
 				Approver: "ann", ApproverGroups: finance},
 			wantDecisionOf: workflows.ApprovalApproved,
 			answer:         true,
@@ -1047,7 +1048,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		{
 			name:           "a plain yes from the task's user",
 			req:            withRequester,
-			send:           workflows.SendMessageInput{Owner: "alice", Message: userText("Yes!")},
+			send:           wire.SendMessageInput{Owner: "alice", Message: userText("Yes!")},
 			wantSendAfter:  70 * time.Minute,
 			wantSendStatus: status(a2a.TaskStateInputRequired, &receipt),
 			answer:         true,
@@ -1059,7 +1060,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		{
 			name:           "a plain no from the task's user; the blocking send answers with the rejected task",
 			req:            withRequester,
-			send:           workflows.SendMessageInput{Owner: "alice", Message: userText("no")},
+			send:           wire.SendMessageInput{Owner: "alice", Message: userText("no")},
 			wantSendAfter:  10 * time.Minute,
 			wantSendStatus: status(a2a.TaskStateRejected, ptr(agent("Not paid."))),
 			wantState:      workflows.ApprovalRejected,
@@ -1070,7 +1071,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		{
 			name: "a plain yes when the requester may not decide is an ordinary message",
 			req:  invoice,
-			send: workflows.SendMessageInput{Owner: "alice", Message: userText("yes"), ReturnImmediately: true},
+			send: wire.SendMessageInput{Owner: "alice", Message: userText("yes"), ReturnImmediately: true},
 			// Recorded, the approval untouched.
 			wantSendAfter:  10 * time.Minute,
 			wantSendStatus: status(a2a.TaskStateInputRequired, &waitingFinance),
@@ -1087,7 +1088,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 		{
 			name: "a refused decision message leaves no trace",
 			req:  invoice,
-			send: workflows.SendMessageInput{Message: decisionMessage(testApprovalID, true, "sure"),
+			send: wire.SendMessageInput{Message: decisionMessage(testApprovalID, true, "sure"),
 				Approver: "eve", ApproverGroups: []string{"sales"}},
 			wantRefusal:   "eve is not in the groups that decide approval task-1-approval-1 (finance)",
 			decisions:     []scripted{{at: 20 * time.Minute, in: by("ann", finance, false, "no"), state: workflows.ApprovalRejected}},
@@ -1101,7 +1102,7 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 			// who may come days later: the send answers at once.
 			name: "a decision that does not settle the approval answers at once",
 			req:  request(func(r *workflows.ApprovalRequest) { r.Required = 2 }),
-			send: workflows.SendMessageInput{Message: decisionMessage(testApprovalID, true, "one"),
+			send: wire.SendMessageInput{Message: decisionMessage(testApprovalID, true, "one"),
 				Approver: "ann", ApproverGroups: finance},
 			wantSendAfter:  10 * time.Minute,
 			wantSendStatus: status(a2a.TaskStateInputRequired, &waitingFinance),
@@ -1128,18 +1129,18 @@ func TestApprovalDecisionsInMessages(t *testing.T) {
 			}
 			if tt.answer {
 				env.RegisterDelayedCallback(func() {
-					answer = sendMessage(env, workflows.SendMessageInput{Owner: "alice", Message: userText("by mail")})
+					answer = sendMessage(env, wire.SendMessageInput{Owner: "alice", Message: userText("by mail")})
 				}, 3*time.Hour)
 			}
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "clerk", ContextID: testContextID, Owner: "alice", Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "clerk", ContextID: testContextID, Owner: "alice", Message: userText("pay")})
 
 			final := finalTask(t, env)
 			if tt.wantRefusal != "" {
 				if send == nil || send.accepted || send.done {
 					t.Errorf("decision message: %+v, want refused by the validator", send)
 				} else {
-					checkRejected(t, "decision message", send.rejected, workflows.ErrTypeApprovalRefused, tt.wantRefusal)
+					checkRejected(t, "decision message", send.rejected, wire.ErrTypeApprovalRefused, tt.wantRefusal)
 				}
 			} else if tt.wantDecisionOf != "" {
 				if send == nil || !send.done || send.err != nil || send.result.Decision == nil || send.at.Sub(t0) != 10*time.Minute {
@@ -1206,41 +1207,41 @@ func TestApprovalDecisionMessageWithPushConfig(t *testing.T) {
 			var got approvalResult
 			env := newApprovalEnv(t, payer(invoice, 0, &got))
 			var delivered []int64
-			env.RegisterActivityWithOptions(func(_ context.Context, d workflows.PushDelivery) error {
+			env.RegisterActivityWithOptions(func(_ context.Context, d wire.PushDelivery) error {
 				delivered = append(delivered, d.Event.Seq)
 				return nil
-			}, activity.RegisterOptions{Name: workflows.ActivityDeliverPush})
+			}, activity.RegisterOptions{Name: wire.ActivityDeliverPush})
 			var send *update
 			env.RegisterDelayedCallback(func() {
-				send = sendMessage(env, workflows.SendMessageInput{
+				send = sendMessage(env, wire.SendMessageInput{
 					Message: decisionMessage(testApprovalID, true, "ok"), Approver: "ann", ApproverGroups: finance,
 					ReturnImmediately: true, PushConfig: &a2a.PushConfig{ID: "hook", URL: tt.url},
 				})
 			}, 10*time.Minute)
 			var configs []string
 			env.RegisterDelayedCallback(func() {
-				v, err := env.QueryWorkflow(workflows.QueryPushConfigs, workflows.PushConfigsInput{})
+				v, err := env.QueryWorkflow(wire.QueryPushConfigs, wire.PushConfigsInput{})
 				if err != nil {
-					t.Errorf("query %s: %v", workflows.QueryPushConfigs, err)
+					t.Errorf("query %s: %v", wire.QueryPushConfigs, err)
 					return
 				}
 				var cs []*a2a.PushConfig
 				if err := v.Get(&cs); err != nil {
-					t.Errorf("decode %s: %v", workflows.QueryPushConfigs, err)
+					t.Errorf("decode %s: %v", wire.QueryPushConfigs, err)
 				}
 				for _, c := range cs {
 					configs = append(configs, c.ID)
 				}
 			}, 11*time.Minute)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
 
 			finalTask(t, env)
 			if tt.wantRefusal != "" {
 				if send == nil || send.accepted {
 					t.Fatalf("decision message with an invalid push config: %+v, want refused", send)
 				}
-				checkRejected(t, "decision message", send.rejected, workflows.ErrTypeInvalidParams, tt.wantRefusal)
+				checkRejected(t, "decision message", send.rejected, wire.ErrTypeInvalidParams, tt.wantRefusal)
 				if got.approval == nil || got.approval.State != workflows.ApprovalRejected {
 					t.Errorf("approval %+v, want rejected at its deadline (the refused message decided nothing)", got.approval)
 				}
@@ -1283,7 +1284,7 @@ func TestCancelWhileWaitingForApproval(t *testing.T) {
 			var cancel *update
 			env.RegisterDelayedCallback(func() { cancel = tt.cancel(env) }, 30*time.Minute)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
 
 			final := finalTask(t, env)
 			want := status(a2a.TaskStateCanceled, ptr(agent("The task was canceled.")))
@@ -1307,12 +1308,12 @@ func TestCancelWhileWaitingForApproval(t *testing.T) {
 			}
 			wantStates := []string{string(a2a.TaskStateWorking), string(a2a.TaskStateInputRequired), string(a2a.TaskStateCanceled)}
 			if diff := cmp.Diff(wantStates, ups.states); diff != "" {
-				t.Errorf("%s upserts (-want +got):\n%s", workflows.TaskStateKey.GetName(), diff)
+				t.Errorf("%s upserts (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
 			}
 			// The canceled task no longer waits for finance: the inbox,
 			// served from this attribute, must not list it.
 			if n := len(ups.pending); n == 0 || ups.pending[n-1] != nil {
-				t.Errorf("%s upserts = %v, want the last one empty", workflows.PendingApprovalsKey.GetName(), ups.pending)
+				t.Errorf("%s upserts = %v, want the last one empty", wire.PendingApprovalsKey.GetName(), ups.pending)
 			}
 			for _, a := range queryApprovals(t, env) {
 				if a.State == workflows.ApprovalPending || len(a.Decisions) != 0 {
@@ -1354,7 +1355,7 @@ func TestApprovalDecisionAfterTheTaskEnded(t *testing.T) {
 		lateEarly = decide(env, in)
 	}, 30*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "holder", ContextID: testContextID, Message: userText("pay")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "holder", ContextID: testContextID, Message: userText("pay")})
 
 	final := finalTask(t, env)
 	completedTask(t, "cancel", cancel, t0, 20*time.Minute)
@@ -1375,11 +1376,11 @@ func TestApprovalDecisionAfterTheTaskEnded(t *testing.T) {
 			t.Errorf("%s: accepted=%v completed=%v, want refused by the validator", u.name, u.u.accepted, u.u.done)
 		}
 		var appErr *temporal.ApplicationError
-		if !errors.As(u.u.rejected, &appErr) || appErr.Type() != workflows.ErrTypeApprovalRefused {
-			t.Errorf("%s: rejection %v, want an application error of type %s", u.name, u.u.rejected, workflows.ErrTypeApprovalRefused)
+		if !errors.As(u.u.rejected, &appErr) || appErr.Type() != wire.ErrTypeApprovalRefused {
+			t.Errorf("%s: rejection %v, want an application error of type %s", u.name, u.u.rejected, wire.ErrTypeApprovalRefused)
 		}
 	}
-	checkRejected(t, "early decision on a canceled task", lateEarly.rejected, workflows.ErrTypeApprovalRefused, "approval task-1-approval-2 does not exist")
+	checkRejected(t, "early decision on a canceled task", lateEarly.rejected, wire.ErrTypeApprovalRefused, "approval task-1-approval-2 does not exist")
 	for _, a := range queryApprovals(t, env) {
 		if len(a.Decisions) != 0 {
 			t.Errorf("approval %s of the canceled task has decisions %v, want none", a.ID, a.Decisions)
@@ -1394,7 +1395,7 @@ func TestApproveWithoutGroupsFails(t *testing.T) {
 	var got approvalResult
 	env := newApprovalEnv(t, payer(workflows.ApprovalRequest{Title: "Pay?"}, 0, &got))
 	ups := recordUpserts(env)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Message: userText("pay")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", Message: userText("pay")})
 
 	final := finalTask(t, env)
 	want := `approval "Pay?": at least one approver group is required`
@@ -1427,7 +1428,7 @@ func TestApprovalTaskID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			got, ok := workflows.ApprovalTaskID(tt.id)
+			got, ok := wire.ApprovalTaskID(tt.id)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("ApprovalTaskID(%q) = %q, %v; want %q, %v", tt.id, got, ok, tt.want, tt.wantOK)
 			}
@@ -1438,7 +1439,7 @@ func TestApprovalTaskID(t *testing.T) {
 // noticeCall is one attempt of the approval webhook activity, on the
 // workflow clock.
 type noticeCall struct {
-	Notice  workflows.ApprovalNotice
+	Notice  wire.ApprovalNotice
 	At      time.Duration
 	Attempt int
 }
@@ -1451,8 +1452,8 @@ func TestApprovalWebhookNotices(t *testing.T) {
 	escalating := request(func(r *workflows.ApprovalRequest) {
 		r.Timeout, r.OnTimeout, r.EscalateTo, r.EscalateTimeout = time.Hour, workflows.EscalateAtDeadline, managers, 2*time.Hour
 	})
-	notice := func(group string, groups []string, deadline time.Duration, escalated bool) workflows.ApprovalNotice {
-		return workflows.ApprovalNotice{
+	notice := func(group string, groups []string, deadline time.Duration, escalated bool) wire.ApprovalNotice {
+		return wire.ApprovalNotice{
 			Group: group, ApprovalID: testApprovalID, TaskID: testTaskID, Agent: "payer",
 			Title: invoice.Title, Details: invoice.Details, Groups: groups, Deadline: ptr(at(deadline)), Escalated: escalated,
 		}
@@ -1546,8 +1547,8 @@ func TestApprovalWebhookNotices(t *testing.T) {
 			env := newApprovalEnv(t, payer(tt.req, tt.delay, &got))
 			var mu sync.Mutex
 			var calls []noticeCall
-			env.OnActivity(workflows.ActivityNotifyApprovalWebhook, mock.Anything, mock.Anything).Return(
-				func(ctx context.Context, n workflows.ApprovalNotice) error {
+			env.OnActivity(wire.ActivityNotifyApprovalWebhook, mock.Anything, mock.Anything).Return(
+				func(ctx context.Context, n wire.ApprovalNotice) error {
 					mu.Lock()
 					calls = append(calls, noticeCall{Notice: n, At: env.Now().Sub(t0), Attempt: int(activity.GetInfo(ctx).Attempt)})
 					mu.Unlock()
@@ -1563,12 +1564,12 @@ func TestApprovalWebhookNotices(t *testing.T) {
 			scheduleDecisions(env, in)
 			canceled := 0
 			env.SetOnActivityCanceledListener(func(info *activity.Info) {
-				if info.ActivityType.Name == workflows.ActivityNotifyApprovalWebhook {
+				if info.ActivityType.Name == wire.ActivityNotifyApprovalWebhook {
 					canceled++
 				}
 			})
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", ContextID: testContextID, Message: userText("pay")})
 
 			if canceled != tt.wantCanceled {
 				t.Errorf("%d notices canceled, want %d", canceled, tt.wantCanceled)
@@ -1627,9 +1628,9 @@ func TestMessageWhileWaitingForApprovalAnswersAtOnce(t *testing.T) {
 		return nil
 	}})
 	var news *update
-	env.RegisterDelayedCallback(func() { news = sendMessage(env, workflows.SendMessageInput{Message: userText("any news?")}) }, 10*time.Minute)
+	env.RegisterDelayedCallback(func() { news = sendMessage(env, wire.SendMessageInput{Message: userText("any news?")}) }, 10*time.Minute)
 	env.RegisterDelayedCallback(func() { decide(env, by("fiona", finance, true, "")) }, time.Hour)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "payer", Message: userText("pay")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "payer", Message: userText("pay")})
 	got := completedTask(t, "the message while waiting", news, t0, 10*time.Minute)
 	if got.Status.State != a2a.TaskStateInputRequired {
 		t.Errorf("answered with %s, want input-required (still waiting for the approval)", got.Status.State)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 )
@@ -14,7 +16,7 @@ import (
 // outgrows one workflow run (Temporal caps a run's history at 50 MB and
 // 51,200 events, and its updates at 2,000). The task then continues as new:
 // the run ends and a new run of the same workflow ID (= the task ID) starts
-// with the task's state as its input ([ContinuedTask]). Pending approvals
+// with the task's state as its input ([continuedTask]). Pending approvals
 // with their deadlines, queued messages, webhooks and how far each got, the
 // event numbering and the recent history all carry over; older messages are
 // in history pages in the payload store (history.go).
@@ -35,58 +37,14 @@ import (
 // as new from (see [Resumable] and [Task.Checkpoint]).
 var ErrHistoryLimit = errors.New("the task reached Temporal's history limit")
 
-// HistoryLimits says when a task continues as new or, when its skill cannot,
-// fails. The zero value uses the defaults.
-type HistoryLimits struct {
-	// ContinueAfterEvents continues as new at the next resumable point once
-	// the run's history has this many events, whatever Temporal suggests.
-	// Default 10,000 (Temporal suggests it at 4,096 by default).
-	ContinueAfterEvents int
-	// ContinueAfterBytes does the same for the history's size. Default 10 MB
-	// (Temporal suggests it at 4 MB by default).
-	ContinueAfterBytes int
-	// FailAfterEvents, FailAfterBytes and FailAfterUpdates end a task whose
-	// skill never offers a resumable point, before Temporal's own limits
-	// (51,200 events, 50 MB, 2,000 updates) terminate it. Defaults 45,000
-	// events, 40 MB and 1,900 updates.
-	FailAfterEvents  int
-	FailAfterBytes   int
-	FailAfterUpdates int
-}
-
-func (l HistoryLimits) withDefaults() HistoryLimits {
-	if l.ContinueAfterEvents <= 0 {
-		l.ContinueAfterEvents = 10_000
-	}
-	if l.ContinueAfterBytes <= 0 {
-		l.ContinueAfterBytes = 10 << 20
-	}
-	if l.FailAfterEvents <= 0 {
-		l.FailAfterEvents = 45_000
-	}
-	if l.FailAfterBytes <= 0 {
-		l.FailAfterBytes = 40 << 20
-	}
-	if l.FailAfterUpdates <= 0 {
-		l.FailAfterUpdates = 1_900
-	}
-	return l
-}
-
-// WithHistoryLimits sets when tasks continue as new or fail for their size.
-// Tests set low limits to continue often.
-func WithHistoryLimits(l HistoryLimits) TaskWorkflowOption {
-	return func(w *TaskWorkflow) { w.limits = l }
-}
-
-// ContinuedTask is a task's state handed from one workflow run to the next
+// continuedTask is a task's state handed from one workflow run to the next
 // when the task continues as new. It is the input's [TaskInput.Continued].
-type ContinuedTask struct {
+type continuedTask struct {
 	// Task is the task: status, metadata, artifacts and the recent history
 	// (older messages are in HistoryPages).
 	Task *a2a.Task `json:"task"`
 	// HistoryPages are the older messages, in the payload store, oldest first.
-	HistoryPages []HistoryPage `json:"historyPages,omitempty"`
+	HistoryPages []wire.HistoryPage `json:"historyPages,omitempty"`
 	// First is the message that started the task ([Task.Message]).
 	First *a2a.Message `json:"first,omitempty"`
 	// Inbox holds the messages received and not yet taken by the skill.
@@ -99,9 +57,9 @@ type ContinuedTask struct {
 
 	// Events are the latest events kept for subscribers; LastSeq and
 	// StatusSeq continue the numbering.
-	Events    []Event `json:"events,omitempty"`
-	LastSeq   int64   `json:"lastSeq"`
-	StatusSeq int64   `json:"statusSeq"`
+	Events    []wire.Event `json:"events,omitempty"`
+	LastSeq   int64        `json:"lastSeq"`
+	StatusSeq int64        `json:"statusSeq"`
 
 	MessageSeq    int           `json:"messageSeq"`
 	ArtifactSeq   int           `json:"artifactSeq"`
@@ -110,11 +68,11 @@ type ContinuedTask struct {
 	Calls         int           `json:"calls"`
 	Delegations   []Delegation  `json:"delegations,omitempty"`
 	Usage         *TokenUsage   `json:"usage,omitempty"`
-	Approvals     ApprovalState `json:"approvals"`
-	Push          []PushState   `json:"push,omitempty"`
+	Approvals     carriedApprovals `json:"approvals"`
+	Push          []carriedPush   `json:"push,omitempty"`
 
 	// Skill is what the skill said it can be restarted from.
-	Skill *SkillState `json:"skill,omitempty"`
+	Skill *skillState `json:"skill,omitempty"`
 	// CredentialWait is the credential the task waits for, if any.
 	CredentialWait *CredentialRequest `json:"credentialWait,omitempty"`
 	// Runs counts the task's workflow runs before this one.
@@ -123,47 +81,47 @@ type ContinuedTask struct {
 	Extensions []string `json:"extensions,omitempty"`
 }
 
-// ApprovalState is the approvals part of a [ContinuedTask].
-type ApprovalState struct {
+// carriedApprovals is the approvals part of a [continuedTask].
+type carriedApprovals struct {
 	// List holds the pending approvals and the latest settled ones
 	// (maxCarriedApprovals); Count numbers the next one.
 	List  []*Approval `json:"list,omitempty"`
 	Count int         `json:"count"`
 	// Early are decisions for approvals not requested yet, in the order
 	// they came.
-	Early []EarlyDecision `json:"early,omitempty"`
+	Early []earlyDecision `json:"early,omitempty"`
 	// Waiting says the input-required status is the approvals'.
 	Waiting bool `json:"waiting,omitempty"`
 	// Notices are the approval webhook notices not yet delivered.
-	Notices []ApprovalNotice `json:"notices,omitempty"`
+	Notices []wire.ApprovalNotice `json:"notices,omitempty"`
 }
 
-// EarlyDecision is a decision kept until the skill requests its approval.
-type EarlyDecision struct {
+// earlyDecision is a decision kept until the skill requests its approval.
+type earlyDecision struct {
 	ApprovalID string           `json:"approvalId"`
 	Decision   ApprovalDecision `json:"decision"`
 	// Groups are the approver's groups, checked once the request exists.
 	Groups []string `json:"groups,omitempty"`
 }
 
-// PushState is one webhook in a [ContinuedTask] and how far it got.
-type PushState struct {
+// carriedPush is one webhook in a [continuedTask] and how far it got.
+type carriedPush struct {
 	Config   *a2a.PushConfig `json:"config"`
 	After    int64           `json:"after"`
 	Disabled bool            `json:"disabled,omitempty"`
 }
 
-// SkillState is the skill's side of a [ContinuedTask].
-type SkillState struct {
+// skillState is the skill's side of a [continuedTask].
+type skillState struct {
 	// State is the value the skill gave to Resumable or Checkpoint, as JSON.
 	State json.RawMessage `json:"state,omitempty"`
 	// Wait is the wait the skill was in when the task continued as new,
 	// picked up by its next wait of the same kind; nil after a Checkpoint.
-	Wait *ParkedWait `json:"wait,omitempty"`
+	Wait *parkedWait `json:"wait,omitempty"`
 }
 
-// ParkedWait names a wait in progress across continue-as-new.
-type ParkedWait struct {
+// parkedWait names a wait in progress across continue-as-new.
+type parkedWait struct {
 	// Kind is "input", "auth" or "approval".
 	Kind string `json:"kind"`
 	// Slot is the slot of an Ask or RequireAuth.
@@ -172,7 +130,7 @@ type ParkedWait struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 }
 
-// Wait kinds of [ParkedWait].
+// Wait kinds of [parkedWait].
 const (
 	waitInput    = "input"
 	waitAuth     = "auth"
@@ -219,7 +177,7 @@ func (t *Task) Checkpoint(ctx workflow.Context, state any) error {
 	if !t.r.continueDue(ctx) {
 		return nil
 	}
-	return t.r.continueAsNew(ctx, t, &SkillState{State: raw})
+	return t.r.continueAsNew(ctx, t, &skillState{State: raw})
 }
 
 // Resume fills state (a pointer) with the state the skill gave to
@@ -312,7 +270,7 @@ func (r *run) watchLimits(ctx workflow.Context) {
 // continueAsNew ends the run and hands the task to a new run, which starts
 // the skill again with skill. The returned error is what the skill must
 // return (Run returns it to Temporal).
-func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *SkillState) error {
+func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *skillState) error {
 	// Blocking senders waiting for the skill are answered now: the API
 	// follows the task's events for the rest (see TaskUpdateResult.Settled).
 	r.continuing = true
@@ -328,17 +286,17 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *SkillState) er
 	state := r.carry(t, skill)
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
-	return workflow.NewContinueAsNewError(dctx, TaskWorkflowName, runInput{
-		TaskInput: TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner}, Continued: state,
+	return workflow.NewContinueAsNewError(dctx, wire.TaskWorkflowName, runInput{
+		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner}, Continued: state,
 	})
 }
 
 // carry builds the state handed to the next run.
-func (r *run) carry(t *Task, skill *SkillState) *ContinuedTask {
+func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 	task := *r.task
 	task.History = slices.Clone(r.history.recent)
 	task.Artifacts = slices.Clone(r.task.Artifacts)
-	c := &ContinuedTask{
+	c := &continuedTask{
 		Task:             &task,
 		HistoryPages:     slices.Clone(r.history.pages),
 		First:            t.first,
@@ -376,7 +334,7 @@ func (r *run) carry(t *Task, skill *SkillState) *ContinuedTask {
 	c.Events = slices.Clone(r.events[first:])
 	// Approvals: every pending one, and the latest settled ones.
 	a := &r.approvals
-	c.Approvals = ApprovalState{Count: a.count, Waiting: r.waitingApproval, Early: slices.Clone(a.early),
+	c.Approvals = carriedApprovals{Count: a.count, Waiting: r.waitingApproval, Early: slices.Clone(a.early),
 		Notices: slices.Clone(a.pendingNotices())}
 	settled := 0
 	for i := len(a.list) - 1; i >= 0; i-- {
@@ -389,13 +347,13 @@ func (r *run) carry(t *Task, skill *SkillState) *ContinuedTask {
 	}
 	slices.Reverse(c.Approvals.List)
 	for _, s := range r.push.subs {
-		c.Push = append(c.Push, PushState{Config: s.config, After: s.after, Disabled: s.disabled})
+		c.Push = append(c.Push, carriedPush{Config: s.config, After: s.after, Disabled: s.disabled})
 	}
 	return c
 }
 
 // restore sets up the run from the state an earlier run handed over.
-func (r *run) restore(c *ContinuedTask) {
+func (r *run) restore(c *continuedTask) {
 	task := *c.Task
 	r.task = &task
 	r.history.recent = slices.Clone(c.Task.History)
@@ -430,7 +388,7 @@ func (r *run) restore(c *ContinuedTask) {
 
 // resumeWait reports whether a wait of kind (and slot) picks up the wait the
 // skill was in when the task continued as new; it does so once.
-func (r *run) resumeWait(kind, slot string) (*ParkedWait, bool) {
+func (r *run) resumeWait(kind, slot string) (*parkedWait, bool) {
 	p := r.parked
 	if p == nil || p.Kind != kind || (kind != waitApproval && p.Slot != slot) {
 		return nil, false
@@ -453,7 +411,7 @@ func (r *run) seenMessage(id string) bool { return slices.Contains(r.recentIDs, 
 // eventSize estimates the bytes an event adds to the state handed over,
 // from its parts' sizes: turning a large artifact into JSON just to measure
 // it would cost seconds in the workflow's coroutine.
-func eventSize(e Event) int {
+func eventSize(e wire.Event) int {
 	n := 256
 	var parts a2a.ContentParts
 	if e.Status != nil && e.Status.Status.Message != nil {

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -49,7 +50,7 @@ func counter() *workflows.Agent {
 
 // continuedInput returns the input a workflow that continued as new handed
 // to its next run, failing the test when it did not continue as new.
-func continuedInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.TaskInput {
+func continuedInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.RunInput {
 	t.Helper()
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not end")
@@ -58,7 +59,7 @@ func continuedInput(t *testing.T, env *testsuite.TestWorkflowEnvironment) workfl
 	if err := env.GetWorkflowError(); !errors.As(err, &can) {
 		t.Fatalf("workflow ended with %v, want continue-as-new", err)
 	}
-	var in workflows.TaskInput
+	var in workflows.RunInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
 		t.Fatalf("decode the continued input: %v", err)
 	}
@@ -76,20 +77,20 @@ func TestContinueAsNewMidConversation(t *testing.T) {
 	env := newTaskEnv(t, counter())
 	first, a, b := userText("count"), userText("a"), userText("b")
 	var sendA, sendB, addPush *update
-	env.RegisterDelayedCallback(func() { sendA = sendMessage(env, workflows.SendMessageInput{Message: a}) }, time.Minute)
+	env.RegisterDelayedCallback(func() { sendA = sendMessage(env, wire.SendMessageInput{Message: a}) }, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		addPush = &update{env: env}
-		env.UpdateWorkflow(workflows.UpdateCreatePushConfig, "push-1", addPush.callbacks(), workflows.CreatePushConfigInput{
+		env.UpdateWorkflow(wire.UpdateCreatePushConfig, "push-1", addPush.callbacks(), wire.CreatePushConfigInput{
 			Config: &a2a.PushConfig{ID: "hook", URL: "https://hooks.example.com/a2a"},
 		})
 	}, 2*time.Minute)
-	env.RegisterDelayedCallback(func() { sendB = sendMessage(env, workflows.SendMessageInput{Message: b}) }, 3*time.Minute)
+	env.RegisterDelayedCallback(func() { sendB = sendMessage(env, wire.SendMessageInput{Message: b}) }, 3*time.Minute)
 	// Temporal suggests continue-as-new: the task is waiting, so it does.
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 4*time.Minute)
-	env.RegisterActivityWithOptions(func(context.Context, workflows.PushDelivery) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityDeliverPush})
+	env.RegisterActivityWithOptions(func(context.Context, wire.PushDelivery) error { return nil },
+		activity.RegisterOptions{Name: wire.ActivityDeliverPush})
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "counter", ContextID: testContextID, Message: first})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "counter", ContextID: testContextID, Message: first})
 	for name, u := range map[string]*update{"a": sendA, "b": sendB, "push": addPush} {
 		if u == nil || !u.done || u.err != nil {
 			t.Fatalf("update %s = %+v, want completed", name, u)
@@ -123,17 +124,17 @@ func TestContinueAsNewMidConversation(t *testing.T) {
 
 	// The next run.
 	env2 := newTaskEnv(t, counter())
-	env2.RegisterActivityWithOptions(func(context.Context, workflows.PushDelivery) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityDeliverPush})
+	env2.RegisterActivityWithOptions(func(context.Context, wire.PushDelivery) error { return nil },
+		activity.RegisterOptions{Name: wire.ActivityDeliverPush})
 	var atStart *a2a.Task
 	var retried, done *update
 	env2.RegisterDelayedCallback(func() {
 		atStart = getTask(t, env2, nil)
-		retried = sendMessage(env2, workflows.SendMessageInput{Message: b}) // a retry of the first run's message
+		retried = sendMessage(env2, wire.SendMessageInput{Message: b}) // a retry of the first run's message
 	}, time.Minute)
-	env2.RegisterDelayedCallback(func() { done = sendMessage(env2, workflows.SendMessageInput{Message: userText("done")}) }, 2*time.Minute)
+	env2.RegisterDelayedCallback(func() { done = sendMessage(env2, wire.SendMessageInput{Message: userText("done")}) }, 2*time.Minute)
 	start2 := env2.Now()
-	env2.ExecuteWorkflow(workflows.TaskWorkflowName, in)
+	env2.ExecuteWorkflow(wire.TaskWorkflowName, in)
 
 	if diff := cmp.Diff(wantHistory, viewHistory(atStart.History)); diff != "" {
 		t.Errorf("history at the start of the next run (-want +got):\n%s", diff)
@@ -142,8 +143,8 @@ func TestContinueAsNewMidConversation(t *testing.T) {
 		t.Errorf("status at the start of the next run (-want +got):\n%s", diff)
 	}
 	var appErr *temporal.ApplicationError
-	if retried == nil || !errors.As(retried.rejected, &appErr) || appErr.Type() != workflows.ErrTypeDuplicateMessage {
-		t.Errorf("retry of a first-run message: %+v, want rejected as %s", retried, workflows.ErrTypeDuplicateMessage)
+	if retried == nil || !errors.As(retried.rejected, &appErr) || appErr.Type() != wire.ErrTypeDuplicateMessage {
+		t.Errorf("retry of a first-run message: %+v, want rejected as %s", retried, wire.ErrTypeDuplicateMessage)
 	}
 	completedTask(t, "done", done, start2, 2*time.Minute)
 	final := finalTask(t, env2)
@@ -153,7 +154,7 @@ func TestContinueAsNewMidConversation(t *testing.T) {
 	if n := len(final.History); n != len(wantHistory)+2 {
 		t.Errorf("final history has %d messages, want %d", n, len(wantHistory)+2)
 	}
-	var snap workflows.TaskSnapshot
+	var snap wire.TaskSnapshot
 	if err := env2.GetWorkflowResult(&snap); err != nil || snap.EventSeq <= c.LastSeq {
 		t.Errorf("final event seq %d (%v), want after the carried %d", snap.EventSeq, err, c.LastSeq)
 	}
@@ -186,18 +187,18 @@ func TestContinueAsNewMidApproval(t *testing.T) {
 	var mu sync.Mutex
 	var notices []string
 	notify := func(env *testsuite.TestWorkflowEnvironment) {
-		env.RegisterActivityWithOptions(func(_ context.Context, n workflows.ApprovalNotice) error {
+		env.RegisterActivityWithOptions(func(_ context.Context, n wire.ApprovalNotice) error {
 			mu.Lock()
 			defer mu.Unlock()
 			notices = append(notices, n.Group)
 			return nil
-		}, activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+		}, activity.RegisterOptions{Name: wire.ActivityNotifyApprovalWebhook})
 	}
 	env := newTaskEnv(t, approver())
 	env.SetStartTime(t0)
 	notify(env)
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 10*time.Hour)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "approver", ContextID: testContextID, Message: userText("invoice 7")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "approver", ContextID: testContextID, Message: userText("invoice 7")})
 	in := continuedInput(t, env)
 	c := in.Continued
 	if len(c.Approvals.List) != 1 || c.Approvals.List[0].State != workflows.ApprovalPending || c.Approvals.Count != 1 {
@@ -217,15 +218,15 @@ func TestContinueAsNewMidApproval(t *testing.T) {
 	var early, managers *decisionUpdate
 	// Before the deadline only finance decides.
 	env2.RegisterDelayedCallback(func() {
-		early = decide(env2, workflows.DecideApprovalInput{ApprovalID: c.Approvals.List[0].ID, Approved: true,
+		early = decide(env2, wire.DecideApprovalInput{ApprovalID: c.Approvals.List[0].ID, Approved: true,
 			Approver: "mo", ApproverGroups: []string{"managers"}})
 	}, time.Hour)
 	// 48 h after the first run started the request went to managers.
 	env2.RegisterDelayedCallback(func() {
-		managers = decide(env2, workflows.DecideApprovalInput{ApprovalID: c.Approvals.List[0].ID, Approved: true,
+		managers = decide(env2, wire.DecideApprovalInput{ApprovalID: c.Approvals.List[0].ID, Approved: true,
 			Approver: "mo", ApproverGroups: []string{"managers"}})
 	}, 39*time.Hour)
-	env2.ExecuteWorkflow(workflows.TaskWorkflowName, in)
+	env2.ExecuteWorkflow(wire.TaskWorkflowName, in)
 
 	if early == nil || early.rejected == nil {
 		t.Errorf("a manager's decision before the escalation was %+v, want refused", early)
@@ -259,10 +260,10 @@ func TestNoContinueAsNewWithoutAResumablePoint(t *testing.T) {
 		}
 	}})
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, time.Minute)
-	env.RegisterDelayedCallback(func() { sendMessage(env, workflows.SendMessageInput{Message: userText("more")}) }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() { sendMessage(env, wire.SendMessageInput{Message: userText("more")}) }, 2*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SetCurrentHistoryLength(46_000) }, 3*time.Minute)
-	env.RegisterDelayedCallback(func() { sendMessage(env, workflows.SendMessageInput{Message: userText("more")}) }, 4*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "plain", Message: userText("go")})
+	env.RegisterDelayedCallback(func() { sendMessage(env, wire.SendMessageInput{Message: userText("more")}) }, 4*time.Minute)
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plain", Message: userText("go")})
 
 	final := finalTask(t, env)
 	if final.Status.State != a2a.TaskStateFailed {
@@ -291,9 +292,9 @@ func TestCheckpointContinuesAsNew(t *testing.T) {
 		return nil
 	}})
 	var blocked *update
-	env.RegisterDelayedCallback(func() { blocked = sendMessage(env, workflows.SendMessageInput{Message: userText("hurry")}) }, 30*time.Minute)
+	env.RegisterDelayedCallback(func() { blocked = sendMessage(env, wire.SendMessageInput{Message: userText("hurry")}) }, 30*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 150*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "looper", Message: userText("go")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "looper", Message: userText("go")})
 
 	in := continuedInput(t, env)
 	var n int
@@ -325,9 +326,9 @@ func TestIdleTimeoutCancelsAnAbandonedTask(t *testing.T) {
 	idle.IdleTimeout = 72 * time.Hour
 	env := newTaskEnv(t, idle)
 	var answer *update
-	env.RegisterDelayedCallback(func() { answer = sendMessage(env, workflows.SendMessageInput{Message: userText("a")}) }, 71*time.Hour)
+	env.RegisterDelayedCallback(func() { answer = sendMessage(env, wire.SendMessageInput{Message: userText("a")}) }, 71*time.Hour)
 	start := env.Now()
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "counter", Message: userText("count")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "counter", Message: userText("count")})
 
 	completedTask(t, "answer in time", answer, start, 71*time.Hour)
 	final := finalTask(t, env)
@@ -348,17 +349,17 @@ func TestNoFirstMessageIsNoTask(t *testing.T) {
 	env := newTaskEnv(t, counter())
 	var getErr error
 	env.RegisterDelayedCallback(func() {
-		_, getErr = env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+		_, getErr = env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 	}, time.Minute)
 	start := env.Now()
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "counter"})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "counter"})
 
 	var appErr *temporal.ApplicationError
-	if !errors.As(getErr, &appErr) || appErr.Type() != workflows.ErrTypeTaskNotFound {
-		t.Errorf("GetTask of a workflow without a message: %v, want %s", getErr, workflows.ErrTypeTaskNotFound)
+	if !errors.As(getErr, &appErr) || appErr.Type() != wire.ErrTypeTaskNotFound {
+		t.Errorf("GetTask of a workflow without a message: %v, want %s", getErr, wire.ErrTypeTaskNotFound)
 	}
-	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeNoFirstMessage {
-		t.Errorf("workflow ended with %v, want %s", err, workflows.ErrTypeNoFirstMessage)
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != wire.ErrTypeNoFirstMessage {
+		t.Errorf("workflow ended with %v, want %s", err, wire.ErrTypeNoFirstMessage)
 	}
 	if got := env.Now().Sub(start); got != 10*time.Minute {
 		t.Errorf("it ended after %v, want the 10 minute grace", got)

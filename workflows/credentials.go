@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -24,20 +26,6 @@ import (
 // place ({"credentialRef": ..., "service": ..., "authType": ...}), which
 // is what history, GetTask, streams and webhooks show. An activity resolves
 // the reference when it calls the service.
-
-// ErrTypeCredentialRequired: the task waits for a credential and the
-// message carries none as a reference. Its details hold the
-// [CredentialRequest]; the API stores the secret and sends a reference.
-const ErrTypeCredentialRequired = "CredentialRequired"
-
-// Keys of the data parts of credential requests and references.
-const (
-	// CredentialRefKey names the reference in the answer's data part.
-	CredentialRefKey = "credentialRef"
-	// CredentialSecretKey may carry the secret in a data part of the user's
-	// answer, instead of the message's text.
-	CredentialSecretKey = "credential"
-)
 
 // CredentialRequest is what a task asks the user for.
 type CredentialRequest struct {
@@ -103,7 +91,7 @@ func (t *Task) RequireCredential(ctx workflow.Context, req CredentialRequest, op
 	ref, ok := credentialRefIn(m)
 	if !ok {
 		// Only a task whose messages bypassed the API can get here.
-		return CredentialRef{}, temporal.NewNonRetryableApplicationError("the answer carries no credential reference", ErrTypeInvalidParams, nil)
+		return CredentialRef{}, temporal.NewNonRetryableApplicationError("the answer carries no credential reference", wire.ErrTypeInvalidParams, nil)
 	}
 	return ref, nil
 }
@@ -128,7 +116,7 @@ func credentialRefIn(m *a2a.Message) (CredentialRef, bool) {
 		if !ok {
 			continue
 		}
-		ref, _ := data[CredentialRefKey].(string)
+		ref, _ := data[wire.CredentialRefKey].(string)
 		if ref == "" {
 			continue
 		}
@@ -152,7 +140,7 @@ func (r *run) validateCredentialAnswer(m *a2a.Message) error {
 	}
 	return temporal.NewApplicationError(
 		fmt.Sprintf("task %s waits for a %s credential for %s", r.task.ID, orDefault(req.AuthType, "secret"), req.Service),
-		ErrTypeCredentialRequired, *req)
+		wire.ErrTypeCredentialRequired, *req)
 }
 
 func orDefault(s, def string) string {

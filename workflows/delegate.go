@@ -6,85 +6,14 @@ import (
 	"maps"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
-
-// Error types of the delegation activities' non-retryable errors.
-const (
-	// ErrTypeUnknownRemoteAgent: the agent is not in the directory.
-	ErrTypeUnknownRemoteAgent = "UnknownRemoteAgent"
-	// ErrTypeRemoteConfig: the remote agent cannot be called as configured
-	// (no usable interface in its card, unknown credentials).
-	ErrTypeRemoteConfig = "RemoteAgentConfig"
-	// ErrTypeRemoteA2A: the remote agent answered with an A2A error that a
-	// retry would not change (task not found, invalid params, unauthenticated...).
-	ErrTypeRemoteA2A = "RemoteA2AError"
-)
-
-// DelegationsMetadataKey is the task metadata key listing the remote tasks
-// the task delegated to, a []Delegation, also kept in the workflow memo
-// under the same key so the Temporal UI shows it.
-const DelegationsMetadataKey = "a2aflow.delegations"
-
-// RemoteSendInput is the argument of [ActivitySendRemoteMessage].
-type RemoteSendInput struct {
-	// Agent is a directory name or an http(s) URL of an agent card's base.
-	Agent string
-	// Message is sent as is: its ID is deterministic, so a retried send
-	// is recognised by an agent that deduplicates by message ID (a2aflow
-	// does); TaskID and ContextID are empty for a new remote task.
-	Message *a2a.Message
-	// Extensions are the URIs of the calling agent's extensions
-	// (Agent.Extensions): the client activates those the remote card
-	// declares (a2aext's activator), so a remote agent that requires one
-	// the caller supports is not refused.
-	Extensions []string `json:",omitempty"`
-	// Answered is, for a message answering the remote task's question, that
-	// question (its status message ID): to an agent that streams, the send
-	// reads the task's events until it moves past that question (as
-	// [ActivityFollowRemoteTask] does), for up to a second, so that an
-	// answer the agent settles at once needs no follow.
-	Answered string `json:",omitempty"`
-}
-
-// RemoteFollowInput is the argument of [ActivityFollowRemoteTask].
-type RemoteFollowInput struct {
-	// Agent is a directory name or an http(s) URL, as in RemoteSendInput.
-	Agent string
-	// TaskID is the remote task.
-	TaskID a2a.TaskID
-	// Window bounds one call: it returns the task as it is then, and the
-	// workflow follows again. Default an hour.
-	Window time.Duration
-	// Answered is the question (status message ID) the workflow just
-	// answered: until the remote agent takes the answer, its task may still
-	// show that question, which is not a new one and is followed past.
-	Answered string `json:",omitempty"`
-	// Extensions are as in RemoteSendInput.
-	Extensions []string `json:",omitempty"`
-}
-
-// RemoteCancelInput is the argument of [ActivityCancelRemoteTask].
-type RemoteCancelInput struct {
-	Agent  string
-	TaskID a2a.TaskID
-	// Extensions are as in RemoteSendInput.
-	Extensions []string `json:",omitempty"`
-}
-
-// RemoteTaskResult is what the send and follow activities answer.
-type RemoteTaskResult struct {
-	// Task is the remote task as last seen, without history (its status
-	// message and artifacts are there). Nil when the agent answered a
-	// message without a task.
-	Task *a2a.Task `json:"task,omitempty"`
-	// Message is the agent's answer when it replied with a message rather
-	// than a task (A2A allows it for a quick answer): the call is complete.
-	Message *a2a.Message `json:"message,omitempty"`
-}
 
 // Delegation is one remote task a task delegated to, recorded in its
 // metadata and memo under [DelegationsMetadataKey].
@@ -155,17 +84,6 @@ func (e *RemoteTaskError) Error() string {
 	return msg
 }
 
-// DefaultRetryBudget is how long an unreachable remote agent is retried,
-// unless the worker sets another default with [WithRetryBudget].
-const DefaultRetryBudget = 5 * time.Minute
-
-// WithRetryBudget sets the default [CallRequest.RetryBudget] of the tasks'
-// remote calls (the worker's --delegation-retry-budget). It only shapes
-// activities scheduled from then on, so changing it is safe for running tasks.
-func WithRetryBudget(d time.Duration) TaskWorkflowOption {
-	return func(w *TaskWorkflow) { w.retryBudget = d }
-}
-
 // followWindow bounds one follow activity; the workflow follows again after
 // it. Heartbeats (every 5 s, timeout 20 s) notice a dead worker and deliver
 // a cancel long before, and a settled task ends the follow at once: the
@@ -204,7 +122,7 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 		budget = t.r.budget
 	}
 	if budget <= 0 {
-		budget = DefaultRetryBudget
+		budget = link.DefaultRetryBudget
 	}
 	t.calls++
 	c := &call{t: t, req: req, n: t.calls, budget: budget, record: len(t.delegations)}
@@ -227,12 +145,12 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 			return c.completed(ctx, task), nil
 		case state.Terminal():
 			return nil, &RemoteTaskError{Agent: req.Agent, TaskID: task.ID, State: state, Reason: MessageText(task.Status.Message)}
-		case interrupted(state) && !IsAnsweredQuestion(task.Status, answered):
+		case wire.Interrupted(state) && !wire.IsAnsweredQuestion(task.Status, answered):
 			answer, err := c.answer(ctx, task)
 			if err != nil {
 				return nil, c.stop(ctx, task, err)
 			}
-			answered = questionID(task.Status)
+			answered = wire.QuestionID(task.Status)
 			res, err := c.send(ctx, answer.Parts, task.ID, task.ContextID, answered)
 			if err != nil {
 				return nil, c.stop(ctx, task, err)
@@ -278,7 +196,7 @@ func (c *call) retry() *temporal.RetryPolicy {
 		BackoffCoefficient:     2,
 		MaximumInterval:        retryMaximum,
 		MaximumAttempts:        budgetAttempts(c.budget),
-		NonRetryableErrorTypes: []string{ErrTypeUnknownRemoteAgent, ErrTypeRemoteConfig, ErrTypeRemoteA2A},
+		NonRetryableErrorTypes: []string{wire.ErrTypeUnknownRemoteAgent, wire.ErrTypeRemoteConfig, wire.ErrTypeRemoteA2A},
 	}
 }
 
@@ -304,7 +222,7 @@ func budgetAttempts(budget time.Duration) int32 {
 
 // send sends parts as the call's next message; to a new remote task when
 // taskID is empty, else as the answer to the question answered.
-func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID, answered string) (*RemoteTaskResult, error) {
+func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID, answered string) (*wire.RemoteTaskResult, error) {
 	c.sent++
 	msg := &a2a.Message{
 		// Deterministic: a retried or replayed send carries the same ID.
@@ -314,14 +232,14 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		ContextID: contextID,
 		Parts:     parts,
 	}
-	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, OneLine(partsSummary(parts), 120))
+	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, wire.OneLine(partsSummary(parts), 120))
 	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		HeartbeatTimeout:    20 * time.Second,
 		RetryPolicy:         c.retry(),
 	}, summary))
-	var res RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, ActivitySendRemoteMessage, RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered}).Get(ctx, &res)
+	var res wire.RemoteTaskResult
+	err := workflow.ExecuteActivity(actx, wire.ActivitySendRemoteMessage, wire.RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed("send a message to", err)
 	}
@@ -339,8 +257,8 @@ func (c *call) follow(ctx workflow.Context, task *a2a.Task, answered string) (*a
 		HeartbeatTimeout:    20 * time.Second,
 		RetryPolicy:         c.retry(),
 	}, fmt.Sprintf("follow %s task %s", c.req.Agent, task.ID)))
-	var res RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, ActivityFollowRemoteTask, RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered,
+	var res wire.RemoteTaskResult
+	err := workflow.ExecuteActivity(actx, wire.ActivityFollowRemoteTask, wire.RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered,
 		Extensions: c.t.agentExtensions()}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed(fmt.Sprintf("follow task %s of", task.ID), err)
@@ -349,24 +267,6 @@ func (c *call) follow(ctx workflow.Context, task *a2a.Task, answered string) (*a
 		return nil, fmt.Errorf("agent %s returned no task for %s", c.req.Agent, task.ID)
 	}
 	return res.Task, nil
-}
-
-// questionID identifies the question a status asks: its message ID, or
-// its timestamp when the agent sent no message.
-func questionID(s a2a.TaskStatus) string {
-	if s.Message != nil && s.Message.ID != "" {
-		return "message:" + s.Message.ID
-	}
-	if s.Timestamp != nil {
-		return "time:" + s.Timestamp.UTC().Format(time.RFC3339Nano)
-	}
-	return "state:" + string(s.State)
-}
-
-// IsAnsweredQuestion reports whether status still asks the question
-// identified by answered (see RemoteFollowInput.Answered).
-func IsAnsweredQuestion(status a2a.TaskStatus, answered string) bool {
-	return answered != "" && interrupted(status.State) && questionID(status) == answered
 }
 
 // failed words an activity error for the user: an unreachable agent says
@@ -412,7 +312,7 @@ func (c *call) stop(ctx workflow.Context, task *a2a.Task, err error) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: c.retry().NonRetryableErrorTypes},
 	}, fmt.Sprintf("cancel %s task %s", c.req.Agent, task.ID)))
-	if cerr := workflow.ExecuteActivity(actx, ActivityCancelRemoteTask, RemoteCancelInput{Agent: c.req.Agent, TaskID: task.ID, Extensions: c.t.agentExtensions()}).Get(dctx, nil); cerr != nil {
+	if cerr := workflow.ExecuteActivity(actx, wire.ActivityCancelRemoteTask, wire.RemoteCancelInput{Agent: c.req.Agent, TaskID: task.ID, Extensions: c.t.agentExtensions()}).Get(dctx, nil); cerr != nil {
 		c.t.r.logger.Warn("cancel remote task", "agent", c.req.Agent, "task", task.ID, "error", cerr)
 		c.t.recordDelegation(dctx, c.record, Delegation{Agent: c.req.Agent, TaskID: task.ID, ContextID: task.ContextID, State: task.Status.State})
 	} else {
@@ -452,7 +352,7 @@ func (t *Task) recordDelegation(ctx workflow.Context, i int, d Delegation) {
 	} else {
 		t.delegations = append(t.delegations, d)
 	}
-	t.SetMetadata(ctx, DelegationsMetadataKey, append([]Delegation(nil), t.delegations...))
+	t.SetMetadata(ctx, wire.DelegationsMetadataKey, append([]Delegation(nil), t.delegations...))
 }
 
 // Delegations returns the remote tasks the task delegated to so far.
@@ -466,21 +366,6 @@ func partsSummary(parts a2a.ContentParts) string {
 		return text
 	}
 	return fmt.Sprintf("%d part(s)", len(parts))
-}
-
-// OneLine shortens s to at most n runes, on one line: for summaries shown
-// in the Temporal UI and in logs.
-func OneLine(s string, n int) string {
-	runes := []rune(s)
-	for i, r := range runes {
-		if r == '\n' || r == '\r' {
-			runes[i] = ' '
-		}
-	}
-	if len(runes) <= n {
-		return string(runes)
-	}
-	return string(runes[:n-1]) + "…"
 }
 
 // agentExtensions returns the URIs of the extensions the task's agent

@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -29,14 +31,14 @@ import (
 // exampleEnv returns a test environment running the task workflow for the
 // agents, with the workflow ID (the task ID) "task-1" and quiet logs.
 func exampleEnv(agents ...*workflows.Agent) *testsuite.TestWorkflowEnvironment {
-	reg, err := workflows.NewRegistry(agents...)
+	reg, err := engine.NewRegistry(agents...)
 	if err != nil {
 		panic(err)
 	}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "task-1"})
 	return env
 }
@@ -44,7 +46,7 @@ func exampleEnv(agents ...*workflows.Agent) *testsuite.TestWorkflowEnvironment {
 // exampleRun starts a task of agent with the user's first message and
 // returns the task as it ended.
 func exampleRun(env *testsuite.TestWorkflowEnvironment, agent, text string) *a2a.Task {
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{
 		Agent:   agent,
 		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
 	})
@@ -60,11 +62,11 @@ func exampleRun(env *testsuite.TestWorkflowEnvironment, agent, text string) *a2a
 func exampleAnswer(env *testsuite.TestWorkflowEnvironment, after time.Duration, text string) {
 	env.RegisterDelayedCallback(func() {
 		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
-		env.UpdateWorkflow(workflows.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
 			OnAccept:   func() {},
 			OnReject:   func(err error) { fmt.Println("refused:", err) },
 			OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: m, ReturnImmediately: true})
+		}, wire.SendMessageInput{Message: m, ReturnImmediately: true})
 	}, after)
 }
 
@@ -72,7 +74,7 @@ func exampleAnswer(env *testsuite.TestWorkflowEnvironment, after time.Duration, 
 // the A2A API reads it (the GetTask query).
 func examplePrintStatus(env *testsuite.TestWorkflowEnvironment, after time.Duration) {
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+		v, err := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 		var task a2a.Task
 		if err == nil {
 			err = v.Get(&task)
@@ -125,7 +127,7 @@ func ExampleAgent() {
 	}
 
 	// a2aflow serves a Registry of agents, the first being the default one.
-	reg, err := workflows.NewRegistry(greeter)
+	reg, err := engine.NewRegistry(greeter)
 	if err != nil {
 		panic(err)
 	}
@@ -213,12 +215,12 @@ func ExampleTask_Approve() {
 		env := exampleEnv(expenses)
 		// Approve notifies each group's webhook by an activity; the worker
 		// runs it as a no-op for a group without one.
-		env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+		env.RegisterActivityWithOptions(func(context.Context, wire.ApprovalNotice) error { return nil },
+			activity.RegisterOptions{Name: wire.ActivityNotifyApprovalWebhook})
 		examplePrintStatus(env, time.Hour)
 		if decide {
 			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(workflows.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
+				env.UpdateWorkflow(wire.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
 					OnAccept: func() {},
 					OnReject: func(err error) { fmt.Println("refused:", err) },
 					OnComplete: func(v any, err error) {
@@ -226,7 +228,7 @@ func ExampleTask_Approve() {
 							fmt.Println("decided:", a.ID, a.State)
 						}
 					},
-				}, workflows.DecideApprovalInput{
+				}, wire.DecideApprovalInput{
 					ApprovalID:     "task-1-approval-1", // the task's first approval
 					Approved:       true,
 					Comment:        "within budget",
@@ -273,24 +275,24 @@ func ExampleTask_CallAgent() {
 	env := exampleEnv(planner)
 	var mu sync.Mutex
 	var received []string // what the remote agent received
-	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.RemoteSendInput) (workflows.RemoteTaskResult, error) {
+	env.RegisterActivityWithOptions(func(_ context.Context, in wire.RemoteSendInput) (wire.RemoteTaskResult, error) {
 		mu.Lock()
 		received = append(received, workflows.MessageText(in.Message))
 		mu.Unlock()
 		if in.Message.TaskID == "" { // a new remote task, which asks a question
 			question := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("How many nights?"))
-			return workflows.RemoteTaskResult{Task: &a2a.Task{ID: "hotel-task", ContextID: "hotel-ctx",
+			return wire.RemoteTaskResult{Task: &a2a.Task{ID: "hotel-task", ContextID: "hotel-ctx",
 				Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: question}}}, nil
 		}
-		return workflows.RemoteTaskResult{Task: &a2a.Task{ID: in.Message.TaskID, ContextID: "hotel-ctx",
+		return wire.RemoteTaskResult{Task: &a2a.Task{ID: in.Message.TaskID, ContextID: "hotel-ctx",
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivitySendRemoteMessage})
-	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.RemoteFollowInput) (workflows.RemoteTaskResult, error) {
+	}, activity.RegisterOptions{Name: wire.ActivitySendRemoteMessage})
+	env.RegisterActivityWithOptions(func(_ context.Context, in wire.RemoteFollowInput) (wire.RemoteTaskResult, error) {
 		done := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("3 nights at Casa Azul, 420 EUR"))
-		return workflows.RemoteTaskResult{Task: &a2a.Task{ID: in.TaskID, ContextID: "hotel-ctx",
+		return wire.RemoteTaskResult{Task: &a2a.Task{ID: in.TaskID, ContextID: "hotel-ctx",
 			Status:    a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: done},
 			Artifacts: []*a2a.Artifact{workflows.JSONArtifact("quote", map[string]any{"hotel": "Casa Azul", "eur": 420})}}}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivityFollowRemoteTask})
+	}, activity.RegisterOptions{Name: wire.ActivityFollowRemoteTask})
 
 	examplePrintStatus(env, 30*time.Minute)
 	exampleAnswer(env, time.Hour, "3")
@@ -299,7 +301,7 @@ func ExampleTask_CallAgent() {
 	examplePrintTask(task)
 	// The task's metadata lists the remote tasks it delegated to.
 	var delegations []workflows.Delegation
-	raw, _ := json.Marshal(task.Metadata[workflows.DelegationsMetadataKey])
+	raw, _ := json.Marshal(task.Metadata[wire.DelegationsMetadataKey])
 	if err := json.Unmarshal(raw, &delegations); err != nil {
 		panic(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -18,40 +20,11 @@ import (
 // so GetTask with historyLength N reads the recent messages and as many
 // pages as N needs: its cost follows N, not the task's age.
 
-// HistoryPageSize is how many messages one history page holds.
-const HistoryPageSize = 100
-
-// HistoryPage is a run of a task's older messages kept in the payload store
-// (blobstore) as a JSON array of A2A messages.
-type HistoryPage struct {
-	// Key is the page's key in the payload store.
-	Key string `json:"key"`
-	// First is the position of the page's first message in the task's
-	// history, from 0.
-	First int `json:"first"`
-	// Count is how many messages the page holds.
-	Count int `json:"count"`
-}
-
-// StoreHistoryPageInput is the argument of [ActivityStoreHistoryPage].
-type StoreHistoryPageInput struct {
-	TaskID a2a.TaskID `json:"taskId"`
-	// First is the position of Messages[0] in the task's history.
-	First    int            `json:"first"`
-	Messages []*a2a.Message `json:"messages"`
-}
-
-// HistoryPageKey is the key of the page of taskID's history starting at
-// first, in namespace.
-func HistoryPageKey(namespace string, taskID a2a.TaskID, first int) string {
-	return fmt.Sprintf("%s/tasks/%s/history/%010d.json", namespace, taskID, first)
-}
-
 // historyState is the task's message history: pages in the store, then the
 // recent messages in the workflow.
 type historyState struct {
 	recent  []*a2a.Message
-	pages   []HistoryPage
+	pages   []wire.HistoryPage
 	storing bool // a page is being written
 }
 
@@ -69,12 +42,12 @@ func (h *historyState) total() int {
 // messages, starts writing the oldest page to the store.
 func (r *run) record(ctx workflow.Context, m *a2a.Message) {
 	r.history.recent = append(r.history.recent, m)
-	if !r.longTasks || r.history.storing || len(r.history.recent) < 2*HistoryPageSize {
+	if !r.longTasks || r.history.storing || len(r.history.recent) < 2*wire.HistoryPageSize {
 		return
 	}
 	r.history.storing = true
-	page := StoreHistoryPageInput{TaskID: r.task.ID, First: r.history.total() - len(r.history.recent),
-		Messages: slices.Clone(r.history.recent[:HistoryPageSize])}
+	page := wire.StoreHistoryPageInput{TaskID: r.task.ID, First: r.history.total() - len(r.history.recent),
+		Messages: slices.Clone(r.history.recent[:wire.HistoryPageSize])}
 	// Pages are written whatever happens to the task, also while it ends.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
@@ -84,8 +57,8 @@ func (r *run) record(ctx workflow.Context, m *a2a.Message) {
 	})
 	workflow.Go(actx, func(ctx workflow.Context) {
 		defer func() { r.history.storing = false }()
-		var stored HistoryPage
-		if err := workflow.ExecuteActivity(ctx, ActivityStoreHistoryPage, page).Get(ctx, &stored); err != nil {
+		var stored wire.HistoryPage
+		if err := workflow.ExecuteActivity(ctx, wire.ActivityStoreHistoryPage, page).Get(ctx, &stored); err != nil {
 			r.logger.Warn("history page not stored; the messages stay in the workflow", "first", page.First, "error", err)
 			return
 		}
@@ -96,8 +69,8 @@ func (r *run) record(ctx workflow.Context, m *a2a.Message) {
 
 // historySnapshot returns the last historyLength messages (nil: all): the
 // recent ones from the workflow and the pages that hold the rest.
-func (r *run) historySnapshot(historyLength *int) ([]*a2a.Message, []HistoryPage) {
-	recent := LastMessages(r.history.recent, historyLength)
+func (r *run) historySnapshot(historyLength *int) ([]*a2a.Message, []wire.HistoryPage) {
+	recent := wire.LastMessages(r.history.recent, historyLength)
 	if historyLength != nil && *historyLength <= len(r.history.recent) {
 		return recent, nil
 	}
@@ -105,7 +78,7 @@ func (r *run) historySnapshot(historyLength *int) ([]*a2a.Message, []HistoryPage
 	if historyLength != nil {
 		need = *historyLength - len(r.history.recent)
 	}
-	var pages []HistoryPage
+	var pages []wire.HistoryPage
 	for i := len(r.history.pages) - 1; i >= 0 && need != 0; i-- {
 		pages = append(pages, r.history.pages[i])
 		if need > 0 {

@@ -3,40 +3,11 @@ package workflows
 import (
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
-)
-
-// Metrics the task workflow emits. It emits them through
-// workflow.GetMetricsHandler, which emits nothing while the workflow
-// replays: a worker rebuilding a task from its history (after a restart,
-// or when the task left its cache) does not count the task's past again.
-// The Temporal client's handler in a2aflow (package metrics) serves them at
-// /metrics with a2aflow's labels only (agent, state, outcome): the SDK's
-// tags such as namespace and task_queue are dropped, a task ID is never one.
-// Emitting a metric records nothing in history, so these need no
-// workflow.GetVersion.
-const (
-	// MetricTasksEnded counts tasks that reached a terminal state, by
-	// agent and state: a2aflow_tasks_ended_total.
-	MetricTasksEnded = "a2aflow_tasks_ended"
-	// MetricInputRequired times each stretch a task spent input-required
-	// (asking its user, waiting for approvals or a waitpoint), from entering
-	// the state to leaving it, by agent: a2aflow_input_required_seconds.
-	MetricInputRequired = "a2aflow_input_required"
-	// MetricApprovalWait times an approval from its request to its
-	// settlement, by agent and outcome (ApprovalOutcome...):
-	// a2aflow_approval_wait_seconds.
-	MetricApprovalWait = "a2aflow_approval_wait"
-)
-
-// Outcomes of an approval, the outcome label of MetricApprovalWait.
-const (
-	ApprovalOutcomeApproved = "approved" // approved by its approvers
-	ApprovalOutcomeRejected = "rejected" // rejected by an approver
-	ApprovalOutcomeExpired  = "expired"  // settled by its deadline (OnTimeout), approved or not
-	ApprovalOutcomeCanceled = "canceled" // the task ended while it was pending
 )
 
 // runMetrics is what the metrics remember of a run.
@@ -58,29 +29,29 @@ func (r *run) countStatus(ctx workflow.Context, prev a2a.TaskState, prevAt *time
 			since = *prevAt
 		}
 		if !since.IsZero() {
-			r.metricsHandler(ctx, nil).Timer(MetricInputRequired).Record(now.Sub(since))
+			r.metricsHandler(ctx, nil).Timer(wire.MetricInputRequired).Record(now.Sub(since))
 		}
 		r.metrics.inputRequiredSince = time.Time{}
 	case state == a2a.TaskStateInputRequired && prev != a2a.TaskStateInputRequired:
 		r.metrics.inputRequiredSince = now
 	}
 	if state.Terminal() && prev != state {
-		r.metricsHandler(ctx, map[string]string{"state": string(state)}).Counter(MetricTasksEnded).Inc(1)
+		r.metricsHandler(ctx, map[string]string{"state": string(state)}).Counter(wire.MetricTasksEnded).Inc(1)
 	}
 }
 
 // countApproval counts a settled approval: its wait and outcome.
 func (r *run) countApproval(ctx workflow.Context, a *Approval) {
-	outcome := ApprovalOutcomeRejected
+	outcome := wire.ApprovalOutcomeRejected
 	switch {
 	case a.State == ApprovalCanceled:
-		outcome = ApprovalOutcomeCanceled
+		outcome = wire.ApprovalOutcomeCanceled
 	case len(a.Decisions) > 0 && a.Decisions[len(a.Decisions)-1].Via == "deadline":
-		outcome = ApprovalOutcomeExpired
+		outcome = wire.ApprovalOutcomeExpired
 	case a.State == ApprovalApproved:
-		outcome = ApprovalOutcomeApproved
+		outcome = wire.ApprovalOutcomeApproved
 	}
-	r.metricsHandler(ctx, map[string]string{"outcome": outcome}).Timer(MetricApprovalWait).
+	r.metricsHandler(ctx, map[string]string{"outcome": outcome}).Timer(wire.MetricApprovalWait).
 		Record(workflow.Now(ctx).Sub(a.Created))
 }
 

@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -96,7 +98,7 @@ func TestMetricsOfWaits(t *testing.T) {
 	}}
 	answer := func(env *testsuite.TestWorkflowEnvironment, text string) func() {
 		return func() {
-			sendMessage(env, workflows.SendMessageInput{Message: userText(text), ReturnImmediately: true})
+			sendMessage(env, wire.SendMessageInput{Message: userText(text), ReturnImmediately: true})
 		}
 	}
 	cases := []struct {
@@ -168,7 +170,7 @@ func TestMetricsOfWaits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			reg, err := workflows.NewRegistry(c.agent)
+			reg, err := engine.NewRegistry(c.agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,12 +178,12 @@ func TestMetricsOfWaits(t *testing.T) {
 			var suite testsuite.WorkflowTestSuite
 			suite.SetMetricsHandler(rec)
 			env := suite.NewTestWorkflowEnvironment()
-			env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-			env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+			env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+			env.RegisterActivityWithOptions(func(context.Context, wire.ApprovalNotice) error { return nil }, activity.RegisterOptions{Name: wire.ActivityNotifyApprovalWebhook})
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
 			env.SetStartTime(t0)
 			c.script(env)
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: c.agent.Name, ContextID: testContextID, Message: userText("go")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: c.agent.Name, ContextID: testContextID, Message: userText("go")})
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("the task did not end")
 			}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -12,88 +15,9 @@ import (
 	"github.com/a2aflow/a2aflow/internal/webhook"
 )
 
-// Names of the push notification handlers and activity. Like the other
-// names, they are shared by the API and the worker and never change.
-const (
-	// UpdateCreatePushConfig adds a webhook to a task, or replaces the one
-	// with the same ID (A2A CreateTaskPushNotificationConfig). Its argument is
-	// a [CreatePushConfigInput] and its result the stored [*a2a.PushConfig].
-	UpdateCreatePushConfig = "CreateTaskPushNotificationConfig"
-
-	// UpdateDeletePushConfig removes a webhook from a task (A2A
-	// DeleteTaskPushNotificationConfig). Its argument is a
-	// [DeletePushConfigInput]; it has no result.
-	UpdateDeletePushConfig = "DeleteTaskPushNotificationConfig"
-
-	// QueryPushConfigs returns a task's webhooks, oldest first (A2A Get and
-	// ListTaskPushNotificationConfig). Its argument is a [PushConfigsInput]
-	// and its result a []*a2a.PushConfig.
-	QueryPushConfigs = "PushNotificationConfigs"
-)
-
-// MaxPushConfigs is how many webhooks one task takes: each one costs an
-// activity per event in the task's history.
-const MaxPushConfigs = 10
-
-// CreatePushConfigInput is the argument of the UpdateCreatePushConfig update.
-type CreatePushConfigInput struct {
-	// Agent and Owner scope the write as in [SendMessageInput].
-	Agent string
-	Owner string
-	// Config is the webhook. Its ID is required (the API assigns one when the
-	// client gave none); its token and credentials should be sealed with a
-	// webhook.Sealer so that history does not carry them in the clear.
-	Config *a2a.PushConfig
-}
-
-// DeletePushConfigInput is the argument of the UpdateDeletePushConfig update.
-type DeletePushConfigInput struct {
-	// Agent and Owner scope the write as in [SendMessageInput].
-	Agent string
-	Owner string
-	// ID names the config to delete.
-	ID string
-}
-
-// PushConfigsInput is the argument of the QueryPushConfigs query.
-type PushConfigsInput struct {
-	// Agent and Owner scope the read as in [GetTaskInput].
-	Agent string
-	Owner string
-}
-
-// PushDelivery is the argument of the ActivityDeliverPush activity: one
-// event for one webhook.
-type PushDelivery struct {
-	// Config is the webhook, as stored in the task (token and credentials
-	// sealed when the API has a push key).
-	Config a2a.PushConfig
-	// Event is the task event to POST, as an A2A StreamResponse. Its Seq is
-	// unique within the task, so a receiver can drop a repeated delivery.
-	Event Event
-}
-
-// PushOptions tunes how webhooks are retried. The zero value works.
-type PushOptions struct {
-	// MaxRetryInterval caps the backoff between attempts to deliver one
-	// event, which starts at one second and doubles. Default 5 minutes.
-	MaxRetryInterval time.Duration
-	// GiveUpAfter is how long one event is retried. A webhook that fails
-	// that long is disabled: it gets no further events until its config is
-	// created again. Default 24 hours.
-	GiveUpAfter time.Duration
-	// AttemptTimeout bounds one delivery attempt. Default 30 seconds.
-	AttemptTimeout time.Duration
-}
-
-// WithPushOptions sets how the task workflow retries webhooks.
-func WithPushOptions(o PushOptions) TaskWorkflowOption {
-	return func(w *TaskWorkflow) { w.push = o }
-}
-
 // pushState is a task's webhooks and how far each one got.
 type pushState struct {
-	opts      PushOptions
+	opts      link.PushOptions
 	subs      []*pushSub // live configs, oldest first (a slice: ranging stays deterministic)
 	unstarted []*pushSub // configs whose delivery coroutine the dispatcher has yet to start
 }
@@ -112,7 +36,7 @@ type pushSub struct {
 // registerPush sets the push handlers and starts the coroutine that starts
 // each webhook's delivery coroutine. None of them blocks the skill.
 func (r *run) registerPush(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryPushConfigs, func(in PushConfigsInput) ([]*a2a.PushConfig, error) {
+	if err := workflow.SetQueryHandler(ctx, wire.QueryPushConfigs, func(in wire.PushConfigsInput) ([]*a2a.PushConfig, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
@@ -123,19 +47,19 @@ func (r *run) registerPush(ctx workflow.Context) error {
 		}
 		return out, nil
 	}); err != nil {
-		return fmt.Errorf("set query handler %s: %w", QueryPushConfigs, err)
+		return fmt.Errorf("set query handler %s: %w", wire.QueryPushConfigs, err)
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCreatePushConfig, r.onCreatePushConfig, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateCreatePushConfig, r.onCreatePushConfig, workflow.UpdateHandlerOptions{
 		Validator:   r.validateCreatePushConfig,
 		Description: "A2A CreateTaskPushNotificationConfig: add or replace a webhook",
 	}); err != nil {
-		return fmt.Errorf("set update handler %s: %w", UpdateCreatePushConfig, err)
+		return fmt.Errorf("set update handler %s: %w", wire.UpdateCreatePushConfig, err)
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDeletePushConfig, r.onDeletePushConfig, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateDeletePushConfig, r.onDeletePushConfig, workflow.UpdateHandlerOptions{
 		Validator:   r.validateDeletePushConfig,
 		Description: "A2A DeleteTaskPushNotificationConfig: remove a webhook",
 	}); err != nil {
-		return fmt.Errorf("set update handler %s: %w", UpdateDeletePushConfig, err)
+		return fmt.Errorf("set update handler %s: %w", wire.UpdateDeletePushConfig, err)
 	}
 
 	// Deliveries outlive a cancellation of the workflow, so that a webhook
@@ -157,16 +81,16 @@ func (r *run) registerPush(ctx workflow.Context) error {
 	return nil
 }
 
-func (r *run) validateCreatePushConfig(ctx workflow.Context, in CreatePushConfigInput) error {
+func (r *run) validateCreatePushConfig(ctx workflow.Context, in wire.CreatePushConfigInput) error {
 	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if r.task.Status.State.Terminal() {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s is %s and sends no more notifications", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+			fmt.Sprintf("task %s is %s and sends no more notifications", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
 	}
 	if in.Config == nil {
-		return temporal.NewApplicationError("the push notification config is required", ErrTypeInvalidParams)
+		return temporal.NewApplicationError("the push notification config is required", wire.ErrTypeInvalidParams)
 	}
 	return r.validatePushConfig(in.Config)
 }
@@ -178,7 +102,7 @@ func (r *run) validatePushConfig(c *a2a.PushConfig) error {
 		return nil
 	}
 	invalid := func(format string, args ...any) error {
-		return temporal.NewApplicationError(fmt.Sprintf(format, args...), ErrTypeInvalidParams)
+		return temporal.NewApplicationError(fmt.Sprintf(format, args...), wire.ErrTypeInvalidParams)
 	}
 	if c.ID == "" {
 		return invalid("the push notification config needs an id")
@@ -189,13 +113,13 @@ func (r *run) validatePushConfig(c *a2a.PushConfig) error {
 	if _, err := webhook.ParseURL(c.URL); err != nil {
 		return invalid("push notification config url: %v", err)
 	}
-	if r.pushSub(c.ID) == nil && len(r.push.subs) >= MaxPushConfigs {
-		return invalid("task %s already has %d push notification configs, the most it takes", r.task.ID, MaxPushConfigs)
+	if r.pushSub(c.ID) == nil && len(r.push.subs) >= wire.MaxPushConfigs {
+		return invalid("task %s already has %d push notification configs, the most it takes", r.task.ID, wire.MaxPushConfigs)
 	}
 	return nil
 }
 
-func (r *run) onCreatePushConfig(ctx workflow.Context, in CreatePushConfigInput) (*a2a.PushConfig, error) {
+func (r *run) onCreatePushConfig(ctx workflow.Context, in wire.CreatePushConfigInput) (*a2a.PushConfig, error) {
 	c := *r.addPushConfig(in.Config)
 	return &c, nil
 }
@@ -236,18 +160,18 @@ func (r *run) pushSub(id string) *pushSub {
 	return nil
 }
 
-func (r *run) validateDeletePushConfig(ctx workflow.Context, in DeletePushConfigInput) error {
+func (r *run) validateDeletePushConfig(ctx workflow.Context, in wire.DeletePushConfigInput) error {
 	if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if r.pushSub(in.ID) == nil {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s has no push notification config %q", r.task.ID, in.ID), ErrTypeTaskNotFound)
+			fmt.Sprintf("task %s has no push notification config %q", r.task.ID, in.ID), wire.ErrTypeTaskNotFound)
 	}
 	return nil
 }
 
-func (r *run) onDeletePushConfig(ctx workflow.Context, in DeletePushConfigInput) error {
+func (r *run) onDeletePushConfig(ctx workflow.Context, in wire.DeletePushConfigInput) error {
 	for i, s := range r.push.subs {
 		if s.config.ID != in.ID {
 			continue
@@ -277,7 +201,7 @@ func (r *run) deliver(ctx workflow.Context, sub *pushSub) {
 				"config", sub.config.ID, "skipped", skipped)
 		}
 		actx := workflow.WithActivityOptions(ctx, r.pushActivityOptions(sub.config.ID, e.Seq))
-		err := workflow.ExecuteActivity(actx, ActivityDeliverPush, PushDelivery{Config: *sub.config, Event: e}).Get(actx, nil)
+		err := workflow.ExecuteActivity(actx, wire.ActivityDeliverPush, wire.PushDelivery{Config: *sub.config, Event: e}).Get(actx, nil)
 		if sub.deleted {
 			return
 		}
@@ -301,7 +225,7 @@ func (r *run) deliver(ctx workflow.Context, sub *pushSub) {
 
 // eventAfter returns the event following seq, or the oldest retained one
 // when seq is older than that, with the number of events skipped.
-func (r *run) eventAfter(seq int64) (Event, int64) {
+func (r *run) eventAfter(seq int64) (wire.Event, int64) {
 	first := r.lastSeq - int64(len(r.events)) + 1
 	if seq+1 < first {
 		return r.events[0], first - seq - 1

@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -37,20 +39,20 @@ type pushRecorder struct {
 	env    *testsuite.TestWorkflowEnvironment
 	start  time.Time
 	calls  []delivery
-	answer func(in workflows.PushDelivery, attempt int) error
+	answer func(in wire.PushDelivery, attempt int) error
 }
 
 func recordPushes(env *testsuite.TestWorkflowEnvironment, took time.Duration) *pushRecorder {
 	p := &pushRecorder{env: env, start: env.Now()}
 	// The workflow calls the activity by name; the worker registers
 	// activities.Webhooks under it. A stub gives the mock its signature.
-	env.RegisterActivityWithOptions(func(context.Context, workflows.PushDelivery) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityDeliverPush})
-	call := env.OnActivity(workflows.ActivityDeliverPush, mock.Anything, mock.Anything)
+	env.RegisterActivityWithOptions(func(context.Context, wire.PushDelivery) error { return nil },
+		activity.RegisterOptions{Name: wire.ActivityDeliverPush})
+	call := env.OnActivity(wire.ActivityDeliverPush, mock.Anything, mock.Anything)
 	if took > 0 {
 		call = call.After(took)
 	}
-	call.Return(func(ctx context.Context, in workflows.PushDelivery) error {
+	call.Return(func(ctx context.Context, in wire.PushDelivery) error {
 		kind := "artifact"
 		if in.Event.Status != nil {
 			kind = string(in.Event.Status.Status.State)
@@ -100,28 +102,28 @@ func webhookConfig(id string) *a2a.PushConfig {
 		Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "sealed-elsewhere"}}
 }
 
-func createPushConfig(env *testsuite.TestWorkflowEnvironment, in workflows.CreatePushConfigInput) *update {
+func createPushConfig(env *testsuite.TestWorkflowEnvironment, in wire.CreatePushConfigInput) *update {
 	u := &update{env: env}
-	env.UpdateWorkflow(workflows.UpdateCreatePushConfig, "", u.callbacks(), in)
+	env.UpdateWorkflow(wire.UpdateCreatePushConfig, "", u.callbacks(), in)
 	return u
 }
 
-func deletePushConfig(env *testsuite.TestWorkflowEnvironment, in workflows.DeletePushConfigInput) *update {
+func deletePushConfig(env *testsuite.TestWorkflowEnvironment, in wire.DeletePushConfigInput) *update {
 	u := &update{env: env}
-	env.UpdateWorkflow(workflows.UpdateDeletePushConfig, "", u.callbacks(), in)
+	env.UpdateWorkflow(wire.UpdateDeletePushConfig, "", u.callbacks(), in)
 	return u
 }
 
 func pushConfigIDs(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
 	t.Helper()
-	v, err := env.QueryWorkflow(workflows.QueryPushConfigs, workflows.PushConfigsInput{})
+	v, err := env.QueryWorkflow(wire.QueryPushConfigs, wire.PushConfigsInput{})
 	if err != nil {
-		t.Errorf("query %s: %v", workflows.QueryPushConfigs, err)
+		t.Errorf("query %s: %v", wire.QueryPushConfigs, err)
 		return nil
 	}
 	var configs []*a2a.PushConfig
 	if err := v.Get(&configs); err != nil {
-		t.Errorf("decode %s: %v", workflows.QueryPushConfigs, err)
+		t.Errorf("decode %s: %v", wire.QueryPushConfigs, err)
 	}
 	var ids []string
 	for _, c := range configs {
@@ -145,19 +147,19 @@ func TestPushDeliversEveryEventInOrder(t *testing.T) {
 
 	var sendFirst, sendName, createLate, afterEnd *update
 	env.RegisterDelayedCallback(func() {
-		sendFirst = sendMessage(env, workflows.SendMessageInput{Message: userText("Hi"), PushConfig: webhookConfig("early")})
+		sendFirst = sendMessage(env, wire.SendMessageInput{Message: userText("Hi"), PushConfig: webhookConfig("early")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		createLate = createPushConfig(env, workflows.CreatePushConfigInput{Config: webhookConfig("late")})
+		createLate = createPushConfig(env, wire.CreatePushConfigInput{Config: webhookConfig("late")})
 	}, 90*time.Second)
 	env.RegisterDelayedCallback(func() {
-		sendName = sendMessage(env, workflows.SendMessageInput{Message: userText("Ada")})
+		sendName = sendMessage(env, wire.SendMessageInput{Message: userText("Ada")})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		afterEnd = createPushConfig(env, workflows.CreatePushConfigInput{Config: webhookConfig("after")})
+		afterEnd = createPushConfig(env, wire.CreatePushConfigInput{Config: webhookConfig("after")})
 	}, 2*time.Minute+5*time.Second)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", ContextID: testContextID})
 	final := finalTask(t, env)
 
 	completedTask(t, "first message", sendFirst, start, time.Minute)
@@ -196,8 +198,8 @@ func TestPushDeliversEveryEventInOrder(t *testing.T) {
 	// Between the task's end and the last delivery, the workflow is open but
 	// takes no new webhook.
 	var appErr *temporal.ApplicationError
-	if afterEnd == nil || !errors.As(afterEnd.rejected, &appErr) || appErr.Type() != workflows.ErrTypeUnsupportedOperation {
-		t.Errorf("create on the completed task: %+v, want rejected with %s", afterEnd, workflows.ErrTypeUnsupportedOperation)
+	if afterEnd == nil || !errors.As(afterEnd.rejected, &appErr) || appErr.Type() != wire.ErrTypeUnsupportedOperation {
+		t.Errorf("create on the completed task: %+v, want rejected with %s", afterEnd, wire.ErrTypeUnsupportedOperation)
 	}
 	// The task completed at 2 min; the workflow waited for the last delivery.
 	if got := env.Now().Sub(start); got != 150*time.Second {
@@ -211,7 +213,7 @@ func TestPushDeliversEveryEventInOrder(t *testing.T) {
 func TestPushRetriesThenMovesOn(t *testing.T) {
 	env := newTaskEnv(t, askOnceAgent())
 	pushes := recordPushes(env, 0)
-	pushes.answer = func(in workflows.PushDelivery, attempt int) error {
+	pushes.answer = func(in wire.PushDelivery, attempt int) error {
 		switch {
 		case in.Event.Seq == 1 && attempt <= 2:
 			return temporal.NewApplicationError("webhook answered 503", "WebhookUnavailable")
@@ -221,12 +223,12 @@ func TestPushRetriesThenMovesOn(t *testing.T) {
 		return nil
 	}
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Hi"), PushConfig: webhookConfig("c1")})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Hi"), PushConfig: webhookConfig("c1")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Ada")})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Ada")})
 	}, 2*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", ContextID: testContextID})
 	finalTask(t, env)
 
 	var seqs []int64
@@ -253,38 +255,38 @@ func TestPushConfigUpdates(t *testing.T) {
 	type step struct {
 		name     string
 		at       time.Duration
-		create   *workflows.CreatePushConfigInput
-		delete   *workflows.DeletePushConfigInput
+		create   *wire.CreatePushConfigInput
+		delete   *wire.DeletePushConfigInput
 		wantType string // the rejection's error type; "" accepted
 		wantIDs  []string
 		u        *update
 		ids      []string
 	}
-	cfg := func(mut func(c *a2a.PushConfig)) *workflows.CreatePushConfigInput {
+	cfg := func(mut func(c *a2a.PushConfig)) *wire.CreatePushConfigInput {
 		c := webhookConfig("c1")
 		mut(c)
-		return &workflows.CreatePushConfigInput{Config: c}
+		return &wire.CreatePushConfigInput{Config: c}
 	}
 	keep := func(*a2a.PushConfig) {}
 	steps := []*step{
 		{name: "create", create: cfg(keep), wantIDs: []string{"c1"}},
 		{name: "replace keeps one config", create: cfg(func(c *a2a.PushConfig) { c.URL = "https://hooks.example/new" }), wantIDs: []string{"c1"}},
-		{name: "no config", create: &workflows.CreatePushConfigInput{}, wantType: workflows.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
-		{name: "no id", create: cfg(func(c *a2a.PushConfig) { c.ID = "" }), wantType: workflows.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
-		{name: "bad url", create: cfg(func(c *a2a.PushConfig) { c.ID, c.URL = "c2", "ftp://hooks.example/" }), wantType: workflows.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
-		{name: "other task", create: cfg(func(c *a2a.PushConfig) { c.ID, c.TaskID = "c2", "task-2" }), wantType: workflows.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
-		{name: "other agent", create: &workflows.CreatePushConfigInput{Agent: "echo", Config: webhookConfig("c2")}, wantType: workflows.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
-		{name: "delete unknown", delete: &workflows.DeletePushConfigInput{ID: "nope"}, wantType: workflows.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
-		{name: "delete", delete: &workflows.DeletePushConfigInput{ID: "c1"}, wantIDs: nil},
+		{name: "no config", create: &wire.CreatePushConfigInput{}, wantType: wire.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
+		{name: "no id", create: cfg(func(c *a2a.PushConfig) { c.ID = "" }), wantType: wire.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
+		{name: "bad url", create: cfg(func(c *a2a.PushConfig) { c.ID, c.URL = "c2", "ftp://hooks.example/" }), wantType: wire.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
+		{name: "other task", create: cfg(func(c *a2a.PushConfig) { c.ID, c.TaskID = "c2", "task-2" }), wantType: wire.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
+		{name: "other agent", create: &wire.CreatePushConfigInput{Agent: "echo", Config: webhookConfig("c2")}, wantType: wire.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
+		{name: "delete unknown", delete: &wire.DeletePushConfigInput{ID: "nope"}, wantType: wire.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
+		{name: "delete", delete: &wire.DeletePushConfigInput{ID: "c1"}, wantIDs: nil},
 	}
 	// Up to MaxPushConfigs configs, then InvalidParams.
 	var ids []string
-	for i := range workflows.MaxPushConfigs {
+	for i := range wire.MaxPushConfigs {
 		id := fmt.Sprintf("m%d", i)
 		ids = append(ids, id)
-		steps = append(steps, &step{name: "create " + id, create: &workflows.CreatePushConfigInput{Config: webhookConfig(id)}, wantIDs: append([]string(nil), ids...)})
+		steps = append(steps, &step{name: "create " + id, create: &wire.CreatePushConfigInput{Config: webhookConfig(id)}, wantIDs: append([]string(nil), ids...)})
 	}
-	steps = append(steps, &step{name: "one too many", create: &workflows.CreatePushConfigInput{Config: webhookConfig("extra")}, wantType: workflows.ErrTypeInvalidParams, wantIDs: ids})
+	steps = append(steps, &step{name: "one too many", create: &wire.CreatePushConfigInput{Config: webhookConfig("extra")}, wantType: wire.ErrTypeInvalidParams, wantIDs: ids})
 	for i, s := range steps {
 		s.at = time.Minute + time.Duration(i)*time.Second
 		env.RegisterDelayedCallback(func() {
@@ -297,11 +299,11 @@ func TestPushConfigUpdates(t *testing.T) {
 		env.RegisterDelayedCallback(func() { s.ids = pushConfigIDs(t, env) }, s.at+time.Second/2)
 	}
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Hi")})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Hi")})
 	}, 10*time.Second)
 	env.RegisterDelayedCallback(func() { cancelTask(env) }, time.Hour)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", ContextID: testContextID})
 
 	for _, s := range steps {
 		var gotType string
@@ -332,15 +334,15 @@ func TestPushDeleteStopsDelivery(t *testing.T) {
 	start := env.Now()
 	var del *update
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Hi"), PushConfig: webhookConfig("slow")})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Hi"), PushConfig: webhookConfig("slow")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		del = deletePushConfig(env, workflows.DeletePushConfigInput{ID: "slow"})
+		del = deletePushConfig(env, wire.DeletePushConfigInput{ID: "slow"})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Ada")})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Ada")})
 	}, 3*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", ContextID: testContextID})
 	finalTask(t, env)
 
 	if del == nil || del.rejected != nil || !del.done || del.err != nil {
@@ -358,18 +360,18 @@ func TestPushDeleteStopsDelivery(t *testing.T) {
 // disabled, so the finished task does not wait for it; creating its config
 // again resumes it from the next event.
 func TestPushDisablesAFailingWebhook(t *testing.T) {
-	reg, err := workflows.NewRegistry(askOnceAgent())
+	reg, err := engine.NewRegistry(askOnceAgent())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg, workflows.WithPushOptions(workflows.PushOptions{
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{Push: engine.PushOptions{
 		MaxRetryInterval: 10 * time.Second, GiveUpAfter: time.Minute,
-	})).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	}}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
 	pushes := recordPushes(env, 0)
-	pushes.answer = func(in workflows.PushDelivery, attempt int) error {
+	pushes.answer = func(in wire.PushDelivery, attempt int) error {
 		if in.Config.URL == "https://hooks.example/dead" {
 			return temporal.NewApplicationError("webhook answered 503", "WebhookUnavailable")
 		}
@@ -379,15 +381,15 @@ func TestPushDisablesAFailingWebhook(t *testing.T) {
 	dead := &a2a.PushConfig{ID: "hook", URL: "https://hooks.example/dead"}
 	fixed := &a2a.PushConfig{ID: "hook", URL: "https://hooks.example/fixed"}
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Hi"), PushConfig: dead})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Hi"), PushConfig: dead})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		createPushConfig(env, workflows.CreatePushConfigInput{Config: fixed})
+		createPushConfig(env, wire.CreatePushConfigInput{Config: fixed})
 	}, 150*time.Second)
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Ada")})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Ada")})
 	}, 3*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", ContextID: testContextID})
 	finalTask(t, env)
 
 	var deadSeqs, fixedSeqs []int64

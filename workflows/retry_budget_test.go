@@ -3,6 +3,8 @@ package workflows
 import (
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/internal/engine/link"
 )
 
 func TestBudgetAttempts(t *testing.T) {
@@ -16,7 +18,7 @@ func TestBudgetAttempts(t *testing.T) {
 		{6 * time.Second, 3}, // 0, 1, 3 s; the next (7 s) would pass 6 s
 		{7 * time.Second, 4}, // 0, 1, 3, 7 s
 		{31 * time.Second, 6},
-		{DefaultRetryBudget, 14}, // 0, 1, 3, 7, 15, 31, then every 30 s to 271 s
+		{link.DefaultRetryBudget, 14}, // 0, 1, 3, 7, 15, 31, then every 30 s to 271 s
 		{time.Hour, 1 + 5 + (3600-31)/30},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 )
@@ -26,7 +28,7 @@ type Task struct {
 	calls       int          // CallAgent calls so far, for deterministic message IDs
 	delegations []Delegation // remote tasks delegated to (delegate.go)
 
-	resume *SkillState // what an earlier run handed over (continued.go)
+	resume *skillState // what an earlier run handed over (continued.go)
 }
 
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
@@ -114,7 +116,7 @@ func (t *Task) wait(ctx workflow.Context, state a2a.TaskState, slot, prompt stri
 // waitWith asks prompt (with extra, a data part, when not nil) and waits
 // for the user's next message in state.
 func (t *Task) waitWith(ctx workflow.Context, state a2a.TaskState, slot, prompt string, extra *a2a.Part, opts []AskOption) (*a2a.Message, error) {
-	o, skillState, err := waitOptions(opts)
+	o, resumeState, err := waitOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +177,7 @@ func (t *Task) waitWith(ctx workflow.Context, state a2a.TaskState, slot, prompt 
 		// Nothing came and the run is due to continue as new: the skill
 		// returns the error and starts again in the next run, where its
 		// wait picks up this one.
-		return nil, r.continueAsNew(ctx, t, &SkillState{State: skillState, Wait: &ParkedWait{Kind: kind, Slot: slot}})
+		return nil, r.continueAsNew(ctx, t, &skillState{State: resumeState, Wait: &parkedWait{Kind: kind, Slot: slot}})
 	}
 	answer := r.take()
 	r.setStatus(ctx, a2a.TaskStateWorking, nil)
@@ -309,7 +311,7 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 
 	stored.Metadata = meta
 	r.task.Artifacts = append(r.task.Artifacts, &stored)
-	r.emit(ctx, Event{Artifact: &a2a.TaskArtifactUpdateEvent{
+	r.emit(ctx, wire.Event{Artifact: &a2a.TaskArtifactUpdateEvent{
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Artifact: &stored, LastChunk: true,
 	}})
 	return &stored
@@ -335,7 +337,7 @@ func (t *Task) ArtifactChunk(ctx workflow.Context, id a2a.ArtifactID, parts a2a.
 		r.task.Artifacts[i] = &grown
 		chunk := grown
 		chunk.Parts = parts
-		r.emit(ctx, Event{Artifact: &a2a.TaskArtifactUpdateEvent{
+		r.emit(ctx, wire.Event{Artifact: &a2a.TaskArtifactUpdateEvent{
 			TaskID: r.task.ID, ContextID: r.task.ContextID, Artifact: &chunk, Append: true, LastChunk: lastChunk,
 		}})
 		return true

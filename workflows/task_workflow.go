@@ -8,138 +8,43 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
-
-// TaskInput starts a task workflow. The workflow ID is the task ID.
-type TaskInput struct {
-	// Agent names the agent (in the worker's Registry) that serves the task.
-	Agent string
-	// ContextID is the A2A context the task belongs to.
-	ContextID string
-	// Owner is the principal that created the task ("" without auth).
-	Owner string
-	// Message is an optional first message, for tasks started outside the
-	// API (Temporal UI, CLI, schedules). The API sends the first message with
-	// the UpdateSendMessage update of Update-with-Start instead.
-	Message *a2a.Message
-	// LongTasks, set by the API for the tasks it starts, runs the task with
-	// continue-as-new, history pages, idle timeouts and the first-message
-	// grace period without asking workflow.GetVersion: its input, in the
-	// history, decides, and the task records no version marker and no
-	// TemporalChangeVersion search attribute (two events and one visibility
-	// write fewer per task). A worker that does not know the field asks
-	// GetVersion as before and gets the same behaviour; a newer one
-	// replaying that history skips the marker (the SDK allows it).
-	LongTasks bool `json:",omitempty"`
-}
 
 // runInput is the input of one run of the task workflow: the [TaskInput]
 // the API (or the Temporal UI, or a schedule) starts a task with and, when
 // this run continues an earlier run of the task (continue-as-new, see
 // continued.go), the task's state; the fields share one JSON object.
 type runInput struct {
-	TaskInput
-	Continued *ContinuedTask `json:",omitempty"`
+	wire.TaskInput
+	Continued *continuedTask `json:",omitempty"`
 }
 
-// SendMessageInput is the argument of the UpdateSendMessage update.
-type SendMessageInput struct {
-	// Agent is the agent whose endpoint the request came through; a task of
-	// another agent answers TaskNotFound. Empty skips the check.
-	Agent string
-	// Owner is the authenticated caller; a task created by another principal
-	// answers TaskNotFound. Empty (no auth) skips the check.
-	Owner string
-	// Message is the user's message; its ID is also the update ID, so a
-	// retried request is applied once.
-	Message *a2a.Message
-	// ReturnImmediately returns the task as soon as the message is recorded
-	// instead of waiting for it to be interrupted or terminal.
-	ReturnImmediately bool
-	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
-	HistoryLength *int
-	// WantTask asks for the task itself in the result ([TaskUpdateResult]
-	// Task), with HistoryLength applied, when it is small: a blocking
-	// SendMessage then answers without a query that reads the task again.
-	WantTask bool `json:",omitempty"`
-	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
-	PushConfig *a2a.PushConfig
-	// Approver and ApproverGroups identify the sender when the message is
-	// an approval decision (see approval.go): set by the API from
-	// authentication, never from the message.
-	Approver       string   `json:",omitempty"`
-	ApproverGroups []string `json:",omitempty"`
-	// Extensions are the URIs of the agent's extensions the request
-	// activated (its A2A-Extensions header, checked by the API against
-	// Agent.Extensions): recorded here, in history, so the skill reads them
-	// deterministically ([Task.Extensions]).
-	Extensions []string `json:",omitempty"`
+// taskWorkflow runs the A2A tasks of its agents: its run method is the
+// workflow function of every task, registered under wire.TaskWorkflowName
+// through package internal/engine (see link.go).
+type taskWorkflow struct {
+	agents map[string]*Agent
+	opts   link.Options
 }
 
-// CancelTaskInput is the argument of the UpdateCancelTask update.
-type CancelTaskInput struct {
-	// Agent is the agent whose endpoint the request came through; a task of
-	// another agent answers TaskNotFound. Empty skips the check.
-	Agent string
-	// Owner is the authenticated caller; a task created by another principal
-	// answers TaskNotFound. Empty (no auth) skips the check.
-	Owner string
-	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
-	HistoryLength *int
-}
-
-// GetTaskInput is the argument of the QueryGetTask query.
-type GetTaskInput struct {
-	// Agent is the agent whose endpoint the request came through; a task of
-	// another agent answers TaskNotFound. Empty skips the check.
-	Agent string
-	// Owner is the authenticated caller; a task created by another principal
-	// answers TaskNotFound. Empty (no auth) skips the check.
-	Owner string
-	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
-	HistoryLength *int
-}
-
-// TaskWorkflow runs A2A tasks for the agents of a Registry. Register its Run
-// method under [TaskWorkflowName]:
-//
-//	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run,
-//		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-type TaskWorkflow struct {
-	agents      map[string]*Agent
-	notifier    Notifier
-	push        PushOptions
-	retryBudget time.Duration
-	limits      HistoryLimits
-}
-
-// TaskWorkflowOption configures a TaskWorkflow.
-type TaskWorkflowOption func(*TaskWorkflow)
-
-// WithNotifier hints n of every new task event (see [Notifier]), for an API
-// in the same process as the worker.
-func WithNotifier(n Notifier) TaskWorkflowOption {
-	return func(w *TaskWorkflow) { w.notifier = n }
-}
-
-// NewTaskWorkflow returns the task workflow for the agents of reg.
-func NewTaskWorkflow(reg *Registry, opts ...TaskWorkflowOption) *TaskWorkflow {
-	w := &TaskWorkflow{agents: map[string]*Agent{}}
-	for _, a := range reg.Agents() {
+// newTaskWorkflow returns the task workflow of agents, whose names are
+// unique (engine.NewRegistry checked them).
+func newTaskWorkflow(agents []*Agent, o link.Options) *taskWorkflow {
+	w := &taskWorkflow{agents: map[string]*Agent{}, opts: o}
+	for _, a := range agents {
 		w.agents[a.Name] = a
-	}
-	for _, opt := range opts {
-		opt(w)
 	}
 	return w
 }
 
-func (w *TaskWorkflow) busyPolicy(agent string) BusyPolicy {
+func (w *taskWorkflow) busyPolicy(agent string) BusyPolicy {
 	if a, ok := w.agents[agent]; ok {
 		return a.WhileWorking
 	}
@@ -161,25 +66,21 @@ const longTasksChange = "a2aflow.long-tasks"
 // first message (the same workflow ID) start it again.
 const firstMessageGrace = 10 * time.Minute
 
-// ErrTypeNoFirstMessage is the error type a workflow that never received its
-// first message fails with: it is no task.
-const ErrTypeNoFirstMessage = "NoFirstMessage"
-
-// Run is the workflow function of one A2A task. It returns the final task,
+// run is the workflow function of one A2A task. It returns the final task,
 // whatever its terminal state (completed, failed, canceled or rejected); the
 // Temporal run itself only fails on a bug. A task that continues as new
 // returns a workflow.ContinueAsNewError instead (continued.go).
-func (w *TaskWorkflow) Run(ctx workflow.Context, in runInput) (*TaskSnapshot, error) {
+func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapshot, error) {
 	info := workflow.GetInfo(ctx)
 	r := &run{
 		agentName: in.Agent,
 		owner:     in.Owner,
 		busy:      w.busyPolicy(in.Agent),
-		notifier:  w.notifier,
+		notifier:  w.opts.Notifier,
 		logger:    workflow.GetLogger(ctx),
-		push:      pushState{opts: w.push},
-		budget:    w.retryBudget,
-		limits:    w.limits.withDefaults(),
+		push:      pushState{opts: w.opts.Push},
+		budget:    w.opts.RetryBudget,
+		limits:    w.opts.Limits.WithDefaults(),
 	}
 	if a, ok := w.agents[in.Agent]; ok {
 		r.idleTimeout = a.IdleTimeout
@@ -226,14 +127,14 @@ func (w *TaskWorkflow) Run(ctx workflow.Context, in runInput) (*TaskSnapshot, er
 			ok, err := workflow.AwaitWithTimeout(ctx, firstMessageGrace, ready)
 			if err == nil && !ok {
 				r.logger.Info("no first message came: the workflow ends without being a task")
-				if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueUnset()); err != nil {
+				if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueUnset()); err != nil {
 					r.logger.Warn("unset task state search attribute", "error", err)
 				}
 				if err := r.drain(ctx); err != nil {
 					return nil, err
 				}
 				return nil, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("no first message came within %s: this workflow is no task", firstMessageGrace), ErrTypeNoFirstMessage, nil)
+					fmt.Sprintf("no first message came within %s: this workflow is no task", firstMessageGrace), wire.ErrTypeNoFirstMessage, nil)
 			}
 			if err != nil {
 				r.finish(ctx, err, true)
@@ -281,14 +182,14 @@ type run struct {
 	agentName string
 	owner     string
 	busy      BusyPolicy
-	notifier  Notifier
+	notifier  wire.Notifier
 	logger    log.Logger
 
 	history historyState // the messages (history.go)
 
-	events    []Event // the latest events, at most maxEvents
-	lastSeq   int64   // number of the latest event
-	statusSeq int64   // number of the latest status event
+	events    []wire.Event // the latest events, at most maxEvents
+	lastSeq   int64        // number of the latest event
+	statusSeq int64        // number of the latest status event
 
 	inbox     []*a2a.Message // received, not yet taken by the skill
 	received  int            // messages received so far
@@ -322,9 +223,9 @@ type run struct {
 	// page its history (false when replaying histories recorded before),
 	// when to, and whether it is doing so.
 	longTasks   bool
-	limits      HistoryLimits
+	limits      link.HistoryLimits
 	continuing  bool
-	parked      *ParkedWait // the wait the skill was in when the last run continued as new
+	parked      *parkedWait // the wait the skill was in when the last run continued as new
 	runs        int         // runs of the task before this one
 	updates     int         // updates accepted in this run
 	idleTimeout time.Duration
@@ -344,7 +245,7 @@ const maxWaitingSends = 5
 
 // result is the workflow's result: the task as it ends, with the pages of
 // its earlier history.
-func (r *run) result() *TaskSnapshot {
+func (r *run) result() *wire.TaskSnapshot {
 	return r.snapshot(nil)
 }
 
@@ -355,33 +256,33 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 	if err := r.registerWaitpointHandlers(ctx); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryGetTask, func(in GetTaskInput) (*TaskSnapshot, error) {
+	if err := workflow.SetQueryHandler(ctx, wire.QueryGetTask, func(in wire.GetTaskInput) (*wire.TaskSnapshot, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
 		return r.snapshot(in.HistoryLength), nil
 	}); err != nil {
-		return fmt.Errorf("set query handler %s: %w", QueryGetTask, err)
+		return fmt.Errorf("set query handler %s: %w", wire.QueryGetTask, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(in EventsInput) (EventsOutput, error) {
+	if err := workflow.SetQueryHandler(ctx, wire.QueryEvents, func(in wire.EventsInput) (wire.EventsOutput, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
-			return EventsOutput{}, err
+			return wire.EventsOutput{}, err
 		}
 		return r.eventsAfter(in), nil
 	}); err != nil {
-		return fmt.Errorf("set query handler %s: %w", QueryEvents, err)
+		return fmt.Errorf("set query handler %s: %w", wire.QueryEvents, err)
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSendMessage, r.onSendMessage, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateSendMessage, r.onSendMessage, workflow.UpdateHandlerOptions{
 		Validator:   r.validateSendMessage,
 		Description: "A2A SendMessage: add a user message to the task",
 	}); err != nil {
-		return fmt.Errorf("set update handler %s: %w", UpdateSendMessage, err)
+		return fmt.Errorf("set update handler %s: %w", wire.UpdateSendMessage, err)
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelTask, r.onCancelTask, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateCancelTask, r.onCancelTask, workflow.UpdateHandlerOptions{
 		Validator:   r.validateCancelTask,
 		Description: "A2A CancelTask: cancel the task",
 	}); err != nil {
-		return fmt.Errorf("set update handler %s: %w", UpdateCancelTask, err)
+		return fmt.Errorf("set update handler %s: %w", wire.UpdateCancelTask, err)
 	}
 	return r.registerPush(ctx)
 }
@@ -391,12 +292,12 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 // is no task yet (its first message may have been refused): it is hidden too.
 func (r *run) checkAccess(agent, owner string) error {
 	if (agent != "" && agent != r.agentName) || (owner != "" && owner != r.owner) || (r.received == 0 && r.runs == 0) {
-		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), ErrTypeTaskNotFound)
+		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), wire.ErrTypeTaskNotFound)
 	}
 	return nil
 }
 
-func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) error {
+func (r *run) validateSendMessage(ctx workflow.Context, in wire.SendMessageInput) error {
 	if r.decisionOnly(in) {
 		// An approver deciding on a task of another owner: the decision
 		// path only (access.go).
@@ -408,11 +309,11 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 			return err
 		}
 		if in.PushConfig != nil {
-			return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", ErrTypeInvalidParams)
+			return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", wire.ErrTypeInvalidParams)
 		}
 		if r.task.Status.State.Terminal() {
 			return temporal.NewApplicationError(
-				fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+				fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
 		}
 		if err := validateMessage(r.task, in.Message); err != nil {
 			return err
@@ -426,19 +327,19 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 		// A retry of a message an earlier run received (Temporal recognises
 		// update IDs only within one run).
 		return temporal.NewApplicationError(
-			fmt.Sprintf("message %s was already received by task %s", in.Message.ID, r.task.ID), ErrTypeDuplicateMessage)
+			fmt.Sprintf("message %s was already received by task %s", in.Message.ID, r.task.ID), wire.ErrTypeDuplicateMessage)
 	}
 	if r.task.Status.State.Terminal() {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s is %s and accepts no more messages", r.task.ID, r.task.Status.State), ErrTypeUnsupportedOperation)
+			fmt.Sprintf("task %s is %s and accepts no more messages", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
 	}
 	if r.continuing {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s is continuing as new; send the message again", r.task.ID), ErrTypeContinuing)
+			fmt.Sprintf("task %s is continuing as new; send the message again", r.task.ID), wire.ErrTypeContinuing)
 	}
 	if r.busy == RejectMessage && r.task.Status.State == a2a.TaskStateWorking {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s is working and takes messages only while it waits for input; try again when it asks", r.task.ID), ErrTypeUnsupportedOperation)
+			fmt.Sprintf("task %s is working and takes messages only while it waits for input; try again when it asks", r.task.ID), wire.ErrTypeUnsupportedOperation)
 	}
 	if err := validateMessage(r.task, in.Message); err != nil {
 		return err
@@ -464,7 +365,7 @@ func (r *run) validateSendMessage(ctx workflow.Context, in SendMessageInput) err
 
 func validateMessage(task *a2a.Task, m *a2a.Message) error {
 	invalid := func(format string, args ...any) error {
-		return temporal.NewApplicationError(fmt.Sprintf(format, args...), ErrTypeInvalidParams)
+		return temporal.NewApplicationError(fmt.Sprintf(format, args...), wire.ErrTypeInvalidParams)
 	}
 	switch {
 	case m == nil:
@@ -492,7 +393,7 @@ func validateMessage(task *a2a.Task, m *a2a.Message) error {
 // first message.
 func (r *run) checkAccessOrFirst(agent, owner string) error {
 	if (agent != "" && agent != r.agentName) || (owner != "" && owner != r.owner) {
-		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), ErrTypeTaskNotFound)
+		return temporal.NewApplicationError(fmt.Sprintf("task %s not found", r.task.ID), wire.ErrTypeTaskNotFound)
 	}
 	return nil
 }
@@ -501,11 +402,11 @@ func (r *run) checkAccessOrFirst(agent, owner string) error {
 // [TaskUpdateResult] and, for an approver's decision on a task of another
 // owner, the approval it decided (never the task: access.go).
 type sendResult struct {
-	TaskUpdateResult
+	wire.TaskUpdateResult
 	Decision *Approval `json:"decision,omitempty"`
 }
 
-func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (sendResult, error) {
+func (r *run) onSendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
 	res, err := r.sendMessage(ctx, in)
 	if err == nil && in.WantTask && res.Decision == nil {
 		res.Task = r.smallSnapshot(in.HistoryLength)
@@ -513,27 +414,21 @@ func (r *run) onSendMessage(ctx workflow.Context, in SendMessageInput) (sendResu
 	return res, err
 }
 
-// MaxResultTaskBytes bounds the task a SendMessage result carries
-// ([SendMessageInput] WantTask): a larger one is left out, and the caller
-// reads it with a query. It keeps every update result in history small,
-// whatever the task's age (2,000 such results are 16 MB at most).
-const MaxResultTaskBytes = 8 << 10
-
 // smallSnapshot is the task as GetTask would read it, when its JSON is at
 // most MaxResultTaskBytes and needs no history pages, else nil.
-func (r *run) smallSnapshot(historyLength *int) *TaskSnapshot {
+func (r *run) smallSnapshot(historyLength *int) *wire.TaskSnapshot {
 	snap := r.snapshot(historyLength)
 	if len(snap.EarlierHistory) > 0 || snap.NoTask {
 		return nil
 	}
 	b, err := json.Marshal(snap) //workflowcheck:ignore (the JSON of the same task is the same bytes)
-	if err != nil || len(b) > MaxResultTaskBytes {
+	if err != nil || len(b) > wire.MaxResultTaskBytes {
 		return nil
 	}
 	return snap
 }
 
-func (r *run) sendMessage(ctx workflow.Context, in SendMessageInput) (sendResult, error) {
+func (r *run) sendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
 	r.updates++
 	if c, ok := waitpointPart(in.Message); ok && !r.decisionOnly(in) {
 		res, err := r.onWaitpointMessage(ctx, in, c)
@@ -548,7 +443,7 @@ func (r *run) sendMessage(ctx workflow.Context, in SendMessageInput) (sendResult
 
 // receiveUserMessage records a user message for the skill and, for a
 // blocking send, waits until the skill took it and stopped to wait or ended.
-func (r *run) receiveUserMessage(ctx workflow.Context, in SendMessageInput) (TaskUpdateResult, error) {
+func (r *run) receiveUserMessage(ctx workflow.Context, in wire.SendMessageInput) (wire.TaskUpdateResult, error) {
 	r.addPushConfig(in.PushConfig)
 	r.extensions = in.Extensions
 	waitingForApprovals := (r.waitingApproval || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
@@ -565,7 +460,7 @@ func (r *run) receiveUserMessage(ctx workflow.Context, in SendMessageInput) (Tas
 	// cancellation of the workflow itself, which ends the task canceled: the
 	// caller then gets that task, not an error.
 	settled := func() bool {
-		return r.task.Status.State.Terminal() || (r.taken > index && interrupted(r.task.Status.State))
+		return r.task.Status.State.Terminal() || (r.taken > index && wire.Interrupted(r.task.Status.State))
 	}
 	return r.waitFor(ctx, settled)
 }
@@ -573,7 +468,7 @@ func (r *run) receiveUserMessage(ctx workflow.Context, in SendMessageInput) (Tas
 // waitFor waits, for a blocking update, until settled or until the waiter
 // is released (too many waiting, or the task continues as new), and
 // answers with the task's state then.
-func (r *run) waitFor(ctx workflow.Context, settled func() bool) (TaskUpdateResult, error) {
+func (r *run) waitFor(ctx workflow.Context, settled func() bool) (wire.TaskUpdateResult, error) {
 	if settled() {
 		return r.updateResult(true), nil
 	}
@@ -586,32 +481,32 @@ func (r *run) waitFor(ctx workflow.Context, settled func() bool) (TaskUpdateResu
 	defer func() { r.waiters = slices.DeleteFunc(r.waiters, func(o *sendWaiter) bool { return o == w }) }()
 	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
 	if err := workflow.Await(waitCtx, func() bool { return settled() || w.released || r.continuing }); err != nil {
-		return TaskUpdateResult{}, err
+		return wire.TaskUpdateResult{}, err
 	}
 	return r.updateResult(settled()), nil
 }
 
 // updateResult is the bounded answer of the SendMessage and CancelTask
 // updates: the API reads the task itself with a query.
-func (r *run) updateResult(settled bool) TaskUpdateResult {
+func (r *run) updateResult(settled bool) wire.TaskUpdateResult {
 	status := r.task.Status
-	return TaskUpdateResult{EventSeq: r.lastSeq, State: status.State, Settled: settled,
+	return wire.TaskUpdateResult{EventSeq: r.lastSeq, State: status.State, Settled: settled,
 		Status: &status, Messages: r.history.total(), Artifacts: len(r.task.Artifacts)}
 }
 
-func (r *run) validateCancelTask(ctx workflow.Context, in CancelTaskInput) error {
+func (r *run) validateCancelTask(ctx workflow.Context, in wire.CancelTaskInput) error {
 	// A workflow still waiting for its first message may be canceled too.
 	if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
 		return err
 	}
 	if r.task.Status.State.Terminal() {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s is already %s", r.task.ID, r.task.Status.State), ErrTypeTaskNotCancelable)
+			fmt.Sprintf("task %s is already %s", r.task.ID, r.task.Status.State), wire.ErrTypeTaskNotCancelable)
 	}
 	return nil
 }
 
-func (r *run) onCancelTask(ctx workflow.Context, in CancelTaskInput) (TaskUpdateResult, error) {
+func (r *run) onCancelTask(ctx workflow.Context, in wire.CancelTaskInput) (wire.TaskUpdateResult, error) {
 	r.updates++
 	r.cancelRequested = true
 	if r.cancelSkill != nil {
@@ -651,12 +546,12 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 	}
 	r.task.Status = a2a.TaskStatus{State: state, Message: msg, Timestamp: ptr(workflow.Now(ctx).UTC())}
 	r.countStatus(ctx, prev, prevAt, state) // metrics.go
-	r.emit(ctx, Event{Status: &a2a.TaskStatusUpdateEvent{
+	r.emit(ctx, wire.Event{Status: &a2a.TaskStatusUpdateEvent{
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
 	}})
 	r.statusSeq = r.lastSeq
 	if prev != state {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, TaskStateKey.ValueSet(string(state))); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)
 		}
 	}
@@ -711,32 +606,13 @@ func (r *run) drain(ctx workflow.Context) error {
 // snapshot returns a copy of the task with the last historyLength messages
 // (nil: all): the recent ones in Task.History, the pages holding the rest in
 // EarlierHistory.
-func (r *run) snapshot(historyLength *int) *TaskSnapshot {
+func (r *run) snapshot(historyLength *int) *wire.TaskSnapshot {
 	t := *r.task
-	var pages []HistoryPage
+	var pages []wire.HistoryPage
 	t.History, pages = r.historySnapshot(historyLength)
 	t.Artifacts = append([]*a2a.Artifact(nil), r.task.Artifacts...)
-	return &TaskSnapshot{Task: &t, EventSeq: r.lastSeq, EarlierHistory: pages, HistoryLength: r.history.total(),
+	return &wire.TaskSnapshot{Task: &t, EventSeq: r.lastSeq, EarlierHistory: pages, HistoryLength: r.history.total(),
 		Agent: r.agentName, Owner: r.owner, NoTask: r.received == 0 && r.runs == 0}
-}
-
-// LastMessages applies A2A's historyLength: nil keeps all, 0 none, N the last N.
-func LastMessages(history []*a2a.Message, historyLength *int) []*a2a.Message {
-	if historyLength == nil {
-		return append([]*a2a.Message(nil), history...)
-	}
-	n := *historyLength
-	if n <= 0 {
-		return nil
-	}
-	if n > len(history) {
-		n = len(history)
-	}
-	return append([]*a2a.Message(nil), history[len(history)-n:]...)
-}
-
-func interrupted(s a2a.TaskState) bool {
-	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }
 
 // userMessage is the text a failed task shows: the skill's own words with
@@ -762,32 +638,3 @@ func userMessage(err error) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// WorkerOptions returns the worker options the task workflow needs. Its
-// deadlock detection allows DeadlockDetectionTimeout instead of the SDK's 1
-// second: a task's artifacts may hold up to [MaxArtifactBytes], and turning
-// tens of MiB into JSON (the workflow's result, its continue-as-new input)
-// takes seconds inside the workflow's coroutine on a busy machine, which
-// the SDK would otherwise take for a deadlock and retry forever.
-func WorkerOptions() worker.Options {
-	return worker.Options{
-		DeadlockDetectionTimeout:         DeadlockDetectionTimeout,
-		MaxConcurrentWorkflowTaskPollers: WorkflowTaskPollers,
-		MaxConcurrentActivityTaskPollers: ActivityTaskPollers,
-	}
-}
-
-// WorkflowTaskPollers and ActivityTaskPollers are the long polls of
-// [WorkerOptions] (the SDK's default is 2 of each). A workflow task that
-// finds no poll waiting on the server is written to the task queue's backlog
-// in the database and read back: with the SDK's 2 (one of them on the sticky
-// queue), 8 concurrent new tasks sent more than half of their first workflow
-// tasks through that backlog on the embedded SQLite server, and none with 16.
-// An idle poll is one open gRPC call.
-const (
-	WorkflowTaskPollers = 16
-	ActivityTaskPollers = 8
-)
-
-// DeadlockDetectionTimeout is the deadlock detection of [WorkerOptions].
-const DeadlockDetectionTimeout = 30 * time.Second

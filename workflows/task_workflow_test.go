@@ -17,6 +17,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
@@ -30,14 +32,14 @@ const (
 // newTaskEnv returns a test environment running the task workflow for agents.
 func newTaskEnv(t *testing.T, agents ...*workflows.Agent) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
-	reg, err := workflows.NewRegistry(agents...)
+	reg, err := engine.NewRegistry(agents...)
 	if err != nil {
 		t.Fatalf("NewRegistry: %v", err)
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
 	return env
 }
@@ -47,7 +49,7 @@ func recordTaskStates(env *testsuite.TestWorkflowEnvironment) *[]string {
 	var states []string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
-		if v, ok := sa.GetKeyword(workflows.TaskStateKey); ok {
+		if v, ok := sa.GetKeyword(wire.TaskStateKey); ok {
 			states = append(states, v)
 		}
 	})
@@ -71,7 +73,7 @@ type update struct {
 	rejected      error
 	done          bool
 	task          *a2a.Task
-	result        workflows.TaskUpdateResult
+	result        sendResult
 	err           error
 	at            time.Time // workflow clock when the update completed
 }
@@ -83,26 +85,26 @@ func (u *update) callbacks() *testsuite.TestUpdateCallback {
 		OnComplete: func(v any, err error) {
 			u.done, u.err, u.at = true, err, u.env.Now()
 			u.task = resultTask(u.env, v, u.historyLength)
-			u.result, _ = v.(workflows.TaskUpdateResult)
+			u.result, _ = updateResult(v)
 		},
 	}
 }
 
 // sendMessage sends the UpdateSendMessage update; call it from a delayed callback.
-func sendMessage(env *testsuite.TestWorkflowEnvironment, in workflows.SendMessageInput) *update {
+func sendMessage(env *testsuite.TestWorkflowEnvironment, in wire.SendMessageInput) *update {
 	u := &update{env: env, historyLength: in.HistoryLength}
 	var id string
 	if in.Message != nil {
 		id = in.Message.ID
 	}
-	env.UpdateWorkflow(workflows.UpdateSendMessage, id, u.callbacks(), in)
+	env.UpdateWorkflow(wire.UpdateSendMessage, id, u.callbacks(), in)
 	return u
 }
 
 // cancelTask sends the UpdateCancelTask update; call it from a delayed callback.
 func cancelTask(env *testsuite.TestWorkflowEnvironment) *update {
 	u := &update{env: env}
-	env.UpdateWorkflow(workflows.UpdateCancelTask, "", u.callbacks(), workflows.CancelTaskInput{})
+	env.UpdateWorkflow(wire.UpdateCancelTask, "", u.callbacks(), wire.CancelTaskInput{})
 	return u
 }
 
@@ -131,14 +133,14 @@ func completedTask(t *testing.T, name string, u *update, start time.Time, elapse
 // getTask queries the task; safe to call from a delayed callback.
 func getTask(t *testing.T, env *testsuite.TestWorkflowEnvironment, historyLength *int) *a2a.Task {
 	t.Helper()
-	v, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{HistoryLength: historyLength})
+	v, err := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{HistoryLength: historyLength})
 	if err != nil {
-		t.Errorf("query %s: %v", workflows.QueryGetTask, err)
+		t.Errorf("query %s: %v", wire.QueryGetTask, err)
 		return &a2a.Task{}
 	}
 	var task a2a.Task
 	if err := v.Get(&task); err != nil {
-		t.Errorf("decode %s result: %v", workflows.QueryGetTask, err)
+		t.Errorf("decode %s result: %v", wire.QueryGetTask, err)
 	}
 	return &task
 }
@@ -240,18 +242,18 @@ func TestAskTwiceThenComplete(t *testing.T) {
 	var sendFirst, sendLisbon, sendDate *update
 	env.RegisterDelayedCallback(func() {
 		// A workflow without a message is no task yet: GetTask does not find it.
-		_, beforeFirst = env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
-		sendFirst = sendMessage(env, workflows.SendMessageInput{Message: first})
+		_, beforeFirst = env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
+		sendFirst = sendMessage(env, wire.SendMessageInput{Message: first})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		lastTwo = getTask(t, env, ptr(2))
-		sendLisbon = sendMessage(env, workflows.SendMessageInput{Message: lisbon})
+		sendLisbon = sendMessage(env, wire.SendMessageInput{Message: lisbon})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		sendDate = sendMessage(env, workflows.SendMessageInput{Message: date})
+		sendDate = sendMessage(env, wire.SendMessageInput{Message: date})
 	}, 3*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "planner", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "planner", ContextID: testContextID})
 
 	final := finalTask(t, env)
 
@@ -259,8 +261,8 @@ func TestAskTwiceThenComplete(t *testing.T) {
 		t.Errorf("task seen by the skill (-want +got):\n%s", diff)
 	}
 	var appErr *temporal.ApplicationError
-	if !errors.As(beforeFirst, &appErr) || appErr.Type() != workflows.ErrTypeTaskNotFound {
-		t.Errorf("GetTask before the first message: error %v, want %s", beforeFirst, workflows.ErrTypeTaskNotFound)
+	if !errors.As(beforeFirst, &appErr) || appErr.Type() != wire.ErrTypeTaskNotFound {
+		t.Errorf("GetTask before the first message: error %v, want %s", beforeFirst, wire.ErrTypeTaskNotFound)
 	}
 	if diff := cmp.Diff([]messageView{user("Plan a trip"), question("destination", "Where to?")}, viewHistory(lastTwo.History)); diff != "" {
 		t.Errorf("query with historyLength 2 (-want +got):\n%s", diff)
@@ -350,7 +352,7 @@ func TestAskTwiceThenComplete(t *testing.T) {
 		string(a2a.TaskStateCompleted),
 	}
 	if diff := cmp.Diff(wantStates, *states); diff != "" {
-		t.Errorf("upserted %s values (-want +got):\n%s", workflows.TaskStateKey.GetName(), diff)
+		t.Errorf("upserted %s values (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
 	}
 	env.AssertExpectations(t)
 }
@@ -408,17 +410,17 @@ func TestSendMessageBlocksUntilInterrupted(t *testing.T) {
 			start := env.Now()
 			var answer, last *update
 			env.RegisterDelayedCallback(func() {
-				answer = sendMessage(env, workflows.SendMessageInput{
+				answer = sendMessage(env, wire.SendMessageInput{
 					Message:           userText("answer"),
 					ReturnImmediately: tt.returnImmediately,
 					HistoryLength:     tt.historyLength,
 				})
 			}, time.Minute)
 			env.RegisterDelayedCallback(func() {
-				last = sendMessage(env, workflows.SendMessageInput{Message: userText("last")})
+				last = sendMessage(env, wire.SendMessageInput{Message: userText("last")})
 			}, time.Hour)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "thinker", ContextID: testContextID, Message: userText("start")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "thinker", ContextID: testContextID, Message: userText("start")})
 
 			task := completedTask(t, "answer", answer, start, tt.wantElapsed)
 			if diff := cmp.Diff(tt.wantStatus, viewStatus(task)); diff != "" {
@@ -467,18 +469,18 @@ func TestRequireAuth(t *testing.T) {
 	start := env.Now()
 	var first, secret, ref *update
 	env.RegisterDelayedCallback(func() {
-		first = sendMessage(env, workflows.SendMessageInput{Message: userText("hello")})
+		first = sendMessage(env, wire.SendMessageInput{Message: userText("hello")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		secret = sendMessage(env, workflows.SendMessageInput{Message: userText("ghp_secret")})
+		secret = sendMessage(env, wire.SendMessageInput{Message: userText("ghp_secret")})
 	}, 90*time.Second)
 	env.RegisterDelayedCallback(func() {
 		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Credential provided for github."),
-			a2a.NewDataPart(map[string]any{workflows.CredentialRefKey: "cred-1", "service": "github", "authType": "bearer"}))
-		ref = sendMessage(env, workflows.SendMessageInput{Message: m})
+			a2a.NewDataPart(map[string]any{wire.CredentialRefKey: "cred-1", "service": "github", "authType": "bearer"}))
+		ref = sendMessage(env, wire.SendMessageInput{Message: m})
 	}, 2*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "guarded"})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "guarded"})
 
 	asked := completedTask(t, "first", first, start, time.Minute)
 	if diff := cmp.Diff(status(a2a.TaskStateAuthRequired, ptr(question("github", "Please sign in."))), viewStatus(asked)); diff != "" {
@@ -489,9 +491,9 @@ func TestRequireAuth(t *testing.T) {
 	}
 	var appErr *temporal.ApplicationError
 	var req workflows.CredentialRequest
-	if secret == nil || !errors.As(secret.rejected, &appErr) || appErr.Type() != workflows.ErrTypeCredentialRequired ||
+	if secret == nil || !errors.As(secret.rejected, &appErr) || appErr.Type() != wire.ErrTypeCredentialRequired ||
 		appErr.Details(&req) != nil || req.Service != "github" {
-		t.Errorf("the plain secret: %+v, want refused as %s with the request in its details", secret, workflows.ErrTypeCredentialRequired)
+		t.Errorf("the plain secret: %+v, want refused as %s with the request in its details", secret, wire.ErrTypeCredentialRequired)
 	}
 	if diff := cmp.Diff(status(a2a.TaskStateCompleted, ptr(agent("Signed in with cred-1"))), viewStatus(completedTask(t, "reference", ref, start, 2*time.Minute))); diff != "" {
 		t.Errorf("reference send: status (-want +got):\n%s", diff)
@@ -543,14 +545,14 @@ func TestSendMessageInvalidParamsRejected(t *testing.T) {
 			var bad, good *update
 			var between *a2a.Task
 			env.RegisterDelayedCallback(func() {
-				bad = sendMessage(env, workflows.SendMessageInput{Message: tt.message})
+				bad = sendMessage(env, wire.SendMessageInput{Message: tt.message})
 			}, time.Minute)
 			env.RegisterDelayedCallback(func() {
 				between = getTask(t, env, nil)
-				good = sendMessage(env, workflows.SendMessageInput{Message: userText("valid")})
+				good = sendMessage(env, wire.SendMessageInput{Message: userText("valid")})
 			}, 2*time.Minute)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", ContextID: testContextID, Message: userText("start")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", ContextID: testContextID, Message: userText("start")})
 
 			if bad == nil {
 				t.Fatal("invalid message never sent")
@@ -558,7 +560,7 @@ func TestSendMessageInvalidParamsRejected(t *testing.T) {
 			if bad.accepted || bad.done {
 				t.Errorf("invalid message accepted=%v completed=%v, want rejected", bad.accepted, bad.done)
 			}
-			checkRejected(t, "invalid message", bad.rejected, workflows.ErrTypeInvalidParams, tt.wantMsg)
+			checkRejected(t, "invalid message", bad.rejected, wire.ErrTypeInvalidParams, tt.wantMsg)
 			// The rejected message left no trace and the task kept waiting.
 			wantBetween := []messageView{user("start"), question("q", "Question?")}
 			if diff := cmp.Diff(wantBetween, viewHistory(between.History)); diff != "" {
@@ -598,18 +600,18 @@ func TestOtherAgentsEndpointDoesNotSeeTheTask(t *testing.T) {
 			var queryErr error
 			var cancel, send, finish *update
 			env.RegisterDelayedCallback(func() {
-				_, queryErr = env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{Agent: tt.agent})
+				_, queryErr = env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{Agent: tt.agent})
 				if !tt.wantFound { // a found task would be canceled
 					cancel = &update{env: env}
-					env.UpdateWorkflow(workflows.UpdateCancelTask, "", cancel.callbacks(), workflows.CancelTaskInput{Agent: tt.agent})
+					env.UpdateWorkflow(wire.UpdateCancelTask, "", cancel.callbacks(), wire.CancelTaskInput{Agent: tt.agent})
 				}
-				send = sendMessage(env, workflows.SendMessageInput{Agent: tt.agent, Message: userText("answer")})
+				send = sendMessage(env, wire.SendMessageInput{Agent: tt.agent, Message: userText("answer")})
 			}, time.Minute)
 			env.RegisterDelayedCallback(func() {
-				finish = sendMessage(env, workflows.SendMessageInput{Message: userText("from the right endpoint")})
+				finish = sendMessage(env, wire.SendMessageInput{Message: userText("from the right endpoint")})
 			}, 2*time.Minute)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "asker", Message: userText("start")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "asker", Message: userText("start")})
 
 			final := finalTask(t, env)
 			if tt.wantFound {
@@ -627,8 +629,8 @@ func TestOtherAgentsEndpointDoesNotSeeTheTask(t *testing.T) {
 			if queryErr == nil || !strings.Contains(queryErr.Error(), "task task-1 not found") {
 				t.Errorf("query error = %v, want task task-1 not found", queryErr)
 			}
-			checkRejected(t, "send", send.rejected, workflows.ErrTypeTaskNotFound, "task task-1 not found")
-			checkRejected(t, "cancel", cancel.rejected, workflows.ErrTypeTaskNotFound, "task task-1 not found")
+			checkRejected(t, "send", send.rejected, wire.ErrTypeTaskNotFound, "task task-1 not found")
+			checkRejected(t, "cancel", cancel.rejected, wire.ErrTypeTaskNotFound, "task task-1 not found")
 			if finish == nil || !finish.done {
 				t.Fatal("the message from the right endpoint did not complete")
 			}
@@ -655,7 +657,7 @@ func checkRejected(t *testing.T, name string, err error, wantType, wantMsg strin
 
 func TestInvalidFirstMessageFailsTheRun(t *testing.T) {
 	env := newTaskEnv(t, &workflows.Agent{Name: "noop", Handle: func(workflow.Context, *workflows.Task) error { return nil }})
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{
 		Agent:   "noop",
 		Message: &a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("x")}},
 	})
@@ -663,8 +665,8 @@ func TestInvalidFirstMessageFailsTheRun(t *testing.T) {
 		t.Fatal("workflow did not complete")
 	}
 	var appErr *temporal.ApplicationError
-	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeInvalidParams {
-		t.Errorf("workflow error = %v, want an application error of type %s", err, workflows.ErrTypeInvalidParams)
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != wire.ErrTypeInvalidParams {
+		t.Errorf("workflow error = %v, want an application error of type %s", err, wire.ErrTypeInvalidParams)
 	}
 }
 
@@ -693,16 +695,16 @@ func TestTerminalTaskRefusesWrites(t *testing.T) {
 		env.UpdateWorkflow("hold", "hold-1", hold.callbacks())
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		answer = sendMessage(env, workflows.SendMessageInput{Message: userText("yes")})
+		answer = sendMessage(env, wire.SendMessageInput{Message: userText("yes")})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		draining = getTask(t, env, nil)
-		late = sendMessage(env, workflows.SendMessageInput{Message: userText("too late")})
+		late = sendMessage(env, wire.SendMessageInput{Message: userText("too late")})
 		cancel = cancelTask(env)
-		otherAgent = sendMessage(env, workflows.SendMessageInput{Agent: "other", Message: userText("too late")})
+		otherAgent = sendMessage(env, wire.SendMessageInput{Agent: "other", Message: userText("too late")})
 	}, 3*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "holder", ContextID: testContextID, Message: userText("start")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "holder", ContextID: testContextID, Message: userText("start")})
 
 	completedTask(t, "answer", answer, start, 2*time.Minute)
 	if !hold.done || hold.at.Sub(start) != 61*time.Minute {
@@ -717,10 +719,10 @@ func TestTerminalTaskRefusesWrites(t *testing.T) {
 		wantType string
 		wantMsg  string
 	}{
-		{"SendMessage", late, workflows.ErrTypeUnsupportedOperation, "task task-1 is TASK_STATE_COMPLETED and accepts no more messages"},
-		{"CancelTask", cancel, workflows.ErrTypeTaskNotCancelable, "task task-1 is already TASK_STATE_COMPLETED"},
+		{"SendMessage", late, wire.ErrTypeUnsupportedOperation, "task task-1 is TASK_STATE_COMPLETED and accepts no more messages"},
+		{"CancelTask", cancel, wire.ErrTypeTaskNotCancelable, "task task-1 is already TASK_STATE_COMPLETED"},
 		// Another agent's endpoint learns nothing, not even that the task ended.
-		{"SendMessage from another agent", otherAgent, workflows.ErrTypeTaskNotFound, "task task-1 not found"},
+		{"SendMessage from another agent", otherAgent, wire.ErrTypeTaskNotFound, "task task-1 not found"},
 	}
 	for _, r := range rejections {
 		if r.u == nil {
@@ -775,11 +777,11 @@ func TestAskWithTimeout(t *testing.T) {
 			env := newTaskEnv(t, approver)
 			if tt.answerAfter > 0 {
 				env.RegisterDelayedCallback(func() {
-					sendMessage(env, workflows.SendMessageInput{Message: userText("ok")})
+					sendMessage(env, wire.SendMessageInput{Message: userText("ok")})
 				}, tt.answerAfter)
 			}
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "approver", Message: userText("please approve")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "approver", Message: userText("please approve")})
 
 			final := finalTask(t, env)
 			if timedOut != tt.wantTimeout {
@@ -818,7 +820,7 @@ func TestCancelTaskWhileWaitingForInput(t *testing.T) {
 	var cancel *update
 	env.RegisterDelayedCallback(func() { cancel = cancelTask(env) }, 5*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "careful", ContextID: testContextID, Message: userText("start")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "careful", ContextID: testContextID, Message: userText("start")})
 
 	// The cancel answers once the cleanup ran and the task is canceled.
 	got := completedTask(t, "cancel", cancel, start, 6*time.Minute)
@@ -857,7 +859,7 @@ func TestCancelTaskBeforeFirstMessage(t *testing.T) {
 	var cancel *update
 	env.RegisterDelayedCallback(func() { cancel = cancelTask(env) }, time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "never"})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "never"})
 
 	// The update completes; the API would then find no task: a workflow
 	// that never got a message is none (its result says so).
@@ -865,7 +867,7 @@ func TestCancelTaskBeforeFirstMessage(t *testing.T) {
 		t.Fatalf("cancel = %+v, want completed after a minute", cancel)
 	}
 	wantStatus := status(a2a.TaskStateCanceled, ptr(agent("The task was canceled.")))
-	var result workflows.TaskSnapshot
+	var result wire.TaskSnapshot
 	if err := env.GetWorkflowResult(&result); err != nil || !result.NoTask {
 		t.Errorf("result NoTask = %v (error %v), want true", result.NoTask, err)
 	}
@@ -891,7 +893,7 @@ func TestWorkflowCancellationCancelsTheTask(t *testing.T) {
 	states := recordTaskStates(env)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 5*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "careful", Message: userText("start")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "careful", Message: userText("start")})
 
 	final := finalTask(t, env)
 	if diff := cmp.Diff(status(a2a.TaskStateCanceled, ptr(agent("The task was canceled."))), viewStatus(final)); diff != "" {
@@ -917,11 +919,11 @@ func TestCancelTaskAnswersABlockedSend(t *testing.T) {
 	start := env.Now()
 	var answer, cancel *update
 	env.RegisterDelayedCallback(func() {
-		answer = sendMessage(env, workflows.SendMessageInput{Message: userText("answer")})
+		answer = sendMessage(env, wire.SendMessageInput{Message: userText("answer")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() { cancel = cancelTask(env) }, 2*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "slow", Message: userText("start")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "slow", Message: userText("start")})
 
 	want := status(a2a.TaskStateCanceled, ptr(agent("The task was canceled.")))
 	for _, u := range []struct {
@@ -952,11 +954,11 @@ func TestWorkflowCancellationAnswersABlockedSend(t *testing.T) {
 	start := env.Now()
 	var answer *update
 	env.RegisterDelayedCallback(func() {
-		answer = sendMessage(env, workflows.SendMessageInput{Message: userText("answer")})
+		answer = sendMessage(env, wire.SendMessageInput{Message: userText("answer")})
 	}, time.Minute)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "slow", Message: userText("start")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "slow", Message: userText("start")})
 
 	got := completedTask(t, "blocked SendMessage", answer, start, 2*time.Minute)
 	if diff := cmp.Diff(status(a2a.TaskStateCanceled, ptr(agent("The task was canceled."))), viewStatus(got)); diff != "" {
@@ -981,7 +983,7 @@ func TestAskTimeoutHandledByTheSkill(t *testing.T) {
 	var during *a2a.Task
 	env.RegisterDelayedCallback(func() { during = getTask(t, env, nil) }, 90*time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "patient", Message: userText("start")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "patient", Message: userText("start")})
 
 	finalTask(t, env)
 	if diff := cmp.Diff(status(a2a.TaskStateWorking, nil), viewStatus(during)); diff != "" {
@@ -1085,7 +1087,7 @@ func TestTaskOutcome(t *testing.T) {
 			if name == "" {
 				name = "skill"
 			}
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: name, Message: userText("go")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: name, Message: userText("go")})
 
 			final := finalTask(t, env) // the Temporal run itself never fails
 			if diff := cmp.Diff(tt.wantStatus, viewStatus(final)); diff != "" {
@@ -1118,7 +1120,7 @@ func TestArtifactVersions(t *testing.T) {
 		return nil
 	}}
 	env := newTaskEnv(t, reporter)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "reporter", Message: userText("report")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "reporter", Message: userText("report")})
 	final := finalTask(t, env)
 
 	type artifactView struct {
@@ -1225,13 +1227,13 @@ func TestMessagesWhileWorkingAnswerTheNextAsks(t *testing.T) {
 			start := env.Now()
 			var one, two *update
 			env.RegisterDelayedCallback(func() {
-				one = sendMessage(env, workflows.SendMessageInput{Message: userText("early one")})
+				one = sendMessage(env, wire.SendMessageInput{Message: userText("early one")})
 			}, 5*time.Minute)
 			env.RegisterDelayedCallback(func() {
-				two = sendMessage(env, workflows.SendMessageInput{Message: userText("early two")})
+				two = sendMessage(env, wire.SendMessageInput{Message: userText("early two")})
 			}, 6*time.Minute)
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "busy", Message: userText("start")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "busy", Message: userText("start")})
 
 			// Both blocking sends answer when the task next stops: here, completed.
 			wantStatus := status(a2a.TaskStateCompleted, ptr(agent("early one / early two")))
@@ -1272,7 +1274,7 @@ func TestLastMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := workflows.LastMessages(history, tt.historyLength)
+			got := wire.LastMessages(history, tt.historyLength)
 			var texts []string
 			for _, m := range got {
 				texts = append(texts, workflows.MessageText(m))
@@ -1288,7 +1290,7 @@ func TestLastMessages(t *testing.T) {
 			}
 		})
 	}
-	if got := workflows.LastMessages(nil, ptr(2)); len(got) != 0 {
+	if got := wire.LastMessages(nil, ptr(2)); len(got) != 0 {
 		t.Errorf("LastMessages(nil, 2) = %v, want empty", got)
 	}
 }
@@ -1316,7 +1318,7 @@ func TestNewRegistry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg, err := workflows.NewRegistry(tt.agents...)
+			reg, err := engine.NewRegistry(tt.agents...)
 			if tt.wantErr == "" {
 				if err != nil || reg == nil {
 					t.Fatalf("NewRegistry = %v, %v; want a registry", reg, err)
@@ -1335,7 +1337,7 @@ func TestNewRegistry(t *testing.T) {
 
 func TestRegistryLookup(t *testing.T) {
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
-	reg, err := workflows.NewRegistry(
+	reg, err := engine.NewRegistry(
 		&workflows.Agent{Name: "zeta", Handle: handle, Skills: []a2a.AgentSkill{{ID: "z1"}, {ID: "z2"}}},
 		&workflows.Agent{Name: "beta", Handle: handle},
 		&workflows.Agent{Name: "alpha", Handle: handle},
@@ -1364,10 +1366,10 @@ func TestRegistryLookup(t *testing.T) {
 // with v: SendMessage and CancelTask answer a bounded TaskUpdateResult, and
 // the API reads the task with the GetTask query right after.
 func resultTask(env *testsuite.TestWorkflowEnvironment, v any, historyLength *int) *a2a.Task {
-	if _, ok := v.(workflows.TaskUpdateResult); !ok {
+	if _, ok := updateResult(v); !ok {
 		return nil
 	}
-	q, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{HistoryLength: historyLength})
+	q, err := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{HistoryLength: historyLength})
 	if err != nil {
 		return nil
 	}
@@ -1383,7 +1385,7 @@ func resultTask(env *testsuite.TestWorkflowEnvironment, v any, historyLength *in
 func TestRejectMessageWhileWorking(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	reg, err := workflows.NewRegistry(&workflows.Agent{
+	reg, err := engine.NewRegistry(&workflows.Agent{
 		Name:         "strict",
 		WhileWorking: workflows.RejectMessage,
 		Handle: func(ctx workflow.Context, t *workflows.Task) error {
@@ -1401,28 +1403,28 @@ func TestRejectMessageWhileWorking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	var rejected error
 	var accepted bool
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSendMessage, "busy", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateSendMessage, "busy", &testsuite.TestUpdateCallback{
 			OnAccept:   func() { t.Error("message while working was accepted") },
 			OnReject:   func(err error) { rejected = err },
 			OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hurry"))})
+		}, wire.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hurry"))})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSendMessage, "answer", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateSendMessage, "answer", &testsuite.TestUpdateCallback{
 			OnAccept:   func() { accepted = true },
 			OnReject:   func(err error) { t.Errorf("answer rejected: %v", err) },
 			OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("yes"))})
+		}, wire.SendMessageInput{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("yes"))})
 	}, 2*time.Hour)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "strict", ContextID: "ctx",
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "strict", ContextID: "ctx",
 		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("go"))})
 	var appErr *temporal.ApplicationError
-	if !errors.As(rejected, &appErr) || appErr.Type() != workflows.ErrTypeUnsupportedOperation {
-		t.Errorf("message while working: rejection %v, want %s", rejected, workflows.ErrTypeUnsupportedOperation)
+	if !errors.As(rejected, &appErr) || appErr.Type() != wire.ErrTypeUnsupportedOperation {
+		t.Errorf("message while working: rejection %v, want %s", rejected, wire.ErrTypeUnsupportedOperation)
 	}
 	var task *a2a.Task
 	if err := env.GetWorkflowResult(&task); err != nil {
@@ -1491,7 +1493,7 @@ func TestFileURLAndDataArtifacts(t *testing.T) {
 				added = t.Artifact(ctx, tt.artifact)
 				return nil
 			}})
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "files", Message: userText("go")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "files", Message: userText("go")})
 			final := finalTask(t, env)
 			if diff := cmp.Diff(status(a2a.TaskStateCompleted, nil), viewStatus(final)); diff != "" {
 				t.Errorf("final status (-want +got):\n%s", diff)
@@ -1583,9 +1585,9 @@ func TestArtifactTooLarge(t *testing.T) {
 			}})
 			// Tens of MiB in JSON take seconds in the workflow's coroutine:
 			// the worker's deadlock detection allows it (WorkerOptions).
-			env.SetWorkerOptions(workflows.WorkerOptions())
+			env.SetWorkerOptions(engine.WorkerOptions())
 			start := env.Now()
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "big", Message: userText("go")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "big", Message: userText("go")})
 			final := finalTask(t, env)
 			wantOK := tt.wantState == a2a.TaskStateCompleted
 			if took != wantOK || workedOn != wantOK {
@@ -1696,9 +1698,9 @@ func TestInterruptWork(t *testing.T) {
 					u = cancelTask(env)
 					return
 				}
-				u = sendMessage(env, workflows.SendMessageInput{Message: userText("stop")})
+				u = sendMessage(env, wire.SendMessageInput{Message: userText("stop")})
 			}, 5*time.Minute)
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "worker", Message: userText("start")})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "worker", Message: userText("start")})
 
 			if interrupted != tt.interrupted || canceledErr != tt.canceledErr {
 				t.Errorf("done() = %v, canceled error = %v; want %v, %v", interrupted, canceledErr, tt.interrupted, tt.canceledErr)
@@ -1727,7 +1729,7 @@ func TestSendMessageResultCarriesSmallTask(t *testing.T) {
 		if _, err := t.Ask(ctx, "second", "Second?"); err != nil {
 			return err
 		}
-		t.Artifact(ctx, workflows.TextArtifact("story", strings.Repeat("x", workflows.MaxResultTaskBytes)))
+		t.Artifact(ctx, workflows.TextArtifact("story", strings.Repeat("x", wire.MaxResultTaskBytes)))
 		t.Reply("Told.")
 		return nil
 	}}
@@ -1735,16 +1737,16 @@ func TestSendMessageResultCarriesSmallTask(t *testing.T) {
 	var asked, plain, big *update
 	var read *a2a.Task
 	env.RegisterDelayedCallback(func() {
-		asked = sendMessage(env, workflows.SendMessageInput{Message: userText("Tell me"), WantTask: true, HistoryLength: ptr(1)})
+		asked = sendMessage(env, wire.SendMessageInput{Message: userText("Tell me"), WantTask: true, HistoryLength: ptr(1)})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		read = getTask(t, env, ptr(1))
-		plain = sendMessage(env, workflows.SendMessageInput{Message: userText("one")})
+		plain = sendMessage(env, wire.SendMessageInput{Message: userText("one")})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		big = sendMessage(env, workflows.SendMessageInput{Message: userText("two"), WantTask: true})
+		big = sendMessage(env, wire.SendMessageInput{Message: userText("two"), WantTask: true})
 	}, 3*time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "teller", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "teller", ContextID: testContextID})
 	final := finalTask(t, env)
 
 	if asked == nil || asked.err != nil || asked.result.Task == nil {
@@ -1760,9 +1762,25 @@ func TestSendMessageResultCarriesSmallTask(t *testing.T) {
 		t.Errorf("send without WantTask: %+v, want a result without the task", plain)
 	}
 	if big == nil || big.err != nil || big.result.State != a2a.TaskStateCompleted || big.result.Task != nil {
-		t.Errorf("send ending with a %d-byte artifact: %+v, want completed without the task", workflows.MaxResultTaskBytes, big)
+		t.Errorf("send ending with a %d-byte artifact: %+v, want completed without the task", wire.MaxResultTaskBytes, big)
 	}
 	if len(final.Artifacts) != 1 {
 		t.Errorf("final artifacts: %d, want 1", len(final.Artifacts))
 	}
+}
+
+// sendResult is the result of the SendMessage and CancelTask updates: the
+// task update result and, for a decision on another owner's task, the
+// approval.
+type sendResult = workflows.SendResult
+
+// updateResult returns the result of a SendMessage or CancelTask update.
+func updateResult(v any) (sendResult, bool) {
+	switch r := v.(type) {
+	case sendResult:
+		return r, true
+	case wire.TaskUpdateResult:
+		return sendResult{TaskUpdateResult: r}, true
+	}
+	return sendResult{}, false
 }

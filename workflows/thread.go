@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -67,29 +69,6 @@ func (t *Task) Thread() Thread {
 	return NewThread(t.r.history.recent...)
 }
 
-// FetchTaskInput is the argument of the ActivityFetchTask activity.
-type FetchTaskInput struct {
-	// TaskID is the task to read.
-	TaskID a2a.TaskID
-	// Owner is the reading task's owner: a task of another principal is
-	// not found. Empty (no auth) skips the check.
-	Owner string
-}
-
-// ContextHistoryInput is the argument of the ActivityContextHistory activity.
-type ContextHistoryInput struct {
-	// ContextID is the context whose tasks are read.
-	ContextID string
-	// Owner limits the read to tasks of this principal; empty (no auth) skips the check.
-	Owner string
-	// Exclude is the calling task, left out.
-	Exclude a2a.TaskID
-	// StartedBefore leaves out tasks started at or after this time.
-	StartedBefore time.Time
-	// MaxTasks limits how many of the latest earlier tasks are read; default 20.
-	MaxTasks int
-}
-
 // ErrTaskNotFound is returned (wrapped) by Task.ReferencedTask for a task that
 // does not exist, is no longer retained, or belongs to another principal.
 var ErrTaskNotFound = errors.New("task not found")
@@ -100,7 +79,7 @@ var readTaskOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 30 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
 		MaximumAttempts:        5,
-		NonRetryableErrorTypes: []string{ErrTypeTaskNotFound},
+		NonRetryableErrorTypes: []string{wire.ErrTypeTaskNotFound},
 	},
 }
 
@@ -111,9 +90,9 @@ var readTaskOptions = workflow.ActivityOptions{
 func (t *Task) ReferencedTask(ctx workflow.Context, id a2a.TaskID) (*a2a.Task, error) {
 	actx := workflow.WithActivityOptions(ctx, withSummary(readTaskOptions, "read task "+string(id)))
 	var task *a2a.Task
-	err := workflow.ExecuteActivity(actx, ActivityFetchTask, FetchTaskInput{TaskID: id, Owner: t.r.owner}).Get(ctx, &task)
+	err := workflow.ExecuteActivity(actx, wire.ActivityFetchTask, wire.FetchTaskInput{TaskID: id, Owner: t.r.owner}).Get(ctx, &task)
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == ErrTypeTaskNotFound {
+	if errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeTaskNotFound {
 		return nil, fmt.Errorf("%w: %s", ErrTaskNotFound, id)
 	}
 	if err != nil {
@@ -134,7 +113,7 @@ func (t *Task) ReferencedTask(ctx workflow.Context, id a2a.TaskID) (*a2a.Task, e
 func (t *Task) ContextThread(ctx workflow.Context) (Thread, error) {
 	actx := workflow.WithActivityOptions(ctx, withSummary(readTaskOptions, "read context "+t.r.task.ContextID))
 	var earlier []*a2a.Message
-	err := workflow.ExecuteActivity(actx, ActivityContextHistory, ContextHistoryInput{
+	err := workflow.ExecuteActivity(actx, wire.ActivityContextHistory, wire.ContextHistoryInput{
 		ContextID:     t.r.task.ContextID,
 		Owner:         t.r.owner,
 		Exclude:       t.r.task.ID,

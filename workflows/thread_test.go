@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -62,8 +63,8 @@ func TestThreadIsImmutable(t *testing.T) {
 }
 
 // fakeContextHistory is the ContextHistory activity over fixed earlier messages.
-func fakeContextHistory(got *workflows.ContextHistoryInput, earlier []*a2a.Message) func(context.Context, workflows.ContextHistoryInput) ([]*a2a.Message, error) {
-	return func(_ context.Context, in workflows.ContextHistoryInput) ([]*a2a.Message, error) {
+func fakeContextHistory(got *wire.ContextHistoryInput, earlier []*a2a.Message) func(context.Context, wire.ContextHistoryInput) ([]*a2a.Message, error) {
+	return func(_ context.Context, in wire.ContextHistoryInput) ([]*a2a.Message, error) {
 		*got = in
 		return earlier, nil
 	}
@@ -84,16 +85,16 @@ func TestTaskThreadAndContextThread(t *testing.T) {
 		return nil
 	}}
 	env := newTaskEnv(t, agent)
-	var got workflows.ContextHistoryInput
+	var got wire.ContextHistoryInput
 	earlier := []*a2a.Message{
 		a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("yesterday's question")),
 		a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("yesterday's answer")),
 	}
-	env.RegisterActivityWithOptions(fakeContextHistory(&got, earlier), activity.RegisterOptions{Name: workflows.ActivityContextHistory})
+	env.RegisterActivityWithOptions(fakeContextHistory(&got, earlier), activity.RegisterOptions{Name: wire.ActivityContextHistory})
 	env.RegisterDelayedCallback(func() {
-		sendMessage(env, workflows.SendMessageInput{Message: userText("Ana"), ReturnImmediately: true})
+		sendMessage(env, wire.SendMessageInput{Message: userText("Ana"), ReturnImmediately: true})
 	}, time.Minute)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "threads", ContextID: testContextID, Owner: "alice", Message: userText("hello")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "threads", ContextID: testContextID, Owner: "alice", Message: userText("hello")})
 	finalTask(t, env)
 
 	wantOwn := []string{"ROLE_USER: hello", "ROLE_AGENT: Your name?", "ROLE_USER: Ana"}
@@ -121,14 +122,14 @@ func TestReferencedTask(t *testing.T) {
 	}}
 	env := newTaskEnv(t, agent)
 	var owners []string
-	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.FetchTaskInput) (*a2a.Task, error) {
+	env.RegisterActivityWithOptions(func(_ context.Context, in wire.FetchTaskInput) (*a2a.Task, error) {
 		owners = append(owners, in.Owner)
 		if in.TaskID == "gone" {
-			return nil, temporal.NewNonRetryableApplicationError("task gone not found", workflows.ErrTypeTaskNotFound, nil)
+			return nil, temporal.NewNonRetryableApplicationError("task gone not found", wire.ErrTypeTaskNotFound, nil)
 		}
 		return &a2a.Task{ID: in.TaskID, ContextID: testContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivityFetchTask})
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "refs", Owner: "bob", Message: userText("refine")})
+	}, activity.RegisterOptions{Name: wire.ActivityFetchTask})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "refs", Owner: "bob", Message: userText("refine")})
 	finalTask(t, env)
 
 	if found == nil || found.ID != "earlier" || found.Status.State != a2a.TaskStateCompleted {
@@ -154,7 +155,7 @@ func TestArtifactVersionContinues(t *testing.T) {
 		return nil
 	}}
 	env := newTaskEnv(t, agent)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "versions", Message: userText("go")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "versions", Message: userText("go")})
 	var got []any
 	for _, a := range finalTask(t, env).Artifacts {
 		got = append(got, a.Metadata["version"])
@@ -172,13 +173,13 @@ func TestTokenUsage(t *testing.T) {
 		return nil
 	}}
 	env := newTaskEnv(t, agent)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "usage", Message: userText("go")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "usage", Message: userText("go")})
 	final := finalTask(t, env)
 	if diff := cmp.Diff(workflows.TokenUsage{InputTokens: 15, OutputTokens: 3, Calls: 2}, total); diff != "" {
 		t.Errorf("total (-want +got):\n%s", diff)
 	}
 	want := map[string]any{"inputTokens": float64(15), "outputTokens": float64(3), "calls": float64(2)}
-	if diff := cmp.Diff(any(want), final.Metadata[workflows.UsageMetadataKey]); diff != "" {
+	if diff := cmp.Diff(any(want), final.Metadata[wire.UsageMetadataKey]); diff != "" {
 		t.Errorf("task metadata (-want +got):\n%s", diff)
 	}
 }

@@ -1,8 +1,8 @@
 package workflows
 
-// UsageMetadataKey is the task metadata key holding the task's LLM token
-// usage, a [TokenUsage] (JSON: {"inputTokens":..,"outputTokens":..,"calls":..}).
-const UsageMetadataKey = "a2aflow.llmUsage"
+import (
+	"github.com/a2aflow/a2aflow/internal/wire"
+)
 
 // TokenUsage counts the LLM tokens a task used, summed over its calls.
 type TokenUsage struct {
@@ -24,13 +24,13 @@ func (t *Task) AddTokenUsage(u TokenUsage) TokenUsage {
 	if t.r.task.Metadata == nil {
 		t.r.task.Metadata = map[string]any{}
 	}
-	t.r.task.Metadata[UsageMetadataKey] = total
+	t.r.task.Metadata[wire.UsageMetadataKey] = total
 	return total
 }
 
 // TokenUsage returns the task's token usage so far.
 func (t *Task) TokenUsage() TokenUsage {
-	u, _ := t.r.task.Metadata[UsageMetadataKey].(TokenUsage)
+	u, _ := t.r.task.Metadata[wire.UsageMetadataKey].(TokenUsage)
 	return u
 }
 
@@ -40,5 +40,5 @@ func (t *Task) setTokenUsage(u TokenUsage) {
 	if t.r.task.Metadata == nil {
 		t.r.task.Metadata = map[string]any{}
 	}
-	t.r.task.Metadata[UsageMetadataKey] = u
+	t.r.task.Metadata[wire.UsageMetadataKey] = u
 }

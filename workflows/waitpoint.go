@@ -2,23 +2,17 @@ package workflows
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // Waitpoints: a skill waits for an external system (a ticket system, a CI
@@ -42,23 +36,6 @@ import (
 // checks a token without asking the workflow (a wrong token tells nothing
 // about whether the waitpoint exists). The task's owner reads it with GET
 // /waitpoints/{id}, to hand it to the system that completes the waitpoint.
-
-// Names of the waitpoint update and query.
-const (
-	// UpdateCompleteWaitpoint completes a pending waitpoint with its payload.
-	// Its argument is a [CompleteWaitpointInput], its result the
-	// [Waitpoint] completed.
-	UpdateCompleteWaitpoint = "CompleteWaitpoint"
-	// QueryWaitpoints returns the task's waitpoints ([]Waitpoint). Its
-	// argument is a [WaitpointsQuery].
-	QueryWaitpoints = "Waitpoints"
-
-	// ErrTypeWaitpointNotFound: the task has no waitpoint with that ID.
-	ErrTypeWaitpointNotFound = "WaitpointNotFound"
-	// ErrTypeWaitpointSettled: the waitpoint is no longer pending (completed,
-	// expired or canceled); the message says how it ended.
-	ErrTypeWaitpointSettled = "WaitpointSettled"
-)
 
 // Waitpoint states.
 const (
@@ -84,10 +61,6 @@ const (
 // ErrWaitpointExpired is returned (wrapped) by WaitFor when the waitpoint's
 // deadline passes and it says FailAtDeadline.
 var ErrWaitpointExpired = errors.New("the waitpoint's deadline passed")
-
-// MaxWaitpointPayloadBytes bounds a waitpoint's payload: it goes into the
-// task's history and state.
-const MaxWaitpointPayloadBytes = 64 << 10
 
 // WaitpointRequest is what a skill waits for.
 type WaitpointRequest struct {
@@ -141,29 +114,6 @@ func (w *Waitpoint) Decode(v any) error {
 	return json.Unmarshal(w.Payload, v) //workflowcheck:ignore
 }
 
-// CompleteWaitpointInput is the argument of UpdateCompleteWaitpoint.
-type CompleteWaitpointInput struct {
-	// Agent scopes the write as in [SendMessageInput]; empty skips the check.
-	Agent       string `json:"agent,omitempty"`
-	WaitpointID string `json:"waitpointId"`
-	// Payload is the result, JSON.
-	Payload json.RawMessage `json:"payload"`
-	// Owner, when set, must be the task's owner: a completion without a
-	// token. The API leaves it empty once it checked the token.
-	Owner string `json:"owner,omitempty"`
-	// By is who completes it, from authentication ("token" without it).
-	By  string `json:"by,omitempty"`
-	Via string `json:"via,omitempty"`
-}
-
-// WaitpointsQuery is the argument of QueryWaitpoints.
-type WaitpointsQuery struct {
-	Agent string `json:"agent,omitempty"`
-	// Owner, when set, must be the task's owner; empty for a caller the API
-	// let in by the waitpoint's token.
-	Owner string `json:"owner,omitempty"`
-}
-
 // waitpoints is the waitpoint state of a run.
 type waitpoints struct {
 	list    []*Waitpoint
@@ -173,18 +123,6 @@ type waitpoints struct {
 
 // waitpointID is the deterministic ID of a task's n-th waitpoint (from 1).
 func waitpointID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-waitpoint-%d", task, n) }
-
-// WaitpointTaskID returns the task a waitpoint ID belongs to.
-func WaitpointTaskID(id string) (a2a.TaskID, bool) {
-	i := strings.LastIndex(id, "-waitpoint-")
-	if i <= 0 {
-		return "", false
-	}
-	if n, err := strconv.Atoi(id[i+len("-waitpoint-"):]); err != nil || n < 1 {
-		return "", false
-	}
-	return a2a.TaskID(id[:i]), true
-}
 
 // WaitFor parks the task until an external system completes a waitpoint
 // with a payload that satisfies req.Schema, and returns the completed
@@ -215,7 +153,7 @@ func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, 
 		}
 		schema = buf.Bytes()
 		// Compiling is a pure function of the schema.
-		_, err := compileWaitpointSchema(schema) //workflowcheck:ignore
+		_, err := wire.CompileWaitpointSchema(schema) //workflowcheck:ignore
 		if err != nil {
 			return nil, fmt.Errorf("waitpoint %q: %w", req.Name, err)
 		}
@@ -228,7 +166,7 @@ func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, 
 		if err != nil {
 			return nil, fmt.Errorf("waitpoint %q: the default payload is not JSON: %w", req.Name, err)
 		}
-		err = checkWaitpointPayload(schema, raw) //workflowcheck:ignore
+		err = wire.CheckWaitpointPayload(schema, raw) //workflowcheck:ignore
 		if err != nil {
 			return nil, fmt.Errorf("waitpoint %q: the default payload: %w", req.Name, err)
 		}
@@ -270,100 +208,6 @@ func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, 
 	return &out, nil
 }
 
-// compileWaitpointSchema compiles a schema that may refer to no other
-// document (the compiler loads nothing: no file, no URL).
-func compileWaitpointSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("the schema is not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noSchemaLoader{})
-	const url = "waitpoint.schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("the schema is not a JSON Schema: %w", err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("the schema does not compile: %w", err)
-	}
-	return s, nil
-}
-
-// noSchemaLoader refuses every reference to another document: a schema
-// must never make the worker read a file or fetch a URL.
-type noSchemaLoader struct{}
-
-func (noSchemaLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("the schema refers to %s: a waitpoint schema may not refer to other documents", url)
-}
-
-// CheckWaitpointPayload reports why payload does not satisfy schema (nil
-// when it does, or when schema is empty): it must be one JSON value of at
-// most [MaxWaitpointPayloadBytes]. The API checks a payload with it before
-// the update, the workflow's validator again.
-func CheckWaitpointPayload(schema, payload json.RawMessage) error {
-	return checkWaitpointPayload(schema, payload)
-}
-
-func checkWaitpointPayload(schema, payload json.RawMessage) error {
-	if len(payload) > MaxWaitpointPayloadBytes {
-		return fmt.Errorf("the payload has %d bytes, over the limit of %d", len(payload), MaxWaitpointPayloadBytes)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
-	if err != nil {
-		return fmt.Errorf("the payload is not JSON: %w", err)
-	}
-	if len(schema) == 0 {
-		return nil
-	}
-	s, err := compileWaitpointSchema(schema)
-	if err != nil {
-		return err
-	}
-	if err := s.Validate(inst); err != nil {
-		var verr *jsonschema.ValidationError
-		if errors.As(err, &verr) {
-			return fmt.Errorf("the payload does not satisfy the waitpoint's schema: %s", schemaErrorText(verr))
-		}
-		return fmt.Errorf("the payload does not satisfy the waitpoint's schema: %w", err)
-	}
-	return nil
-}
-
-// english prints the validator's messages.
-var english = message.NewPrinter(language.English)
-
-// schemaErrorText is a validation error as one line per failing place,
-// without the schema's internal URL.
-func schemaErrorText(verr *jsonschema.ValidationError) string {
-	var lines []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			at := "/" + strings.Join(e.InstanceLocation, "/")
-			lines = append(lines, fmt.Sprintf("at %s: %s", at, e.ErrorKind.LocalizedString(english)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(verr)
-	return strings.Join(lines, "; ")
-}
-
-// SameWaitpointPayload reports whether two payloads are the same JSON value
-// (whatever their spacing and key order), for the idempotency of a
-// completion sent again.
-func SameWaitpointPayload(a, b json.RawMessage) bool {
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
 func (r *run) findWaitpoint(id string) *Waitpoint {
 	for _, w := range r.waitpoints.list {
 		if w.ID == id {
@@ -374,7 +218,7 @@ func (r *run) findWaitpoint(id string) *Waitpoint {
 }
 
 func (r *run) registerWaitpointHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryWaitpoints, func(in WaitpointsQuery) ([]Waitpoint, error) {
+	if err := workflow.SetQueryHandler(ctx, wire.QueryWaitpoints, func(in wire.WaitpointsQuery) ([]Waitpoint, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
@@ -384,15 +228,15 @@ func (r *run) registerWaitpointHandlers(ctx workflow.Context) error {
 		}
 		return out, nil
 	}); err != nil {
-		return fmt.Errorf("set query handler %s: %w", QueryWaitpoints, err)
+		return fmt.Errorf("set query handler %s: %w", wire.QueryWaitpoints, err)
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateCompleteWaitpoint,
-		func(ctx workflow.Context, in CompleteWaitpointInput) (Waitpoint, error) {
+	return workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateCompleteWaitpoint,
+		func(ctx workflow.Context, in wire.CompleteWaitpointInput) (Waitpoint, error) {
 			r.updates++
 			return r.completeWaitpoint(ctx, in)
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(ctx workflow.Context, in CompleteWaitpointInput) error {
+			Validator: func(ctx workflow.Context, in wire.CompleteWaitpointInput) error {
 				if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 					return err
 				}
@@ -405,19 +249,19 @@ func (r *run) registerWaitpointHandlers(ctx workflow.Context) error {
 // validateWaitpointCompletion refuses, before anything reaches history, a
 // completion of an unknown or settled waitpoint, or with a payload its
 // schema refuses.
-func (r *run) validateWaitpointCompletion(ctx workflow.Context, in CompleteWaitpointInput) error {
+func (r *run) validateWaitpointCompletion(ctx workflow.Context, in wire.CompleteWaitpointInput) error {
 	w := r.findWaitpoint(in.WaitpointID)
 	if w == nil {
-		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), ErrTypeWaitpointNotFound)
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), wire.ErrTypeWaitpointNotFound)
 	}
 	if err := r.waitpointOpen(ctx, w); err != nil {
 		return err
 	}
 	// Validators run on new updates only, never on replay; the check is a
 	// pure function of the schema and the payload.
-	err := checkWaitpointPayload(w.Schema, in.Payload) //workflowcheck:ignore
+	err := wire.CheckWaitpointPayload(w.Schema, in.Payload) //workflowcheck:ignore
 	if err != nil {
-		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s: %v", w.ID, err), ErrTypeInvalidParams)
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s: %v", w.ID, err), wire.ErrTypeInvalidParams)
 	}
 	return nil
 }
@@ -427,11 +271,11 @@ func (r *run) waitpointOpen(ctx workflow.Context, w *Waitpoint) error {
 	switch {
 	case w.State == WaitpointCompleted:
 		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s was already completed by %s via %s at %s",
-			w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339)), ErrTypeWaitpointSettled)
+			w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339)), wire.ErrTypeWaitpointSettled)
 	case w.State != WaitpointPending:
-		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s is %s", w.ID, w.State), ErrTypeWaitpointSettled)
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s is %s", w.ID, w.State), wire.ErrTypeWaitpointSettled)
 	case w.Deadline != nil && !workflow.Now(ctx).Before(*w.Deadline):
-		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s passed its deadline at %s", w.ID, w.Deadline.Format(time.RFC3339)), ErrTypeWaitpointSettled)
+		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s passed its deadline at %s", w.ID, w.Deadline.Format(time.RFC3339)), wire.ErrTypeWaitpointSettled)
 	}
 	return nil
 }
@@ -439,10 +283,10 @@ func (r *run) waitpointOpen(ctx workflow.Context, w *Waitpoint) error {
 // completeWaitpoint applies a validated completion. Validation ran against
 // the same state in the same workflow task, so of two racing completions
 // the first wins and the other is refused here.
-func (r *run) completeWaitpoint(ctx workflow.Context, in CompleteWaitpointInput) (Waitpoint, error) {
+func (r *run) completeWaitpoint(ctx workflow.Context, in wire.CompleteWaitpointInput) (Waitpoint, error) {
 	w := r.findWaitpoint(in.WaitpointID)
 	if w == nil {
-		return Waitpoint{}, temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), ErrTypeWaitpointNotFound)
+		return Waitpoint{}, temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), wire.ErrTypeWaitpointNotFound)
 	}
 	if err := r.waitpointOpen(ctx, w); err != nil {
 		return Waitpoint{}, err
@@ -509,9 +353,9 @@ func (r *run) waitpointsChanged(ctx workflow.Context) {
 
 // waitpointPart returns the completion a message carries in a data part
 // {"waitpointId": ..., "payload": ...}.
-func waitpointPart(m *a2a.Message) (CompleteWaitpointInput, bool) {
+func waitpointPart(m *a2a.Message) (wire.CompleteWaitpointInput, bool) {
 	if m == nil {
-		return CompleteWaitpointInput{}, false
+		return wire.CompleteWaitpointInput{}, false
 	}
 	for _, p := range m.Parts {
 		if p == nil {
@@ -531,31 +375,31 @@ func waitpointPart(m *a2a.Message) (CompleteWaitpointInput, bool) {
 		if err != nil {
 			continue
 		}
-		return CompleteWaitpointInput{WaitpointID: id, Payload: raw, Via: "a2a"}, true
+		return wire.CompleteWaitpointInput{WaitpointID: id, Payload: raw, Via: "a2a"}, true
 	}
-	return CompleteWaitpointInput{}, false
+	return wire.CompleteWaitpointInput{}, false
 }
 
 // validateWaitpointMessage checks a message completing a waitpoint (its
 // sender is the task's owner: checked before). The same payload sent again
 // to a completed waitpoint is taken (and changes nothing); anything else
 // the waitpoint no longer takes is invalid.
-func (r *run) validateWaitpointMessage(ctx workflow.Context, in CompleteWaitpointInput) error {
+func (r *run) validateWaitpointMessage(ctx workflow.Context, in wire.CompleteWaitpointInput) error {
 	err := r.validateWaitpointCompletion(ctx, in)
 	var appErr *temporal.ApplicationError
 	if err == nil || !errors.As(err, &appErr) {
 		return err
 	}
 	switch appErr.Type() {
-	case ErrTypeWaitpointSettled:
+	case wire.ErrTypeWaitpointSettled:
 		w := r.findWaitpoint(in.WaitpointID)
-		same := w != nil && w.State == WaitpointCompleted && SameWaitpointPayload(w.Payload, in.Payload) //workflowcheck:ignore
+		same := w != nil && w.State == WaitpointCompleted && wire.SameWaitpointPayload(w.Payload, in.Payload) //workflowcheck:ignore
 		if same {
 			return nil
 		}
-		return temporal.NewApplicationError(appErr.Message()+"; it takes no other payload", ErrTypeInvalidParams)
-	case ErrTypeWaitpointNotFound:
-		return temporal.NewApplicationError(appErr.Message(), ErrTypeInvalidParams)
+		return temporal.NewApplicationError(appErr.Message()+"; it takes no other payload", wire.ErrTypeInvalidParams)
+	case wire.ErrTypeWaitpointNotFound:
+		return temporal.NewApplicationError(appErr.Message(), wire.ErrTypeInvalidParams)
 	}
 	return err
 }
@@ -563,7 +407,7 @@ func (r *run) validateWaitpointMessage(ctx workflow.Context, in CompleteWaitpoin
 // onWaitpointMessage records the message in history, completes the
 // waitpoint (unless the message repeats its payload) and, for a blocking
 // send, answers once the task is interrupted again or ends.
-func (r *run) onWaitpointMessage(ctx workflow.Context, in SendMessageInput, c CompleteWaitpointInput) (TaskUpdateResult, error) {
+func (r *run) onWaitpointMessage(ctx workflow.Context, in wire.SendMessageInput, c wire.CompleteWaitpointInput) (wire.TaskUpdateResult, error) {
 	stored := *in.Message
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
 	r.record(ctx, &stored)
@@ -575,7 +419,7 @@ func (r *run) onWaitpointMessage(ctx workflow.Context, in SendMessageInput, c Co
 			c.By = "owner"
 		}
 		if _, err := r.completeWaitpoint(ctx, c); err != nil {
-			return TaskUpdateResult{}, err
+			return wire.TaskUpdateResult{}, err
 		}
 	}
 	after := r.lastSeq
@@ -583,65 +427,6 @@ func (r *run) onWaitpointMessage(ctx workflow.Context, in SendMessageInput, c Co
 		return r.updateResult(true), nil
 	}
 	return r.waitFor(ctx, func() bool {
-		return r.task.Status.State.Terminal() || (r.statusSeq > after && interrupted(r.task.Status.State))
+		return r.task.Status.State.Terminal() || (r.statusSeq > after && wire.Interrupted(r.task.Status.State))
 	})
-}
-
-// WaitpointTokens mints and checks waitpoint tokens: base64url of
-// HMAC-SHA256(k, "a2aflow waitpoint " + ID), where k is HMAC-SHA256(key,
-// "a2aflow waitpoint tokens v1") for the first of the keys (api and worker
-// share them: the push key and, for rotation, the previous ones). No token
-// is stored anywhere; a token opens one waitpoint only. A nil
-// *WaitpointTokens mints nothing and accepts no token.
-type WaitpointTokens struct {
-	keys [][]byte
-}
-
-// NewWaitpointTokens returns the tokens of keys (the first mints, each checks).
-func NewWaitpointTokens(keys ...[]byte) *WaitpointTokens {
-	t := &WaitpointTokens{}
-	for _, key := range keys {
-		if len(key) == 0 {
-			continue
-		}
-		m := hmac.New(sha256.New, key)
-		m.Write([]byte("a2aflow waitpoint tokens v1"))
-		t.keys = append(t.keys, m.Sum(nil))
-	}
-	if len(t.keys) == 0 {
-		return nil
-	}
-	return t
-}
-
-func waitpointMAC(key []byte, id string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("a2aflow waitpoint " + id))
-	return m.Sum(nil)
-}
-
-// Token returns the token of waitpoint id ("" without a key).
-func (t *WaitpointTokens) Token(id string) string {
-	if t == nil {
-		return ""
-	}
-	return base64.RawURLEncoding.EncodeToString(waitpointMAC(t.keys[0], id))
-}
-
-// Check reports whether token opens waitpoint id, in constant time.
-func (t *WaitpointTokens) Check(id, token string) bool {
-	if t == nil || token == "" {
-		return false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return false
-	}
-	ok := false
-	for _, k := range t.keys {
-		if hmac.Equal(raw, waitpointMAC(k, id)) {
-			ok = true
-		}
-	}
-	return ok
 }

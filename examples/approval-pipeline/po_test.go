@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,10 +11,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/examples/approval-pipeline/internal/fakesupplier"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -370,24 +365,10 @@ func TestQuotesAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
-			reg, err := workflows.NewRegistry(Quotes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var suite testsuite.WorkflowTestSuite
-			suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
-			env := suite.NewTestWorkflowEnvironment()
+			env := workflowstest.New(t, Quotes())
 			env.SetStartTime(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-			env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: taskID})
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{
-				Agent: "quotes", Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(tt.text)),
-			})
-			var task a2a.Task
-			if err := env.GetWorkflowResult(&task); err != nil {
-				t.Fatal(err)
-			}
-			wantEnd(t, &task, tt.state, tt.reply)
+			task := env.RunText("quotes", tt.text)
+			wantEnd(t, task, tt.state, tt.reply)
 			if tt.state == a2a.TaskStateCompleted {
 				raw, _ := json.Marshal(task.Artifacts[0].Parts[0].Data())
 				want := `{"currency":"EUR","description":"Standing desk","quantity":3,"quoteId":"Q-TASK1","sku":"DESK-STAND","total":1560,"unitPrice":520,"validUntil":"2026-12-24"}`

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
 // The histories in testdata are real tasks, saved with
@@ -15,13 +15,9 @@ import (
 // every deploy; a change that fails it needs workflow.GetVersion (README.md,
 // "Changing the agent safely").
 
-func replayer(t *testing.T, cfg Config) *workflows.Replayer {
+func replayer(t *testing.T, cfg Config) *workflowstest.Replayer {
 	t.Helper()
-	reg, err := workflows.NewRegistry(PurchaseOrder(cfg), Quotes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := workflows.NewReplayer(reg, workflows.ReplayOptions{})
+	r, err := workflowstest.NewReplayer(PurchaseOrder(cfg), Quotes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +42,7 @@ func TestRecordedTasksReplay(t *testing.T) {
 // more): its history no longer replays.
 func TestReplayCatchesABreakingChange(t *testing.T) {
 	err := replayer(t, Config{FinanceThreshold: 2000}).ReplayFile("testdata/ordered-after-kill.history.json")
-	if !workflows.IsNondeterminism(err) {
+	if !workflowstest.IsNondeterminism(err) {
 		t.Fatalf("replay with another threshold: %v, want a non-determinism error", err)
 	}
 }

@@ -31,7 +31,7 @@ const ErrTypeAgentUnknown = "AgentUnknown"
 
 // AgentSkills returns the skills of the remote agent in.Agent from its card
 // as the directory last fetched it, seen as the task's owner sees the
-// directory (workflows.ActivityAgentSkills). An entry whose card was not
+// directory (wire.ActivityAgentSkills). An entry whose card was not
 // fetched yet (a peer starting at the same time) is a retryable error; an
 // unknown name is not.
 func (d *Directory) AgentSkills(ctx context.Context, in AgentSkillsInput) (AgentSkillsOutput, error) {

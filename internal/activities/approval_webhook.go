@@ -15,7 +15,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/webhook"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // ApprovalWebhook is the webhook of one approver group.
@@ -29,7 +29,7 @@ type ApprovalWebhook struct {
 // ApprovalWebhookNotice is the JSON body an approval webhook receives: the
 // approval that waits for the group, and a link to the group's inbox.
 type ApprovalWebhookNotice struct {
-	workflows.ApprovalNotice
+	wire.ApprovalNotice
 	// InboxURL opens the inbox on the group's pending approvals, when the
 	// worker knows where the inbox is.
 	InboxURL string `json:"inboxUrl,omitempty"`
@@ -38,7 +38,7 @@ type ApprovalWebhookNotice struct {
 // ApprovalWebhooks tells approver groups that an approval waits for them.
 // Register it with worker.RegisterActivity(&activities.ApprovalWebhooks{...});
 // the task workflow calls NotifyApprovalWebhook by its name,
-// workflows.ActivityNotifyApprovalWebhook, for every group an approval asks.
+// wire.ActivityNotifyApprovalWebhook, for every group an approval asks.
 // The webhooks and their tokens live here, in the worker's configuration,
 // never in workflow history. The zero value notifies nobody.
 type ApprovalWebhooks struct {
@@ -67,7 +67,7 @@ type ApprovalWebhooks struct {
 // once for a group without a webhook. A 2xx answer is success. Network
 // errors, timeouts, 408, 429 and 5xx are retried by Temporal (honouring
 // Retry-After); other 4xx answers and forbidden addresses are not.
-func (w *ApprovalWebhooks) NotifyApprovalWebhook(ctx context.Context, in workflows.ApprovalNotice) error {
+func (w *ApprovalWebhooks) NotifyApprovalWebhook(ctx context.Context, in wire.ApprovalNotice) error {
 	hook, ok := w.Hooks[in.Group]
 	if !ok || hook.URL == "" {
 		return nil

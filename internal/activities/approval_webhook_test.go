@@ -12,22 +12,22 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // notifyApprovers runs NotifyApprovalWebhook in a test activity environment.
-func notifyApprovers(t *testing.T, w *activities.ApprovalWebhooks, in workflows.ApprovalNotice) error {
+func notifyApprovers(t *testing.T, w *activities.ApprovalWebhooks, in wire.ApprovalNotice) error {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(w)
-	_, err := env.ExecuteActivity(workflows.ActivityNotifyApprovalWebhook, in)
+	_, err := env.ExecuteActivity(wire.ActivityNotifyApprovalWebhook, in)
 	return err
 }
 
-func approvalNotice(group string) workflows.ApprovalNotice {
+func approvalNotice(group string) wire.ApprovalNotice {
 	deadline := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
-	return workflows.ApprovalNotice{
+	return wire.ApprovalNotice{
 		Group: group, ApprovalID: "task-1-approval-1", TaskID: "task-1", Agent: "expenses",
 		Title: "Expense of 250.00 EUR: conference", Details: "Over the limit.",
 		Groups: []string{"finance"}, Deadline: &deadline,
@@ -43,7 +43,7 @@ func TestNotifyApprovalWebhookPostsTheNotice(t *testing.T) {
 	tests := []struct {
 		name     string
 		w        *activities.ApprovalWebhooks
-		notice   workflows.ApprovalNotice
+		notice   wire.ApprovalNotice
 		wantBody map[string]any
 		wantAuth string
 		wantKey  string

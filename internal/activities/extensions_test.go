@@ -15,7 +15,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/cardsign"
 	"github.com/a2aflow/a2aflow/internal/outbound"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // TestDelegationActivatesExtensions: a remote agent (a2a-go's own server)
@@ -49,7 +49,7 @@ func TestDelegationActivatesExtensions(t *testing.T) {
 		var suite testsuite.WorkflowTestSuite
 		env := suite.NewTestActivityEnvironment()
 		env.RegisterActivity(&activities.Remote{Outbound: outbound.New(outbound.Options{Policy: mustPolicy(t, "loopback")})})
-		_, err := env.ExecuteActivity(workflows.ActivitySendRemoteMessage, workflows.RemoteSendInput{
+		_, err := env.ExecuteActivity(wire.ActivitySendRemoteMessage, wire.RemoteSendInput{
 			Agent: url, Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")), Extensions: extensions,
 		})
 		return err
@@ -117,7 +117,7 @@ func TestRequireSignedPeers(t *testing.T) {
 		var suite testsuite.WorkflowTestSuite
 		env := suite.NewTestActivityEnvironment()
 		env.RegisterActivity(&activities.Remote{Outbound: outbound.New(outbound.Options{Policy: mustPolicy(t, "loopback")}), RequireSignedPeers: true})
-		_, err := env.ExecuteActivity(workflows.ActivitySendRemoteMessage, workflows.RemoteSendInput{
+		_, err := env.ExecuteActivity(wire.ActivitySendRemoteMessage, wire.RemoteSendInput{
 			Agent: url, Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")),
 		})
 		return err

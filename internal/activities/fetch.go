@@ -34,7 +34,7 @@ func FileUse(max int64) outbound.Use {
 }
 
 // Files fetches file parts given by URI for the model to read. Its FetchFile
-// method is the activity workflows.ActivityFetchFile.
+// method is the activity wire.ActivityFetchFile.
 type Files struct {
 	// Client makes the requests; it must be the guarded outbound client's
 	// (outbound.Client.HTTPClient(FileUse(n))), so a URI a user sends cannot

@@ -12,8 +12,8 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // fetchFile runs the FetchFile activity of f, as the worker registers it.
@@ -21,8 +21,8 @@ func fetchFile(t *testing.T, f *activities.Files, in llm.FetchFileInput) (llm.Fe
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(f.FetchFile, activity.RegisterOptions{Name: workflows.ActivityFetchFile})
-	val, err := env.ExecuteActivity(workflows.ActivityFetchFile, in)
+	env.RegisterActivityWithOptions(f.FetchFile, activity.RegisterOptions{Name: wire.ActivityFetchFile})
+	val, err := env.ExecuteActivity(wire.ActivityFetchFile, in)
 	if err != nil {
 		return llm.FetchedFile{}, err
 	}

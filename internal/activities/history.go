@@ -9,12 +9,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // HistoryPages writes the pages of long task histories to the payload store
 // (see workflows/history.go). Its method is the activity
-// workflows.ActivityStoreHistoryPage.
+// wire.ActivityStoreHistoryPage.
 type HistoryPages struct {
 	// Store is the payload store the API reads the pages from; required.
 	Store blobstore.Store
@@ -24,20 +24,20 @@ type HistoryPages struct {
 // of A2A messages. Its key is derived from the task and the page's position,
 // so a retry, or the next run of a task that continued as new meanwhile,
 // writes the same bytes under the same key.
-func (a *HistoryPages) StoreHistoryPage(ctx context.Context, in workflows.StoreHistoryPageInput) (workflows.HistoryPage, error) {
+func (a *HistoryPages) StoreHistoryPage(ctx context.Context, in wire.StoreHistoryPageInput) (wire.HistoryPage, error) {
 	if in.TaskID == "" || len(in.Messages) == 0 || in.First < 0 {
-		return workflows.HistoryPage{}, temporal.NewNonRetryableApplicationError("a history page needs a task, a position and messages", ErrTypeInvalidInput, nil)
+		return wire.HistoryPage{}, temporal.NewNonRetryableApplicationError("a history page needs a task, a position and messages", ErrTypeInvalidInput, nil)
 	}
 	if a.Store == nil {
-		return workflows.HistoryPage{}, temporal.NewNonRetryableApplicationError("no payload store is configured on this worker", ErrTypeInvalidInput, nil)
+		return wire.HistoryPage{}, temporal.NewNonRetryableApplicationError("no payload store is configured on this worker", ErrTypeInvalidInput, nil)
 	}
 	data, err := json.Marshal(in.Messages)
 	if err != nil {
-		return workflows.HistoryPage{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("encode history page: %v", err), ErrTypeInvalidInput, nil)
+		return wire.HistoryPage{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("encode history page: %v", err), ErrTypeInvalidInput, nil)
 	}
-	key := workflows.HistoryPageKey(activity.GetInfo(ctx).WorkflowNamespace, in.TaskID, in.First)
+	key := wire.HistoryPageKey(activity.GetInfo(ctx).WorkflowNamespace, in.TaskID, in.First)
 	if err := a.Store.Put(ctx, key, data); err != nil {
-		return workflows.HistoryPage{}, fmt.Errorf("store history page %s in %s: %w", key, a.Store.Describe(), err)
+		return wire.HistoryPage{}, fmt.Errorf("store history page %s in %s: %w", key, a.Store.Describe(), err)
 	}
-	return workflows.HistoryPage{Key: key, First: in.First, Count: len(in.Messages)}, nil
+	return wire.HistoryPage{Key: key, First: in.First, Count: len(in.Messages)}, nil
 }

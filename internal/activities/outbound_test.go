@@ -23,7 +23,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // owner is a TaskOwners that says every task is p's.
@@ -254,7 +254,7 @@ func TestDirectoryTenants(t *testing.T) {
 		var suite testsuite.WorkflowTestSuite
 		env := suite.NewTestActivityEnvironment()
 		env.RegisterActivity(&activities.Remote{Directory: store, Outbound: publicOnly, Owners: owner(p)})
-		_, err := env.ExecuteActivity(workflows.ActivitySendRemoteMessage, workflows.RemoteSendInput{
+		_, err := env.ExecuteActivity(wire.ActivitySendRemoteMessage, wire.RemoteSendInput{
 			Agent: agent, Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")),
 		})
 		return err

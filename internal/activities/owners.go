@@ -9,7 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // TaskOwners says whose task an activity works for, so that what a task
@@ -24,7 +25,7 @@ type TaskOwners interface {
 var _ TaskOwners = (*WorkflowOwners)(nil)
 
 // WorkflowOwners reads a task's owner from its workflow's A2AOwner search
-// attribute (workflows.OwnerKey), which the API sets when it starts the
+// attribute (wire.OwnerKey), which the API sets when it starts the
 // task and which no task or model can change. Owners are cached by task ID:
 // a task's owner never changes.
 type WorkflowOwners struct {
@@ -39,10 +40,10 @@ type WorkflowOwners struct {
 const maxCachedOwners = 10000
 
 // TaskOwner returns the owner of the activity's task: the one its workflow
-// passed in a header (workflows.NewOwnerInterceptor), else the one a
+// passed in a header (engine.NewOwnerInterceptor), else the one a
 // description of the workflow reads.
 func (o *WorkflowOwners) TaskOwner(ctx context.Context) (string, error) {
-	if owner, ok := workflows.HeaderOwner(ctx); ok {
+	if owner, ok := engine.HeaderOwner(ctx); ok {
 		return owner, nil
 	}
 	info := activity.GetInfo(ctx)
@@ -57,7 +58,7 @@ func (o *WorkflowOwners) TaskOwner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the owner of task %s: %w", id, err)
 	}
-	if p := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.OwnerKey.GetName()]; p != nil {
+	if p := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[wire.OwnerKey.GetName()]; p != nil {
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &owner); err != nil {
 			return "", fmt.Errorf("read the owner of task %s: %w", id, err)
 		}

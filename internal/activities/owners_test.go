@@ -12,17 +12,18 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // TestWorkflowOwnersFromHeader: a task's activity learns its owner from the
-// header its workflow set (workflows.NewOwnerInterceptor), without asking
+// header its workflow set (engine.NewOwnerInterceptor), without asking
 // Temporal (the WorkflowOwners here has no client to ask).
 func TestWorkflowOwnersFromHeader(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{workflows.NewOwnerInterceptor()}})
-	if err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(workflows.OwnerKey.ValueSet("alice"))); err != nil {
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{engine.NewOwnerInterceptor()}})
+	if err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(wire.OwnerKey.ValueSet("alice"))); err != nil {
 		t.Fatal(err)
 	}
 	owners := &activities.WorkflowOwners{}
@@ -33,8 +34,8 @@ func TestWorkflowOwnersFromHeader(t *testing.T) {
 		var owner string
 		err := workflow.ExecuteActivity(ctx, "task-owner").Get(ctx, &owner)
 		return owner, err
-	}, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
-	env.ExecuteWorkflow(workflows.TaskWorkflowName)
+	}, workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	env.ExecuteWorkflow(wire.TaskWorkflowName)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

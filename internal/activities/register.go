@@ -4,7 +4,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // Set holds the implementations of a2aflow's built-in activities, as the
@@ -25,7 +25,7 @@ type Set struct {
 }
 
 // Register registers every activity of s under its name in
-// workflows.BuiltinActivities: the one place where the names the workflows
+// wire.BuiltinActivities: the one place where the names the workflows
 // call meet the Go methods that implement them. Renaming a method changes
 // nothing a running task sees.
 func (s Set) Register(r worker.ActivityRegistry) {
@@ -33,30 +33,30 @@ func (s Set) Register(r worker.ActivityRegistry) {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 	if s.ApprovalWebhooks != nil {
-		reg(workflows.ActivityNotifyApprovalWebhook, s.ApprovalWebhooks.NotifyApprovalWebhook)
+		reg(wire.ActivityNotifyApprovalWebhook, s.ApprovalWebhooks.NotifyApprovalWebhook)
 	}
 	if s.Remote != nil {
-		reg(workflows.ActivitySendRemoteMessage, s.Remote.SendRemoteMessage)
-		reg(workflows.ActivityFollowRemoteTask, s.Remote.FollowRemoteTask)
-		reg(workflows.ActivityCancelRemoteTask, s.Remote.CancelRemoteTask)
+		reg(wire.ActivitySendRemoteMessage, s.Remote.SendRemoteMessage)
+		reg(wire.ActivityFollowRemoteTask, s.Remote.FollowRemoteTask)
+		reg(wire.ActivityCancelRemoteTask, s.Remote.CancelRemoteTask)
 	}
 	if s.HistoryPages != nil {
-		reg(workflows.ActivityStoreHistoryPage, s.HistoryPages.StoreHistoryPage)
+		reg(wire.ActivityStoreHistoryPage, s.HistoryPages.StoreHistoryPage)
 	}
 	if s.Webhooks != nil {
-		reg(workflows.ActivityDeliverPush, s.Webhooks.DeliverPushNotification)
+		reg(wire.ActivityDeliverPush, s.Webhooks.DeliverPushNotification)
 	}
 	if s.Tasks != nil {
-		reg(workflows.ActivityFetchTask, s.Tasks.FetchTask)
-		reg(workflows.ActivityContextHistory, s.Tasks.ContextHistory)
+		reg(wire.ActivityFetchTask, s.Tasks.FetchTask)
+		reg(wire.ActivityContextHistory, s.Tasks.ContextHistory)
 	}
 	if s.LLM != nil {
-		reg(workflows.ActivityCompleteChat, s.LLM.CompleteChat)
+		reg(wire.ActivityCompleteChat, s.LLM.CompleteChat)
 	}
 	if s.Files != nil {
-		reg(workflows.ActivityFetchFile, s.Files.FetchFile)
+		reg(wire.ActivityFetchFile, s.Files.FetchFile)
 	}
 	if s.Directory != nil {
-		reg(workflows.ActivityAgentSkills, s.Directory.AgentSkills)
+		reg(wire.ActivityAgentSkills, s.Directory.AgentSkills)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // recorder is a worker.ActivityRegistry that keeps the names registered.
@@ -39,10 +39,10 @@ func (r *recorder) RegisterDynamicActivity(any, activity.DynamicRegisterOptions)
 
 // TestActivityNames holds the promise that renaming Go code never breaks a
 // running task: every activity the workflow code calls is named by a
-// constant of workflows/names.go, and the worker's Set registers exactly
+// constant of internal/wire/names.go, and the worker's Set registers exactly
 // those names, each as one function under its constant.
 func TestActivityNames(t *testing.T) {
-	consts := nameConstants(t, "../../workflows/names.go")
+	consts := nameConstants(t, "../wire/names.go")
 
 	// What the workflow code calls: the activity argument of every
 	// workflow.ExecuteActivity in the packages holding workflow code.
@@ -55,7 +55,7 @@ func TestActivityNames(t *testing.T) {
 				}
 				value, ok := consts[c.name]
 				if !ok {
-					t.Errorf("%s:%d: workflow.ExecuteActivity calls %s, not a constant of workflows/names.go; a Go name would change with a rename", file, c.line, c.expr)
+					t.Errorf("%s:%d: workflow.ExecuteActivity calls %s, not a constant of internal/wire/names.go; a Go name would change with a rename", file, c.line, c.expr)
 					continue
 				}
 				called[value] = append(called[value], file)
@@ -87,10 +87,10 @@ func TestActivityNames(t *testing.T) {
 		}
 	}
 
-	builtin := workflows.BuiltinActivities()
+	builtin := wire.BuiltinActivities()
 	want := slices.Sorted(maps.Values(consts))
 	if got := slices.Sorted(slices.Values(builtin)); !slices.Equal(got, want) {
-		t.Errorf("workflows.BuiltinActivities() = %v, want every constant of names.go %v", got, want)
+		t.Errorf("wire.BuiltinActivities() = %v, want every constant of names.go %v", got, want)
 	}
 	if got := slices.Sorted(maps.Keys(registered)); !slices.Equal(got, want) {
 		t.Errorf("Set.Register registers %v, want exactly the built-in names %v", got, want)
@@ -138,7 +138,7 @@ func nameConstants(t *testing.T, path string) map[string]string {
 
 type activityCall struct {
 	expr string // the activity argument as written
-	name string // its identifier: ActivityX for ActivityX and workflows.ActivityX
+	name string // its identifier: ActivityX for ActivityX and wire.ActivityX
 	line int
 }
 
@@ -174,15 +174,13 @@ func executeActivityCalls(t *testing.T, dir string) map[string][]activityCall {
 			}
 			c := activityCall{line: fset.Position(call.Pos()).Line}
 			switch a := call.Args[1].(type) {
-			case *ast.Ident: // a constant of the package: workflows', or llm's alias of one
+			case *ast.Ident: // a constant of the package: llm's alias of one of wire's
 				c.expr = a.Name
-				if filepath.Base(dir) != "agents" {
-					c.name = a.Name
-				}
+				c.name = a.Name
 			case *ast.SelectorExpr:
 				if x, ok := a.X.(*ast.Ident); ok {
 					c.expr = x.Name + "." + a.Sel.Name
-					if x.Name == "workflows" {
+					if x.Name == "wire" {
 						c.name = a.Sel.Name
 					}
 				}

@@ -19,12 +19,12 @@ import (
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // Remote calls other A2A agents for delegating tasks (workflows'
 // Task.CallAgent). Its methods are the activities
-// workflows.ActivitySendRemoteMessage, ActivityFollowRemoteTask and
+// wire.ActivitySendRemoteMessage, ActivityFollowRemoteTask and
 // ActivityCancelRemoteTask. An agent is named by its name in the directory
 // as the task's owner sees it (URL, card and auth reference from Directory,
 // credentials from Keyring) or by an http(s) URL.
@@ -81,7 +81,7 @@ type remoteClient struct {
 // recorded as the attempt's heartbeat before the next, so that an attempt
 // retried after our worker died meanwhile reads that task instead of
 // sending the message again.
-func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
+func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
 	if in.Message == nil || len(in.Message.Parts) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
 	}
@@ -95,7 +95,7 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 		if err != nil {
 			return nil, err
 		}
-		return &workflows.RemoteTaskResult{Task: task}, nil
+		return &wire.RemoteTaskResult{Task: task}, nil
 	}
 	if rc.card.Capabilities.Streaming && (newTask || in.Answered != "") {
 		return a.sendStreaming(ctx, rc, in)
@@ -122,12 +122,12 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 			stop()
 			r = a.settleSoon(ctx, rc, r)
 		}
-		return &workflows.RemoteTaskResult{Task: r}, nil
+		return &wire.RemoteTaskResult{Task: r}, nil
 	case *a2a.Message:
-		return &workflows.RemoteTaskResult{Message: r}, nil
+		return &wire.RemoteTaskResult{Message: r}, nil
 	}
 	return nil, temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), workflows.ErrTypeRemoteA2A, nil)
+		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), wire.ErrTypeRemoteA2A, nil)
 }
 
 // sendStreaming sends a message to an agent that streams
@@ -143,14 +143,14 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in workflows.RemoteSendI
 // sending the message again. A stream that breaks after the task is known,
 // or is still open after settleWithin, answers with the task as it is then:
 // the workflow follows it.
-func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflows.RemoteSendInput) (*workflows.RemoteTaskResult, error) {
+func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	newTask := in.Message.TaskID == ""
 	settled := func(s a2a.TaskStatus) bool {
-		return settledState(s.State) && !workflows.IsAnsweredQuestion(s, in.Answered)
+		return settledState(s.State) && !wire.IsAnsweredQuestion(s, in.Answered)
 	}
 	var (
 		task      *a2a.Task
@@ -186,7 +186,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflo
 		case *a2a.Message:
 			if task == nil {
 				metrics.Delegation(nil)
-				return &workflows.RemoteTaskResult{Message: e}, nil
+				return &wire.RemoteTaskResult{Message: e}, nil
 			}
 		case *a2a.Task:
 			e.History = nil
@@ -233,7 +233,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in workflo
 			task = read
 		}
 	}
-	return &workflows.RemoteTaskResult{Task: task}, nil
+	return &wire.RemoteTaskResult{Task: task}, nil
 }
 
 // heartbeatTaskAfter is how long a streamed send waits, once the new task
@@ -293,7 +293,7 @@ func (a *Remote) settleSoon(ctx context.Context, rc *remoteClient, task *a2a.Tas
 // events when the agent's card offers streaming, else polls GetTask; it
 // heartbeats all along, so a worker that dies is noticed in 20 s and the
 // follow goes on from another attempt.
-func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollowInput) (*workflows.RemoteTaskResult, error) {
+func (a *Remote) FollowRemoteTask(ctx context.Context, in wire.RemoteFollowInput) (*wire.RemoteTaskResult, error) {
 	if in.TaskID == "" {
 		return nil, temporal.NewNonRetryableApplicationError("no remote task ID", ErrTypeInvalidInput, nil)
 	}
@@ -305,14 +305,14 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	// A task still asking the question just answered has not taken the
 	// answer yet: it is not settled.
 	settled := func(s a2a.TaskStatus) bool {
-		return settledState(s.State) && !workflows.IsAnsweredQuestion(s, in.Answered)
+		return settledState(s.State) && !wire.IsAnsweredQuestion(s, in.Answered)
 	}
 	task, err := a.getTask(ctx, rc, in.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	if settled(task.Status) {
-		return &workflows.RemoteTaskResult{Task: task}, nil
+		return &wire.RemoteTaskResult{Task: task}, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
@@ -332,7 +332,7 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in workflows.RemoteFollow
 	}
 	// Settled, or the window passed: the task as it is now.
 	task, err = a.getTask(ctx, rc, in.TaskID)
-	return &workflows.RemoteTaskResult{Task: task}, err
+	return &wire.RemoteTaskResult{Task: task}, err
 }
 
 // followFor is how long one follow attempt waits for the remote task:
@@ -412,7 +412,7 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 
 // CancelRemoteTask cancels a remote task. A task that is already terminal
 // (not cancelable) or gone is left as it is.
-func (a *Remote) CancelRemoteTask(ctx context.Context, in workflows.RemoteCancelInput) error {
+func (a *Remote) CancelRemoteTask(ctx context.Context, in wire.RemoteCancelInput) error {
 	rc, err := a.client(ctx, in.Agent, in.Extensions)
 	if err != nil {
 		return err
@@ -464,7 +464,7 @@ func (a *Remote) client(ctx context.Context, agent string, extensions []string) 
 		if endpoint, err = a.Keyring.Endpoint(entry.URL, entry.Shared, entry.AuthRef); err != nil {
 			activity.GetLogger(ctx).Warn("remote agent credentials", "agent", agent, "error", err)
 			return nil, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("agent %s: its credentials are not configured on this worker", agent), workflows.ErrTypeRemoteConfig, nil)
+				fmt.Sprintf("agent %s: its credentials are not configured on this worker", agent), wire.ErrTypeRemoteConfig, nil)
 		}
 	} else {
 		endpoint = remote.Endpoint{URL: entry.URL, Trusted: entry.Shared}
@@ -473,7 +473,7 @@ func (a *Remote) client(ctx context.Context, agent string, extensions []string) 
 	if err != nil {
 		activity.GetLogger(ctx).Warn("remote agent clients", "agent", agent, "error", err)
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %s: %s", agent, reasonOf(err)), workflows.ErrTypeRemoteConfig, nil)
+			fmt.Sprintf("agent %s: %s", agent, reasonOf(err)), wire.ErrTypeRemoteConfig, nil)
 	}
 	rc = &remoteClient{key: key}
 	card, err := remote.ResolveCard(ctx, clients.Card, entry.URL)
@@ -488,14 +488,14 @@ func (a *Remote) client(ctx context.Context, agent string, extensions []string) 
 			activity.GetLogger(ctx).Warn("remote agent card not verified", "agent", agent, "error", verr)
 			return nil, temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("agent %s: its card's signature does not verify (%v), and this worker delegates to signed agents only (--require-signed-peers)", agent, verr),
-				workflows.ErrTypeRemoteConfig, nil)
+				wire.ErrTypeRemoteConfig, nil)
 		}
 	}
 	c, err := remote.NewClient(ctx, clients.Calls, card, extensions...)
 	if err != nil {
 		activity.GetLogger(ctx).Warn("remote agent card offers no usable interface", "agent", agent, "error", err)
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %s: %s (its card offers no interface a2aflow speaks)", agent, remote.ReasonNotAnA2AAgent), workflows.ErrTypeRemoteConfig, nil)
+			fmt.Sprintf("agent %s: %s (its card offers no interface a2aflow speaks)", agent, remote.ReasonNotAnA2AAgent), wire.ErrTypeRemoteConfig, nil)
 	}
 	rc.client, rc.card = c, card
 	a.mu.Lock()
@@ -534,13 +534,13 @@ func (a *Remote) lookup(owner, agent string) (entry *models.RemoteAgent, card *a
 	}
 	if a.Directory == nil {
 		return nil, nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %q: this worker has no agent directory; give a URL", agent), workflows.ErrTypeUnknownRemoteAgent, nil)
+			fmt.Sprintf("agent %q: this worker has no agent directory; give a URL", agent), wire.ErrTypeUnknownRemoteAgent, nil)
 	}
 	entry, err = a.Directory.AgentVisibleTo(owner, agent)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent %q is not in the agent directory (add it with: a2aflow agents add URL --name %s)", agent, agent),
-			workflows.ErrTypeUnknownRemoteAgent, nil)
+			wire.ErrTypeUnknownRemoteAgent, nil)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the agent directory: %w", err)
@@ -571,11 +571,11 @@ func (a *Remote) callError(ctx context.Context, rc *remoteClient, op string, err
 	msg := fmt.Sprintf("agent %s: %s: %s", agent, op, reasonOf(err))
 	switch {
 	case outbound.Refused(err), errors.Is(err, outbound.ErrBodyTooLarge), errors.Is(err, remote.ErrCredentialsHost):
-		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteConfig, nil)
+		return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeRemoteConfig, nil)
 	case errors.Is(err, remote.ErrInvalidCard):
-		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteConfig, nil)
+		return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeRemoteConfig, nil)
 	case !remote.Retryable(err):
-		return temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeRemoteA2A, nil)
+		return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeRemoteA2A, nil)
 	}
 	return errors.New(msg)
 }

@@ -13,13 +13,13 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // Tasks reads other tasks for a skill: a referenced task (a refinement) or
 // the earlier tasks of a context (a conversation's thread). Its methods are
-// the activities workflows.ActivityFetchTask and
-// workflows.ActivityContextHistory.
+// the activities wire.ActivityFetchTask and
+// wire.ActivityContextHistory.
 type Tasks struct {
 	// Client reaches the Temporal namespace the tasks run in; required.
 	Client client.Client
@@ -27,15 +27,15 @@ type Tasks struct {
 
 // FetchTask returns a task by ID with a GetTask query, which Temporal answers
 // for running and finished workflows alike. A missing task, or one of
-// another owner, is a non-retryable workflows.ErrTypeTaskNotFound error.
-func (a *Tasks) FetchTask(ctx context.Context, in workflows.FetchTaskInput) (*a2a.Task, error) {
+// another owner, is a non-retryable wire.ErrTypeTaskNotFound error.
+func (a *Tasks) FetchTask(ctx context.Context, in wire.FetchTaskInput) (*a2a.Task, error) {
 	if in.TaskID == "" {
 		return nil, temporal.NewNonRetryableApplicationError("task ID is required", ErrTypeInvalidInput, nil)
 	}
-	value, err := a.Client.QueryWorkflow(ctx, string(in.TaskID), "", workflows.QueryGetTask, workflows.GetTaskInput{Owner: in.Owner})
+	value, err := a.Client.QueryWorkflow(ctx, string(in.TaskID), "", wire.QueryGetTask, wire.GetTaskInput{Owner: in.Owner})
 	if err != nil {
 		if isTaskNotFound(err) {
-			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s not found", in.TaskID), workflows.ErrTypeTaskNotFound, nil)
+			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("task %s not found", in.TaskID), wire.ErrTypeTaskNotFound, nil)
 		}
 		return nil, fmt.Errorf("query task %s: %w", in.TaskID, err)
 	}
@@ -49,7 +49,7 @@ func (a *Tasks) FetchTask(ctx context.Context, in workflows.FetchTaskInput) (*a2
 // ContextHistory returns the messages of a context's earlier tasks, oldest
 // task first, found with a visibility query on the A2AContextId search
 // attribute. A task that cannot be read (gone, or another owner's) is left out.
-func (a *Tasks) ContextHistory(ctx context.Context, in workflows.ContextHistoryInput) ([]*a2a.Message, error) {
+func (a *Tasks) ContextHistory(ctx context.Context, in wire.ContextHistoryInput) ([]*a2a.Message, error) {
 	if in.ContextID == "" {
 		return nil, nil
 	}
@@ -57,9 +57,9 @@ func (a *Tasks) ContextHistory(ctx context.Context, in workflows.ContextHistoryI
 	if limit <= 0 {
 		limit = 20
 	}
-	query := workflows.ContextIDKey.GetName() + " = " + workflows.QuoteQueryValue(in.ContextID)
+	query := wire.ContextIDKey.GetName() + " = " + wire.QuoteQueryValue(in.ContextID)
 	if in.Owner != "" {
-		query += " AND " + workflows.OwnerKey.GetName() + " = " + workflows.QuoteQueryValue(in.Owner)
+		query += " AND " + wire.OwnerKey.GetName() + " = " + wire.QuoteQueryValue(in.Owner)
 	}
 	type found struct {
 		id      string
@@ -91,7 +91,7 @@ func (a *Tasks) ContextHistory(ctx context.Context, in workflows.ContextHistoryI
 	}
 	var msgs []*a2a.Message
 	for _, f := range tasks {
-		task, err := a.FetchTask(ctx, workflows.FetchTaskInput{TaskID: a2a.TaskID(f.id), Owner: in.Owner})
+		task, err := a.FetchTask(ctx, wire.FetchTaskInput{TaskID: a2a.TaskID(f.id), Owner: in.Owner})
 		var appErr *temporal.ApplicationError
 		if errors.As(err, &appErr) && appErr.NonRetryable() {
 			continue
@@ -117,7 +117,7 @@ func isTaskNotFound(err error) bool {
 	}
 	var queryFailed *serviceerror.QueryFailed
 	if errors.As(err, &queryFailed) {
-		return queryFailed.Failure.GetApplicationFailureInfo().GetType() == workflows.ErrTypeTaskNotFound
+		return queryFailed.Failure.GetApplicationFailureInfo().GetType() == wire.ErrTypeTaskNotFound
 	}
 	var invalid *serviceerror.InvalidArgument
 	return errors.As(err, &invalid) // e.g. an ID that is not a valid workflow ID

@@ -20,7 +20,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/webhook"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // Application error types of DeliverPushNotification failures that are not
@@ -57,7 +57,7 @@ const maxRetryAfter = 10 * time.Minute
 
 // Webhooks delivers A2A push notifications. Register it with
 // worker.RegisterActivity(&activities.Webhooks{...}); the task workflow calls
-// DeliverPushNotification by its name, workflows.ActivityDeliverPush.
+// DeliverPushNotification by its name, wire.ActivityDeliverPush.
 type Webhooks struct {
 	// Policy decides which addresses webhooks may reach; nil allows public
 	// addresses only. Every dialed address is checked, including redirects,
@@ -96,7 +96,7 @@ func (w *Webhooks) httpClient() *http.Client {
 // is success. Network errors, timeouts, 408, 429 and 5xx are retried by
 // Temporal (honouring Retry-After); other 4xx answers and forbidden
 // addresses are not.
-func (w *Webhooks) DeliverPushNotification(ctx context.Context, in workflows.PushDelivery) error {
+func (w *Webhooks) DeliverPushNotification(ctx context.Context, in wire.PushDelivery) error {
 	where := webhook.Redact(in.Config.URL)
 	if _, err := webhook.ParseURL(in.Config.URL); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWebhookConfig, nil)
@@ -196,7 +196,7 @@ func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig) error {
 
 // streamResponse returns e as the StreamResponse a webhook receives, its
 // number in the event's metadata.
-func streamResponse(e workflows.Event) (a2a.StreamResponse, error) {
+func streamResponse(e wire.Event) (a2a.StreamResponse, error) {
 	withSeq := func(m map[string]any) map[string]any {
 		out := make(map[string]any, len(m)+1)
 		maps.Copy(out, m)
@@ -216,7 +216,7 @@ func streamResponse(e workflows.Event) (a2a.StreamResponse, error) {
 	return a2a.StreamResponse{Event: &s}, nil
 }
 
-func taskIDOf(in workflows.PushDelivery) a2a.TaskID {
+func taskIDOf(in wire.PushDelivery) a2a.TaskID {
 	if in.Event.Artifact != nil {
 		return in.Event.Artifact.TaskID
 	}

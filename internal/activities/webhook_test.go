@@ -20,7 +20,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/webhook"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // receiver is a webhook endpoint that records what it receives and answers
@@ -80,17 +80,17 @@ func mustPolicy(t *testing.T, allow ...string) *webhook.Policy {
 }
 
 // deliver runs DeliverPushNotification in a test activity environment.
-func deliver(t *testing.T, w *activities.Webhooks, in workflows.PushDelivery) error {
+func deliver(t *testing.T, w *activities.Webhooks, in wire.PushDelivery) error {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(w)
-	_, err := env.ExecuteActivity(workflows.ActivityDeliverPush, in)
+	_, err := env.ExecuteActivity(wire.ActivityDeliverPush, in)
 	return err
 }
 
-func statusEvent(seq int64, state a2a.TaskState) workflows.Event {
-	return workflows.Event{Seq: seq, Status: &a2a.TaskStatusUpdateEvent{
+func statusEvent(seq int64, state a2a.TaskState) wire.Event {
+	return wire.Event{Seq: seq, Status: &a2a.TaskStatusUpdateEvent{
 		TaskID: "task-1", ContextID: "ctx-1",
 		Status:   a2a.TaskStatus{State: state, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("Where to?"))},
 		Metadata: map[string]any{"kept": "yes"},
@@ -110,7 +110,7 @@ func TestDeliverPushNotificationSendsStreamResponse(t *testing.T) {
 		name     string
 		w        *activities.Webhooks
 		config   a2a.PushConfig
-		event    workflows.Event
+		event    wire.Event
 		wantAuth string
 		wantTok  string
 		wantKind string // statusUpdate or artifactUpdate
@@ -138,14 +138,14 @@ func TestDeliverPushNotificationSendsStreamResponse(t *testing.T) {
 			name:     "artifact, no auth",
 			w:        &activities.Webhooks{Policy: mustPolicy(t, "loopback")},
 			config:   a2a.PushConfig{ID: "c1", URL: srv.URL + "/hook"},
-			event:    workflows.Event{Seq: 5, Artifact: &a2a.TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "ctx-1", Artifact: artifact, LastChunk: true}},
+			event:    wire.Event{Seq: 5, Artifact: &a2a.TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "ctx-1", Artifact: artifact, LastChunk: true}},
 			wantKind: "artifactUpdate",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(rc.got())
-			if err := deliver(t, tt.w, workflows.PushDelivery{Config: tt.config, Event: tt.event}); err != nil {
+			if err := deliver(t, tt.w, wire.PushDelivery{Config: tt.config, Event: tt.event}); err != nil {
 				t.Fatalf("deliver: %v", err)
 			}
 			reqs := rc.got()[before:]
@@ -244,7 +244,7 @@ func TestDeliverPushNotificationRetries(t *testing.T) {
 			}
 			srv := serveOn(t, "127.0.0.1:0", rc)
 			w := &activities.Webhooks{Policy: mustPolicy(t, "loopback")}
-			err := deliver(t, w, workflows.PushDelivery{
+			err := deliver(t, w, wire.PushDelivery{
 				Config: a2a.PushConfig{ID: "c1", URL: srv.URL + "/hook?sig=s3cret"},
 				Event:  statusEvent(1, a2a.TaskStateWorking),
 			})
@@ -259,7 +259,7 @@ func TestDeliverPushNotificationRetries(t *testing.T) {
 		}
 		url := "http://" + ln.Addr().String() + "/hook"
 		ln.Close()
-		err = deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, workflows.PushDelivery{
+		err = deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, wire.PushDelivery{
 			Config: a2a.PushConfig{ID: "c1", URL: url}, Event: statusEvent(1, a2a.TaskStateWorking),
 		})
 		if err == nil || isNonRetryable(err) {
@@ -269,7 +269,7 @@ func TestDeliverPushNotificationRetries(t *testing.T) {
 	t.Run("sealed secret without a key is not retried", func(t *testing.T) {
 		sealer, _ := webhook.NewSealer(webhook.NewKey())
 		srv := serveOn(t, "127.0.0.1:0", &receiver{})
-		err := deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, workflows.PushDelivery{
+		err := deliver(t, &activities.Webhooks{Policy: mustPolicy(t, "loopback")}, wire.PushDelivery{
 			Config: a2a.PushConfig{ID: "c1", URL: srv.URL, Token: sealer.Seal("tok", "", "c1")}, Event: statusEvent(1, a2a.TaskStateWorking),
 		})
 		checkDeliveryError(t, err, true, false, activities.ErrTypeWebhookConfig, 0)
@@ -328,7 +328,7 @@ func TestDeliverPushNotificationRefusesForbiddenAddresses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := deliver(t, &activities.Webhooks{Policy: tt.policy}, workflows.PushDelivery{
+			err := deliver(t, &activities.Webhooks{Policy: tt.policy}, wire.PushDelivery{
 				Config: a2a.PushConfig{ID: "c1", URL: tt.url, Token: "tok"}, Event: statusEvent(1, a2a.TaskStateWorking),
 			})
 			checkDeliveryError(t, err, true, false, activities.ErrTypeWebhookForbidden, 0)
@@ -357,8 +357,8 @@ func TestDeliverPushNotificationRedirects(t *testing.T) {
 			landing.ServeHTTP(w, r)
 		}
 	}))
-	config := func(path string) workflows.PushDelivery {
-		return workflows.PushDelivery{
+	config := func(path string) wire.PushDelivery {
+		return wire.PushDelivery{
 			Config: a2a.PushConfig{ID: "c1", URL: redirect.URL + path, Token: "tok", Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "s3cret"}},
 			Event:  statusEvent(1, a2a.TaskStateWorking),
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/gin-gonic/gin"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
 )
 
 // The API's log lines about a request carry what the API learned of it as
@@ -203,7 +203,7 @@ func (h requestLogHandler) Handle(ctx context.Context, r slog.Record) error {
 	var add []slog.Attr
 	if l := requestLogFrom(ctx); l != nil {
 		l.mu.Lock()
-		for _, kv := range [...][2]string{{workflows.LogKeyAgent, l.agent}, {workflows.LogKeyTaskID, l.taskID}, {workflows.LogKeyContextID, l.contextID}} {
+		for _, kv := range [...][2]string{{engine.LogKeyAgent, l.agent}, {engine.LogKeyTaskID, l.taskID}, {engine.LogKeyContextID, l.contextID}} {
 			if kv[1] != "" && !h.own[kv[0]] {
 				add = append(add, slog.String(kv[0], kv[1]))
 			}
@@ -238,7 +238,7 @@ func (h requestLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	copied := false
 	for _, a := range attrs {
 		switch a.Key {
-		case workflows.LogKeyAgent, workflows.LogKeyTaskID, workflows.LogKeyContextID:
+		case engine.LogKeyAgent, engine.LogKeyTaskID, engine.LogKeyContextID:
 			if !copied {
 				own, copied = maps.Clone(h.own), true
 				if own == nil {

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -56,24 +57,24 @@ func (s *Server) approvalRoutes(r *gin.Engine) {
 // X-Approver header or DefaultApprover. Groups come from
 // Config.ApproverGroups (approverGroups); the workflow applies the rule
 // (workflows/access.go).
-func (s *Server) approver(c *gin.Context) (workflows.Caller, error) {
+func (s *Server) approver(c *gin.Context) (wire.Caller, error) {
 	name := principal(c.Request.Context())
 	if name == "" {
 		name = strings.TrimSpace(c.GetHeader(ApproverHeader))
 		if len(name) > 128 {
-			return workflows.Caller{}, badRequest(fmt.Sprintf("%s header is longer than 128 bytes", ApproverHeader))
+			return wire.Caller{}, badRequest(fmt.Sprintf("%s header is longer than 128 bytes", ApproverHeader))
 		}
 		if name == "" {
 			name = DefaultApprover
 		}
 	}
-	return workflows.Caller{Principal: principal(c.Request.Context()), Approver: name,
+	return wire.Caller{Principal: principal(c.Request.Context()), Approver: name,
 		Groups: approverGroups(s.cfg.ApproverGroups, s.cfg.Auth.Enabled(), name)}, nil
 }
 
 // approverGroups are name's approver groups: nil (any group) only without
 // authentication and without configured groups; with either, a name in no
-// group gets workflows.NoApproverGroups, so nobody decides for a group
+// group gets wire.NoApproverGroups, so nobody decides for a group
 // without members.
 func approverGroups(config map[string][]string, authOn bool, name string) []string {
 	if config == nil && !authOn {
@@ -82,7 +83,7 @@ func approverGroups(config map[string][]string, authOn bool, name string) []stri
 	if groups := config[name]; len(groups) > 0 {
 		return groups
 	}
-	return workflows.NoApproverGroups
+	return wire.NoApproverGroups
 }
 
 // listApprovals serves GET /approvals: pending approvals (or, with
@@ -104,29 +105,29 @@ func (s *Server) listApprovals(c *gin.Context) {
 }
 
 // findApprovals runs the visibility query and reads each task's approvals.
-func (s *Server) findApprovals(ctx context.Context, who workflows.Caller, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
+func (s *Server) findApprovals(ctx context.Context, who wire.Caller, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
 	for _, v := range []string{group, agent, contextID} {
 		if len(v) > 256 {
 			return nil, badRequest("filter values must be at most 256 bytes")
 		}
 	}
-	q := []string{fmt.Sprintf("WorkflowType = %s", workflows.QuoteQueryValue(workflows.TaskWorkflowName))}
-	key := workflows.PendingApprovalsKey.GetName()
+	q := []string{fmt.Sprintf("WorkflowType = %s", wire.QuoteQueryValue(wire.TaskWorkflowName))}
+	key := wire.PendingApprovalsKey.GetName()
 	if decided {
-		key = workflows.ApprovalGroupsKey.GetName()
+		key = wire.ApprovalGroupsKey.GetName()
 	} else {
 		q = append(q, "ExecutionStatus = 'Running'")
 	}
 	if group != "" {
-		q = append(q, fmt.Sprintf("%s = %s", key, workflows.QuoteQueryValue(group)))
+		q = append(q, fmt.Sprintf("%s = %s", key, wire.QuoteQueryValue(group)))
 	} else {
 		q = append(q, fmt.Sprintf("%s IS NOT NULL", key))
 	}
 	if agent != "" {
-		q = append(q, fmt.Sprintf("%s = %s", workflows.AgentKey.GetName(), workflows.QuoteQueryValue(agent)))
+		q = append(q, fmt.Sprintf("%s = %s", wire.AgentKey.GetName(), wire.QuoteQueryValue(agent)))
 	}
 	if contextID != "" {
-		q = append(q, fmt.Sprintf("%s = %s", workflows.ContextIDKey.GetName(), workflows.QuoteQueryValue(contextID)))
+		q = append(q, fmt.Sprintf("%s = %s", wire.ContextIDKey.GetName(), wire.QuoteQueryValue(contextID)))
 	}
 	resp, err := s.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Query: strings.Join(q, " AND "), PageSize: 100,
@@ -155,8 +156,8 @@ func (s *Server) findApprovals(ctx context.Context, who workflows.Caller, group,
 }
 
 // taskApprovals returns the approvals of a task that who may read.
-func (s *Server) taskApprovals(ctx context.Context, taskID string, who workflows.Caller) ([]workflows.Approval, error) {
-	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", workflows.QueryApprovals, who)
+func (s *Server) taskApprovals(ctx context.Context, taskID string, who wire.Caller) ([]workflows.Approval, error) {
+	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", wire.QueryApprovals, who)
 	if err != nil {
 		return nil, err
 	}
@@ -171,8 +172,8 @@ func (s *Server) taskApprovals(ctx context.Context, taskID string, who workflows
 func (s *Server) view(a workflows.Approval, sa *commonpb.SearchAttributes) ApprovalView {
 	v := ApprovalView{Approval: a}
 	if sa != nil {
-		v.Agent = keywordOf(sa.GetIndexedFields()[workflows.AgentKey.GetName()])
-		v.ContextID = keywordOf(sa.GetIndexedFields()[workflows.ContextIDKey.GetName()])
+		v.Agent = keywordOf(sa.GetIndexedFields()[wire.AgentKey.GetName()])
+		v.ContextID = keywordOf(sa.GetIndexedFields()[wire.ContextIDKey.GetName()])
 	}
 	if s.cfg.TemporalUIURL != "" {
 		v.TemporalURL = fmt.Sprintf("%s/namespaces/%s/workflows/%s", s.cfg.TemporalUIURL, s.cfg.Namespace, a.TaskID)
@@ -196,8 +197,8 @@ func (s *Server) getApproval(c *gin.Context) {
 	c.JSON(http.StatusOK, a)
 }
 
-func (s *Server) approval(ctx context.Context, id string, who workflows.Caller) (ApprovalView, error) {
-	taskID, ok := workflows.ApprovalTaskID(id)
+func (s *Server) approval(ctx context.Context, id string, who wire.Caller) (ApprovalView, error) {
+	taskID, ok := wire.ApprovalTaskID(id)
 	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
 		return ApprovalView{}, notFound("approval %q does not exist", id)
 	}
@@ -235,7 +236,7 @@ func (s *Server) decideApproval(c *gin.Context) {
 		failApprovals(c, err)
 		return
 	}
-	if who.Principal == "" && slices.Equal(who.Groups, workflows.NoApproverGroups) {
+	if who.Principal == "" && slices.Equal(who.Groups, wire.NoApproverGroups) {
 		// Without authentication nobody owns a task, so a caller in no
 		// approver group can decide nothing.
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("%s is not an approver of any group", who.Approver)))
@@ -245,7 +246,7 @@ func (s *Server) decideApproval(c *gin.Context) {
 	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" {
 		via = v
 	}
-	a, err := s.decide(c.Request.Context(), c.Param("id"), workflows.DecideApprovalInput{
+	a, err := s.decide(c.Request.Context(), c.Param("id"), wire.DecideApprovalInput{
 		Approved: *req.Approved, Comment: req.Comment, Approver: who.Approver, ApproverGroups: who.Groups, Via: via,
 		Principal: who.Principal,
 	})
@@ -256,8 +257,8 @@ func (s *Server) decideApproval(c *gin.Context) {
 	c.JSON(http.StatusOK, a)
 }
 
-func (s *Server) decide(ctx context.Context, id string, in workflows.DecideApprovalInput) (workflows.Approval, error) {
-	taskID, ok := workflows.ApprovalTaskID(id)
+func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalInput) (workflows.Approval, error) {
+	taskID, ok := wire.ApprovalTaskID(id)
 	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
 		return workflows.Approval{}, notFound("approval %q does not exist", id)
 	}
@@ -272,7 +273,7 @@ func (s *Server) decide(ctx context.Context, id string, in workflows.DecideAppro
 		// different verdict by the same approver is another update, which
 		// the validator refuses (409, saying who decided what).
 		UpdateID:     id + "/" + in.Approver + "/" + verdict,
-		UpdateName:   workflows.UpdateDecideApproval,
+		UpdateName:   wire.UpdateDecideApproval,
 		Args:         []any{in},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
@@ -286,17 +287,17 @@ func (s *Server) decide(ctx context.Context, id string, in workflows.DecideAppro
 	if errors.As(err, &nf) {
 		// The task's workflow has ended, or never was: only a caller who
 		// may see the approval learns that it ended.
-		who := workflows.Caller{Principal: in.Principal, Approver: in.Approver, Groups: in.ApproverGroups}
+		who := wire.Caller{Principal: in.Principal, Approver: in.Approver, Groups: in.ApproverGroups}
 		if _, verr := s.approval(ctx, id, who); verr != nil {
 			return workflows.Approval{}, notFound("approval %q does not exist", id)
 		}
 		return workflows.Approval{}, conflict("the task of approval %s has ended; it takes no more decisions", id)
 	}
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeApprovalRefused {
+	if errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeApprovalRefused {
 		return workflows.Approval{}, conflict("%s", appErr.Message())
 	}
-	if errors.As(err, &appErr) && (appErr.Type() == workflows.ErrTypeApprovalNotFound || appErr.Type() == workflows.ErrTypeTaskNotFound) {
+	if errors.As(err, &appErr) && (appErr.Type() == wire.ErrTypeApprovalNotFound || appErr.Type() == wire.ErrTypeTaskNotFound) {
 		return workflows.Approval{}, notFound("approval %q does not exist", id)
 	}
 	return workflows.Approval{}, err

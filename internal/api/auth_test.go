@@ -30,6 +30,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -46,10 +47,10 @@ func (healthyTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) 
 	return &client.CheckHealthResponse{}, nil
 }
 
-func testRegistry(t *testing.T) *workflows.Registry {
+func testRegistry(t *testing.T) *engine.Registry {
 	t.Helper()
 	noop := func(workflow.Context, *workflows.Task) error { return nil }
-	reg, err := workflows.NewRegistry(
+	reg, err := engine.NewRegistry(
 		&workflows.Agent{Name: "echo", Description: "Echoes.", Handle: noop},
 		&workflows.Agent{Name: "other", Description: "Another agent.", Handle: noop},
 	)

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/a2aflow/a2aflow/internal/hints"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // closedWatch hints the streams of tasks whose workflow ended outside its
@@ -151,7 +151,7 @@ func (w *closedWatch) unreachableSince() time.Time {
 // list hints the tasks whose workflows were terminated or timed out since.
 func (w *closedWatch) list(ctx context.Context, since time.Time) error {
 	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Terminated' OR ExecutionStatus = 'TimedOut') AND CloseTime >= '%s'",
-		workflows.TaskWorkflowName, since.UTC().Format(time.RFC3339Nano))
+		wire.TaskWorkflowName, since.UTC().Format(time.RFC3339Nano))
 	var token []byte
 	for {
 		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)

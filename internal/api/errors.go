@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // binding is the shape of an error answer.
@@ -245,17 +245,17 @@ func toA2AError(err error) error {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		switch appErr.Type() {
-		case workflows.ErrTypeUnsupportedOperation:
+		case wire.ErrTypeUnsupportedOperation:
 			return a2a.NewError(a2a.ErrUnsupportedOperation, appErr.Message())
-		case workflows.ErrTypeTaskNotCancelable:
+		case wire.ErrTypeTaskNotCancelable:
 			return a2a.NewError(a2a.ErrTaskNotCancelable, appErr.Message())
-		case workflows.ErrTypeInvalidParams:
+		case wire.ErrTypeInvalidParams:
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
-		case workflows.ErrTypeTaskNotFound, workflows.ErrTypeApprovalNotFound:
+		case wire.ErrTypeTaskNotFound, wire.ErrTypeApprovalNotFound:
 			return taskNotFound()
-		case workflows.ErrTypeApprovalRefused:
+		case wire.ErrTypeApprovalRefused:
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
-		case workflows.ErrTypeContinuing:
+		case wire.ErrTypeContinuing:
 			return retryableError(appErr.Message(), "CONTINUING_AS_NEW")
 		}
 	}
@@ -265,8 +265,8 @@ func toA2AError(err error) error {
 		// A query answered inside a workflow task (the workflow had one
 		// pending, e.g. a refused update) carries only the error's text,
 		// which names its type.
-		if queryFailed.Failure.GetApplicationFailureInfo().GetType() == workflows.ErrTypeTaskNotFound ||
-			strings.Contains(queryFailed.Message, "(type: "+workflows.ErrTypeTaskNotFound+",") {
+		if queryFailed.Failure.GetApplicationFailureInfo().GetType() == wire.ErrTypeTaskNotFound ||
+			strings.Contains(queryFailed.Message, "(type: "+wire.ErrTypeTaskNotFound+",") {
 			return taskNotFound()
 		}
 		return fmt.Errorf("%w: query failed: %s", a2a.ErrInternalError, queryFailed.Message)
@@ -345,9 +345,9 @@ func isValidatorRefusal(err error) bool {
 		return false
 	}
 	switch appErr.Type() {
-	case workflows.ErrTypeUnsupportedOperation, workflows.ErrTypeTaskNotCancelable, workflows.ErrTypeInvalidParams,
-		workflows.ErrTypeTaskNotFound, workflows.ErrTypeDuplicateMessage, workflows.ErrTypeContinuing, workflows.ErrTypeApprovalRefused,
-		workflows.ErrTypeApprovalNotFound, workflows.ErrTypeCredentialRequired:
+	case wire.ErrTypeUnsupportedOperation, wire.ErrTypeTaskNotCancelable, wire.ErrTypeInvalidParams,
+		wire.ErrTypeTaskNotFound, wire.ErrTypeDuplicateMessage, wire.ErrTypeContinuing, wire.ErrTypeApprovalRefused,
+		wire.ErrTypeApprovalNotFound, wire.ErrTypeCredentialRequired:
 		return true
 	}
 	return false

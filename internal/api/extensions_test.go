@@ -21,6 +21,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -35,7 +37,7 @@ const (
 type sendRecorder struct {
 	client.Client
 	mu   sync.Mutex
-	sent []workflows.SendMessageInput
+	sent []wire.SendMessageInput
 }
 
 func (f *sendRecorder) NewWithStartWorkflowOperation(client.StartWorkflowOptions, any, ...any) client.WithStartWorkflowOperation {
@@ -45,13 +47,13 @@ func (f *sendRecorder) NewWithStartWorkflowOperation(client.StartWorkflowOptions
 func (f *sendRecorder) UpdateWithStartWorkflow(_ context.Context, opts client.UpdateWithStartWorkflowOptions) (client.WorkflowUpdateHandle, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if in, ok := opts.UpdateOptions.Args[0].(workflows.SendMessageInput); ok {
+	if in, ok := opts.UpdateOptions.Args[0].(wire.SendMessageInput); ok {
 		f.sent = append(f.sent, in)
 	}
 	return nil, serviceerror.NewUnavailable("fake Temporal records and is unavailable")
 }
 
-func (f *sendRecorder) takeSent() []workflows.SendMessageInput {
+func (f *sendRecorder) takeSent() []wire.SendMessageInput {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.sent
@@ -69,7 +71,7 @@ func extensionServer(t *testing.T) (*httptest.Server, *sendRecorder) {
 		},
 		Handle: func(workflow.Context, *workflows.Task) error { return nil },
 	}
-	reg, err := workflows.NewRegistry(agent)
+	reg, err := engine.NewRegistry(agent)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aflow/a2aflow/internal/metrics"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // One follower per task per API process (per agent and principal, below):
@@ -80,7 +80,7 @@ type follower struct {
 	// log holds the events after base, oldest first, with no gap: the
 	// follower knows every event up to base+len(log).
 	base int64
-	log  []workflows.Event
+	log  []wire.Event
 	// need is the lowest position of a stream behind base, which the next
 	// query starts from; math.MaxInt64: none.
 	need int64
@@ -192,9 +192,9 @@ func (f *follower) broadcast() {
 
 // next is what a stream has next (follower.take).
 type next struct {
-	resync  *resyncPoint      // a task to resynchronise with (or the error reading it)
-	events  []workflows.Event // the events after the stream's position
-	end     bool              // the stream ends: with err, or cleanly
+	resync  *resyncPoint // a task to resynchronise with (or the error reading it)
+	events  []wire.Event // the events after the stream's position
+	end     bool         // the stream ends: with err, or cleanly
 	err     error
 	dropped bool            // ended for lagging more than followerMaxBacklog
 	changed <-chan struct{} // with nothing else: closed when there may be more
@@ -230,7 +230,7 @@ func (f *follower) take(c *followCursor) next {
 // follow yields the task's events after seq until stop accepts one, the
 // caller stops reading or ctx ends, taking them from the task's follower
 // in this process (see above).
-func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, stop func(workflows.Event) bool, yield func(a2a.Event, error) bool) {
+func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, stop func(wire.Event) bool, yield func(a2a.Event, error) bool) {
 	f, c := s.followers.join(s, taskID, principal(ctx), seq)
 	defer s.followers.leave(f, c)
 	for {
@@ -351,7 +351,7 @@ func (f *follower) run() {
 		asked := time.Now()
 		metrics.StreamQuery(reason)
 		qctx, cancel := context.WithTimeout(f.ctx, s.queryTimeout)
-		out, err := s.queryEvents(qctx, f.key.task, workflows.EventsInput{After: after, HistoryLength: s.historyLimit(nil)})
+		out, err := s.queryEvents(qctx, f.key.task, wire.EventsInput{After: after, HistoryLength: s.historyLimit(nil)})
 		timedOut := qctx.Err() != nil
 		cancel()
 		if err != nil {
@@ -416,7 +416,7 @@ func (f *follower) run() {
 // apply adds what a query from position after returned to the log, and
 // trims the log to what its streams still need. It reports whether the
 // task had events the follower did not know.
-func (f *follower) apply(after int64, out workflows.EventsOutput, rp *resyncPoint) bool {
+func (f *follower) apply(after int64, out wire.EventsOutput, rp *resyncPoint) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	last := f.last()
@@ -465,7 +465,7 @@ func (f *follower) trim() {
 	}
 	if keep > f.base {
 		n := int(min(keep, last) - f.base)
-		f.log = append([]workflows.Event(nil), f.log[n:]...)
+		f.log = append([]wire.Event(nil), f.log[n:]...)
 		f.base += int64(n)
 	}
 	if f.resync != nil && f.base >= f.resync.upTo && len(f.subs) > 0 {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -22,7 +23,7 @@ import (
 type followTemporal struct {
 	client.Client
 	mu      sync.Mutex
-	events  []workflows.Event
+	events  []wire.Event
 	queries int
 }
 
@@ -35,13 +36,13 @@ func (e encodedValue) Get(ptr any) error {
 }
 
 func (f *followTemporal) QueryWorkflowWithOptions(_ context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
-	in := req.Args[0].(workflows.EventsInput)
+	in := req.Args[0].(wire.EventsInput)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries++
-	out := workflows.EventsOutput{Last: int64(len(f.events))}
+	out := wire.EventsOutput{Last: int64(len(f.events))}
 	if in.After < out.Last {
-		out.Events = append([]workflows.Event(nil), f.events[max(in.After, 0):]...)
+		out.Events = append([]wire.Event(nil), f.events[max(in.After, 0):]...)
 	}
 	return &client.QueryWorkflowWithOptionsResponse{QueryResult: encodedValue{out}}, nil
 }
@@ -51,7 +52,7 @@ func (f *followTemporal) add(n int) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for range n {
-		f.events = append(f.events, workflows.Event{Seq: int64(len(f.events) + 1), Status: &a2a.TaskStatusUpdateEvent{
+		f.events = append(f.events, wire.Event{Seq: int64(len(f.events) + 1), Status: &a2a.TaskStatusUpdateEvent{
 			TaskID: "task-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}})
 	}
 	return int64(len(f.events))
@@ -98,7 +99,7 @@ func startStream(t *testing.T, ctx context.Context, s *TaskService, fake *follow
 	var once sync.Once
 	go func() {
 		defer close(ts.done)
-		s.follow(ctx, "task-1", seq, func(workflows.Event) bool { return false }, func(e a2a.Event, err error) bool {
+		s.follow(ctx, "task-1", seq, func(wire.Event) bool { return false }, func(e a2a.Event, err error) bool {
 			if err != nil {
 				t.Errorf("stream from %d: %v", seq, err)
 				return false

@@ -28,6 +28,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -79,10 +81,10 @@ func (fuzzTemporal) UpdateWorkflow(_ context.Context, opts client.UpdateWorkflow
 	if opts.WorkflowID != fuzzKnownTask {
 		return nil, serviceerror.NewNotFound("workflow not found")
 	}
-	if opts.UpdateName == workflows.UpdateCancelTask {
-		return nil, temporal.NewApplicationError("task is completed", workflows.ErrTypeTaskNotCancelable)
+	if opts.UpdateName == wire.UpdateCancelTask {
+		return nil, temporal.NewApplicationError("task is completed", wire.ErrTypeTaskNotCancelable)
 	}
-	return nil, temporal.NewApplicationError("task is completed and accepts no more messages", workflows.ErrTypeUnsupportedOperation)
+	return nil, temporal.NewApplicationError("task is completed and accepts no more messages", wire.ErrTypeUnsupportedOperation)
 }
 
 func (fuzzTemporal) QueryWorkflow(_ context.Context, workflowID, _ string, queryType string, _ ...any) (converter.EncodedValue, error) {
@@ -91,9 +93,9 @@ func (fuzzTemporal) QueryWorkflow(_ context.Context, workflowID, _ string, query
 		return nil, errFuzzUnavailable
 	case workflowID != fuzzKnownTask:
 		return nil, serviceerror.NewNotFound("workflow not found")
-	case queryType == workflows.QueryEvents:
-		return fuzzValue{workflows.EventsOutput{Task: &workflows.TaskSnapshot{Task: fuzzTask()}, Last: 3}}, nil
-	case queryType == workflows.QueryGetTask:
+	case queryType == wire.QueryEvents:
+		return fuzzValue{wire.EventsOutput{Task: &wire.TaskSnapshot{Task: fuzzTask()}, Last: 3}}, nil
+	case queryType == wire.QueryGetTask:
 		return fuzzValue{fuzzTask()}, nil
 	}
 	// Other reads (push configs...) find nothing: null decodes into any result.
@@ -179,7 +181,7 @@ func (f fuzzValue) Get(valuePtr any) error {
 func fuzzHandler(t testing.TB) http.Handler {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
-	reg, err := workflows.NewRegistry(
+	reg, err := engine.NewRegistry(
 		&workflows.Agent{Name: "travel", Handle: handle},
 		&workflows.Agent{Name: "echo", Handle: handle},
 	)

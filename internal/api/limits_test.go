@@ -22,6 +22,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -34,7 +36,7 @@ const openTask = "open-task"
 type streamTemporal struct {
 	client.Client
 	mu     sync.Mutex
-	events []workflows.Event
+	events []wire.Event
 }
 
 func (*streamTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
@@ -42,13 +44,13 @@ func (*streamTemporal) CheckHealth(context.Context, *client.CheckHealthRequest) 
 }
 
 func (f *streamTemporal) QueryWorkflowWithOptions(_ context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
-	if req.WorkflowID != openTask || req.QueryType != workflows.QueryEvents || len(req.Args) != 1 {
+	if req.WorkflowID != openTask || req.QueryType != wire.QueryEvents || len(req.Args) != 1 {
 		return nil, serviceerror.NewNotFound("workflow not found")
 	}
-	in := req.Args[0].(workflows.EventsInput)
+	in := req.Args[0].(wire.EventsInput)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := workflows.EventsOutput{Last: int64(len(f.events))}
+	out := wire.EventsOutput{Last: int64(len(f.events))}
 	for _, e := range f.events {
 		if e.Seq > in.After {
 			out.Events = append(out.Events, e)
@@ -59,7 +61,7 @@ func (f *streamTemporal) QueryWorkflowWithOptions(_ context.Context, req *client
 		if len(f.events) > 0 {
 			state = f.events[len(f.events)-1].Status.Status.State
 		}
-		out.Task = &workflows.TaskSnapshot{Task: &a2a.Task{ID: openTask, ContextID: "ctx-1", Status: a2a.TaskStatus{State: state}}, EventSeq: out.Last}
+		out.Task = &wire.TaskSnapshot{Task: &a2a.Task{ID: openTask, ContextID: "ctx-1", Status: a2a.TaskStatus{State: state}}, EventSeq: out.Last}
 	}
 	return &client.QueryWorkflowWithOptionsResponse{QueryResult: fuzzValue{out}}, nil
 }
@@ -68,7 +70,7 @@ func (f *streamTemporal) QueryWorkflowWithOptions(_ context.Context, req *client
 func (f *streamTemporal) finish() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.events = append(f.events, workflows.Event{Seq: int64(len(f.events) + 1), Status: &a2a.TaskStatusUpdateEvent{
+	f.events = append(f.events, wire.Event{Seq: int64(len(f.events) + 1), Status: &a2a.TaskStatusUpdateEvent{
 		TaskID: openTask, ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}})
 }
 
@@ -78,7 +80,7 @@ func (f *streamTemporal) finish() {
 func limitsServer(t *testing.T, limits api.Limits, keys map[string]string, writeTimeout time.Duration) (*httptest.Server, *streamTemporal) {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
-	reg, err := workflows.NewRegistry(&workflows.Agent{Name: "echo", Handle: handle})
+	reg, err := engine.NewRegistry(&workflows.Agent{Name: "echo", Handle: handle})
 	if err != nil {
 		t.Fatal(err)
 	}

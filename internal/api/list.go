@@ -17,7 +17,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 const (
@@ -157,32 +157,32 @@ func knownTaskState(s a2a.TaskState) bool {
 
 // listQuery builds the visibility query of a validated request. Every value
 // that comes from the request or the caller goes through
-// workflows.QuoteQueryValue, so none can change the query's structure.
+// wire.QuoteQueryValue, so none can change the query's structure.
 func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) string {
 	conds := []string{
-		"WorkflowType = " + workflows.QuoteQueryValue(workflows.TaskWorkflowName),
+		"WorkflowType = " + wire.QuoteQueryValue(wire.TaskWorkflowName),
 		// A task that continued as new has one execution per run; the
 		// latest run is the task.
-		"ExecutionStatus != " + workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String()),
-		workflows.AgentKey.GetName() + " = " + workflows.QuoteQueryValue(s.agent.Name),
+		"ExecutionStatus != " + wire.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW.String()),
+		wire.AgentKey.GetName() + " = " + wire.QuoteQueryValue(s.agent.Name),
 	}
 	if owner := principal(ctx); owner != "" {
-		conds = append(conds, workflows.OwnerKey.GetName()+" = "+workflows.QuoteQueryValue(owner))
+		conds = append(conds, wire.OwnerKey.GetName()+" = "+wire.QuoteQueryValue(owner))
 	}
 	if req.ContextID != "" {
-		conds = append(conds, workflows.ContextIDKey.GetName()+" = "+workflows.QuoteQueryValue(req.ContextID))
+		conds = append(conds, wire.ContextIDKey.GetName()+" = "+wire.QuoteQueryValue(req.ContextID))
 	}
 	if req.Status != a2a.TaskStateUnspecified {
 		// A workflow that ended outside its skill (terminated, timed out,
 		// failed) keeps the state it last recorded; the task reads as
 		// failed, and is listed so.
-		state := workflows.TaskStateKey.GetName() + " = " + workflows.QuoteQueryValue(string(req.Status))
-		cleanly := "(ExecutionStatus = " + workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String()) +
-			" OR ExecutionStatus = " + workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED.String()) + ")"
+		state := wire.TaskStateKey.GetName() + " = " + wire.QuoteQueryValue(string(req.Status))
+		cleanly := "(ExecutionStatus = " + wire.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String()) +
+			" OR ExecutionStatus = " + wire.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED.String()) + ")"
 		if req.Status == a2a.TaskStateFailed {
 			var outside []string
 			for _, st := range endedOutsideStatuses {
-				outside = append(outside, "ExecutionStatus = "+workflows.QuoteQueryValue(st.String()))
+				outside = append(outside, "ExecutionStatus = "+wire.QuoteQueryValue(st.String()))
 			}
 			conds = append(conds, "(("+state+" AND "+cleanly+") OR "+strings.Join(outside, " OR ")+")")
 		} else {
@@ -193,8 +193,8 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 		// A task whose status changed at or after t is running or closed at
 		// or after t; ListTasks drops the others once it has read them.
 		t := req.StatusTimestampAfter.UTC().Format(time.RFC3339Nano)
-		conds = append(conds, "(ExecutionStatus = "+workflows.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String())+
-			" OR CloseTime >= "+workflows.QuoteQueryValue(t)+")")
+		conds = append(conds, "(ExecutionStatus = "+wire.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String())+
+			" OR CloseTime >= "+wire.QuoteQueryValue(t)+")")
 	}
 	return strings.Join(conds, " AND ")
 }
@@ -296,7 +296,7 @@ func (s *TaskService) readListedTasks(ctx context.Context, execs []*workflowpb.W
 // or no task (a workflow that never got its first message), is nil.
 func (s *TaskService) readListedTask(ctx context.Context, exec *workflowpb.WorkflowExecutionInfo, historyLength *int) (*a2a.Task, error) {
 	id, runID := a2a.TaskID(exec.GetExecution().GetWorkflowId()), exec.GetExecution().GetRunId()
-	var snap *workflows.TaskSnapshot
+	var snap *wire.TaskSnapshot
 	var err error
 	if status := exec.GetStatus(); status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		snap, err = s.closedTask(ctx, id, runID, status, historyLength)

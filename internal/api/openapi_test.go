@@ -31,6 +31,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -243,7 +244,7 @@ func jsonEqual(a, b any) bool {
 func openAPIServer(t *testing.T, auth *api.Authenticator) *gin.Engine {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
-	reg, err := workflows.NewRegistry(
+	reg, err := engine.NewRegistry(
 		&workflows.Agent{Name: "travel", Handle: handle},
 		&workflows.Agent{Name: "echo", Handle: handle},
 	)

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/a2aflow/a2aflow/internal/webhook"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // PushOptions configures push notifications in the API. The zero value
@@ -42,8 +42,8 @@ func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushCon
 	}
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   string(req.TaskID),
-		UpdateName:   workflows.UpdateCreatePushConfig,
-		Args:         []any{workflows.CreatePushConfigInput{Agent: s.agent.Name, Owner: principal(ctx), Config: config}},
+		UpdateName:   wire.UpdateCreatePushConfig,
+		Args:         []any{wire.CreatePushConfigInput{Agent: s.agent.Name, Owner: principal(ctx), Config: config}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -130,8 +130,8 @@ func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteT
 	}
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   string(req.TaskID),
-		UpdateName:   workflows.UpdateDeletePushConfig,
-		Args:         []any{workflows.DeletePushConfigInput{Agent: s.agent.Name, Owner: principal(ctx), ID: req.ID}},
+		UpdateName:   wire.UpdateDeletePushConfig,
+		Args:         []any{wire.DeletePushConfigInput{Agent: s.agent.Name, Owner: principal(ctx), ID: req.ID}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
@@ -145,8 +145,8 @@ func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteT
 
 // pushConfigs queries a task's stored (sealed) configs.
 func (s *TaskService) pushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
-	value, err := s.temporal.QueryWorkflow(ctx, string(taskID), "", workflows.QueryPushConfigs,
-		workflows.PushConfigsInput{Agent: s.agent.Name, Owner: principal(ctx)})
+	value, err := s.temporal.QueryWorkflow(ctx, string(taskID), "", wire.QueryPushConfigs,
+		wire.PushConfigsInput{Agent: s.agent.Name, Owner: principal(ctx)})
 	if err != nil {
 		return nil, toA2AError(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // Reading a task. A running task answers the GetTask query from its
@@ -27,7 +27,7 @@ import (
 // from the history pages in the payload store (workflows/history.go).
 
 // loadTask reads task id with its last historyLength messages (nil: all).
-func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength *int) (*workflows.TaskSnapshot, error) {
+func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength *int) (*wire.TaskSnapshot, error) {
 	if err := checkTaskID(string(id)); err != nil {
 		return nil, err
 	}
@@ -36,8 +36,8 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 		qctx, cancel := context.WithTimeout(ctx, s.waitTimeout)
 		resp, err := s.temporal.QueryWorkflowWithOptions(qctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID: string(id),
-			QueryType:  workflows.QueryGetTask,
-			Args:       []any{workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength}},
+			QueryType:  wire.QueryGetTask,
+			Args:       []any{wire.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength}},
 			// A closed workflow is read from its history, not by a replay.
 			QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_OPEN,
 		})
@@ -65,7 +65,7 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 			}
 			return snap, err
 		}
-		var snap workflows.TaskSnapshot
+		var snap wire.TaskSnapshot
 		if err := resp.QueryResult.Get(&snap); err != nil || snap.Task == nil {
 			return nil, toA2AError(fmt.Errorf("decode task %s: %v", id, err))
 		}
@@ -77,10 +77,10 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 var errRunChanged = errors.New("the task continued as new")
 
 // closedTask reads the task of a closed run (runID "" is the latest).
-func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*workflows.TaskSnapshot, error) {
+func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*wire.TaskSnapshot, error) {
 	switch status {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		var snap workflows.TaskSnapshot
+		var snap wire.TaskSnapshot
 		if err := s.temporal.GetWorkflow(ctx, string(id), runID).Get(ctx, &snap); err != nil {
 			return nil, toA2AError(fmt.Errorf("read the result of task %s: %w", id, err))
 		}
@@ -90,7 +90,7 @@ func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID strin
 		if !s.owns(ctx, &snap) {
 			return nil, taskNotFound()
 		}
-		snap.Task.History = workflows.LastMessages(snap.Task.History, historyLength)
+		snap.Task.History = wire.LastMessages(snap.Task.History, historyLength)
 		return s.withHistory(ctx, &snap, historyLength)
 	case enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		return nil, errRunChanged
@@ -105,7 +105,7 @@ func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID strin
 // failed or canceled by Temporal rather than ended by its skill: the task as
 // its workflow last held it (read by a replay when the worker can still
 // replay it, else what visibility knows), failed, with the reason.
-func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*workflows.TaskSnapshot, error) {
+func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*wire.TaskSnapshot, error) {
 	switch status {
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		// Not an end outside the skill: the run read is not the task's last.
@@ -124,11 +124,11 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 	}
 
 	// The task as the workflow last held it: a replay up to its end.
-	var snap *workflows.TaskSnapshot
-	value, err := s.temporal.QueryWorkflow(ctx, string(id), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), workflows.QueryGetTask,
-		workflows.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength})
+	var snap *wire.TaskSnapshot
+	value, err := s.temporal.QueryWorkflow(ctx, string(id), desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), wire.QueryGetTask,
+		wire.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength})
 	if err == nil {
-		var got workflows.TaskSnapshot
+		var got wire.TaskSnapshot
 		if value.Get(&got) == nil && got.Task != nil {
 			snap = &got
 		}
@@ -140,7 +140,7 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 			"task_id", id, "status", status.String(), "error", err)
 	}
 	if snap == nil {
-		snap = &workflows.TaskSnapshot{Task: &a2a.Task{ID: id, ContextID: searchKeyword(desc.GetWorkflowExecutionInfo(), workflows.ContextIDKey.GetName())}}
+		snap = &wire.TaskSnapshot{Task: &a2a.Task{ID: id, ContextID: searchKeyword(desc.GetWorkflowExecutionInfo(), wire.ContextIDKey.GetName())}}
 	}
 	text := fmt.Sprintf("The task's workflow %s outside the agent: %s", endedVerb(status), reason)
 	snap.Task.Status = a2a.TaskStatus{
@@ -204,7 +204,7 @@ func eventReason(e *historypb.HistoryEvent) string {
 
 // owns reports whether the caller may read snap, a task read from a
 // workflow's result (the query checks this inside the workflow).
-func (s *TaskService) owns(ctx context.Context, snap *workflows.TaskSnapshot) bool {
+func (s *TaskService) owns(ctx context.Context, snap *wire.TaskSnapshot) bool {
 	if snap.Agent != "" && snap.Agent != s.agent.Name {
 		return false
 	}
@@ -217,11 +217,11 @@ func (s *TaskService) owns(ctx context.Context, snap *workflows.TaskSnapshot) bo
 // off). The rule of workflows/access.go, read from the search attributes
 // where the workflow itself cannot answer.
 func (s *TaskService) callerSees(ctx context.Context, info *workflowpb.WorkflowExecutionInfo) bool {
-	if searchKeyword(info, workflows.AgentKey.GetName()) != s.agent.Name {
+	if searchKeyword(info, wire.AgentKey.GetName()) != s.agent.Name {
 		return false
 	}
 	owner := principal(ctx)
-	return owner == "" || searchKeyword(info, workflows.OwnerKey.GetName()) == owner
+	return owner == "" || searchKeyword(info, wire.OwnerKey.GetName()) == owner
 }
 
 // searchKeyword is the value of a described workflow's keyword search
@@ -236,7 +236,7 @@ func searchKeyword(info *workflowpb.WorkflowExecutionInfo, name string) string {
 
 // withHistory completes snap's history from the pages of older messages in
 // the payload store, to the last historyLength messages (nil: all).
-func (s *TaskService) withHistory(ctx context.Context, snap *workflows.TaskSnapshot, historyLength *int) (*workflows.TaskSnapshot, error) {
+func (s *TaskService) withHistory(ctx context.Context, snap *wire.TaskSnapshot, historyLength *int) (*wire.TaskSnapshot, error) {
 	if len(snap.EarlierHistory) == 0 {
 		return snap, nil
 	}
@@ -256,7 +256,7 @@ func (s *TaskService) withHistory(ctx context.Context, snap *workflows.TaskSnaps
 		}
 		earlier = append(earlier, msgs...)
 	}
-	snap.Task.History = workflows.LastMessages(append(earlier, snap.Task.History...), historyLength)
+	snap.Task.History = wire.LastMessages(append(earlier, snap.Task.History...), historyLength)
 	snap.EarlierHistory = nil
 	return snap, nil
 }

@@ -15,8 +15,10 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/secrets"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -30,7 +32,7 @@ type Config struct {
 	// request's Host header, which suits local use.
 	PublicURL string
 	// TaskQueue is the Temporal task queue of the task workflows; default
-	// workflows.DefaultTaskQueue.
+	// wire.DefaultTaskQueue.
 	TaskQueue string
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default 4 MiB.
 	MaxBodyBytes int64
@@ -113,7 +115,7 @@ type Config struct {
 	// Waitpoints mints and checks the tokens that complete waitpoints
 	// (POST /waitpoints/{id}, waitpoints.go), from the push key. Nil: no
 	// waitpoint is completed by token, only by the task owner's message.
-	Waitpoints *workflows.WaitpointTokens
+	Waitpoints *wire.WaitpointTokens
 	// Routes, when set, adds the embedding program's own routes to the API
 	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
 	// authentication and rate limit as the A2A routes; the caller is
@@ -148,7 +150,7 @@ const UICodecPath = "/a2aflow/codec"
 type Server struct {
 	cfg      Config
 	temporal client.Client
-	agents   *workflows.Registry
+	agents   *engine.Registry
 	engine   *gin.Engine
 	limits   requestLimits
 	// readiness answers /readyz (health.go).
@@ -163,9 +165,9 @@ type Server struct {
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
 // reached through c.
-func New(c client.Client, reg *workflows.Registry, cfg Config) *Server {
+func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 	if cfg.TaskQueue == "" {
-		cfg.TaskQueue = workflows.DefaultTaskQueue
+		cfg.TaskQueue = wire.DefaultTaskQueue
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 4 << 20

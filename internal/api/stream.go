@@ -13,7 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aflow/a2aflow/internal/metrics"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // SendStreamingMessage implements A2A SendStreamingMessage: the message is
@@ -49,7 +49,7 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		}
 		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
 		metrics.StreamQuery(metrics.StreamQueryStart)
-		out, err := s.queryEvents(qctx, res.taskID, workflows.EventsInput{After: after, WithTask: true, HistoryLength: query})
+		out, err := s.queryEvents(qctx, res.taskID, wire.EventsInput{After: after, WithTask: true, HistoryLength: query})
 		cancel()
 		if err != nil {
 			yield(nil, err)
@@ -67,7 +67,7 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		// The stream ends at the first interruption after the task has
 		// worked on the message, or at the end.
 		worked := false
-		stop := func(e workflows.Event) bool { return settles(true)(e, &worked) }
+		stop := func(e wire.Event) bool { return settles(true)(e, &worked) }
 		for _, e := range out.Events {
 			if !yield(e.A2A(), nil) || stop(e) {
 				return
@@ -88,17 +88,17 @@ const rewindSlack = 8
 // its status then, without the messages and artifacts added since (an
 // artifact grown by chunks since keeps its chunks), with the last
 // historyLength messages of that moment.
-func rewind(snap *workflows.TaskSnapshot, res workflows.TaskUpdateResult, historyLength *int) *a2a.Task {
+func rewind(snap *wire.TaskSnapshot, res wire.TaskUpdateResult, historyLength *int) *a2a.Task {
 	task := *snap.Task
 	if res.Status == nil {
-		task.History = workflows.LastMessages(task.History, historyLength)
+		task.History = wire.LastMessages(task.History, historyLength)
 		return &task
 	}
 	task.Status = *res.Status
 	if extra := snap.HistoryLength - res.Messages; extra > 0 && snap.HistoryLength > 0 {
 		task.History = task.History[:max(0, len(task.History)-extra)]
 	}
-	task.History = workflows.LastMessages(task.History, historyLength)
+	task.History = wire.LastMessages(task.History, historyLength)
 	if res.Artifacts < len(task.Artifacts) {
 		task.Artifacts = task.Artifacts[:res.Artifacts]
 	}
@@ -117,7 +117,7 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 		}
 		qctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
 		metrics.StreamQuery(metrics.StreamQueryStart)
-		snap, err := s.events(qctx, req.ID, workflows.EventsInput{WithTask: true, HistoryLength: s.historyLimit(nil)})
+		snap, err := s.events(qctx, req.ID, wire.EventsInput{WithTask: true, HistoryLength: s.historyLimit(nil)})
 		cancel()
 		if err != nil {
 			yield(nil, err)
@@ -130,7 +130,7 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 		if !yield(snap.Task, nil) {
 			return
 		}
-		s.follow(ctx, req.ID, snap.EventSeq, func(e workflows.Event) bool {
+		s.follow(ctx, req.ID, snap.EventSeq, func(e wire.Event) bool {
 			return e.Status != nil && e.Status.Status.State.Terminal()
 		}, yield)
 	}
@@ -183,10 +183,10 @@ func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request,
 	noteCall(r.Context(), "SubscribeToTask", id) // for the access log (accesslog.go)
 	err := checkTaskID(string(id))
 	if err == nil {
-		var snap *workflows.TaskSnapshot
+		var snap *wire.TaskSnapshot
 		ctx, cancel := context.WithTimeout(r.Context(), s.queryTimeout)
 		metrics.StreamQuery(metrics.StreamQueryStart)
-		snap, err = s.events(ctx, id, workflows.EventsInput{WithTask: true, HistoryLength: new(int)})
+		snap, err = s.events(ctx, id, wire.EventsInput{WithTask: true, HistoryLength: new(int)})
 		cancel()
 		if err == nil && snap.Task.Status.State.Terminal() {
 			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; there is nothing to subscribe to", id, snap.Task.Status.State))

@@ -23,6 +23,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/secrets"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -149,7 +150,7 @@ func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, own
 		s.logger.ErrorContext(ctx, "credential not stored", "task_id", taskID, "service", req.Service, "error", err)
 		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the %s credential could not be stored; nothing was recorded, send it again", req.Service))
 	}
-	refPart := a2a.NewDataPart(map[string]any{workflows.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType})
+	refPart := a2a.NewDataPart(map[string]any{wire.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType})
 	refPart.MediaType = "application/json"
 	out := &a2a.Message{
 		ID: msg.ID, Role: msg.Role, TaskID: msg.TaskID, ContextID: msg.ContextID,
@@ -164,7 +165,7 @@ func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, own
 func credentialIn(m *a2a.Message) string {
 	for _, p := range m.Parts {
 		if data, ok := p.Data().(map[string]any); ok {
-			if v, ok := data[workflows.CredentialSecretKey].(string); ok && strings.TrimSpace(v) != "" {
+			if v, ok := data[wire.CredentialSecretKey].(string); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
@@ -195,10 +196,18 @@ func decisionMessage(req *a2a.Message, a *workflows.Approval) *a2a.Message {
 	}
 }
 
+// sendResult is the result of the SendMessage update: the bounded
+// wire.TaskUpdateResult and, for an approver's decision on a task of another
+// owner, the approval it decided (never the task).
+type sendResult struct {
+	wire.TaskUpdateResult
+	Decision *workflows.Approval `json:"decision,omitempty"`
+}
+
 // sent is the outcome of delivering a message: the update's result, the
 // task it went to and when the caller's wait bound ends.
 type sent struct {
-	workflows.TaskUpdateResult
+	sendResult
 	taskID   a2a.TaskID
 	deadline time.Time
 }
@@ -226,7 +235,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	}
 	msg := req.Message
 	owner := principal(ctx)
-	in := workflows.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately,
+	in := wire.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately,
 		Extensions: activatedExtensions(ctx)}
 	if wantTask != nil {
 		in.WantTask, in.HistoryLength = true, *wantTask
@@ -251,7 +260,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	}
 	update := client.UpdateWorkflowOptions{
 		UpdateID:     msg.ID,
-		UpdateName:   workflows.UpdateSendMessage,
+		UpdateName:   wire.UpdateSendMessage,
 		Args:         []any{in},
 		WaitForStage: client.WorkflowUpdateStageAccepted,
 	}
@@ -260,7 +269,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	defer cancel()
 
 	update.WorkflowID = string(taskID)
-	var res workflows.TaskUpdateResult
+	var res sendResult
 	var err error
 	accepted := false        // the worker took the update: the message is recorded
 	credentialTaken := false // the message's secret went to the credential store
@@ -273,7 +282,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 			})
 			if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 				// A retry of a request whose task already ended: answer with that task.
-				return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+				return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
 			}
 		} else {
 			handle, err = s.temporal.UpdateWorkflow(waitCtx, update)
@@ -284,7 +293,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 			err = handle.Get(waitCtx, &res)
 			accepted = err == nil || !isValidatorRefusal(err)
 		}
-		if isAppErrorType(err, workflows.ErrTypeCredentialRequired) && !credentialTaken {
+		if isAppErrorType(err, wire.ErrTypeCredentialRequired) && !credentialTaken {
 			// The task waits for a credential: the secret goes to the
 			// credential store, the message carries its reference.
 			credentialTaken = true
@@ -301,7 +310,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		// nothing of it was recorded, so it is sent again, as a message
 		// refused while the task was continuing as new is.
 		var notReady *serviceerror.WorkflowNotReady
-		if (isAppErrorType(err, workflows.ErrTypeContinuing) || errors.As(err, &notReady)) && attempt < maxContinuingRetries {
+		if (isAppErrorType(err, wire.ErrTypeContinuing) || errors.As(err, &notReady)) && attempt < maxContinuingRetries {
 			if startOp != nil {
 				_, startOp = s.newTask(msg, owner) // an operation is used once
 			}
@@ -315,14 +324,14 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	}
 	switch {
 	case err == nil:
-	case isAppErrorType(err, workflows.ErrTypeDuplicateMessage):
+	case isAppErrorType(err, wire.ErrTypeDuplicateMessage):
 		// An earlier run of the task received this message: it is not
 		// recorded twice; the caller gets the task as it is.
-		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+		return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
 	case boundPassed(ctx, err) && accepted:
 		// Recorded, but the skill is still at work: the caller gets the
 		// task as it is.
-		return sent{TaskUpdateResult: workflows.TaskUpdateResult{Settled: true}, taskID: taskID, deadline: deadline}, nil
+		return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
 	case boundPassed(ctx, err):
 		if st := s.diagnoseStuck(ctx, taskID); st != nil {
 			return sent{}, s.stuckError(taskID, st, "take the message")
@@ -339,7 +348,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		// that checks the caller: nothing was recorded for this caller.
 		return sent{}, taskNotFound()
 	}
-	return sent{TaskUpdateResult: res, taskID: taskID, deadline: deadline}, nil
+	return sent{sendResult: res, taskID: taskID, deadline: deadline}, nil
 }
 
 // decidedBy reports whether approver made one of a's decisions.
@@ -350,8 +359,8 @@ func decidedBy(a *workflows.Approval, approver string) bool {
 // settles returns the condition a blocking send (or a cancel, when
 // afterWork is false... see await) waits for in the task's events: the task
 // ended, or it is interrupted after it worked on the message.
-func settles(blockingSend bool) func(workflows.Event, *bool) bool {
-	return func(e workflows.Event, worked *bool) bool {
+func settles(blockingSend bool) func(wire.Event, *bool) bool {
+	return func(e wire.Event, worked *bool) bool {
 		if e.Status == nil {
 			return false
 		}
@@ -365,11 +374,11 @@ func settles(blockingSend bool) func(workflows.Event, *bool) bool {
 
 // await follows the task's events after seq until stop accepts one or the
 // deadline passes, for a write whose update could not wait for its outcome.
-func (s *TaskService) await(ctx context.Context, taskID a2a.TaskID, seq int64, deadline time.Time, stop func(workflows.Event, *bool) bool) {
+func (s *TaskService) await(ctx context.Context, taskID a2a.TaskID, seq int64, deadline time.Time, stop func(wire.Event, *bool) bool) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	worked := false
-	s.follow(ctx, taskID, seq, func(e workflows.Event) bool { return stop(e, &worked) },
+	s.follow(ctx, taskID, seq, func(e wire.Event) bool { return stop(e, &worked) },
 		func(a2a.Event, error) bool { return true })
 }
 
@@ -390,7 +399,7 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // events queries a task's events and returns the current task with the
 // number of its latest event.
-func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (*workflows.TaskSnapshot, error) {
+func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in wire.EventsInput) (*wire.TaskSnapshot, error) {
 	out, err := s.queryEvents(ctx, taskID, in)
 	if err != nil {
 		return nil, err
@@ -405,9 +414,9 @@ func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in workflow
 // queryEvents runs the QueryEvents query on the task's workflow. A workflow
 // that ended outside its skill (terminated, timed out...) answers with its
 // task read as failed and one last event saying so.
-func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in workflows.EventsInput) (workflows.EventsOutput, error) {
+func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in wire.EventsInput) (wire.EventsOutput, error) {
 	if err := checkTaskID(string(taskID)); err != nil {
-		return workflows.EventsOutput{}, err
+		return wire.EventsOutput{}, err
 	}
 	in.Agent, in.Owner = s.agent.Name, principal(ctx)
 	var resp *client.QueryWorkflowWithOptionsResponse
@@ -415,12 +424,12 @@ func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in wor
 	for attempt := 0; ; attempt++ {
 		resp, err = s.temporal.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID:           string(taskID),
-			QueryType:            workflows.QueryEvents,
+			QueryType:            wire.QueryEvents,
 			Args:                 []any{in},
 			QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_COMPLETED_CLEANLY,
 		})
 		if err != nil {
-			return workflows.EventsOutput{}, toA2AError(err)
+			return wire.EventsOutput{}, toA2AError(err)
 		}
 		// The run read had just continued as new: read the next one.
 		if st := resp.QueryRejected.GetStatus(); (st == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW ||
@@ -433,19 +442,19 @@ func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in wor
 	if rejected := resp.QueryRejected; rejected != nil {
 		snap, err := s.endedOutsideSkill(ctx, taskID, "", rejected.GetStatus(), in.HistoryLength)
 		if err != nil {
-			return workflows.EventsOutput{}, err
+			return wire.EventsOutput{}, err
 		}
-		out := workflows.EventsOutput{Task: snap, Last: snap.EventSeq}
+		out := wire.EventsOutput{Task: snap, Last: snap.EventSeq}
 		if in.After < snap.EventSeq {
-			out.Events = []workflows.Event{{Seq: snap.EventSeq, Status: &a2a.TaskStatusUpdateEvent{
+			out.Events = []wire.Event{{Seq: snap.EventSeq, Status: &a2a.TaskStatusUpdateEvent{
 				TaskID: taskID, ContextID: snap.ContextID, Status: snap.Status,
 			}}}
 		}
 		return out, nil
 	}
-	var out workflows.EventsOutput
+	var out wire.EventsOutput
 	if err := resp.QueryResult.Get(&out); err != nil {
-		return workflows.EventsOutput{}, toA2AError(fmt.Errorf("decode events of task %s: %w", taskID, err))
+		return wire.EventsOutput{}, toA2AError(fmt.Errorf("decode events of task %s: %w", taskID, err))
 	}
 	return out, nil
 }
@@ -458,15 +467,15 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		contextID = a2a.NewContextID()
 	}
 	sa := []temporal.SearchAttributeUpdate{
-		workflows.ContextIDKey.ValueSet(contextID),
-		workflows.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
-		workflows.AgentKey.ValueSet(s.agent.Name),
+		wire.ContextIDKey.ValueSet(contextID),
+		wire.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
+		wire.AgentKey.ValueSet(s.agent.Name),
 	}
 	if skill := s.agent.DefaultSkill(); skill != "" {
-		sa = append(sa, workflows.SkillKey.ValueSet(skill))
+		sa = append(sa, wire.SkillKey.ValueSet(skill))
 	}
 	if owner != "" {
-		sa = append(sa, workflows.OwnerKey.ValueSet(owner))
+		sa = append(sa, wire.OwnerKey.ValueSet(owner))
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                       taskID,
@@ -485,8 +494,8 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// follow the deployment's current build.
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := workflows.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true}
-	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, workflows.TaskWorkflowName, in)
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true}
+	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
 }
 
 // GetTask implements A2A GetTask (see loadTask).
@@ -517,11 +526,11 @@ func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest
 	defer cancel()
 	handle, err := s.temporal.UpdateWorkflow(waitCtx, client.UpdateWorkflowOptions{
 		WorkflowID:   string(req.ID),
-		UpdateName:   workflows.UpdateCancelTask,
-		Args:         []any{workflows.CancelTaskInput{Agent: s.agent.Name, Owner: principal(ctx)}},
+		UpdateName:   wire.UpdateCancelTask,
+		Args:         []any{wire.CancelTaskInput{Agent: s.agent.Name, Owner: principal(ctx)}},
 		WaitForStage: client.WorkflowUpdateStageAccepted,
 	})
-	var res workflows.TaskUpdateResult
+	var res wire.TaskUpdateResult
 	switch {
 	case err == nil:
 		if err := handle.Get(waitCtx, &res); err != nil && !boundPassed(ctx, err) {

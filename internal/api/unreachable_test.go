@@ -16,7 +16,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -40,7 +42,7 @@ func (f *hangingTemporal) setHang(on bool) {
 
 func (f *hangingTemporal) QueryWorkflowWithOptions(ctx context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
 	f.mu.Lock()
-	hang := f.hangAll || (f.hang && !req.Args[0].(workflows.EventsInput).WithTask)
+	hang := f.hangAll || (f.hang && !req.Args[0].(wire.EventsInput).WithTask)
 	if hang {
 		f.hung++
 		d, ok := ctx.Deadline()
@@ -72,7 +74,7 @@ func (f *hangingTemporal) ListWorkflow(context.Context, *workflowservice.ListWor
 func hangingServer(t *testing.T, cfg api.Config) (*httptest.Server, *hangingTemporal) {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
-	reg, err := workflows.NewRegistry(&workflows.Agent{Name: "echo", Handle: handle})
+	reg, err := engine.NewRegistry(&workflows.Agent{Name: "echo", Handle: handle})
 	if err != nil {
 		t.Fatal(err)
 	}

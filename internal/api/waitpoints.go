@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) waitpointRoutes(r *gin.Engine) {
 // waitpointTask returns the task of a waitpoint ID, or the 404 of an ID
 // that can name no waitpoint.
 func waitpointTask(id string) (string, error) {
-	taskID, ok := workflows.WaitpointTaskID(id)
+	taskID, ok := wire.WaitpointTaskID(id)
 	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
 		return "", notFound("waitpoint %q does not exist", id)
 	}
@@ -89,7 +90,7 @@ func (s *Server) getWaitpoint(c *gin.Context) {
 // waitpoint reads waitpoint id of task taskID through QueryWaitpoints, as
 // owner ("": any caller; the API checked a token or authentication is off).
 func (s *Server) waitpoint(ctx context.Context, taskID, id, owner string) (workflows.Waitpoint, error) {
-	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", workflows.QueryWaitpoints, workflows.WaitpointsQuery{Owner: owner})
+	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", wire.QueryWaitpoints, wire.WaitpointsQuery{Owner: owner})
 	if err != nil {
 		if mapped := toA2AError(err); errors.Is(mapped, a2a.ErrTaskNotFound) {
 			return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", id)
@@ -154,7 +155,7 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 	if by == "" {
 		by = "token"
 	}
-	w, err := s.complete(c.Request.Context(), taskID, workflows.CompleteWaitpointInput{WaitpointID: id, Payload: payload, By: by, Via: via})
+	w, err := s.complete(c.Request.Context(), taskID, wire.CompleteWaitpointInput{WaitpointID: id, Payload: payload, By: by, Via: via})
 	if err != nil {
 		failApprovals(c, err)
 		return
@@ -169,8 +170,8 @@ func canonicalPayload(raw json.RawMessage) (json.RawMessage, error) {
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, badRequest("payload is not JSON: " + err.Error())
 	}
-	if buf.Len() > workflows.MaxWaitpointPayloadBytes {
-		return nil, badRequest(fmt.Sprintf("payload has %d bytes, over the limit of %d", buf.Len(), workflows.MaxWaitpointPayloadBytes))
+	if buf.Len() > wire.MaxWaitpointPayloadBytes {
+		return nil, badRequest(fmt.Sprintf("payload has %d bytes, over the limit of %d", buf.Len(), wire.MaxWaitpointPayloadBytes))
 	}
 	return buf.Bytes(), nil
 }
@@ -193,11 +194,11 @@ func payloadDigest(payload json.RawMessage) string {
 // completion the waitpoint refuses because it is settled, or because its
 // task has ended, is read back: the same payload is the earlier
 // completion's success, any other a conflict.
-func (s *Server) complete(ctx context.Context, taskID string, in workflows.CompleteWaitpointInput) (workflows.Waitpoint, error) {
+func (s *Server) complete(ctx context.Context, taskID string, in wire.CompleteWaitpointInput) (workflows.Waitpoint, error) {
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   taskID,
 		UpdateID:     in.WaitpointID + "/" + payloadDigest(in.Payload),
-		UpdateName:   workflows.UpdateCompleteWaitpoint,
+		UpdateName:   wire.UpdateCompleteWaitpoint,
 		Args:         []any{in},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
@@ -210,13 +211,13 @@ func (s *Server) complete(ctx context.Context, taskID string, in workflows.Compl
 	var nf *serviceerror.NotFound
 	var appErr *temporal.ApplicationError
 	switch {
-	case errors.As(err, &nf), errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeWaitpointSettled:
+	case errors.As(err, &nf), errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeWaitpointSettled:
 		// Settled, or its task ended (or never was): what does it hold?
 		w, rerr := s.waitpoint(ctx, taskID, in.WaitpointID, "")
 		if rerr != nil {
 			return workflows.Waitpoint{}, rerr
 		}
-		if w.State == workflows.WaitpointCompleted && workflows.SameWaitpointPayload(w.Payload, in.Payload) {
+		if w.State == workflows.WaitpointCompleted && wire.SameWaitpointPayload(w.Payload, in.Payload) {
 			return w, nil
 		}
 		msg := fmt.Sprintf("waitpoint %s is %s", w.ID, w.State)
@@ -227,9 +228,9 @@ func (s *Server) complete(ctx context.Context, taskID string, in workflows.Compl
 			msg = fmt.Sprintf("waitpoint %s was already completed by %s via %s at %s", w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339))
 		}
 		return workflows.Waitpoint{}, conflict("%s; it takes no other payload", strings.TrimSuffix(msg, "."))
-	case errors.As(err, &appErr) && (appErr.Type() == workflows.ErrTypeWaitpointNotFound || appErr.Type() == workflows.ErrTypeTaskNotFound):
+	case errors.As(err, &appErr) && (appErr.Type() == wire.ErrTypeWaitpointNotFound || appErr.Type() == wire.ErrTypeTaskNotFound):
 		return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", in.WaitpointID)
-	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeInvalidParams:
+	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidParams:
 		return workflows.Waitpoint{}, badRequest(appErr.Message())
 	}
 	return workflows.Waitpoint{}, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -49,12 +50,12 @@ func (a *App) Check() error {
 	if _, err := a.registry(); err != nil {
 		return err
 	}
-	return workflows.CheckActivities(a.Agents...)
+	return engine.CheckActivities(a.Agents...)
 }
 
 // registry returns a fresh registry of copies of the app's agents, so that
 // flags such as --idle-timeout change the copies and never the caller's.
-func (a *App) registry() (*workflows.Registry, error) {
+func (a *App) registry() (*engine.Registry, error) {
 	copies := make([]*workflows.Agent, len(a.Agents))
 	for i, ag := range a.Agents {
 		if ag == nil {
@@ -63,7 +64,7 @@ func (a *App) registry() (*workflows.Registry, error) {
 		c := *ag
 		copies[i] = &c
 	}
-	return workflows.NewRegistry(copies...)
+	return engine.NewRegistry(copies...)
 }
 
 // Run runs the command line args (without the program name) until ctx is

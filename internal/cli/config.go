@@ -11,9 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // config holds every setting of the a2aflow processes. Each field is bound
@@ -188,7 +189,7 @@ func (c *config) bindPeers(fs *pflag.FlagSet) {
 }
 
 func (c *config) bindWorker(fs *pflag.FlagSet) {
-	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
+	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", wire.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
 	fs.StringVar(&c.CredentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""),
 		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
@@ -196,7 +197,7 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
 	c.Deployment.bind(fs)
 	bindRequireSignedPeers(fs, &c.RequireSignedPeers) // keys.go
-	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
+	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", engine.DefaultRetryBudget),
 		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
 	fs.IntVar(&c.WorkflowCacheSize, "workflow-cache-size", envInt("A2AFLOW_WORKFLOW_CACHE_SIZE", DefaultWorkflowCacheSize),
 		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits (A2AFLOW_WORKFLOW_CACHE_SIZE)")
@@ -252,7 +253,7 @@ func (c *config) agentNames() []string {
 
 // workerAgents returns the agents the worker runs, with their idle timeouts
 // from --idle-timeout.
-func (c *config) workerAgents() (*workflows.Registry, error) {
+func (c *config) workerAgents() (*engine.Registry, error) {
 	reg, err := c.registry()
 	if err != nil {
 		return nil, err

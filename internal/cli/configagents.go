@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -286,7 +287,7 @@ func busyPolicy(s string) (workflows.BusyPolicy, error) {
 
 // registry returns the agents served: copies of the program's agents, then
 // the config file's LLM agents, with the file's per-agent settings applied.
-func (c *config) registry() (*workflows.Registry, error) {
+func (c *config) registry() (*engine.Registry, error) {
 	reg, err := c.app.registry()
 	if err != nil || len(c.fileAgents) == 0 {
 		return reg, err
@@ -301,7 +302,7 @@ func (c *config) registry() (*workflows.Registry, error) {
 		}
 		all = append(all, llmagents.LLMAgent(s.spec()))
 	}
-	if reg, err = workflows.NewRegistry(all...); err != nil {
+	if reg, err = engine.NewRegistry(all...); err != nil {
 		return nil, fmt.Errorf("config file %s: agents: %w", c.ConfigFile, err)
 	}
 	for _, s := range c.fileAgents {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
 )
 
 // The process logger: --log-level and --log-format (text or slog's JSON),
@@ -21,7 +21,7 @@ import (
 // request's agent, task_id and context_id to its lines and logs one access
 // line per request (api/accesslog.go, --access-log); the worker adds a
 // task's keys to its workflow and activity lines
-// (workflows.NewLoggingInterceptor).
+// (engine.NewLoggingInterceptor).
 
 // The values of --log-format.
 const (
@@ -89,7 +89,7 @@ func checkLogFlags(cmd *cobra.Command, _ []string) error {
 // own lines are kept to warnings and errors (component=temporal-sdk) unless
 // the process logs at debug, where an operator wants them. The lines of the
 // loggers workflow and activity code get (workflow.GetLogger,
-// activity.GetLogger, marked by workflows.NewLoggingInterceptor) are the
+// activity.GetLogger, marked by engine.NewLoggingInterceptor) are the
 // agents' own and follow --log-level.
 func sdkLogger(logger *slog.Logger) sdklog.Logger {
 	floor := slog.LevelWarn
@@ -124,7 +124,7 @@ func (h sdkHandler) Handle(ctx context.Context, r slog.Record) error {
 func (h sdkHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	kept := make([]slog.Attr, 0, len(attrs))
 	for _, a := range attrs {
-		if workflows.IsTaskLoggerMark(a) {
+		if engine.IsTaskLoggerMark(a) {
 			h.task = true
 			continue
 		}

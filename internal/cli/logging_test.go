@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/log"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
 )
 
 func TestLogHandlerChoice(t *testing.T) {
@@ -97,7 +97,7 @@ func TestSDKLogger(t *testing.T) {
 		sdk := sdkLogger(slog.New(newLogHandler(&out, level, "json")))
 		sdk.Info("Started Worker", "Namespace", "default")
 		sdk.Warn("poll failed")
-		task := log.With(sdk, slog.Group(workflows.TaskLoggerKey), "component", "workflow", "task_id", "t-1")
+		task := log.With(sdk, slog.Group(engine.TaskLoggerKey), "component", "workflow", "task_id", "t-1")
 		task.Info("trip booked")
 		task.Debug("LLM call")
 
@@ -122,7 +122,7 @@ func TestSDKLogger(t *testing.T) {
 				t.Errorf("--log-level %s: %q component = %v, want %s", level, msg, got[msg]["component"], component)
 			}
 		}
-		if strings.Contains(out.String(), workflows.TaskLoggerKey) {
+		if strings.Contains(out.String(), engine.TaskLoggerKey) {
 			t.Errorf("the mark is printed: %s", out.String())
 		}
 	}

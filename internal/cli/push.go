@@ -15,9 +15,9 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/webhook"
-	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // pushKeyFile is where `serve` keeps its generated push key, under the data dir.
@@ -146,8 +146,8 @@ func (c *pushConfig) apiOptions() api.PushOptions {
 }
 
 // workflowOptions is how the task workflow retries deliveries.
-func (c *pushConfig) workflowOptions() workflows.PushOptions {
-	return workflows.PushOptions{MaxRetryInterval: c.MaxRetryInterval, GiveUpAfter: c.GiveUpAfter}
+func (c *pushConfig) workflowOptions() engine.PushOptions {
+	return engine.PushOptions{MaxRetryInterval: c.MaxRetryInterval, GiveUpAfter: c.GiveUpAfter}
 }
 
 // activity is the delivery activity, its requests through the guarded

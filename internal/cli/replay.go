@@ -17,7 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // exitReplayFailed: a history did not replay against this binary's agents.
@@ -63,7 +64,7 @@ they are part of what a task decides. Exit status 5 when a run does not replay.`
 	cfg.bindTemporal(fs, false)
 	cfg.bindData(fs)
 	fs.StringToStringVar(&cfg.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"), "the worker's --idle-timeout (A2AFLOW_IDLE_TIMEOUTS)")
-	fs.DurationVar(&cfg.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", workflows.DefaultRetryBudget),
+	fs.DurationVar(&cfg.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", engine.DefaultRetryBudget),
 		"the worker's --delegation-retry-budget (A2AFLOW_DELEGATION_RETRY_BUDGET)")
 	cfg.bindConfigFile(cmd) // configfile.go: the file's agents replay too
 	return cmd
@@ -81,8 +82,8 @@ func runReplay(ctx context.Context, out io.Writer, cfg *config, rc replayConfig,
 	if err != nil {
 		return err
 	}
-	var opts workflows.ReplayOptions
-	opts.Workflow = []workflows.TaskWorkflowOption{workflows.WithRetryBudget(cfg.RetryBudget)}
+	var opts engine.ReplayOptions
+	opts.Workflow = engine.Options{RetryBudget: cfg.RetryBudget}
 	// The payload store only when there is one to read: files replay without
 	// one when there is no --payload-store nor <data-dir>/blobs.
 	if fetch || cfg.PayloadStore != "" || dirExists(filepath.Join(cfg.DataDir, defaultPayloadDir)) {
@@ -92,7 +93,7 @@ func runReplay(ctx context.Context, out io.Writer, cfg *config, rc replayConfig,
 		}
 		opts.ExternalStorage = blobstore.ExternalStorage(store)
 	}
-	replayer, err := workflows.NewReplayer(reg, opts)
+	replayer, err := engine.NewReplayer(reg, opts)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func runReplay(ctx context.Context, out io.Writer, cfg *config, rc replayConfig,
 		switch {
 		case err == nil:
 			fmt.Fprintf(out, "ok    %s\n", name)
-		case workflows.IsNondeterminism(err):
+		case engine.IsNondeterminism(err):
 			failed++
 			fmt.Fprintf(out, "FAIL  %s: this code does not replay it (non-determinism): %v\n", name, err)
 		default:
@@ -151,7 +152,7 @@ func runReplay(ctx context.Context, out io.Writer, cfg *config, rc replayConfig,
 
 // runningTasks lists the IDs of the running tasks of the namespace.
 func runningTasks(ctx context.Context, c client.Client, namespace string) ([]string, error) {
-	query := "WorkflowType = " + workflows.QuoteQueryValue(workflows.TaskWorkflowName) + " AND ExecutionStatus = 'Running'"
+	query := "WorkflowType = " + wire.QuoteQueryValue(wire.TaskWorkflowName) + " AND ExecutionStatus = 'Running'"
 	var ids []string
 	var token []byte
 	for {

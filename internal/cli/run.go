@@ -17,6 +17,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/hints/pghints"
 	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
@@ -24,9 +25,9 @@ import (
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/internal/workerenv"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // dialTemporal connects to the frontend (temporal_conn.go: address, TLS,
@@ -114,7 +115,7 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 	// pghints), through Unix sockets beside the SQLite file otherwise
 	// (package unixhints; an API given the same --database listens there).
 	var remoteHints interface {
-		workflows.Notifier
+		wire.Notifier
 		Close()
 	}
 	if models.IsPostgresDSN(dsn) {
@@ -136,15 +137,15 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 		_ = store.Close()
 		remoteHints.Close()
 	}
-	wopts, err := cfg.Deployment.workerOptions(workflows.WorkerOptions())
+	wopts, err := cfg.Deployment.workerOptions(engine.WorkerOptions())
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	wopts = cfg.Lifecycle.workerOptions(wopts)
 	wopts.Interceptors = append(wopts.Interceptors,
-		workflows.NewLoggingInterceptor(), // task keys on workflow and activity logs
-		workflows.NewOwnerInterceptor())   // the task's owner for its activities
+		engine.NewLoggingInterceptor(), // task keys on workflow and activity logs
+		engine.NewOwnerInterceptor())   // the task's owner for its activities
 	// What the agents' own activities reach from their context: the
 	// database and the credentials users gave their tasks (workerenv).
 	env := &workerenv.Env{DB: store.DB()}
@@ -153,18 +154,18 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 	}
 	wopts.BackgroundActivityContext = workerenv.With(context.Background(), env)
 	w := worker.New(c, cfg.TaskQueue, wopts)
-	opts := []workflows.TaskWorkflowOption{workflows.WithPushOptions(cfg.Push.workflowOptions()), workflows.WithRetryBudget(cfg.RetryBudget)}
+	opts := engine.Options{Push: cfg.Push.workflowOptions(), RetryBudget: cfg.RetryBudget}
 	if hints != nil {
-		opts = append(opts, workflows.WithNotifier(notifiers{hints, remoteHints}))
+		opts.Notifier = notifiers{hints, remoteHints}
 	} else {
-		opts = append(opts, workflows.WithNotifier(remoteHints))
+		opts.Notifier = remoteHints
 	}
 	reg, err := cfg.workerAgents()
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
-	w.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg, opts...).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, opts), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	// Without an LLM the worker runs on; LLM agents answer how to configure one.
 	provider, err := cfg.app.LLM, error(nil)
 	if provider == nil {
@@ -215,7 +216,7 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 	llm.RegisterTools(w, llmagents.ActivityTools()...)
 	llm.RegisterTools(w, llmagents.DirectoryTools(directory)...)
 	// The agents' own activities, under the names Agent.Activities gives them.
-	if err := workflows.RegisterActivities(w, reg.Agents()...); err != nil {
+	if err := engine.RegisterActivities(w, reg.Agents()...); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 }
 
 // notifiers hints each of its notifiers.
-type notifiers []workflows.Notifier
+type notifiers []wire.Notifier
 
 func (ns notifiers) Notify(taskID string, seq int64) {
 	for _, n := range ns {
@@ -303,7 +304,7 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		WaitTimeout:    cfg.WaitTimeout,
 		UICodecOrigins: cfg.UICodecOrigins,
 		Credentials:    cfg.Credentials.store,
-		Waitpoints:     workflows.NewWaitpointTokens(cfg.Push.keys...),
+		Waitpoints:     wire.NewWaitpointTokens(cfg.Push.keys...),
 		Routes:         cfg.app.Routes,
 		AccessLog:      cfg.AccessLog,
 		DefaultHistoryLength: func() int {

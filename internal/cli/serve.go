@@ -16,7 +16,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 func newServeCmd(app *App) *cobra.Command {
@@ -182,7 +182,7 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 		UIWriteActions:    cfg.UI.WriteActions,
 		UIOIDC:            oidc,
 		Namespace:         cfg.Namespace,
-		SearchAttributes:  workflows.SearchAttributes(),
+		SearchAttributes:  wire.SearchAttributes(),
 		DynamicConfig:     cfg.dynamicConfigValues(),
 		VisibilityIndexes: cfg.VisibilityIndexes,
 		Retention:         cfg.Retention,

@@ -11,7 +11,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/namespaces"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 func newAPICmd(app *App) *cobra.Command {
@@ -52,7 +52,7 @@ func newAPICmd(app *App) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
+			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: wire.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
 			fmt.Fprintf(os.Stdout, "a2aflow API is serving\n  A2A API      %s\n", httpURL(ln))
@@ -89,7 +89,7 @@ func newAPICmd(app *App) *cobra.Command {
 	cfg.bindTemporal(cmd.Flags(), false)
 	cfg.Auth.bind(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), false)
-	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", workflows.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
+	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", wire.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
 	cmd.Flags().StringVar(&cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""),
 		"the workers' database (their --database): the API listens for their hints of new task events, so a stream gets each event at once instead of at its next poll: on PostgreSQL (LISTEN a2aflow_task_events), or for a SQLite file on Unix sockets in the folder FILE.hints beside it (workers on this host); none: streams poll every 250 ms (A2AFLOW_DATABASE)")
 	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
@@ -138,7 +138,7 @@ func newWorkerCmd(app *App) *cobra.Command {
 			}
 			defer c.Close()
 			health.connected(c)
-			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: workflows.SearchAttributes(), Logger: logger}); err != nil {
+			if err := namespaces.Ensure(ctx, c, cfg.Namespace, namespaces.Options{SearchAttributes: wire.SearchAttributes(), Logger: logger}); err != nil {
 				logger.Warn("could not register search attributes; ask the Temporal operator to add them", "error", err)
 			}
 			stop, err := startWorker(c, cfg, nil, logger)

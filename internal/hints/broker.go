@@ -57,7 +57,7 @@ func (s *Subscription) Close() {
 }
 
 // Notify hints every subscriber of taskID. It never blocks, which makes it
-// safe to call from workflow code (see workflows.Notifier).
+// safe to call from workflow code (see wire.Notifier).
 func (b *Broker) Notify(taskID string, _ int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -27,7 +27,7 @@ const (
 // stream of every receiving process: its first send (its process may
 // replace one killed before its last hints went out), a send after dropped
 // hints, and a send after a failed one (retried after a second). It
-// implements workflows.Notifier.
+// implements wire.Notifier.
 type Outbox struct {
 	send   func(ctx context.Context, ids []string) error
 	what   string

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -169,7 +170,7 @@ func remoteSkillTools(ctx workflow.Context, t *workflows.Task, agent string, tak
 		Summary:             "skills of " + agent,
 	})
 	var card activities.AgentSkillsOutput
-	if err := workflow.ExecuteActivity(actx, workflows.ActivityAgentSkills, activities.AgentSkillsInput{Agent: agent}).Get(ctx, &card); err != nil {
+	if err := workflow.ExecuteActivity(actx, wire.ActivityAgentSkills, activities.AgentSkillsInput{Agent: agent}).Get(ctx, &card); err != nil {
 		workflow.GetLogger(ctx).Warn("remote agent's skills unavailable; its skill tools are left out", "remote_agent", agent, "error", err)
 		return nil, nil
 	}

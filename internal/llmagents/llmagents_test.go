@@ -14,9 +14,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
 
@@ -31,14 +32,14 @@ func TestLLMAgentRemoteSkillTools(t *testing.T) {
 	if err := spec.Check(); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := workflows.NewRegistry(llmagents.LLMAgent(spec))
+	reg, err := engine.NewRegistry(llmagents.LLMAgent(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
 	f := &fakeLLM{script: func(n int, req llm.Request) llm.Response {
 		return llm.Response{Text: "done", StopReason: llm.StopEnd}
@@ -46,9 +47,9 @@ func TestLLMAgentRemoteSkillTools(t *testing.T) {
 	env.RegisterActivity(&activities.LLM{Provider: f})
 	env.RegisterActivity(&activities.Tasks{})
 	dir := &activities.Directory{}
-	env.RegisterActivityWithOptions(dir.AgentSkills, activity.RegisterOptions{Name: workflows.ActivityAgentSkills})
+	env.RegisterActivityWithOptions(dir.AgentSkills, activity.RegisterOptions{Name: wire.ActivityAgentSkills})
 	env.OnActivity((*activities.Tasks)(nil).ContextHistory, mock.Anything, mock.Anything).Return([]*a2a.Message(nil), nil)
-	env.OnActivity(workflows.ActivityAgentSkills, mock.Anything, activities.AgentSkillsInput{Agent: "weather"}).Return(activities.AgentSkillsOutput{
+	env.OnActivity(wire.ActivityAgentSkills, mock.Anything, activities.AgentSkillsInput{Agent: "weather"}).Return(activities.AgentSkillsOutput{
 		Agent: "weather", Description: "Forecasts.",
 		Skills: []a2a.AgentSkill{
 			{ID: "forecast", Name: "Forecast", Description: "Tomorrow's weather.", Examples: []string{"Rain in Oslo?"}},
@@ -56,9 +57,9 @@ func TestLLMAgentRemoteSkillTools(t *testing.T) {
 			{ID: "fore_cast", Name: "Forecast thrice", Description: "The same, by a third ID."},
 		},
 	}, nil)
-	env.OnActivity(workflows.ActivityAgentSkills, mock.Anything, activities.AgentSkillsInput{Agent: "ghost"}).Return(activities.AgentSkillsOutput{},
+	env.OnActivity(wire.ActivityAgentSkills, mock.Anything, activities.AgentSkillsInput{Agent: "ghost"}).Return(activities.AgentSkillsOutput{},
 		temporal.NewNonRetryableApplicationError(`no agent "ghost" in the directory`, activities.ErrTypeAgentUnknown, nil))
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "helper", Message: userText("hello")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "helper", Message: userText("hello")})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // value is a counter's or gauge's value.
@@ -83,9 +83,9 @@ func TestTemporalHandler(t *testing.T) {
 // the SDK's series.
 func TestWorkflowSeries(t *testing.T) {
 	for _, c := range []struct{ here, there string }{
-		{TasksEnded, workflows.MetricTasksEnded},
-		{InputRequired, workflows.MetricInputRequired},
-		{ApprovalWait, workflows.MetricApprovalWait},
+		{TasksEnded, wire.MetricTasksEnded},
+		{InputRequired, wire.MetricInputRequired},
+		{ApprovalWait, wire.MetricApprovalWait},
 	} {
 		if c.here != c.there {
 			t.Errorf("metrics name %q, workflows name %q: they must be the same", c.here, c.there)
@@ -93,9 +93,9 @@ func TestWorkflowSeries(t *testing.T) {
 	}
 	h := TemporalHandler().WithTags(map[string]string{"namespace": "default", "task_queue": "q", "workflow_type": "TaskWorkflow"})
 	h = h.WithTags(map[string]string{"agent": "payer"})
-	h.WithTags(map[string]string{"state": "TASK_STATE_COMPLETED"}).Counter(workflows.MetricTasksEnded).Inc(1)
-	h.Timer(workflows.MetricInputRequired).Record(90 * time.Second)
-	h.WithTags(map[string]string{"outcome": workflows.ApprovalOutcomeExpired}).Timer(workflows.MetricApprovalWait).Record(2 * time.Hour)
+	h.WithTags(map[string]string{"state": "TASK_STATE_COMPLETED"}).Counter(wire.MetricTasksEnded).Inc(1)
+	h.Timer(wire.MetricInputRequired).Record(90 * time.Second)
+	h.WithTags(map[string]string{"outcome": wire.ApprovalOutcomeExpired}).Timer(wire.MetricApprovalWait).Record(2 * time.Hour)
 
 	if got := value(t, tasksEnded.WithLabelValues("payer", "TASK_STATE_COMPLETED")); got != 1 {
 		t.Errorf("tasks ended = %v, want 1", got)

@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // WaitpointID is the ID of the task's n-th waitpoint (1 for the first WaitFor).
@@ -42,7 +42,7 @@ func (e *Env) completeWaitpoint(after time.Duration, id string, payload any, onR
 		e.t.Fatalf("workflowstest: waitpoint payload: %v", err)
 	}
 	e.RegisterDelayedCallback(func() {
-		e.UpdateWorkflow(workflows.UpdateCompleteWaitpoint, "", &testsuite.TestUpdateCallback{
+		e.UpdateWorkflow(wire.UpdateCompleteWaitpoint, "", &testsuite.TestUpdateCallback{
 			OnAccept: func() {
 				for _, f := range onAccept {
 					f()
@@ -50,6 +50,6 @@ func (e *Env) completeWaitpoint(after time.Duration, id string, payload any, onR
 			},
 			OnReject:   onReject,
 			OnComplete: func(any, error) {},
-		}, workflows.CompleteWaitpointInput{WaitpointID: id, Payload: raw, Via: "test"})
+		}, wire.CompleteWaitpointInput{WaitpointID: id, Payload: raw, Via: "test"})
 	}, after)
 }

@@ -34,6 +34,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -63,7 +65,7 @@ type Env struct {
 // without a webhook). Agents that cannot be served fail the test.
 func New(t testing.TB, agents ...*workflows.Agent) *Env {
 	t.Helper()
-	reg, err := workflows.NewRegistry(agents...)
+	reg, err := engine.NewRegistry(agents...)
 	if err != nil {
 		t.Fatalf("workflowstest: %v", err)
 	}
@@ -75,13 +77,13 @@ func New(t testing.TB, agents ...*workflows.Agent) *Env {
 	// can take that long for honest work; a real deadlock never yields, so a
 	// longer bound still catches it.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: string(TaskID)})
-	if err := workflows.RegisterActivities(env, reg.Agents()...); err != nil {
+	if err := engine.RegisterActivities(env, reg.Agents()...); err != nil {
 		t.Fatalf("workflowstest: %v", err)
 	}
-	env.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalNotice) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityNotifyApprovalWebhook})
+	env.RegisterActivityWithOptions(func(context.Context, wire.ApprovalNotice) error { return nil },
+		activity.RegisterOptions{Name: wire.ActivityNotifyApprovalWebhook})
 	return &Env{TestWorkflowEnvironment: env, t: t}
 }
 
@@ -94,11 +96,11 @@ func (e *Env) Answer(after time.Duration, text string) {
 // AnswerMessage sends m (any parts) to the task after d of workflow time.
 func (e *Env) AnswerMessage(after time.Duration, m *a2a.Message) {
 	e.RegisterDelayedCallback(func() {
-		e.UpdateWorkflow(workflows.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
+		e.UpdateWorkflow(wire.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
 			OnAccept:   func() {},
 			OnReject:   func(err error) { e.t.Errorf("workflowstest: message %q refused: %v", workflows.MessageText(m), err) },
 			OnComplete: func(any, error) {},
-		}, workflows.SendMessageInput{Message: m, ReturnImmediately: true})
+		}, wire.SendMessageInput{Message: m, ReturnImmediately: true})
 	}, after)
 }
 
@@ -145,7 +147,7 @@ func (e *Env) DecideRefused(after time.Duration, approvalID string, d Decision, 
 
 func (e *Env) decide(after time.Duration, approvalID string, d Decision, onReject func(error), onAccept ...func()) {
 	e.RegisterDelayedCallback(func() {
-		e.UpdateWorkflow(workflows.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
+		e.UpdateWorkflow(wire.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
 			OnAccept: func() {
 				for _, f := range onAccept {
 					f()
@@ -153,7 +155,7 @@ func (e *Env) decide(after time.Duration, approvalID string, d Decision, onRejec
 			},
 			OnReject:   onReject,
 			OnComplete: func(any, error) {},
-		}, workflows.DecideApprovalInput{
+		}, wire.DecideApprovalInput{
 			ApprovalID: approvalID, Approved: d.Approved, Comment: d.Comment,
 			Approver: d.Approver, ApproverGroups: d.Groups, Via: "test",
 		})
@@ -164,7 +166,7 @@ func (e *Env) decide(after time.Duration, approvalID string, d Decision, onRejec
 // it to f.
 func (e *Env) Look(after time.Duration, f func(*a2a.Task)) {
 	e.RegisterDelayedCallback(func() {
-		v, err := e.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+		v, err := e.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 		var task a2a.Task
 		if err == nil {
 			err = v.Get(&task)
@@ -191,13 +193,13 @@ func (e *Env) remoteAgents() map[string]func(*a2a.Message) *a2a.Task {
 	if e.remotes == nil {
 		e.remotes = map[string]func(*a2a.Message) *a2a.Task{}
 		remotes := e.remotes
-		e.RegisterActivityWithOptions(func(_ context.Context, in workflows.RemoteSendInput) (workflows.RemoteTaskResult, error) {
+		e.RegisterActivityWithOptions(func(_ context.Context, in wire.RemoteSendInput) (wire.RemoteTaskResult, error) {
 			answer, ok := remotes[in.Agent]
 			if !ok {
-				return workflows.RemoteTaskResult{}, fmt.Errorf("workflowstest: no remote agent %q (Env.RemoteAgent)", in.Agent)
+				return wire.RemoteTaskResult{}, fmt.Errorf("workflowstest: no remote agent %q (Env.RemoteAgent)", in.Agent)
 			}
-			return workflows.RemoteTaskResult{Task: answer(in.Message)}, nil
-		}, activity.RegisterOptions{Name: workflows.ActivitySendRemoteMessage})
+			return wire.RemoteTaskResult{Task: answer(in.Message)}, nil
+		}, activity.RegisterOptions{Name: wire.ActivitySendRemoteMessage})
 	}
 	return e.remotes
 }
@@ -206,7 +208,7 @@ func (e *Env) remoteAgents() map[string]func(*a2a.Message) *a2a.Task {
 // end and returns it.
 func (e *Env) Run(agent string, first *a2a.Message) *a2a.Task {
 	e.t.Helper()
-	e.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: agent, Message: first, LongTasks: true})
+	e.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: agent, Message: first, LongTasks: true})
 	var task a2a.Task
 	err := e.GetWorkflowError()
 	if err == nil {

@@ -61,7 +61,7 @@ func connConfig(dsn string) (*pgx.ConnConfig, error) {
 
 // Sender sends hints to the PostgreSQL database of its DSN. Notify never
 // blocks: hints are queued and sent from a goroutine (hints.Outbox, which
-// also says when it sends [All]). It implements workflows.Notifier.
+// also says when it sends [All]). It implements wire.Notifier.
 type Sender struct {
 	*hints.Outbox
 	pool *pgxpool.Pool

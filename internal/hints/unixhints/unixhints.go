@@ -59,7 +59,7 @@ const (
 func Dir(dbPath string) string { return dbPath + ".hints" }
 
 // Sender sends hints to the listeners in one folder. It implements
-// workflows.Notifier.
+// wire.Notifier.
 type Sender struct {
 	*hints.Outbox
 	dir     string

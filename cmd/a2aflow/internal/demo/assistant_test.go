@@ -15,8 +15,8 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
-	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // fakeLLM is a Provider answering from a script by call number (from 1).
@@ -79,7 +79,7 @@ func TestAssistant(t *testing.T) {
 		{Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart("Noted.")}},
 	}
 	env := newAssistantEnv(f, earlier)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "assistant", ContextID: "ctx-1", Message: userText("What is 17.5% of it?")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "assistant", ContextID: "ctx-1", Message: userText("What is 17.5% of it?")})
 
 	final := finalTask(t, env)
 	want := statusView{State: a2a.TaskStateCompleted, Message: agent("17.5% of 2,340 is 409.5; I saved it as the artifact tip.")}
@@ -122,14 +122,14 @@ func TestAssistant(t *testing.T) {
 		t.Errorf("artifacts = %+v, want the saved markdown artifact tip", final.Artifacts)
 	}
 	wantUsage := map[string]any{"inputTokens": float64(200), "outputTokens": float64(20), "calls": float64(4)}
-	if diff := cmp.Diff(any(wantUsage), final.Metadata[workflows.UsageMetadataKey]); diff != "" {
+	if diff := cmp.Diff(any(wantUsage), final.Metadata[wire.UsageMetadataKey]); diff != "" {
 		t.Errorf("usage metadata (-want +got):\n%s", diff)
 	}
 }
 
 func TestAssistantWithoutLLM(t *testing.T) {
 	env := newAssistantEnv(nil, nil)
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "assistant", Message: userText("hello")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "assistant", Message: userText("hello")})
 	want := statusView{State: a2a.TaskStateFailed, Message: agent(llmagents.NotConfiguredMessage)}
 	if diff := cmp.Diff(want, viewStatus(finalTask(t, env))); diff != "" {
 		t.Errorf("final status (-want +got):\n%s", diff)
@@ -147,7 +147,7 @@ func TestAssistantWithoutContextHistory(t *testing.T) {
 	env.RegisterActivity(&activities.Tasks{})
 	env.OnActivity((*activities.Tasks)(nil).ContextHistory, mock.Anything, mock.Anything).
 		Return(nil, temporal.NewNonRetryableApplicationError("visibility is down", "Unavailable", nil))
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "assistant", Message: userText("hello")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "assistant", Message: userText("hello")})
 	want := statusView{State: a2a.TaskStateCompleted, Message: agent("1 message(s)")}
 	if diff := cmp.Diff(want, viewStatus(finalTask(t, env))); diff != "" {
 		t.Errorf("final status (-want +got):\n%s", diff)

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
@@ -66,12 +67,12 @@ func TestChangesWaitpoint(t *testing.T) {
 		}
 	})
 	env.CompleteWaitpointRefused(2*time.Minute, id, map[string]any{"approved": "yes"},
-		refusedAs(t, workflows.ErrTypeInvalidParams, "ticket_id"))
+		refusedAs(t, wire.ErrTypeInvalidParams, "ticket_id"))
 	env.CompleteWaitpointRefused(3*time.Minute, workflowstest.WaitpointID(2), map[string]any{"ticket_id": "CHG-1", "approved": true},
-		refusedAs(t, workflows.ErrTypeWaitpointNotFound, "not found"))
+		refusedAs(t, wire.ErrTypeWaitpointNotFound, "not found"))
 	env.CompleteWaitpoint(time.Hour, id, map[string]any{"ticket_id": "CHG-42", "approved": true, "comment": "go"})
 	env.CompleteWaitpointRefused(time.Hour+time.Second, id, map[string]any{"ticket_id": "CHG-43", "approved": false},
-		refusedAs(t, workflows.ErrTypeWaitpointSettled, "already completed"))
+		refusedAs(t, wire.ErrTypeWaitpointSettled, "already completed"))
 	task := env.RunText("changes", "Restart the payments database")
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("state = %s (%s), want completed", task.Status.State, workflows.MessageText(task.Status.Message))
@@ -108,7 +109,7 @@ func TestChangesWaitpointDeadline(t *testing.T) {
 	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(workflows.MessageText(task.Status.Message), "deadline passed") {
 		t.Fatalf("state = %s (%s), want failed at the deadline", task.Status.State, workflows.MessageText(task.Status.Message))
 	}
-	v, err := env.QueryWorkflow(workflows.QueryWaitpoints, workflows.WaitpointsQuery{})
+	v, err := env.QueryWorkflow(wire.QueryWaitpoints, wire.WaitpointsQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +165,8 @@ func TestWaitForDefaultAtDeadline(t *testing.T) {
 }
 
 func TestWaitpointTokens(t *testing.T) {
-	tokens := workflows.NewWaitpointTokens([]byte("new-key"), []byte("old-key"))
-	old := workflows.NewWaitpointTokens([]byte("old-key"))
+	tokens := wire.NewWaitpointTokens([]byte("new-key"), []byte("old-key"))
+	old := wire.NewWaitpointTokens([]byte("old-key"))
 	id := "task-1-waitpoint-1"
 	tok := tokens.Token(id)
 	switch {
@@ -180,8 +181,8 @@ func TestWaitpointTokens(t *testing.T) {
 	case tokens.Check(id, "") || tokens.Check(id, "not base64!"):
 		t.Error("an empty or malformed token opens the waitpoint")
 	}
-	var none *workflows.WaitpointTokens
-	if none.Token(id) != "" || none.Check(id, tok) || workflows.NewWaitpointTokens() != nil {
+	var none *wire.WaitpointTokens
+	if none.Token(id) != "" || none.Check(id, tok) || wire.NewWaitpointTokens() != nil {
 		t.Error("without a key, tokens are minted or accepted")
 	}
 }

@@ -25,7 +25,10 @@
 // ordinary Temporal workflow code.
 package demo
 
-import "github.com/a2aflow/a2aflow/workflows"
+import (
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/workflows"
+)
 
 // All returns the built-in agents, travel first (the default agent served at
 // the root URL): what cmd/a2aflow passes to a2aflow.Main.
@@ -34,8 +37,8 @@ func All() []*workflows.Agent {
 }
 
 // Builtin returns the registry of the built-in agents of All.
-func Builtin() *workflows.Registry {
-	reg, err := workflows.NewRegistry(All()...)
+func Builtin() *engine.Registry {
+	reg, err := engine.NewRegistry(All()...)
 	if err != nil {
 		panic(err) // the built-in set is fixed; a failure is a programming error
 	}

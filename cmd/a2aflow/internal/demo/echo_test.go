@@ -6,7 +6,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 func TestEcho(t *testing.T) {
@@ -21,7 +21,7 @@ func TestEcho(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newTaskEnv()
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "echo", Message: userText(tt.parts...)})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "echo", Message: userText(tt.parts...)})
 
 			final := finalTask(t, env)
 			want := statusView{State: a2a.TaskStateCompleted, Message: agent(tt.want)}

@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -54,32 +56,32 @@ func TestGreeter(t *testing.T) {
 			name: "answered",
 			user: func(env *testsuite.TestWorkflowEnvironment, cb *testsuite.TestUpdateCallback) {
 				answer := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Ada"))
-				env.UpdateWorkflow(workflows.UpdateSendMessage, answer.ID, cb, workflows.SendMessageInput{Message: answer})
+				env.UpdateWorkflow(wire.UpdateSendMessage, answer.ID, cb, wire.SendMessageInput{Message: answer})
 			},
 			want: outcome{a2a.TaskStateInputRequired, "What is your name?", a2a.TaskStateCompleted, []string{"greeting: Hello, Ada!"}},
 		},
 		{
 			name: "canceled while waiting",
 			user: func(env *testsuite.TestWorkflowEnvironment, cb *testsuite.TestUpdateCallback) {
-				env.UpdateWorkflow(workflows.UpdateCancelTask, "cancel", cb, workflows.CancelTaskInput{})
+				env.UpdateWorkflow(wire.UpdateCancelTask, "cancel", cb, wire.CancelTaskInput{})
 			},
 			want: outcome{a2a.TaskStateInputRequired, "What is your name?", a2a.TaskStateCanceled, nil},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg, err := workflows.NewRegistry(Greeter())
+			reg, err := engine.NewRegistry(Greeter())
 			if err != nil {
 				t.Fatal(err)
 			}
 			var suite testsuite.WorkflowTestSuite
 			env := suite.NewTestWorkflowEnvironment()
-			env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+			env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "greeter-task"})
 
 			var got outcome
 			env.RegisterDelayedCallback(func() {
-				v, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+				v, err := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 				var task a2a.Task
 				if err == nil {
 					err = v.Get(&task)
@@ -98,7 +100,7 @@ func TestGreeter(t *testing.T) {
 				})
 			}, time.Hour)
 			first := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hi"))
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "greeter", Message: first})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "greeter", Message: first})
 
 			var task a2a.Task
 			if err := env.GetWorkflowResult(&task); err != nil {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -48,7 +49,7 @@ func TestReplayHistories(t *testing.T) {
 		// The same, recorded since a blocking send asks for the task in
 		// the update's result (SendMessageInput.WantTask: the result
 		// carries it), the delegation's activities get the task's owner
-		// in a header (workflows.NewOwnerInterceptor), and the answer to
+		// in a header (engine.NewOwnerInterceptor), and the answer to
 		// the remote question names it (RemoteSendInput.Answered): the
 		// send streams the remote task past it, and no follow activity
 		// runs.
@@ -89,7 +90,7 @@ func TestReplayHistories(t *testing.T) {
 		// with the answers. Every run of that session replayed.
 		{name: "travel-worker-paused", fixture: "testdata/travel-worker-paused.history.json"},
 	}
-	replayer, err := workflows.NewReplayer(Builtin(), workflows.ReplayOptions{})
+	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +114,16 @@ func TestReplayFindsIncompatibleChange(t *testing.T) {
 		}
 		return Travel().Handle(ctx, task)
 	}
-	reg, err := workflows.NewRegistry(changed)
+	reg, err := engine.NewRegistry(changed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayer, err := workflows.NewReplayer(reg, workflows.ReplayOptions{})
+	replayer, err := engine.NewReplayer(reg, engine.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = replayer.ReplayFile("testdata/travel.history.json")
-	if !workflows.IsNondeterminism(err) {
+	if !engine.IsNondeterminism(err) {
 		t.Fatalf("replay of the changed agent = %v, want a non-determinism error", err)
 	}
 	if !strings.Contains(err.Error(), "testdata/travel.history.json: task ") {
@@ -142,7 +143,7 @@ func TestReplayLongTasksInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayer, err := workflows.NewReplayer(Builtin(), workflows.ReplayOptions{})
+	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -116,16 +117,16 @@ func TestReport(t *testing.T) {
 			env := newTaskEnv()
 			env.RegisterActivity(&activities.Tasks{})
 			for id, task := range tt.fetched {
-				call := env.OnActivity((*activities.Tasks)(nil).FetchTask, mock.Anything, workflows.FetchTaskInput{TaskID: id})
+				call := env.OnActivity((*activities.Tasks)(nil).FetchTask, mock.Anything, wire.FetchTaskInput{TaskID: id})
 				if task == nil {
-					call.Return(nil, temporal.NewNonRetryableApplicationError("task "+string(id)+" not found", workflows.ErrTypeTaskNotFound, nil))
+					call.Return(nil, temporal.NewNonRetryableApplicationError("task "+string(id)+" not found", wire.ErrTypeTaskNotFound, nil))
 				} else {
 					call.Return(task, nil)
 				}
 			}
 			msg := userText(tt.text)
 			msg.ReferenceTasks = tt.refs
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "report", ContextID: "ctx-1", Message: msg})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "report", ContextID: "ctx-1", Message: msg})
 
 			final := finalTask(t, env)
 			if diff := cmp.Diff(tt.wantStatus, viewStatus(final)); diff != "" {

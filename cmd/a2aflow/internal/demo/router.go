@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -266,7 +267,7 @@ func followMention(ctx workflow.Context, t *workflows.Task, tools map[string]llm
 	}
 	err := follow(ctx, t, tools, Route{Decision: RouteRemote, Agent: name, Reason: "addressed with @" + name, By: "@mention"}, rest, nil)
 	var appErr *temporal.ApplicationError
-	if !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeUnknownRemoteAgent {
+	if !errors.As(err, &appErr) || appErr.Type() != wire.ErrTypeUnknownRemoteAgent {
 		return err
 	}
 	known, err := directory(ctx, tools)

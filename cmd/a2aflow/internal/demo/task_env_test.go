@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 	"github.com/a2aflow/a2aflow/workflows/workflowstest"
 )
@@ -24,12 +26,12 @@ func newTaskEnv() *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: workflowstest.DeadlockDetectionTimeout})
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(demo.Builtin()).Run,
-		workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(demo.Builtin(), engine.Options{}),
+		workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
 	// The agents' own activities (BookTrip, ListIssues), as the worker
 	// registers them.
-	if err := workflows.RegisterActivities(env, demo.All()...); err != nil {
+	if err := engine.RegisterActivities(env, demo.All()...); err != nil {
 		panic(err)
 	}
 	return env
@@ -59,13 +61,13 @@ type sent struct {
 // delayed callback.
 func sendMessage(env *testsuite.TestWorkflowEnvironment, m *a2a.Message) *sent {
 	s := &sent{}
-	env.UpdateWorkflow(workflows.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
+	env.UpdateWorkflow(wire.UpdateSendMessage, m.ID, &testsuite.TestUpdateCallback{
 		OnReject: func(err error) { s.rejected = err },
 		OnComplete: func(v any, err error) {
 			s.done, s.err, s.at = true, err, env.Now()
 			s.task = resultTask(env, v)
 		},
-	}, workflows.SendMessageInput{Message: m})
+	}, wire.SendMessageInput{Message: m})
 	return s
 }
 
@@ -125,10 +127,10 @@ func question(slot, text string) messageView {
 // with v: the update answers a bounded TaskUpdateResult, and the API reads
 // the task with the GetTask query right after.
 func resultTask(env *testsuite.TestWorkflowEnvironment, v any) *a2a.Task {
-	if _, ok := v.(workflows.TaskUpdateResult); !ok {
+	if v == nil {
 		return nil
 	}
-	q, err := env.QueryWorkflow(workflows.QueryGetTask, workflows.GetTaskInput{})
+	q, err := env.QueryWorkflow(wire.QueryGetTask, wire.GetTaskInput{})
 	if err != nil {
 		return nil
 	}

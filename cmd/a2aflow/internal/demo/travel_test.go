@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/a2aflow/a2aflow/cmd/a2aflow/internal/demo"
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 const (
@@ -78,7 +78,7 @@ func TestTravelConversation(t *testing.T) {
 				}, time.Duration(i+1)*time.Minute)
 			}
 
-			env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "travel", ContextID: "ctx-1"})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "travel", ContextID: "ctx-1"})
 
 			var wantHistory []messageView
 			for i, turn := range tt.turns {
@@ -161,7 +161,7 @@ func TestTravelBookingFailure(t *testing.T) {
 		env.RegisterDelayedCallback(func() { sendMessage(env, userText(say)) }, time.Duration(i+1)*time.Minute)
 	}
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "travel", Message: userText("Book a flight")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "travel", Message: userText("Book a flight")})
 
 	final := finalTask(t, env)
 	// The activity's own message, without Temporal's activity wrapping.
@@ -179,7 +179,7 @@ func TestTravelCanceledWhileAsking(t *testing.T) {
 	env := newTaskEnv()
 	var canceled *a2a.Task
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateCancelTask, "cancel-1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(wire.UpdateCancelTask, "cancel-1", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("cancel rejected: %v", err) },
 			OnComplete: func(v any, err error) {
 				if err != nil {
@@ -187,10 +187,10 @@ func TestTravelCanceledWhileAsking(t *testing.T) {
 				}
 				canceled = resultTask(env, v)
 			},
-		}, workflows.CancelTaskInput{})
+		}, wire.CancelTaskInput{})
 	}, time.Minute)
 
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "travel", Message: userText("Book a flight")})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "travel", Message: userText("Book a flight")})
 
 	want := statusView{State: a2a.TaskStateCanceled, Message: agent("The task was canceled.")}
 	if canceled == nil {

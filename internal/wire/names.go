@@ -1,4 +1,4 @@
-package workflows
+package wire
 
 // Names shared by the API and the worker. Changing one breaks tasks that are
 // already running, so they are constants and never derived from Go names.

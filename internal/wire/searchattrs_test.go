@@ -1,4 +1,4 @@
-package workflows_test
+package wire_test
 
 import (
 	"strconv"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/temporalio/sqlparser"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // parseQueryValue parses `A2AContextId = <literal>` as Temporal's
@@ -17,7 +17,7 @@ import (
 // comparison with one string literal.
 func parseQueryValue(t *testing.T, literal string) (string, bool) {
 	t.Helper()
-	stmt, err := sqlparser.Parse("select * from table1 where " + workflows.ContextIDKey.GetName() + " = " + literal)
+	stmt, err := sqlparser.Parse("select * from table1 where " + wire.ContextIDKey.GetName() + " = " + literal)
 	if err != nil {
 		return "", false
 	}
@@ -55,7 +55,7 @@ func TestQuoteQueryValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := workflows.QuoteQueryValue(tt.in)
+			got := wire.QuoteQueryValue(tt.in)
 			if got != tt.want {
 				t.Errorf("QuoteQueryValue(%q) = %q, want %q", tt.in, got, tt.want)
 			}
@@ -72,7 +72,7 @@ func TestQuoteQueryValue(t *testing.T) {
 func TestQuoteQueryValueEveryByte(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		for _, s := range []string{string([]byte{byte(c)}), "a" + string([]byte{byte(c)}) + "'b\\"} {
-			if back, ok := parseQueryValue(t, workflows.QuoteQueryValue(s)); !ok || back != s {
+			if back, ok := parseQueryValue(t, wire.QuoteQueryValue(s)); !ok || back != s {
 				t.Errorf("byte %#x: %q reads back as %q (ok %t)", c, s, back, ok)
 			}
 		}
@@ -95,7 +95,7 @@ func FuzzQuoteQueryValue(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		q := workflows.QuoteQueryValue(s)
+		q := wire.QuoteQueryValue(s)
 		if !strings.HasPrefix(q, "'") || !strings.HasSuffix(q, "'") || len(q) < 2 {
 			t.Fatalf("QuoteQueryValue(%q) = %q is not single-quoted", s, q)
 		}

@@ -1,9 +1,10 @@
-package workflows
+package engine
 
 import (
 	"context"
 	"log/slog"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -58,8 +59,8 @@ func (k taskKeys) args(component string) []any {
 
 // NewLoggingInterceptor returns the worker interceptor that adds a task's
 // keys (task_id, context_id, agent) to the loggers its code gets:
-// workflow.GetLogger in a [TaskWorkflowName] run (any workflow whose first
-// argument is a [TaskInput]), keys computed once per run, and
+// workflow.GetLogger in a [wire.TaskWorkflowName] run (any workflow whose first
+// argument has a [wire.TaskInput]), keys computed once per run, and
 // activity.GetLogger in the activities it schedules, to which a Temporal
 // header carries them. The loggers stay the SDK's: the workflow's is
 // replay-safe (silent while history replays) and both keep the SDK's
@@ -99,13 +100,11 @@ func (w *logWorkflowInbound) Init(outbound interceptor.WorkflowOutboundIntercept
 
 func (w *logWorkflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
 	var keys taskKeys
-	var task *TaskInput
+	var task *wire.TaskInput
 	if len(in.Args) > 0 {
-		switch v := in.Args[0].(type) {
-		case TaskInput:
-			task = &v
-		case *TaskInput:
-			task = v
+		if v, ok := in.Args[0].(interface{ StartInput() wire.TaskInput }); ok {
+			started := v.StartInput()
+			task = &started
 		}
 	}
 	if task != nil {
@@ -187,7 +186,7 @@ func (o *logActivityOutbound) GetLogger(ctx context.Context) log.Logger {
 	if !ok && activity.IsActivity(ctx) {
 		// Scheduled by a task workflow without the header (before this
 		// interceptor, or by another worker): the task is the workflow.
-		if info := activity.GetInfo(ctx); info.WorkflowType != nil && info.WorkflowType.Name == TaskWorkflowName {
+		if info := activity.GetInfo(ctx); info.WorkflowType != nil && info.WorkflowType.Name == wire.TaskWorkflowName {
 			keys.TaskID = info.WorkflowExecution.ID
 		}
 	}

@@ -1,8 +1,9 @@
-package workflows
+package engine
 
 import (
 	"context"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
@@ -19,7 +20,7 @@ const ownerHeader = "a2aflow-owner"
 // no call to Temporal to learn it.
 //
 // The owner is the one the API set when it started the task: the run's
-// [OwnerKey] search attribute as the run started, read before any of the
+// [wire.OwnerKey] search attribute as the run started, read before any of the
 // task's code runs, and put on every activity the run schedules after the
 // workflow's own code (skills included) built its call, so no task or
 // model can change it. An activity scheduled without the header (by a
@@ -52,9 +53,9 @@ func (w *ownerWorkflowInbound) Init(outbound interceptor.WorkflowOutboundInterce
 }
 
 func (w *ownerWorkflowInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
-	if workflow.GetInfo(ctx).WorkflowType.Name == TaskWorkflowName {
+	if workflow.GetInfo(ctx).WorkflowType.Name == wire.TaskWorkflowName {
 		// Absent: a task started without authentication, whose owner is "".
-		owner, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(OwnerKey)
+		owner, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(wire.OwnerKey)
 		// The default converter's JSON of a string: deterministic. A
 		// failure only makes the activities ask Temporal.
 		w.header, _ = converter.GetDefaultDataConverter().ToPayload(owner)

@@ -1,4 +1,4 @@
-package workflows_test
+package engine_test
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -29,7 +31,7 @@ func TestLoggingInterceptor(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{workflows.NewLoggingInterceptor()}})
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{engine.NewLoggingInterceptor()}})
 
 	logActivity := func(ctx context.Context) error {
 		activity.GetLogger(ctx).Info("from the activity")
@@ -41,13 +43,13 @@ func TestLoggingInterceptor(t *testing.T) {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 		return workflow.ExecuteActivity(ctx, "log-activity").Get(ctx, nil)
 	}}
-	reg, err := workflows.NewRegistry(agent)
+	reg, err := engine.NewRegistry(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.RegisterWorkflowWithOptions(workflows.NewTaskWorkflow(reg).Run, workflow.RegisterOptions{Name: workflows.TaskWorkflowName})
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testTaskID})
-	env.ExecuteWorkflow(workflows.TaskWorkflowName, workflows.TaskInput{Agent: "logger", ContextID: testContextID,
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "logger", ContextID: testContextID,
 		Message: &a2a.Message{ID: "m-1", Role: a2a.MessageRoleUser, ContextID: testContextID, Parts: a2a.ContentParts{a2a.NewTextPart("hi")}}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -59,7 +61,7 @@ func TestLoggingInterceptor(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("not a JSON line: %q", line)
 		}
-		if strings.Contains(line, workflows.TaskLoggerKey) {
+		if strings.Contains(line, engine.TaskLoggerKey) {
 			t.Errorf("the mark is printed: %s", line)
 		}
 		msg, _ := rec["msg"].(string)
@@ -78,3 +80,9 @@ func TestLoggingInterceptor(t *testing.T) {
 		t.Errorf("no line %q in:\n%s", msg, out.String())
 	}
 }
+
+// The task and context of the tests' tasks.
+const (
+	testTaskID    = "task-1"
+	testContextID = "ctx-1"
+)

@@ -1,4 +1,4 @@
-package workflows_test
+package engine_test
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // headerOwner is what HeaderOwner told an activity.
@@ -30,20 +31,20 @@ func runOwnerActivity(t *testing.T, workflowType, owner string, intercept bool) 
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	if intercept {
-		env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{workflows.NewOwnerInterceptor()}})
+		env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{engine.NewOwnerInterceptor()}})
 	}
 	if owner != "" {
-		if err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(workflows.OwnerKey.ValueSet(owner))); err != nil {
+		if err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(wire.OwnerKey.ValueSet(owner))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	env.RegisterActivityWithOptions(func(ctx context.Context) (headerOwner, error) {
-		o, ok := workflows.HeaderOwner(ctx)
+		o, ok := engine.HeaderOwner(ctx)
 		return headerOwner{o, ok}, nil
 	}, activity.RegisterOptions{Name: "owner-activity"})
 	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) (headerOwner, error) {
 		// The task's own code cannot make its activities another's.
-		if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.OwnerKey.ValueSet("mallory")); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.OwnerKey.ValueSet("mallory")); err != nil {
 			return headerOwner{}, err
 		}
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
@@ -72,10 +73,10 @@ func TestOwnerInterceptor(t *testing.T) {
 		intercept                 bool
 		want                      headerOwner
 	}{
-		{"task of alice", workflows.TaskWorkflowName, "alice", true, headerOwner{"alice", true}},
-		{"task without authentication", workflows.TaskWorkflowName, "", true, headerOwner{"", true}},
+		{"task of alice", wire.TaskWorkflowName, "alice", true, headerOwner{"alice", true}},
+		{"task without authentication", wire.TaskWorkflowName, "", true, headerOwner{"", true}},
 		{"another workflow", "other-workflow", "alice", true, headerOwner{}},
-		{"worker without the interceptor", workflows.TaskWorkflowName, "alice", false, headerOwner{}},
+		{"worker without the interceptor", wire.TaskWorkflowName, "alice", false, headerOwner{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := runOwnerActivity(t, tt.workflowType, tt.owner, tt.intercept); got != tt.want {

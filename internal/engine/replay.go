@@ -1,4 +1,4 @@
-package workflows
+package engine
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -36,23 +37,22 @@ type ReplayOptions struct {
 	// of 256 KiB or more): blobstore.ExternalStorage of the store the worker
 	// used. Without it such a history does not replay.
 	ExternalStorage converter.ExternalStorage
-	// Workflow are the options the worker built its TaskWorkflow with that
-	// change what a task does (WithRetryBudget, WithHistoryLimits,
-	// WithPushOptions).
-	Workflow []TaskWorkflowOption
+	// Workflow are the options the worker built its task workflow with:
+	// some change what a task does (RetryBudget, Limits, Push).
+	Workflow Options
 }
 
 // NewReplayer returns a Replayer of reg's agents, configured as the worker
 // that will run them is (the agents' idle timeouts included).
 func NewReplayer(reg *Registry, o ReplayOptions) (*Replayer, error) {
 	if reg == nil {
-		return nil, fmt.Errorf("workflows: NewReplayer needs a registry")
+		return nil, fmt.Errorf("engine: NewReplayer needs a registry")
 	}
 	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{ExternalStorage: o.ExternalStorage})
 	if err != nil {
 		return nil, err
 	}
-	r.RegisterWorkflowWithOptions(NewTaskWorkflow(reg, o.Workflow...).Run, workflow.RegisterOptions{Name: TaskWorkflowName})
+	r.RegisterWorkflowWithOptions(TaskWorkflow(reg, o.Workflow), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	return &Replayer{r: r}, nil
 }
 
@@ -68,8 +68,8 @@ func (r *Replayer) Replay(h *historypb.History) error {
 	if started == nil {
 		return fmt.Errorf("replay: history does not start with WorkflowExecutionStarted (event 1 is %s)", events[0].GetEventType())
 	}
-	if name := started.GetWorkflowType().GetName(); name != TaskWorkflowName {
-		return fmt.Errorf("replay: workflow type %q is not a task (%s)", name, TaskWorkflowName)
+	if name := started.GetWorkflowType().GetName(); name != wire.TaskWorkflowName {
+		return fmt.Errorf("replay: workflow type %q is not a task (%s)", name, wire.TaskWorkflowName)
 	}
 	// The workflow ID is the task ID, from which approval IDs derive: replay
 	// under the recorded IDs, not the replayer's defaults. A continued run's

@@ -1,14 +1,20 @@
-package workflows_test
+package engine_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -43,7 +49,7 @@ func TestCheckActivities(t *testing.T) {
 		{"one struct shared by two agents", []*workflows.Agent{agent("a", shared), agent("b", shared)}, ""},
 		{"two structs under one name", []*workflows.Agent{agent("a", &Supplier{}), agent("b", &Supplier{})}, `activity name "Cancel" is taken by another activity of agent "a"`},
 		{"two functions under one name", []*workflows.Agent{agent("a", Quote), agent("b", workflows.Activity("Quote", func(context.Context) error { return nil }))}, `"Quote" is taken`},
-		{"a built-in name", []*workflows.Agent{agent("a", workflows.Activity(workflows.ActivityDeliverPush, Quote))}, "is one of a2aflow's own"},
+		{"a built-in name", []*workflows.Agent{agent("a", workflows.Activity(wire.ActivityDeliverPush, Quote))}, "is one of a2aflow's own"},
 		{"an LLM tool's name", []*workflows.Agent{agent("a", workflows.Activity("tool:clock", Quote))}, "is one of a2aflow's own"},
 		{"a closure", []*workflows.Agent{agent("a", func(context.Context) error { return nil })}, "has no name of its own"},
 		{"a method value", []*workflows.Agent{agent("a", shared.Order)}, "has no name of its own"},
@@ -55,7 +61,7 @@ func TestCheckActivities(t *testing.T) {
 		{"a nil function", []*workflows.Agent{agent("a", workflows.Activity("X", nil))}, "not a function"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := workflows.CheckActivities(tc.agents...)
+			err := engine.CheckActivities(tc.agents...)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("CheckActivities: %v", err)
@@ -91,7 +97,7 @@ func TestAgentActivitiesRun(t *testing.T) {
 		},
 	}
 	env := exampleEnv(po)
-	if err := workflows.RegisterActivities(env, po); err != nil {
+	if err := engine.RegisterActivities(env, po); err != nil {
 		t.Fatal(err)
 	}
 	task := exampleRun(env, "po", "order chairs")
@@ -105,7 +111,36 @@ func TestAgentActivitiesRun(t *testing.T) {
 		t.Errorf("Order ran %d times, want 1", len(supplier.orders))
 	}
 
-	if err := workflows.RegisterActivities(exampleEnv(po), &workflows.Agent{Name: "x", Activities: []any{1}}); err == nil {
+	if err := engine.RegisterActivities(exampleEnv(po), &workflows.Agent{Name: "x", Activities: []any{1}}); err == nil {
 		t.Error("RegisterActivities accepted an int as an activity")
 	}
+}
+
+// exampleEnv returns a test environment running the task workflow for
+// agents (without their activities).
+func exampleEnv(agents ...*workflows.Agent) *testsuite.TestWorkflowEnvironment {
+	reg, err := engine.NewRegistry(agents...)
+	if err != nil {
+		panic(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "task-1"})
+	return env
+}
+
+// exampleRun starts a task of agent with the user's first message and
+// returns the task as it ended.
+func exampleRun(env *testsuite.TestWorkflowEnvironment, agent, text string) *a2a.Task {
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{
+		Agent:   agent,
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
+	})
+	var task a2a.Task
+	if err := env.GetWorkflowResult(&task); err != nil {
+		panic(err)
+	}
+	return &task
 }

@@ -1,0 +1,58 @@
+// Package engine runs the task workflow of package workflows for
+// a2aflow's worker, its replayer and the tests: the agents' registry, the
+// task workflow and the agents' own activities registered on a worker, the
+// worker's options and interceptors, and the replay of recorded histories.
+//
+// The task workflow itself lives in package workflows, beside the Task an
+// agent's handler gets (they are one piece of code over one state), and is
+// not part of its public API: package workflows hands it over through
+// package link.
+package engine
+
+import (
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/wire"
+)
+
+// Options configures the task workflow of a worker: its notifier, webhook
+// retries, the default retry budget of remote calls and its history limits.
+// The zero value works.
+type Options = link.Options
+
+// HistoryLimits says when a task continues as new or, when its skill cannot,
+// fails (Options.Limits).
+type HistoryLimits = link.HistoryLimits
+
+// PushOptions tunes webhook retries (Options.Push).
+type PushOptions = link.PushOptions
+
+// DefaultRetryBudget is how long an unreachable remote agent is retried
+// when the worker sets no other budget (Options.RetryBudget).
+const DefaultRetryBudget = link.DefaultRetryBudget
+
+// TaskWorkflow returns the workflow function of the task workflow serving
+// reg's agents, to register under wire.TaskWorkflowName.
+func TaskWorkflow(reg *Registry, o Options) any {
+	return link.NewTaskWorkflow(reg.Agents(), o)
+}
+
+// WorkerRegistry is what a worker, a workflow replayer or the SDK's test
+// environment offers to register workflows and activities on.
+type WorkerRegistry interface {
+	worker.WorkflowRegistry
+	worker.ActivityRegistry
+}
+
+// Register registers, on w, the task workflow serving reg's agents under
+// wire.TaskWorkflowName, and the agents' own activities (Agent.Activities)
+// under their names.
+func Register(w WorkerRegistry, reg *Registry, o Options) error {
+	if err := RegisterActivities(w, reg.Agents()...); err != nil {
+		return err
+	}
+	w.RegisterWorkflowWithOptions(TaskWorkflow(reg, o), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	return nil
+}

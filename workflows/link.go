@@ -1,0 +1,12 @@
+package workflows
+
+import "github.com/a2aflow/a2aflow/internal/engine/link"
+
+// The task workflow is the machinery under the author API of this package,
+// and not part of that API: a2aflow's worker, its replayer and its tests
+// reach it through package internal/engine, which gets it here.
+func init() {
+	link.NewTaskWorkflow = func(agents any, o link.Options) any {
+		return newTaskWorkflow(agents.([]*Agent), o).run
+	}
+}
