@@ -61,15 +61,15 @@ type continuedTask struct {
 	LastSeq   int64        `json:"lastSeq"`
 	StatusSeq int64        `json:"statusSeq"`
 
-	MessageSeq    int           `json:"messageSeq"`
-	ArtifactSeq   int           `json:"artifactSeq"`
-	ArtifactBytes int           `json:"artifactBytes"`
-	FinalMessage  *a2a.Message  `json:"finalMessage,omitempty"`
-	Calls         int           `json:"calls"`
-	Delegations   []Delegation  `json:"delegations,omitempty"`
-	Usage         *TokenUsage   `json:"usage,omitempty"`
+	MessageSeq    int              `json:"messageSeq"`
+	ArtifactSeq   int              `json:"artifactSeq"`
+	ArtifactBytes int              `json:"artifactBytes"`
+	FinalMessage  *a2a.Message     `json:"finalMessage,omitempty"`
+	Calls         int              `json:"calls"`
+	Delegations   []Delegation     `json:"delegations,omitempty"`
+	Usage         *TokenUsage      `json:"usage,omitempty"`
 	Approvals     carriedApprovals `json:"approvals"`
-	Push          []carriedPush   `json:"push,omitempty"`
+	Push          []carriedPush    `json:"push,omitempty"`
 
 	// Skill is what the skill said it can be restarted from.
 	Skill *skillState `json:"skill,omitempty"`
