@@ -8,8 +8,8 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 # and the end-to-end tests, which build the binary) run without, as a race
 # build of the server takes too long for CI.
 MODULE        := $(shell $(GO) list -m)
-LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/.*' -e '.*/internal/cli')
-HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli/... ./cmd/... ./tests/...
+LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/a2aflow' -e '.*/internal/cli')
+HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli/... ./cmd/a2aflow ./tests/...
 
 .PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
 
