@@ -173,7 +173,7 @@ func TestWaitpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := strings.TrimSuffix(id, "-1") + "-9"
-	unknownToken := wire.NewWaitpointTokens(raw).Token(unknown)
+	unknownToken := wire.NewWaitpointTokens(raw).Token(unknown, view.Created)
 	for _, c := range []struct {
 		name     string
 		call     waitpointCall

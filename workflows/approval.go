@@ -92,14 +92,18 @@ func (a *Approval) Approved() bool { return a.State == ApprovalApproved }
 
 // approvals is the approval state of a run.
 type approvals struct {
+	r *run `carry:"-"`
+
 	list  []*Approval
 	count int             // approvals requested so far, including those an earlier run no longer carries
 	early []earlyDecision // decisions for approvals not requested yet: the decision as made and the approver's groups
 	// notices are the webhook notices under way (not yet completed, failed
 	// or canceled in history); carriedNotices those an earlier run handed
 	// over, to send again.
-	notices        []*wire.ApprovalNotice
-	carriedNotices []wire.ApprovalNotice
+	notices        []*wire.ApprovalNotice `carry:"-"` // carried as the next run's carriedNotices
+	carriedNotices []wire.ApprovalNotice  `carry:"-"` // sent again by resume, then nil
+	// waiting says the input-required status is the approvals'.
+	waiting bool
 }
 
 // pendingNotices returns the notices under way, to hand to the next run.
@@ -118,7 +122,9 @@ const maxEarlyApprovals = 16
 // a caller can send a decision before the skill reaches its Approve call.
 func approvalID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-approval-%d", task, n) }
 
-func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
+// register sets the approvals' query and decision update.
+func (u *approvals) register(ctx workflow.Context) error {
+	r := u.r
 	if err := workflow.SetQueryHandler(ctx, wire.QueryApprovals, func(in wire.Caller) ([]Approval, error) {
 		if err := r.checkAccess(in.Agent, ""); err != nil {
 			return nil, err
@@ -428,7 +434,8 @@ func (r *run) sendNotice(ctx workflow.Context, notice wire.ApprovalNotice) {
 
 // renotify sends again the notices an earlier run had under way when the
 // task continued as new, for approvals still pending.
-func (r *run) renotify(ctx workflow.Context) {
+func (u *approvals) resume(ctx workflow.Context) {
+	r := u.r
 	for _, n := range r.approvals.carriedNotices {
 		if a := r.findApproval(n.ApprovalID); a != nil && a.State == ApprovalPending {
 			r.sendNotice(ctx, n)
@@ -441,12 +448,13 @@ func (r *run) renotify(ctx workflow.Context) {
 // that the run may complete: completing while a notice's activity ends
 // would make Temporal fail the workflow task (UnhandledCommand), and with it
 // any update that task was answering.
-func (r *run) noticesIdle() bool { return len(r.approvals.notices) == 0 }
+func (u *approvals) idle() bool { return len(u.notices) == 0 }
 
 // cancelPendingApprovals settles the approvals still pending when the task
 // ends, so that late decisions are refused and the inbox no longer lists
 // the task.
-func (r *run) cancelPendingApprovals(ctx workflow.Context) {
+func (u *approvals) end(ctx workflow.Context) {
+	r := u.r
 	canceled := false
 	for _, a := range r.approvals.list {
 		if a.State == ApprovalPending {
@@ -490,8 +498,8 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 		r.logger.Warn("upsert pending approvals search attribute", "error", err)
 	}
 	if len(pending) == 0 {
-		if r.task.Status.State == a2a.TaskStateInputRequired && r.waitingApproval {
-			r.waitingApproval = false
+		if r.task.Status.State == a2a.TaskStateInputRequired && r.approvals.waiting {
+			r.approvals.waiting = false
 			r.setStatus(ctx, a2a.TaskStateWorking, nil)
 		}
 		return
@@ -511,7 +519,7 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 		p.MediaType = "application/json"
 		parts = append(parts, p)
 	}
-	r.waitingApproval = true
+	r.approvals.waiting = true
 	r.setStatus(ctx, a2a.TaskStateInputRequired, r.agentMessage(parts...))
 }
 
@@ -628,13 +636,95 @@ func (r *run) onOwnDecisionMessage(ctx workflow.Context, in wire.SendMessageInpu
 	})
 }
 
-// decisionOnly reports whether in is a decision by an authenticated
-// approver on a task they do not own: it goes through the decision path
-// only (access.go).
+// foreign reports whether in is a decision by an authenticated approver on
+// a task they do not own: it goes through the decision path only
+// (access.go).
+func (u *approvals) foreign(in wire.SendMessageInput) bool { return u.r.decisionOnly(in) }
+
+// decisionOnly is approvals.foreign.
 func (r *run) decisionOnly(in wire.SendMessageInput) bool {
 	if in.Owner == "" || in.Owner == r.owner {
 		return false
 	}
 	_, _, _, ok := decisionPart(in.Message)
 	return ok
+}
+
+var _ unit = (*approvals)(nil)
+
+// claims: a decision, in a data part or as the requester's yes or no.
+func (u *approvals) claims(in wire.SendMessageInput) bool {
+	_, ok := u.r.decisionInMessage(in)
+	return ok
+}
+
+// validateMessage checks the decision a message it claims carries: the
+// access rule (no self-approval) and the decision itself.
+func (u *approvals) validateMessage(ctx workflow.Context, in wire.SendMessageInput, by unit) error {
+	if by != unit(u) {
+		return nil
+	}
+	r := u.r
+	d, _ := r.decisionInMessage(in)
+	if err := r.authorizeDecision(d, in.Owner); err != nil {
+		return err
+	}
+	return r.validateDecision(ctx, d)
+}
+
+// receive applies the decision a message carries (onDecisionMessage).
+func (u *approvals) receive(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
+	d, _ := u.r.decisionInMessage(in)
+	return u.r.onDecisionMessage(ctx, in, d)
+}
+
+// validateForeign is the whole validation of a decision by an approver on
+// a task of another owner (decisionOnly): the decision path only
+// (access.go), none of the owner's checks.
+func (u *approvals) validateForeign(ctx workflow.Context, in wire.SendMessageInput) error {
+	r := u.r
+	if err := r.checkAccess(in.Agent, ""); err != nil {
+		return err
+	}
+	d, _ := r.decisionInMessage(in)
+	if err := r.authorizeDecision(d, in.Owner); err != nil {
+		return err
+	}
+	if in.PushConfig != nil {
+		return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", wire.ErrTypeInvalidParams)
+	}
+	if r.task.Status.State.Terminal() {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
+	}
+	if err := validateMessage(r.task, in.Message); err != nil {
+		return err
+	}
+	return r.validateDecision(ctx, d)
+}
+
+// carry hands over every pending approval and the latest settled ones
+// (maxCarriedApprovals), the count that numbers the next one, the early
+// decisions and the webhook notices under way.
+func (u *approvals) carry(c *continuedTask) {
+	c.Approvals = carriedApprovals{Count: u.count, Waiting: u.waiting, Early: slices.Clone(u.early),
+		Notices: slices.Clone(u.pendingNotices())}
+	settled := 0
+	for i := len(u.list) - 1; i >= 0; i-- {
+		if u.list[i].State == ApprovalPending || settled < maxCarriedApprovals {
+			if u.list[i].State != ApprovalPending {
+				settled++
+			}
+			c.Approvals.List = append(c.Approvals.List, u.list[i])
+		}
+	}
+	slices.Reverse(c.Approvals.List)
+}
+
+func (u *approvals) restore(c *continuedTask) {
+	u.list = slices.Clone(c.Approvals.List)
+	u.count = c.Approvals.Count
+	u.early = slices.Clone(c.Approvals.Early)
+	u.carriedNotices = slices.Clone(c.Approvals.Notices)
+	u.waiting = c.Approvals.Waiting
 }

@@ -190,11 +190,11 @@ func (c *config) bindPeers(fs *pflag.FlagSet) {
 
 func (c *config) bindWorker(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", wire.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
-	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, sealed credentials) and the tables agents' activities keep there: a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
 	fs.StringVar(&c.CredentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""),
 		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
 	fs.StringToStringVar(&c.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"),
-		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
+		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. support=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="support=72h,claims=720h")`)
 	c.Deployment.bind(fs)
 	bindRequireSignedPeers(fs, &c.RequireSignedPeers) // keys.go
 	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", engine.DefaultRetryBudget),

@@ -30,7 +30,7 @@ type directoryFlags struct {
 
 func (d *directoryFlags) bind(cmd *cobra.Command) {
 	d.cfg.bindData(cmd.Flags())
-	cmd.Flags().StringVar(&d.cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	cmd.Flags().StringVar(&d.cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, sealed credentials) and the tables agents' activities keep there: a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
 	d.client.bind(cmd, false)
 }
 

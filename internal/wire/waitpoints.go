@@ -5,12 +5,14 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,6 +35,9 @@ const (
 	// ErrTypeWaitpointSettled: the waitpoint is no longer pending (completed,
 	// expired or canceled); the message says how it ended.
 	ErrTypeWaitpointSettled = "WaitpointSettled"
+	// ErrTypeWaitpointTokenRefused: the token was minted for another
+	// waitpoint of the same ID; the API answers as for a wrong token.
+	ErrTypeWaitpointTokenRefused = "WaitpointTokenRefused"
 )
 
 // MaxWaitpointPayloadBytes bounds a waitpoint's payload: it goes into the
@@ -52,6 +57,10 @@ type CompleteWaitpointInput struct {
 	// By is who completes it, from authentication ("token" without it).
 	By  string `json:"by,omitempty"`
 	Via string `json:"via,omitempty"`
+	// Token is what the caller's token is bound to, once the API checked
+	// it; the waitpoint refuses a token minted for another waitpoint of the
+	// same ID (ErrTypeWaitpointTokenRefused).
+	Token *TokenBinding `json:"token,omitempty"`
 }
 
 // WaitpointsQuery is the argument of QueryWaitpoints.
@@ -60,6 +69,9 @@ type WaitpointsQuery struct {
 	// Owner, when set, must be the task's owner; empty for a caller the API
 	// let in by the waitpoint's token.
 	Owner string `json:"owner,omitempty"`
+	// Token, for a caller let in by a token, is what the token is bound
+	// to: the query answers with the waitpoint it opens, if any, only.
+	Token *TokenBinding `json:"token,omitempty"`
 }
 
 // WaitpointTaskID returns the task a waitpoint ID belongs to.
@@ -164,14 +176,33 @@ func SameWaitpointPayload(a, b json.RawMessage) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// WaitpointTokens mints and checks waitpoint tokens: base64url of
-// HMAC-SHA256(k, "a2aflow waitpoint " + ID), where k is HMAC-SHA256(key,
-// "a2aflow waitpoint tokens v1") for the first of the keys (api and worker
-// share them: the push key and, for rotation, the previous ones). No token
-// is stored anywhere; a token opens one waitpoint only. A nil
-// *WaitpointTokens mints nothing and accepts no token.
+// WaitpointTokens mints and checks waitpoint tokens. A token is the
+// base64url of the waitpoint's creation time (Unix nanoseconds, 8 bytes big
+// endian) and HMAC-SHA256(k, "a2aflow waitpoint v2 " + ID + " " + that
+// time), where k is HMAC-SHA256(key, "a2aflow waitpoint tokens v1") for the
+// first of the keys (api and worker share them: the secrets key and, for
+// rotation, the previous ones). A waitpoint's ID never repeats within its
+// task and its creation time is its own, so a token opens the one waitpoint
+// it was minted for, not a later waitpoint of the same ID (a task whose
+// waitpoints were numbered again before IDs crossed continue-as-new).
+// Tokens of the first version, the HMAC of "a2aflow waitpoint " + ID alone,
+// still open the waitpoints created before tokens were bound.
+//
+// No token is stored anywhere: the API checks the HMAC without asking the
+// workflow (a wrong token tells nothing of the waitpoint), and the
+// workflow checks the binding (CompleteWaitpointInput.Token,
+// WaitpointsQuery.Token). A nil *WaitpointTokens mints nothing and accepts
+// no token.
 type WaitpointTokens struct {
 	keys [][]byte
+}
+
+// TokenBinding is what a checked token opens: its waitpoint and that
+// waitpoint's creation time (Unix nanoseconds; 0 for a first-version token,
+// which names the ID alone).
+type TokenBinding struct {
+	WaitpointID string `json:"waitpointId"`
+	Created     int64  `json:"created,omitempty"`
 }
 
 // NewWaitpointTokens returns the tokens of keys (the first mints, each checks).
@@ -191,34 +222,60 @@ func NewWaitpointTokens(keys ...[]byte) *WaitpointTokens {
 	return t
 }
 
-func waitpointMAC(key []byte, id string) []byte {
+func waitpointMACv1(key []byte, id string) []byte {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("a2aflow waitpoint " + id))
 	return m.Sum(nil)
 }
 
-// Token returns the token of waitpoint id ("" without a key).
-func (t *WaitpointTokens) Token(id string) string {
+func waitpointMAC(key []byte, id string, created int64) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("a2aflow waitpoint v2 " + id + " " + strconv.FormatInt(created, 10)))
+	return m.Sum(nil)
+}
+
+// Token returns the token of the waitpoint id created at created (""
+// without a key).
+func (t *WaitpointTokens) Token(id string, created time.Time) string {
 	if t == nil {
 		return ""
 	}
-	return base64.RawURLEncoding.EncodeToString(waitpointMAC(t.keys[0], id))
+	n := created.UnixNano()
+	raw := binary.BigEndian.AppendUint64(nil, uint64(n))
+	raw = append(raw, waitpointMAC(t.keys[0], id, n)...)
+	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
-// Check reports whether token opens waitpoint id, in constant time.
-func (t *WaitpointTokens) Check(id, token string) bool {
-	if t == nil || token == "" {
-		return false
+// Check reports whether token is a token of waitpoint id that one of the
+// keys minted, and what it is bound to, in constant time for a token of a
+// given length.
+func (t *WaitpointTokens) Check(id, token string) (TokenBinding, bool) {
+	if t == nil || token == "" || len(token) > 128 {
+		return TokenBinding{}, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return false
+		return TokenBinding{}, false
 	}
 	ok := false
-	for _, k := range t.keys {
-		if hmac.Equal(raw, waitpointMAC(k, id)) {
-			ok = true
+	var created int64
+	switch len(raw) {
+	case sha256.Size: // first version: the ID alone
+		for _, k := range t.keys {
+			if hmac.Equal(raw, waitpointMACv1(k, id)) {
+				ok = true
+			}
+		}
+	case 8 + sha256.Size:
+		created = int64(binary.BigEndian.Uint64(raw[:8]))
+		for _, k := range t.keys {
+			if hmac.Equal(raw[8:], waitpointMAC(k, id, created)) {
+				ok = true
+			}
 		}
 	}
-	return ok
+	if !ok {
+		return TokenBinding{}, false
+	}
+	return TokenBinding{WaitpointID: id, Created: created}, true
 }
