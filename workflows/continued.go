@@ -73,6 +73,8 @@ type continuedTask struct {
 	// Waitpoints are the waitpoints unit's (waitpoint.go); absent from the
 	// state of runs recorded before waitpoints crossed continue-as-new.
 	Waitpoints carriedWaitpoints `json:"waitpoints"`
+	// Grants are the grants unit's (approval.go).
+	Grants []grant `json:"grants,omitempty"`
 
 	// Skill is what the skill said it can be restarted from.
 	Skill *skillState `json:"skill,omitempty"`

@@ -203,6 +203,7 @@ type run struct {
 	// The units (units.go), each a task feature with its state.
 	waitpoints  waitpoints  // waitpoint.go
 	approvals   approvals   // approval.go
+	grants      grants      // approvals granted for the rest of the task: approval.go
 	credentials credentials // credentials.go
 	push        pushState   // webhooks: push.go
 	delegations delegations // delegate.go

@@ -61,12 +61,13 @@ type unit interface {
 // both could claim goes to the first (a waitpoint's payload before a
 // decision).
 func (r *run) units() []unit {
-	return []unit{&r.waitpoints, &r.approvals, &r.credentials, &r.push, &r.delegations}
+	return []unit{&r.waitpoints, &r.approvals, &r.grants, &r.credentials, &r.push, &r.delegations}
 }
 
 // bind points every unit back at its run.
 func (r *run) bind() {
 	r.approvals.r = r
+	r.grants.r = r
 	r.waitpoints.r = r
 	r.credentials.r = r
 	r.push.r = r

@@ -114,17 +114,22 @@ func (noSchemaLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("the schema refers to %s: a waitpoint schema may not refer to other documents", url)
 }
 
-// CheckWaitpointPayload reports why payload does not satisfy schema (nil
-// when it does, or when schema is empty): it must be one JSON value of at
-// most [MaxWaitpointPayloadBytes]. The API checks a payload with it before
-// the update, the workflow's validator again.
-func CheckWaitpointPayload(schema, payload json.RawMessage) error {
-	if len(payload) > MaxWaitpointPayloadBytes {
-		return fmt.Errorf("the payload has %d bytes, over the limit of %d", len(payload), MaxWaitpointPayloadBytes)
+// CheckJSON reports why value, one JSON value of at most maxBytes, does not
+// satisfy schema (nil when it does, or when schema is empty); what names the
+// value in the message. The schema may not refer to other documents.
+// Decisions' edited arguments are checked with it against the gated tool's
+// parameters.
+func CheckJSON(schema, value json.RawMessage, maxBytes int, what string) error {
+	return checkJSON(schema, value, maxBytes, what, "its schema")
+}
+
+func checkJSON(schema, value json.RawMessage, maxBytes int, what, schemaName string) error {
+	if len(value) > maxBytes {
+		return fmt.Errorf("%s has %d bytes, over the limit of %d", what, len(value), maxBytes)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(value))
 	if err != nil {
-		return fmt.Errorf("the payload is not JSON: %w", err)
+		return fmt.Errorf("%s is not JSON: %w", what, err)
 	}
 	if len(schema) == 0 {
 		return nil
@@ -136,11 +141,19 @@ func CheckWaitpointPayload(schema, payload json.RawMessage) error {
 	if err := s.Validate(inst); err != nil {
 		var verr *jsonschema.ValidationError
 		if errors.As(err, &verr) {
-			return fmt.Errorf("the payload does not satisfy the waitpoint's schema: %s", schemaErrorText(verr))
+			return fmt.Errorf("%s does not satisfy %s: %s", what, schemaName, schemaErrorText(verr))
 		}
-		return fmt.Errorf("the payload does not satisfy the waitpoint's schema: %w", err)
+		return fmt.Errorf("%s does not satisfy %s: %w", what, schemaName, err)
 	}
 	return nil
+}
+
+// CheckWaitpointPayload reports why payload does not satisfy schema (nil
+// when it does, or when schema is empty): it must be one JSON value of at
+// most [MaxWaitpointPayloadBytes]. The API checks a payload with it before
+// the update, the workflow's validator again.
+func CheckWaitpointPayload(schema, payload json.RawMessage) error {
+	return checkJSON(schema, payload, MaxWaitpointPayloadBytes, "the payload", "the waitpoint's schema")
 }
 
 // english prints the validator's messages.
