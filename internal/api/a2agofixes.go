@@ -51,7 +51,9 @@ func checkUTF8JSON(body []byte) (sentinel error, msg string) {
 // with json.NewDecoder(body).Decode: it reads the first JSON value and
 // ignores whatever follows, and the request is served (a2asrv/jsonrpc.go
 // and a2acompat/a2av0/jsonrpc_server.go jsonrpcHandler.ServeHTTP). Canaries
-// jsonrpc-trailing-data, jsonrpc-0.3-trailing-data.
+// jsonrpc-trailing-data, jsonrpc-0.3-trailing-data. (parseJSONRPCEnvelope's
+// json.Unmarshal refuses trailing data too; this check comes first, so that
+// any body that is not JSON, an object or not, is a parse error.)
 func checkOneJSONValue(body []byte) (sentinel error, msg string) {
 	if json.Valid(body) {
 		return nil, ""
