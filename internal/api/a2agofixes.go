@@ -10,6 +10,10 @@ package api
 // own request checks (limits, media types, what Temporal cannot carry) are in
 // validate.go; two more corrections live next to the code they serve:
 // refuseSubscription (stream.go) and cardProducer (auth.go).
+//
+// Removed, as a2a-go v2.4.0 does not need them (their canary rows check that
+// it still does not): restResponseGuard's rewriting of redirects into error
+// bodies (canary rest-redirect-passes).
 
 import (
 	"bytes"
@@ -275,10 +279,10 @@ func createPushConfigBody03(body []byte) []byte {
 // holds back to correct its status.
 const maxErrorBodyBytes = 64 << 10
 
-// restResponseGuard passes an HTTP+JSON response through, except:
-//   - a body that is not JSON (net/http's text/plain 404 and 405 for an
-//     unknown path or method, a redirect's HTML) becomes a google.rpc.Status
-//     body with the same status. Corrects a2a-go v2.4.0's a2asrv/rest.go
+// restResponseGuard passes an HTTP+JSON response through, except errors
+// (status 400 and over):
+//   - an error whose body is not JSON becomes a google.rpc.Status body with
+//     the same status. Corrects a2a-go v2.4.0's a2asrv/rest.go
 //     NewRESTHandler (and a2acompat/a2av0/rest_server.go's), whose
 //     http.ServeMux answers an unknown path (404) or method (405) with
 //     net/http's text/plain http.Error. Canaries rest-unknown-path,
@@ -289,7 +293,12 @@ const maxErrorBodyBytes = 64 << 10
 //     worker answered in time, too many requests in flight) answers 503
 //     with Retry-After, as HTTP has it.
 //
-// Streams (text/event-stream) and successes go through untouched.
+// Streams (text/event-stream), successes and redirects go through
+// untouched. a2a-go's redirects of unclean paths (its http.ServeMux's 307)
+// keep the application/json Content-Type a2asrv/rest.go NewRESTHandler sets
+// before the mux, so that http.Redirect writes no HTML body: the guard,
+// which rewrote redirects that are not JSON into error bodies, no longer
+// does (canary rest-redirect-passes).
 type restResponseGuard struct {
 	http.ResponseWriter
 	wroteHeader bool
@@ -311,7 +320,7 @@ func (g *restResponseGuard) WriteHeader(status int) {
 	ct := g.Header().Get("Content-Type")
 	isJSON := strings.HasPrefix(ct, "application/json") || strings.HasPrefix(ct, "application/problem+json")
 	switch {
-	case status >= 300 && !isJSON:
+	case status >= 400 && !isJSON:
 		g.hold = holdPlain
 	case status >= 400:
 		g.hold = holdJSON
@@ -368,9 +377,6 @@ func (g *restResponseGuard) finish() {
 			sentinel, msg = a2a.ErrMethodNotFound, "no A2A HTTP+JSON method at this path: "+msg
 		case http.StatusMethodNotAllowed:
 			sentinel, msg = a2a.ErrMethodNotFound, "the HTTP method is not allowed at this path (allowed: "+g.Header().Get("Allow")+")"
-		}
-		if loc := g.Header().Get("Location"); loc != "" {
-			msg = "moved to " + loc
 		}
 		writeA2AError(g.ResponseWriter, bindingREST, nil, g.status, a2a.NewError(sentinel, msg))
 	case holdJSON:

@@ -333,6 +333,14 @@ var upstreamCanaries = []upstreamCanary{
 		ours:  canaryAnswer{status: 405, contentType: "application/json", reason: "METHOD_NOT_FOUND"},
 	},
 	{
+		name: "rest-redirect-passes", correction: "restResponseGuard's rewriting of redirects", file: "a2agofixes.go", removed: true,
+		upstream: "redirects an unclean HTTP+JSON path (307) without an HTML body, in its application/json Content-Type " +
+			"(a2asrv/rest.go NewRESTHandler sets Content-Type before its http.ServeMux, so that http.Redirect writes no body)",
+		transport: rest10, method: "GET", path: "/tasks/x/../t",
+		a2aGo: canaryAnswer{status: http.StatusTemporaryRedirect, contentType: "application/json", check: redirects("/tasks/t", "")},
+		ours:  canaryAnswer{status: http.StatusTemporaryRedirect, check: redirects("/tasks/t", "")},
+	},
+	{
 		name: "rest-task-not-cancelable-status", correction: "correctStatus", file: "a2agofixes.go",
 		upstream: "answers TaskNotCancelable over HTTP+JSON with 400, where A2A 1.0 gives 409 " +
 			"(internal/rest/rest.go ToRESTError's table, written by a2asrv/rest.go writeRESTError)",
@@ -386,6 +394,16 @@ func answersID(want string) func(canaryRun) error {
 		}
 		if err := json.Unmarshal(run.rec.Body.Bytes(), &resp); err != nil || string(resp.ID) != want {
 			return fmt.Errorf("answered with id %s (%v), want %s", resp.ID, err, want)
+		}
+		return nil
+	}
+}
+
+// redirects checks a redirect's Location and body.
+func redirects(location, body string) func(canaryRun) error {
+	return func(run canaryRun) error {
+		if loc := run.rec.Header().Get("Location"); loc != location || run.rec.Body.String() != body {
+			return fmt.Errorf("redirected to %q with body %q, want %q and %q", loc, run.rec.Body.String(), location, body)
 		}
 		return nil
 	}
