@@ -13,7 +13,9 @@ package api
 //
 // Removed, as a2a-go v2.4.0 does not need them (their canary rows check that
 // it still does not): restResponseGuard's rewriting of redirects into error
-// bodies (canary rest-redirect-passes).
+// bodies (canary rest-redirect-passes) and fillMissingParams' rewriting of
+// "params": null into {} (canaries jsonrpc-null-params-pass,
+// jsonrpc-0.3-null-params-pass).
 
 import (
 	"bytes"
@@ -140,17 +142,19 @@ func validJSONRPCID(raw json.RawMessage) bool {
 }
 
 // fillMissingParams returns the body of a request that omits params (as
-// JSON-RPC lets it) or gives null with an empty object as its params, and
-// nil when params are present.
+// JSON-RPC lets it) with an empty object as its params, and nil when params
+// are present.
 //
 // Corrects a2a-go v2.4.0's JSON-RPC transports, whose method handlers
 // (a2asrv/jsonrpc.go onGetTask, onGetExtendedAgentCard..., and
 // a2acompat/a2av0/jsonrpc_server.go's) unmarshal absent params, a nil
 // json.RawMessage: "unexpected end of JSON input", which handleUnmarshalError
 // answers with -32700 (parse error). Canaries jsonrpc-missing-params,
-// jsonrpc-0.3-missing-params.
+// jsonrpc-0.3-missing-params. "params": null needs no rewriting: a2a-go
+// decodes it as an empty request (canaries jsonrpc-null-params-pass,
+// jsonrpc-0.3-null-params-pass).
 func fillMissingParams(env jsonrpcEnvelope) ([]byte, error) {
-	if p := bytes.TrimSpace(env.Params); len(p) != 0 && string(p) != "null" {
+	if len(bytes.TrimSpace(env.Params)) != 0 {
 		return nil, nil
 	}
 	return json.Marshal(struct {

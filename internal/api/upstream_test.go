@@ -252,6 +252,23 @@ var upstreamCanaries = []upstreamCanary{
 		ours: canaryAnswer{status: 200, rpcCode: -32602, message: "id is required"},
 	},
 	{
+		name: "jsonrpc-null-params-pass", correction: "fillMissingParams' rewriting of null params", file: "a2agofixes.go", removed: true,
+		upstream: "serves \"params\": null as an empty request " +
+			"(a2asrv/jsonrpc.go onGetTask unmarshals the json.RawMessage null into a2a.GetTaskRequest, which leaves it empty)",
+		transport: jsonRPC10, method: "POST", path: "/", body: `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":null}`,
+		a2aGo: canaryAnswer{status: 200, call: `GetTask ""`},
+		// As for {}: the params name no task.
+		ours: canaryAnswer{status: 200, rpcCode: -32602, message: "id is required"},
+	},
+	{
+		name: "jsonrpc-0.3-null-params-pass", correction: "fillMissingParams' rewriting of null params", file: "a2agofixes.go", removed: true,
+		upstream: "serves a 0.3 \"params\": null as an empty request " +
+			"(a2acompat/a2av0/jsonrpc_server.go onGetTask unmarshals the json.RawMessage null, which leaves the request empty)",
+		transport: jsonRPC03, method: "POST", path: "/", body: `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":null}`,
+		a2aGo: canaryAnswer{status: 200, call: `GetTask ""`},
+		ours:  canaryAnswer{status: 200, rpcCode: -32602, message: "id is required"},
+	},
+	{
 		name: "jsonrpc-params-not-decodable", correction: "checkV1Params", file: "a2agofixes.go",
 		upstream: "answers params that do not decode, but for a type mismatch, with -32700, parse error " +
 			"(a2asrv/jsonrpc.go handleUnmarshalError; here a2a.Part's UnmarshalJSON refuses a part of no known kind)",

@@ -107,11 +107,11 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 	if normalised != nil {
 		body, env.Params = normalised, json.RawMessage("{}")
 	}
-	// a2aflow's own: A2A's params are objects, whatever the method and
-	// version (a2a-go refuses others with -32602 too, but inside the
-	// stream for a streaming method, and its 0.3 GetAuthenticatedExtendedCard
-	// ignores them).
-	if params := bytes.TrimSpace(env.Params); params[0] != '{' {
+	// a2aflow's own: A2A's params are objects (or null, read as absent),
+	// whatever the method and version (a2a-go refuses others with -32602
+	// too, but inside the stream for a streaming method, and its 0.3
+	// GetAuthenticatedExtendedCard ignores them).
+	if params := bytes.TrimSpace(env.Params); string(params) != "null" && params[0] != '{' {
 		return fail(0, env.ID, a2a.ErrInvalidParams, "invalid params: params must be a JSON object")
 	}
 	if err := checkV1Params(r, env); err != nil {
