@@ -13,9 +13,10 @@ package api
 //
 // Removed, as a2a-go v2.4.0 does not need them (their canary rows check that
 // it still does not): restResponseGuard's rewriting of redirects into error
-// bodies (canary rest-redirect-passes) and fillMissingParams' rewriting of
+// bodies (canary rest-redirect-passes), fillMissingParams' rewriting of
 // "params": null into {} (canaries jsonrpc-null-params-pass,
-// jsonrpc-0.3-null-params-pass).
+// jsonrpc-0.3-null-params-pass) and checkRESTSendMessage's validation of
+// message:send, which the service does (canary rest-send-refused-pass).
 
 import (
 	"bytes"
@@ -229,14 +230,17 @@ func parseRESTQuery(rawQuery string) (url.Values, error) {
 //     handleStreamMessage, which answer PARSE_ERROR for every decoding
 //     error, of valid JSON too (a field of the wrong type, a part of no
 //     known kind). Canary rest-send-not-decodable.
-//   - a message the service would refuse (validateSendMessageRequest).
-//     Corrects a2a-go v2.4.0's a2asrv/rest.go
+//   - on message:stream, a message the service would refuse
+//     (validateSendMessageRequest). Corrects a2a-go v2.4.0's a2asrv/rest.go
 //     handleStreamingRequest, which writes the stream's headers (200,
 //     text/event-stream) before the service's first event, so that a
 //     refusal is an error event in a 200 stream (which @a2a-js/sdk reads
-//     as an empty event). Canary rest-stream-refused.
+//     as an empty event). Canary rest-stream-refused. (On message:send,
+//     a2a-go answers the service's refusal with its status: canary
+//     rest-send-refused-pass.)
 func checkRESTSendMessage(r *http.Request, body []byte) error {
-	send := strings.HasSuffix(r.URL.Path, "/message:stream") || strings.HasSuffix(r.URL.Path, "/message:send")
+	stream := strings.HasSuffix(r.URL.Path, "/message:stream")
+	send := stream || strings.HasSuffix(r.URL.Path, "/message:send")
 	if !send || r.Method != http.MethodPost || protocolVersion(r) != "1.0" || !json.Valid(body) {
 		return nil
 	}
@@ -244,7 +248,10 @@ func checkRESTSendMessage(r *http.Request, body []byte) error {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("invalid params: %v", err))
 	}
-	return validateSendMessageRequest(&req)
+	if stream {
+		return validateSendMessageRequest(&req)
+	}
+	return nil
 }
 
 // createPushConfigBody03 returns the body of a 0.3 HTTP+JSON

@@ -305,6 +305,16 @@ var upstreamCanaries = []upstreamCanary{
 		ours:       canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS"},
 	},
 	{
+		name: "rest-send-refused-pass", correction: "checkRESTSendMessage's validation of message:send", file: "a2agofixes.go", removed: true,
+		upstream: "answers a refused HTTP+JSON message:send with the refusal's status " +
+			"(a2asrv/rest.go handleSendMessage: writeRESTError)",
+		transport: rest10, method: "POST", path: "/message:send", body: canarySend(`[]`, "", ""),
+		serviceErr: a2a.NewError(a2a.ErrInvalidParams, "message.parts must not be empty"),
+		a2aGo:      canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS"},
+		// The service refuses it (validateSendMessageRequest).
+		ours: canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS", message: "message.parts must not be empty"},
+	},
+	{
 		name: "rest-subscribe-refused", correction: "refuseSubscription", file: "stream.go",
 		upstream: "answers a refused HTTP+JSON subscription with a 200 stream holding the error " +
 			"(a2asrv/rest.go handleSubscribeToTask: handleStreamingRequest writes the stream's headers before the service's first event)",
@@ -509,16 +519,22 @@ func (a canaryAnswer) mismatch(run canaryRun, jsonRPC bool) string {
 			problems = append(problems, fmt.Sprintf("message %q, want it to say %q", resp.Error.Message, a.message))
 		}
 	}
-	if a.reason != "" {
+	if !jsonRPC && (a.reason != "" || a.message != "") {
 		var resp struct {
 			Error struct {
+				Message string `json:"message"`
 				Details []struct {
 					Reason string `json:"reason"`
 				} `json:"details"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(body, &resp); err != nil || len(resp.Error.Details) == 0 || resp.Error.Details[0].Reason != a.reason {
-			problems = append(problems, fmt.Sprintf("want a google.rpc.Status error of reason %s", a.reason))
+		switch err := json.Unmarshal(body, &resp); {
+		case err != nil || len(resp.Error.Details) == 0:
+			problems = append(problems, "not a google.rpc.Status error")
+		case a.reason != "" && resp.Error.Details[0].Reason != a.reason:
+			problems = append(problems, fmt.Sprintf("reason %s, want %s", resp.Error.Details[0].Reason, a.reason))
+		case a.message != "" && !strings.Contains(resp.Error.Message, a.message):
+			problems = append(problems, fmt.Sprintf("message %q, want it to say %q", resp.Error.Message, a.message))
 		}
 	}
 	if a.call != "" && !slices.Contains(run.calls, a.call) {
