@@ -60,7 +60,11 @@ func guardBinding(next http.Handler) http.Handler {
 			return
 		}
 		if jsonRPC {
-			// a2a-go's JSON-RPC transport answers every request in JSON.
+			// a2a-go's JSON-RPC transports answer every request in JSON,
+			// with no response to correct. (a2av0's writeJSONRPCError, in
+			// a2acompat/a2av0/jsonrpc_server.go, sets no Content-Type, so
+			// that net/http sniffs a 0.3 error as text/plain: not
+			// corrected.)
 			next.ServeHTTP(w, r)
 			return
 		}
