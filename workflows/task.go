@@ -25,6 +25,18 @@ type Task struct {
 	resume *skillState // what an earlier run handed over (continued.go)
 }
 
+// taskKey keys the Task in its handler's workflow context.
+type taskKey struct{}
+
+// TaskFrom returns the task whose handler ctx, or a context derived from it
+// (workflow.Go, workflow.WithCancel...), belongs to: what a helper the
+// handler calls (an LLM tool gated by an approval, say) needs to ask the
+// user or a person without being handed the task.
+func TaskFrom(ctx workflow.Context) (*Task, bool) {
+	t, ok := ctx.Value(taskKey{}).(*Task)
+	return t, ok && t != nil
+}
+
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
 var ErrAskTimeout = errors.New("no answer came in time")
 

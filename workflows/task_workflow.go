@@ -159,7 +159,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 		r.setStatus(ctx, a2a.TaskStateWorking, nil)
 	}
 
-	skillCtx, cancelSkill := workflow.WithCancel(ctx)
+	skillCtx, cancelSkill := workflow.WithCancel(workflow.WithValue(ctx, taskKey{}, t))
 	r.cancelSkill = cancelSkill
 	r.watchLimits(skillCtx)
 	err := agent.Handle(skillCtx, t)
