@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,6 +55,9 @@ type Payments struct {
 	Ledger string
 	// Hold makes pay_invoice wait for Release before paying.
 	Hold bool
+	// Delay is how long pay_invoice works before it answers (a payment
+	// provider's latency).
+	Delay time.Duration
 
 	mu      sync.Mutex
 	paid    map[string]Payment
@@ -119,6 +123,13 @@ func (p *Payments) pay(ctx context.Context, req *mcp.CallToolRequest, in PayInvo
 		}
 		select {
 		case <-p.release:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	if p.Delay > 0 {
+		select {
+		case <-time.After(p.Delay):
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
