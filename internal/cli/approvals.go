@@ -15,21 +15,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // approvalsClient talks to the approvals REST API of an a2aflow server.
 type approvalsClient struct {
 	base     string
 	approver string
-	apiKey   string
+	apiKey   cmdutil.Secret
 	http     *http.Client
 }
 
 func (a *approvalsClient) bind(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	fs.StringVar(&a.base, "api", env("A2AFLOW_API_URL", "http://localhost:8080"), "a2aflow API base URL (A2AFLOW_API_URL)")
-	fs.StringVar(&a.approver, "as", env("A2AFLOW_APPROVER", ""), "approver name sent as X-Approver when the server has no auth (A2AFLOW_APPROVER)")
-	fs.StringVar(&a.apiKey, "api-key", env("A2AFLOW_API_KEY", ""), "API key when the server requires one; then it, not --as, names you (A2AFLOW_API_KEY)")
+	b := cmdutil.Bind(cmd.Flags())
+	b.String(&a.base, "api", cmdutil.EnvAPIURL, cmdutil.LocalServerURL(), "a2aflow API base URL")
+	b.String(&a.approver, "as", "A2AFLOW_APPROVER", "", "approver name sent as X-Approver when the server has no auth")
+	b.Secret(&a.apiKey, "api-key", "A2AFLOW_API_KEY", "API key when the server requires one; then it, not --as, names you")
 }
 
 func (a *approvalsClient) do(ctx context.Context, method, path string, body, out any) error {
@@ -50,8 +51,8 @@ func (a *approvalsClient) do(ctx context.Context, method, path string, body, out
 	if a.approver != "" {
 		req.Header.Set(api.ApproverHeader, a.approver)
 	}
-	if a.apiKey != "" {
-		req.Header.Set("X-API-Key", a.apiKey)
+	if k := a.apiKey.Get(); k != "" {
+		req.Header.Set("X-API-Key", k)
 	}
 	client := a.http
 	if client == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/webhook"
 )
 
@@ -32,11 +33,12 @@ type approvalWebhooksConfig struct {
 }
 
 func (c *approvalWebhooksConfig) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&c.Spec, "approval-webhooks", env("A2AFLOW_APPROVAL_WEBHOOKS", ""),
+	b := cmdutil.Bind(fs)
+	b.String(&c.Spec, "approval-webhooks", "A2AFLOW_APPROVAL_WEBHOOKS", "",
 		`webhooks told when an approval waits for a group, "finance=https://hooks.example/finance,managers=https://..."; `+
-			`bearer tokens from `+approvalWebhookTokenEnv+`<GROUP>; addresses as allowed by --push-allow-hosts (A2AFLOW_APPROVAL_WEBHOOKS)`)
-	fs.StringVar(&c.InboxURL, "approval-inbox-url", env("A2AFLOW_APPROVAL_INBOX_URL", ""),
-		"inbox page linked from approval webhook notices; serve defaults to <public-url or its own address>/inbox (A2AFLOW_APPROVAL_INBOX_URL)")
+			`bearer tokens from `+approvalWebhookTokenEnv+`<GROUP>; addresses as allowed by --push-allow-hosts`)
+	b.String(&c.InboxURL, "approval-inbox-url", "A2AFLOW_APPROVAL_INBOX_URL", "",
+		"inbox page linked from approval webhook notices; serve defaults to <public-url or its own address>/inbox")
 }
 
 // build parses the flags and reads each group's token. apiURL, when set

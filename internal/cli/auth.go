@@ -12,15 +12,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // authConfig holds the authentication flags of the processes serving the
 // A2A API (serve, api). All empty, the default, means no authentication.
 type authConfig struct {
-	APIKeys       string
+	APIKeys       cmdutil.Secret
 	APIKeysFile   string
 	APIKeyHeader  string
-	JWTSecret     string
+	JWTSecret     cmdutil.Secret
 	JWTSecretFile string
 	JWKSURL       string
 	JWKSFile      string
@@ -33,30 +34,24 @@ type authConfig struct {
 }
 
 func (c *authConfig) bind(fs *pflag.FlagSet) {
-	// Secrets are not flag defaults: --help would print them.
-	fs.StringVar(&c.APIKeys, "api-keys", "", "API keys as name=key pairs separated by commas; the name is the caller's principal (A2AFLOW_API_KEYS)")
-	fs.StringVar(&c.APIKeysFile, "api-keys-file", env("A2AFLOW_API_KEYS_FILE", ""), "file of API keys, one name=key per line, # comments (A2AFLOW_API_KEYS_FILE)")
-	fs.StringVar(&c.APIKeyHeader, "api-key-header", env("A2AFLOW_API_KEY_HEADER", api.DefaultAPIKeyHeader), "request header carrying the API key (A2AFLOW_API_KEY_HEADER)")
-	fs.StringVar(&c.JWTSecret, "jwt-hs256-secret", "", "shared secret (at least 32 bytes) verifying HS256 bearer JWTs; prefer the environment variable (A2AFLOW_JWT_SECRET)")
-	fs.StringVar(&c.JWTSecretFile, "jwt-hs256-secret-file", env("A2AFLOW_JWT_SECRET_FILE", ""), "file holding the HS256 secret (A2AFLOW_JWT_SECRET_FILE)")
-	fs.StringVar(&c.JWKSURL, "jwks-url", env("A2AFLOW_JWKS_URL", ""), "JWK Set URL verifying RS256/ES256 bearer JWTs, refreshed hourly (A2AFLOW_JWKS_URL)")
-	fs.StringVar(&c.JWKSFile, "jwks-file", env("A2AFLOW_JWKS_FILE", ""), "JWK Set file verifying RS256/ES256 bearer JWTs (A2AFLOW_JWKS_FILE)")
-	fs.StringVar(&c.JWTIssuer, "jwt-issuer", env("A2AFLOW_JWT_ISSUER", ""), "required iss claim of bearer JWTs; empty: not checked (A2AFLOW_JWT_ISSUER)")
-	fs.StringVar(&c.JWTAudience, "jwt-audience", env("A2AFLOW_JWT_AUDIENCE", ""), "required aud value of bearer JWTs; empty: not checked (A2AFLOW_JWT_AUDIENCE)")
-	fs.StringVar(&c.JWTClaim, "jwt-principal-claim", env("A2AFLOW_JWT_PRINCIPAL_CLAIM", api.DefaultPrincipalClaim), "JWT claim naming the caller (A2AFLOW_JWT_PRINCIPAL_CLAIM)")
+	b := cmdutil.Bind(fs)
+	b.Secret(&c.APIKeys, "api-keys", "A2AFLOW_API_KEYS", "API keys as name=key pairs separated by commas; the name is the caller's principal")
+	b.String(&c.APIKeysFile, "api-keys-file", "A2AFLOW_API_KEYS_FILE", "", "file of API keys, one name=key per line, # comments")
+	b.String(&c.APIKeyHeader, "api-key-header", "A2AFLOW_API_KEY_HEADER", api.DefaultAPIKeyHeader, "request header carrying the API key")
+	b.Secret(&c.JWTSecret, "jwt-hs256-secret", "A2AFLOW_JWT_SECRET", "shared secret (at least 32 bytes) verifying HS256 bearer JWTs; prefer the environment variable")
+	b.String(&c.JWTSecretFile, "jwt-hs256-secret-file", "A2AFLOW_JWT_SECRET_FILE", "", "file holding the HS256 secret")
+	b.String(&c.JWKSURL, "jwks-url", "A2AFLOW_JWKS_URL", "", "JWK Set URL verifying RS256/ES256 bearer JWTs, refreshed hourly")
+	b.String(&c.JWKSFile, "jwks-file", "A2AFLOW_JWKS_FILE", "", "JWK Set file verifying RS256/ES256 bearer JWTs")
+	b.String(&c.JWTIssuer, "jwt-issuer", "A2AFLOW_JWT_ISSUER", "", "required iss claim of bearer JWTs; empty: not checked")
+	b.String(&c.JWTAudience, "jwt-audience", "A2AFLOW_JWT_AUDIENCE", "", "required aud value of bearer JWTs; empty: not checked")
+	b.String(&c.JWTClaim, "jwt-principal-claim", "A2AFLOW_JWT_PRINCIPAL_CLAIM", api.DefaultPrincipalClaim, "JWT claim naming the caller")
 }
 
 // build checks the flags and prepares the authenticator, fetching the JWKS
 // URL once; ctx bounds its later refreshes. Called before anything slow
 // starts, so a mistake is reported at once.
 func (c *authConfig) build(ctx context.Context, logger *slog.Logger) error {
-	if c.APIKeys == "" {
-		c.APIKeys = os.Getenv("A2AFLOW_API_KEYS")
-	}
-	if c.JWTSecret == "" && c.JWTSecretFile == "" {
-		c.JWTSecret = os.Getenv("A2AFLOW_JWT_SECRET")
-	}
-	keys, err := api.ParseAPIKeys(c.APIKeys)
+	keys, err := api.ParseAPIKeys(c.APIKeys.Get())
 	if err != nil {
 		return fmt.Errorf("--api-keys: %w", err)
 	}
@@ -76,9 +71,10 @@ func (c *authConfig) build(ctx context.Context, logger *slog.Logger) error {
 			keys[name] = key
 		}
 	}
-	secret := c.JWTSecret
+	secret := c.JWTSecret.Get()
 	if c.JWTSecretFile != "" {
-		if secret != "" {
+		// A secret in the environment gives way to the file.
+		if secret = c.JWTSecret.String(); secret != "" {
 			return fmt.Errorf("set --jwt-hs256-secret or --jwt-hs256-secret-file, not both")
 		}
 		raw, err := os.ReadFile(c.JWTSecretFile)

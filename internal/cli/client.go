@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/remote"
 )
 
@@ -98,15 +98,15 @@ type clientFlags struct {
 	protocolVersion string
 
 	// Inline credentials, any combination (remote.Credentials).
-	apiKey             string
+	apiKey             cmdutil.Secret
 	apiKeyIn           string
 	apiKeyName         string
-	bearer             string
+	bearer             cmdutil.Secret
 	basicUser          string
-	basicPassword      string
+	basicPassword      cmdutil.Secret
 	oauth2TokenURL     string
 	oauth2ClientID     string
-	oauth2ClientSecret string
+	oauth2ClientSecret cmdutil.Secret
 	oauth2Scopes       []string
 
 	// credentialsFile is a keyring file (remote.LoadKeyring); authRef names
@@ -126,53 +126,38 @@ type clientFlags struct {
 	hcErr error
 }
 
-// Environment variables of the client secrets, read when the flag is empty.
-const (
-	envClientAPIKey       = "A2AFLOW_CLIENT_API_KEY"
-	envClientBearer       = "A2AFLOW_CLIENT_BEARER"
-	envClientBasicPass    = "A2AFLOW_CLIENT_BASIC_PASSWORD"
-	envClientOAuth2Secret = "A2AFLOW_CLIENT_OAUTH2_CLIENT_SECRET"
-)
-
 func (f *clientFlags) bind(cmd *cobra.Command, withAgent bool) {
 	fs := cmd.Flags()
+	b := cmdutil.Bind(fs)
 	if withAgent {
-		fs.StringVar(&f.agent, "agent", env("A2AFLOW_CLIENT_AGENT", ""), "base URL of the A2A agent, where its card is (A2AFLOW_CLIENT_AGENT)")
+		b.String(&f.agent, "agent", "A2AFLOW_CLIENT_AGENT", "", "base URL of the A2A agent, where its card is")
 	}
-	fs.StringVar(&f.apiKey, "api-key", "", "API key sent to the agent; prefer the environment variable ("+envClientAPIKey+")")
-	fs.StringVar(&f.apiKeyIn, "api-key-in", env("A2AFLOW_CLIENT_API_KEY_IN", remote.InHeader), "where --api-key goes: header, query or cookie (A2AFLOW_CLIENT_API_KEY_IN)")
-	keyName := env("A2AFLOW_CLIENT_API_KEY_NAME", env("A2AFLOW_CLIENT_API_KEY_HEADER", ""))
-	fs.StringVar(&f.apiKeyName, "api-key-name", keyName, "header, query parameter or cookie name of --api-key; default X-API-Key in a header, api_key in a query or cookie (A2AFLOW_CLIENT_API_KEY_NAME)")
-	fs.StringVar(&f.apiKeyName, "api-key-header", keyName, "alias of --api-key-name (A2AFLOW_CLIENT_API_KEY_HEADER)")
-	fs.StringVar(&f.bearer, "bearer", "", "bearer token sent as Authorization: Bearer; prefer the environment variable ("+envClientBearer+")")
-	fs.StringVar(&f.basicUser, "basic-user", env("A2AFLOW_CLIENT_BASIC_USER", ""), "user name of HTTP basic authentication (A2AFLOW_CLIENT_BASIC_USER)")
-	fs.StringVar(&f.basicPassword, "basic-password", "", "password of HTTP basic authentication; prefer the environment variable ("+envClientBasicPass+")")
-	fs.StringVar(&f.oauth2TokenURL, "oauth2-token-url", env("A2AFLOW_CLIENT_OAUTH2_TOKEN_URL", ""), "token endpoint of the OAuth2 client credentials grant; the token is sent as a bearer token (A2AFLOW_CLIENT_OAUTH2_TOKEN_URL)")
-	fs.StringVar(&f.oauth2ClientID, "oauth2-client-id", env("A2AFLOW_CLIENT_OAUTH2_CLIENT_ID", ""), "OAuth2 client ID (A2AFLOW_CLIENT_OAUTH2_CLIENT_ID)")
-	fs.StringVar(&f.oauth2ClientSecret, "oauth2-client-secret", "", "OAuth2 client secret; prefer the environment variable ("+envClientOAuth2Secret+")")
-	fs.StringSliceVar(&f.oauth2Scopes, "oauth2-scopes", splitList(os.Getenv("A2AFLOW_CLIENT_OAUTH2_SCOPES")), "OAuth2 scopes to ask for, comma-separated (A2AFLOW_CLIENT_OAUTH2_SCOPES)")
+	b.Secret(&f.apiKey, "api-key", "A2AFLOW_CLIENT_API_KEY", "API key sent to the agent; prefer the environment variable")
+	b.String(&f.apiKeyIn, "api-key-in", "A2AFLOW_CLIENT_API_KEY_IN", remote.InHeader, "where --api-key goes: header, query or cookie")
+	b.String(&f.apiKeyName, "api-key-name", "A2AFLOW_CLIENT_API_KEY_NAME", "",
+		"header, query parameter or cookie name of --api-key; default X-API-Key in a header, api_key in a query or cookie",
+		cmdutil.Formerly("api-key-header", "A2AFLOW_CLIENT_API_KEY_HEADER"))
+	b.Secret(&f.bearer, "bearer", "A2AFLOW_CLIENT_BEARER", "bearer token sent as Authorization: Bearer; prefer the environment variable")
+	b.String(&f.basicUser, "basic-user", "A2AFLOW_CLIENT_BASIC_USER", "", "user name of HTTP basic authentication")
+	b.Secret(&f.basicPassword, "basic-password", "A2AFLOW_CLIENT_BASIC_PASSWORD", "password of HTTP basic authentication; prefer the environment variable")
+	b.String(&f.oauth2TokenURL, "oauth2-token-url", "A2AFLOW_CLIENT_OAUTH2_TOKEN_URL", "", "token endpoint of the OAuth2 client credentials grant; the token is sent as a bearer token")
+	b.String(&f.oauth2ClientID, "oauth2-client-id", "A2AFLOW_CLIENT_OAUTH2_CLIENT_ID", "", "OAuth2 client ID")
+	b.Secret(&f.oauth2ClientSecret, "oauth2-client-secret", "A2AFLOW_CLIENT_OAUTH2_CLIENT_SECRET", "OAuth2 client secret; prefer the environment variable")
+	b.StringSlice(&f.oauth2Scopes, "oauth2-scopes", "A2AFLOW_CLIENT_OAUTH2_SCOPES", nil, "OAuth2 scopes to ask for, comma-separated")
 	if fl := fs.Lookup("credentials"); fl != nil {
 		f.credentialsFlag = fl // the command's own (a worker's keyring): the same file
 	} else {
-		fs.StringVar(&f.credentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""), `JSON file of named credentials, {"name": {"apiKey"|"bearer"|"basic"|"oauth2": ...}}, "env:VAR" values read from the environment; used with --auth-ref (A2AFLOW_CREDENTIALS)`)
+		b.String(&f.credentialsFile, "credentials", "A2AFLOW_CREDENTIALS", "", `JSON file of named credentials, {"name": {"apiKey"|"bearer"|"basic"|"oauth2": ...}}, "env:VAR" values read from the environment; used with --auth-ref`)
 	}
 	if fl := fs.Lookup("auth-ref"); fl != nil {
 		f.authRefFlag = fl
 	} else {
-		fs.StringVar(&f.authRef, "auth-ref", env("A2AFLOW_CLIENT_AUTH_REF", ""), "call the agent with the credentials of this name in the --credentials file (A2AFLOW_CLIENT_AUTH_REF)")
+		b.String(&f.authRef, "auth-ref", "A2AFLOW_CLIENT_AUTH_REF", "", "call the agent with the credentials of this name in the --credentials file")
 	}
-	fs.StringVar(&f.binding, "binding", env("A2AFLOW_CLIENT_BINDING", ""), "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the card's first interface the client speaks, gRPC included (A2AFLOW_CLIENT_BINDING)")
-	fs.StringVar(&f.protocolVersion, "protocol-version", env("A2AFLOW_CLIENT_PROTOCOL_VERSION", ""), "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice (A2AFLOW_CLIENT_PROTOCOL_VERSION)")
+	b.String(&f.binding, "binding", "A2AFLOW_CLIENT_BINDING", "", "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the card's first interface the client speaks, gRPC included")
+	b.String(&f.protocolVersion, "protocol-version", "A2AFLOW_CLIENT_PROTOCOL_VERSION", "", "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice")
 	fs.BoolVar(&f.json, "json", false, "print JSON for scripts instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long; 0 waits as long as the agent takes")
-}
-
-// orEnv is the flag value, or the environment variable key when it is empty.
-func orEnv(flag, key string) string {
-	if flag != "" {
-		return flag
-	}
-	return os.Getenv(key)
 }
 
 // credentials returns the credentials the flags describe: the --auth-ref
@@ -228,19 +213,19 @@ func (f *clientFlags) credentials() (*remote.Credentials, error) {
 func (f *clientFlags) inlineCredentials() (*remote.Credentials, []string) {
 	c := &remote.Credentials{}
 	var set []string
-	if v := orEnv(f.apiKey, envClientAPIKey); v != "" {
+	if v := f.apiKey.Get(); v != "" {
 		c.APIKey = &remote.APIKey{Value: v, In: f.apiKeyIn, Name: f.apiKeyName}
 		set = append(set, "--api-key")
 	}
-	if v := orEnv(f.bearer, envClientBearer); v != "" {
+	if v := f.bearer.Get(); v != "" {
 		c.Bearer = v
 		set = append(set, "--bearer")
 	}
-	if pass := orEnv(f.basicPassword, envClientBasicPass); f.basicUser != "" || pass != "" {
+	if pass := f.basicPassword.Get(); f.basicUser != "" || pass != "" {
 		c.Basic = &remote.Basic{Username: f.basicUser, Password: pass}
 		set = append(set, "--basic-user/--basic-password")
 	}
-	if secret := orEnv(f.oauth2ClientSecret, envClientOAuth2Secret); f.oauth2TokenURL != "" || f.oauth2ClientID != "" || secret != "" {
+	if secret := f.oauth2ClientSecret.Get(); f.oauth2TokenURL != "" || f.oauth2ClientID != "" || secret != "" {
 		c.OAuth2 = &remote.OAuth2{TokenURL: f.oauth2TokenURL, ClientID: f.oauth2ClientID, ClientSecret: secret, Scopes: f.oauth2Scopes}
 		set = append(set, "--oauth2-*")
 	}

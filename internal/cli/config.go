@@ -2,15 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
@@ -115,18 +115,21 @@ type config struct {
 	ConfigFile string
 	sources    map[string]string
 	fileAgents []agentSection
+	// warnings gets the file's deprecated keys (the command's stderr).
+	warnings io.Writer
 }
 
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
-	fs.StringVar(&c.HTTPAddr, "http-addr", env("A2AFLOW_HTTP_ADDR", ":8080"), "A2A HTTP API listen address (A2AFLOW_HTTP_ADDR)")
-	fs.StringVar(&c.PublicURL, "public-url", env("A2AFLOW_PUBLIC_URL", ""), "base URL published in agent cards; default: each request's own host (A2AFLOW_PUBLIC_URL)")
-	fs.StringVar(&c.ApproverGroups, "approver-groups", env("A2AFLOW_APPROVER_GROUPS", ""),
-		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group (A2AFLOW_APPROVER_GROUPS)`)
-	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("A2AFLOW_TEMPORAL_UI_URL", ""), "Temporal Web UI base URL for links from approvals; serve sets its own (A2AFLOW_TEMPORAL_UI_URL)")
-	fs.IntVar(&c.DefaultHistoryLength, "default-history-length", envInt("A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000),
-		"how many of a task's latest messages a read that sets no historyLength gets; 0 for all, which costs time in proportion to a long task's age (A2AFLOW_DEFAULT_HISTORY_LENGTH)")
-	fs.DurationVar(&c.WaitTimeout, "wait-timeout", envDuration("A2AFLOW_WAIT_TIMEOUT", 30*time.Second),
-		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is (A2AFLOW_WAIT_TIMEOUT)")
+	b := cmdutil.Bind(fs)
+	b.String(&c.HTTPAddr, "http-addr", cmdutil.EnvHTTPAddr, cmdutil.DefaultHTTPAddr, "A2A HTTP API listen address")
+	b.String(&c.PublicURL, "public-url", cmdutil.EnvPublicURL, "", "base URL published in agent cards; default: each request's own host")
+	b.String(&c.ApproverGroups, "approver-groups", "A2AFLOW_APPROVER_GROUPS", "",
+		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group`)
+	b.String(&c.TemporalUIURL, "temporal-ui-url", cmdutil.EnvTemporalUIURL, "", "Temporal Web UI base URL for links from approvals; serve sets its own")
+	b.Int(&c.DefaultHistoryLength, "default-history-length", "A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000,
+		"how many of a task's latest messages a read that sets no historyLength gets; 0 for all, which costs time in proportion to a long task's age")
+	b.Duration(&c.WaitTimeout, "wait-timeout", "A2AFLOW_WAIT_TIMEOUT", 30*time.Second,
+		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is")
 	c.HTTP.bind(fs)
 	c.GRPC.bind(fs)
 	c.CardKey.bind(fs)
@@ -134,35 +137,44 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 }
 
 func (c *config) bindData(fs *pflag.FlagSet) {
-	fs.StringVar(&c.DataDir, "data-dir", env("A2AFLOW_DATA_DIR", "./data"), "folder for the embedded Temporal database and a2aflow's own database (A2AFLOW_DATA_DIR)")
+	cmdutil.BindDataDir(fs, &c.DataDir)
 }
 
 func (c *config) bindTemporal(fs *pflag.FlagSet, embedded bool) {
-	usage := "Temporal frontend address to dial (A2AFLOW_TEMPORAL_ADDR; else TEMPORAL_ADDRESS or the temporal.toml profile's)"
-	nsUsage := "Temporal namespace (A2AFLOW_NAMESPACE; else TEMPORAL_NAMESPACE or the temporal.toml profile's)"
 	if embedded {
-		usage = "listen address of the embedded Temporal frontend (A2AFLOW_TEMPORAL_ADDR)"
-		nsUsage = "Temporal namespace (A2AFLOW_NAMESPACE)"
+		b := cmdutil.Bind(fs)
 		c.Conn.bindServer(fs)
+		b.String(&c.TemporalAddr, flagTemporalAddr, envTemporalAddr, defaultTemporalAddress, "listen address of the embedded Temporal frontend")
+		b.String(&c.Namespace, flagNamespace, envNamespace, "default", "Temporal namespace")
 	} else {
-		c.Conn.bindClient(fs)
+		c.bindTemporalClient(fs)
 	}
-	fs.StringVar(&c.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), usage)
-	fs.StringVar(&c.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), nsUsage)
-	fs.StringVar(&c.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "info"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
+	c.bindLogLevel(fs, "info")
 	c.bindLogFormat(fs)
 	c.bindPayloads(fs)
 }
 
+// bindTemporalClient binds how a command dials Temporal: the frontend's
+// address, the namespace, TLS and API key (temporal_conn.go).
+func (c *config) bindTemporalClient(fs *pflag.FlagSet) {
+	b := cmdutil.Bind(fs)
+	c.Conn.bindClient(fs)
+	b.String(&c.TemporalAddr, flagTemporalAddr, envTemporalAddr, defaultTemporalAddress, "Temporal frontend address to dial",
+		cmdutil.Else("TEMPORAL_ADDRESS or the temporal.toml profile's"))
+	b.String(&c.Namespace, flagNamespace, envNamespace, "default", "Temporal namespace",
+		cmdutil.Else("TEMPORAL_NAMESPACE or the temporal.toml profile's"))
+}
+
 func (c *config) bindUI(fs *pflag.FlagSet) {
-	fs.StringVar(&c.UIAddr, "ui-addr", env("A2AFLOW_UI_ADDR", "127.0.0.1:8233"), "Temporal Web UI listen address, loopback only by default (0.0.0.0:8233: every interface, then set --ui-oidc-issuer); empty disables the UI (A2AFLOW_UI_ADDR)")
+	b := cmdutil.Bind(fs)
+	b.String(&c.UIAddr, "ui-addr", "A2AFLOW_UI_ADDR", "127.0.0.1:8233", "Temporal Web UI listen address, loopback only by default (0.0.0.0:8233: every interface, then set --ui-oidc-issuer); empty disables the UI")
 	c.UI.bind(fs)
-	fs.DurationVar(&c.Retention, "retention", envDuration("A2AFLOW_RETENTION", 30*24*time.Hour),
-		"how long the embedded Temporal keeps finished tasks readable (A2AFLOW_RETENTION)")
+	b.Duration(&c.Retention, "retention", "A2AFLOW_RETENTION", 30*24*time.Hour,
+		"how long the embedded Temporal keeps finished tasks readable")
 	fs.StringToStringVar(&c.DynamicConfig, "temporal-dynamic-config", nil,
 		"embedded Temporal dynamic config override, key=value, repeatable (e.g. history.transferProcessorMaxPollRPS=20)")
-	fs.StringVar(&c.VisibilityIndexes, "temporal-visibility-indexes", env("A2AFLOW_TEMPORAL_VISIBILITY_INDEXES", temporalserver.VisibilityIndexesLean),
-		"indexes of the embedded Temporal's workflow list: lean drops those no a2aflow or Web UI default view queries, for cheaper writes (Web UI searches on run statistics, parents or schedules then scan); full keeps Temporal's whole set; applied at every start (A2AFLOW_TEMPORAL_VISIBILITY_INDEXES)")
+	b.String(&c.VisibilityIndexes, "temporal-visibility-indexes", "A2AFLOW_TEMPORAL_VISIBILITY_INDEXES", temporalserver.VisibilityIndexesLean,
+		"indexes of the embedded Temporal's workflow list: lean drops those no a2aflow or Web UI default view queries, for cheaper writes (Web UI searches on run statistics, parents or schedules then scan); full keeps Temporal's whole set; applied at every start")
 }
 
 // dynamicConfigValues types the --temporal-dynamic-config values the way the
@@ -184,25 +196,48 @@ func (c *config) dynamicConfigValues() map[string]any {
 }
 
 func (c *config) bindPeers(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&c.Peers, "peer", envPeers(os.Getenv("A2AFLOW_PEERS")),
-		`remote A2A agent to put into the directory at start-up, NAME=URL, repeatable; its card is fetched in the background (A2AFLOW_PEERS="name=url,name=url")`)
+	cmdutil.Bind(fs).StringArray(&c.Peers, "peer", "A2AFLOW_PEERS",
+		"remote A2A agent to put into the directory at start-up, NAME=URL, repeatable; its card is fetched in the background",
+		cmdutil.Example(`"name=url,name=url"`))
 }
 
 func (c *config) bindWorker(fs *pflag.FlagSet) {
-	fs.StringVar(&c.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", wire.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
-	fs.StringVar(&c.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
-	fs.StringVar(&c.CredentialsFile, "credentials", env("A2AFLOW_CREDENTIALS", ""),
-		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref (A2AFLOW_CREDENTIALS)`)
-	fs.StringToStringVar(&c.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"),
-		`cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes (A2AFLOW_IDLE_TIMEOUTS="travel=72h,expenses=720h")`)
+	b := cmdutil.Bind(fs)
+	c.bindTaskQueue(fs)
+	cmdutil.BindDatabase(fs, &c.DatabaseDSN)
+	b.String(&c.CredentialsFile, "credentials", "A2AFLOW_CREDENTIALS", "",
+		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref`)
+	c.bindIdleTimeout(fs)
 	c.Deployment.bind(fs)
 	bindRequireSignedPeers(fs, &c.RequireSignedPeers) // keys.go
-	fs.DurationVar(&c.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", engine.DefaultRetryBudget),
-		"how long a task delegating to a remote agent retries it while unreachable, before failing (A2AFLOW_DELEGATION_RETRY_BUDGET)")
-	fs.IntVar(&c.WorkflowCacheSize, "workflow-cache-size", envInt("A2AFLOW_WORKFLOW_CACHE_SIZE", DefaultWorkflowCacheSize),
-		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits (A2AFLOW_WORKFLOW_CACHE_SIZE)")
-	fs.StringSliceVar(&c.OutboundAllowHosts, "outbound-allow-hosts", splitList(env("A2AFLOW_OUTBOUND_ALLOW_HOSTS", "")),
-		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated (A2AFLOW_OUTBOUND_ALLOW_HOSTS)")
+	c.bindRetryBudget(fs)
+	b.Int(&c.WorkflowCacheSize, "workflow-cache-size", "A2AFLOW_WORKFLOW_CACHE_SIZE", DefaultWorkflowCacheSize,
+		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits")
+	b.StringSlice(&c.OutboundAllowHosts, "outbound-allow-hosts", "A2AFLOW_OUTBOUND_ALLOW_HOSTS", nil,
+		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated")
+}
+
+// bindTaskQueue binds --task-queue, of the worker and the API.
+func (c *config) bindTaskQueue(fs *pflag.FlagSet) {
+	cmdutil.Bind(fs).String(&c.TaskQueue, "task-queue", "A2AFLOW_TASK_QUEUE", wire.DefaultTaskQueue, "Temporal task queue of the task workflows")
+}
+
+// bindIdleTimeout binds --idle-timeout, of the worker and replay.
+func (c *config) bindIdleTimeout(fs *pflag.FlagSet) {
+	cmdutil.Bind(fs).StringToString(&c.IdleTimeouts, "idle-timeout", "A2AFLOW_IDLE_TIMEOUTS",
+		"cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes",
+		cmdutil.Example(`"travel=72h,expenses=720h"`))
+}
+
+// bindRetryBudget binds --delegation-retry-budget, of the worker and replay.
+func (c *config) bindRetryBudget(fs *pflag.FlagSet) {
+	cmdutil.Bind(fs).Duration(&c.RetryBudget, "delegation-retry-budget", "A2AFLOW_DELEGATION_RETRY_BUDGET", engine.DefaultRetryBudget,
+		"how long a task delegating to a remote agent retries it while unreachable, before failing")
+}
+
+// bindLogLevel binds --log-level, whose default is def.
+func (c *config) bindLogLevel(fs *pflag.FlagSet, def string) {
+	cmdutil.Bind(fs).String(&c.LogLevel, "log-level", "A2AFLOW_LOG_LEVEL", def, "debug, info, warn or error")
 }
 
 // DefaultWorkflowCacheSize is --workflow-cache-size's default: the tasks a
@@ -213,25 +248,6 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 // answering a task out of the cache (which replays its history) took p50
 // 19.8 ms against 16.6 ms for a hot one (1.19x).
 const DefaultWorkflowCacheSize = 1000
-
-// envDuration returns the duration in environment variable key, or def.
-func envDuration(key string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(key)); err == nil && d > 0 {
-		return d
-	}
-	return def
-}
-
-// envMap reads "k=v,k=v" from environment variable key.
-func envMap(key string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range strings.Split(os.Getenv(key), ",") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k != "" {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 // logger returns the program's logger, or one on standard error at
 // --log-level in --log-format.
@@ -270,15 +286,4 @@ func (c *config) workerAgents() (*engine.Registry, error) {
 		a.IdleTimeout = d
 	}
 	return reg, nil
-}
-
-// envList reads a comma-separated list from environment variable key.
-func envList(key string) []string {
-	var out []string
-	for _, v := range strings.Split(os.Getenv(key), ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

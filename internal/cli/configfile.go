@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/knadh/koanf/parsers/toml/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
@@ -45,8 +45,8 @@ var processConfigs sync.Map // *cobra.Command -> *config
 // bindConfigFile gives a process command --config and makes it read the file
 // before it runs.
 func (c *config) bindConfigFile(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.ConfigFile, "config", env(envConfigFile, ""),
-		"TOML config file whose keys are these flags' names (docs/config.md); flags and environment variables override it (A2AFLOW_CONFIG)")
+	cmdutil.Bind(cmd.Flags()).String(&c.ConfigFile, "config", envConfigFile, "",
+		"TOML config file whose keys are these flags' names (docs/config.md); flags and environment variables override it")
 	processConfigs.Store(cmd, c)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return c.loadConfigFile(cmd) }
 }
@@ -55,19 +55,6 @@ func (c *config) bindConfigFile(cmd *cobra.Command) {
 // take a config file, in the order the reference lists them.
 func processCommands(app *App) []*cobra.Command {
 	return []*cobra.Command{newServeCmd(app), newAPICmd(app), newWorkerCmd(app), newTemporalCmd(app)}
-}
-
-// envUsage finds the environment variable a flag's usage names: the last
-// "(A2AFLOW_..." of its text.
-var envUsage = regexp.MustCompile(`\((A2AFLOW_[A-Z0-9_]+)`)
-
-// flagEnv returns the A2AFLOW_* environment variable of flag f, or "".
-func flagEnv(f *pflag.Flag) string {
-	m := envUsage.FindAllStringSubmatch(f.Usage, -1)
-	if len(m) == 0 {
-		return ""
-	}
-	return m[len(m)-1][1]
 }
 
 // configKeys returns every key a config file may hold (the flags of the
@@ -91,17 +78,17 @@ func configKeys(app *App) map[string][]string {
 func (c *config) loadConfigFile(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	c.sources = map[string]string{}
+	c.warnings = cmd.ErrOrStderr()
 	var envErr error
 	fs.VisitAll(func(f *pflag.Flag) {
-		name := flagEnv(f)
-		if f.Name == "config" {
-			name = envConfigFile
+		if cmdutil.AliasOf(f) != "" {
+			return // a former name: its flag's source says
 		}
-		v, set := os.LookupEnv(name)
+		name, v, set := cmdutil.EnvValue(f)
 		switch {
 		case f.Changed:
 			c.sources[f.Name] = sourceFlag
-		case name != "" && set && v != "":
+		case set:
 			c.sources[f.Name] = sourceEnv
 			if err := checkEnvValue(f, name, v); err != nil && envErr == nil {
 				envErr = err
@@ -211,6 +198,10 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			f := fs.Lookup(name)
 			if f == nil {
 				continue // another command's setting
+			}
+			if to := cmdutil.AliasOf(f); to != "" {
+				fmt.Fprintf(c.warnings, "a2aflow: warning: config file %s: key %q is deprecated, use %q (the old name works until the next release)\n", path, name, to)
+				f = fs.Lookup(to)
 			}
 			if err := c.applyKey(fs, f, path, v); err != nil {
 				return err

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -76,14 +76,14 @@ func printConfig(w io.Writer, app *App, args []string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	target.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Name == "help" {
+		if f.Name == "help" || cmdutil.AliasOf(f) != "" {
 			return
 		}
 		value := f.Value.String()
 		if cfg.sources[f.Name] == sourceEnv && value == "" {
 			// Secrets are no flag defaults (--help would print them): the
 			// command reads their variable itself.
-			value = os.Getenv(flagEnv(f))
+			_, value, _ = cmdutil.EnvValue(f)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, displayValue(f.Name, value), cfg.sources[f.Name])
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // deploymentConfig is Worker Versioning for serve and worker: with a
@@ -31,11 +32,16 @@ type deploymentConfig struct {
 }
 
 func (d *deploymentConfig) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&d.Name, "deployment", env("A2AFLOW_DEPLOYMENT", ""),
-		"run the worker as a version of this Temporal Worker Deployment: each task stays on the build that started it (agents may choose auto-upgrade); "+
-			"the first build of a deployment becomes its current version, later ones with 'a2aflow deployments set-current'; default none: unversioned (A2AFLOW_DEPLOYMENT)")
-	fs.StringVar(&d.BuildID, "build-id", env("A2AFLOW_BUILD_ID", ""),
-		"this build's ID in the deployment; default from the binary: its VCS revision, or a hash of the executable when built from a modified tree or without VCS information (A2AFLOW_BUILD_ID)")
+	d.bindName(fs, "run the worker as a version of this Temporal Worker Deployment: each task stays on the build that started it (agents may choose auto-upgrade); "+
+		"the first build of a deployment becomes its current version, later ones with 'a2aflow deployments set-current'; default none: unversioned")
+	cmdutil.Bind(fs).String(&d.BuildID, "build-id", "A2AFLOW_BUILD_ID", "",
+		"this build's ID in the deployment; default from the binary: its VCS revision, or a hash of the executable when built from a modified tree or without VCS information")
+}
+
+// bindName binds --deployment, of the worker and of the deployments
+// commands.
+func (d *deploymentConfig) bindName(fs *pflag.FlagSet, usage string) {
+	cmdutil.Bind(fs).String(&d.Name, "deployment", "A2AFLOW_DEPLOYMENT", "", usage)
 }
 
 // version returns the deployment version this worker runs as, the build ID
@@ -157,11 +163,9 @@ version drains; stop its workers once it is drained.
   a2aflow deployments set-current BUILD_ID [--deployment NAME]`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&cfg.Deployment.Name, "deployment", env("A2AFLOW_DEPLOYMENT", ""), "the Worker Deployment (A2AFLOW_DEPLOYMENT)")
-	pf.StringVar(&cfg.TemporalAddr, "temporal-addr", env("A2AFLOW_TEMPORAL_ADDR", "127.0.0.1:7233"), "Temporal frontend address to dial (A2AFLOW_TEMPORAL_ADDR)")
-	pf.StringVar(&cfg.Namespace, "namespace", env("A2AFLOW_NAMESPACE", "default"), "Temporal namespace (A2AFLOW_NAMESPACE)")
-	cfg.Conn.bindClient(pf) // TLS and API key; TEMPORAL_* and temporal.toml as api and worker read them
-	pf.StringVar(&cfg.LogLevel, "log-level", env("A2AFLOW_LOG_LEVEL", "warn"), "debug, info, warn or error (A2AFLOW_LOG_LEVEL)")
+	cfg.Deployment.bindName(pf, "the Worker Deployment")
+	cfg.bindTemporalClient(pf) // TLS and API key; TEMPORAL_* and temporal.toml as api and worker read them
+	cfg.bindLogLevel(pf, "warn")
 	cfg.bindLogFormat(pf)
 	dial := func(cmd *cobra.Command) (client.Client, error) {
 		logger := newLogger(cfg.LogLevel, cfg.LogFormat)
@@ -178,9 +182,9 @@ version drains; stop its workers once it is drained.
 		}
 		return c, nil
 	}
-	needName := func() error {
+	needName := func(cmd *cobra.Command) error {
 		if cfg.Deployment.Name == "" {
-			return errors.New("give the deployment with --deployment or A2AFLOW_DEPLOYMENT")
+			return fmt.Errorf("give the deployment with --deployment or %s", cmdutil.Env(cmd.Flags().Lookup("deployment")))
 		}
 		return nil
 	}
@@ -211,7 +215,7 @@ version drains; stop its workers once it is drained.
 	describe := &cobra.Command{
 		Use: "describe", Short: "Show a deployment's versions: current, ramping, draining or drained", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := needName(); err != nil {
+			if err := needName(cmd); err != nil {
 				return err
 			}
 			c, err := dial(cmd)
@@ -235,7 +239,7 @@ version drains; stop its workers once it is drained.
 	setCurrent := &cobra.Command{
 		Use: "set-current BUILD_ID", Short: "Make a build the deployment's current version: new tasks (and auto-upgrade agents' tasks) run it", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := needName(); err != nil {
+			if err := needName(cmd); err != nil {
 				return err
 			}
 			c, err := dial(cmd)

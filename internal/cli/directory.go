@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
@@ -29,8 +30,8 @@ type directoryFlags struct {
 }
 
 func (d *directoryFlags) bind(cmd *cobra.Command) {
-	d.cfg.bindData(cmd.Flags())
-	cmd.Flags().StringVar(&d.cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""), "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/a2aflow.db (A2AFLOW_DATABASE)")
+	cmdutil.BindDataDir(cmd.Flags(), &d.cfg.DataDir)
+	cmdutil.BindDatabase(cmd.Flags(), &d.cfg.DatabaseDSN)
 	d.client.bind(cmd, false)
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // grpcConfig is the gRPC binding's flags of serve and api (api/grpc.go).
@@ -24,12 +25,13 @@ type grpcConfig struct {
 }
 
 func (g *grpcConfig) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&g.Addr, "grpc-addr", env("A2AFLOW_GRPC_ADDR", ""),
-		"serve the A2A gRPC binding (1.0 and 0.3) on this address, e.g. :9090; every agent's card then lists it; default: off (A2AFLOW_GRPC_ADDR)")
-	fs.StringVar(&g.PublicAddr, "grpc-public-addr", env("A2AFLOW_GRPC_PUBLIC_ADDR", ""),
-		"host:port cards list for the gRPC binding; default: the host a client reached the HTTP API at, with --grpc-addr's port (A2AFLOW_GRPC_PUBLIC_ADDR)")
-	fs.BoolVar(&g.Reflection, "grpc-reflection", envBool("A2AFLOW_GRPC_REFLECTION"),
-		"register gRPC server reflection (grpcurl list) on the gRPC binding; default: off (A2AFLOW_GRPC_REFLECTION)")
+	b := cmdutil.Bind(fs)
+	b.String(&g.Addr, "grpc-addr", "A2AFLOW_GRPC_ADDR", "",
+		"serve the A2A gRPC binding (1.0 and 0.3) on this address, e.g. :9090; every agent's card then lists it; default: off")
+	b.String(&g.PublicAddr, "grpc-public-addr", "A2AFLOW_GRPC_PUBLIC_ADDR", "",
+		"host:port cards list for the gRPC binding; default: the host a client reached the HTTP API at, with --grpc-addr's port")
+	b.Bool(&g.Reflection, "grpc-reflection", "A2AFLOW_GRPC_REFLECTION", false,
+		"register gRPC server reflection (grpcurl list) on the gRPC binding; default: off")
 }
 
 // listen opens the gRPC binding's listener, nil when it is off.

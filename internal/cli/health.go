@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // The worker's health port (--health-addr): the worker serves no API, so
@@ -28,8 +29,8 @@ import (
 // Off by default; nothing but these three routes is served on it.
 
 func (l *lifecycle) bindHealth(fs *pflag.FlagSet) {
-	fs.StringVar(&l.HealthAddr, "health-addr", env("A2AFLOW_HEALTH_ADDR", ""),
-		`serve GET /healthz (liveness) and /readyz (readiness: polling, Temporal reachable) and /metrics (Prometheus) on this address, e.g. ":8081"; empty: off (A2AFLOW_HEALTH_ADDR)`)
+	cmdutil.Bind(fs).String(&l.HealthAddr, "health-addr", "A2AFLOW_HEALTH_ADDR", "",
+		`serve GET /healthz (liveness) and /readyz (readiness: polling, Temporal reachable) and /metrics (Prometheus) on this address, e.g. ":8081"; empty: off`)
 }
 
 // workerPhase is where a worker is in its life.

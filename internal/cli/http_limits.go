@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // httpConfig holds the HTTP hardening flags of the A2A API (serve, api):
@@ -40,22 +39,23 @@ const (
 )
 
 func (c *httpConfig) bind(fs *pflag.FlagSet) {
-	fs.DurationVar(&c.ReadHeaderTimeout, "http-read-header-timeout", envTimeout("A2AFLOW_HTTP_READ_HEADER_TIMEOUT", defaultReadHeaderTimeout),
-		"how long a client may take to send a request's headers; 0: no limit (A2AFLOW_HTTP_READ_HEADER_TIMEOUT)")
-	fs.DurationVar(&c.ReadTimeout, "http-read-timeout", envTimeout("A2AFLOW_HTTP_READ_TIMEOUT", defaultReadTimeout),
-		"how long a client may take to send a whole request, body included; 0: no limit (A2AFLOW_HTTP_READ_TIMEOUT)")
-	fs.DurationVar(&c.WriteTimeout, "http-write-timeout", envTimeout("A2AFLOW_HTTP_WRITE_TIMEOUT", defaultWriteTimeout),
-		"how long answering a request may take, streams excepted; must be longer than --wait-timeout; 0: no limit (A2AFLOW_HTTP_WRITE_TIMEOUT)")
-	fs.DurationVar(&c.IdleTimeout, "http-idle-timeout", envTimeout("A2AFLOW_HTTP_IDLE_TIMEOUT", defaultIdleTimeout),
-		"how long an idle keep-alive connection stays open; 0: the read timeout (A2AFLOW_HTTP_IDLE_TIMEOUT)")
-	fs.IntVar(&c.MaxStreams, "max-streams-per-principal", envInt("A2AFLOW_MAX_STREAMS_PER_PRINCIPAL", api.DefaultMaxStreamsPerPrincipal),
-		"streams (SendStreamingMessage, SubscribeToTask) one principal, or one client IP without authentication, may have open at once; more get 429; 0: no cap (A2AFLOW_MAX_STREAMS_PER_PRINCIPAL)")
-	fs.Float64Var(&c.RateLimit, "rate-limit", envFloat("A2AFLOW_RATE_LIMIT", 0),
-		"requests per second one principal, or one client IP without authentication, may send over time (a token bucket); more get 429; 0: no limit (A2AFLOW_RATE_LIMIT)")
-	fs.IntVar(&c.RateBurst, "rate-burst", envInt("A2AFLOW_RATE_BURST", 0),
-		"requests a principal may send at once under --rate-limit; 0: twice the rate (A2AFLOW_RATE_BURST)")
-	fs.StringSliceVar(&c.AllowedHosts, "allowed-hosts", envList("A2AFLOW_ALLOWED_HOSTS"),
-		"host names the API answers to in the Host header, name or name:port, repeatable; others get 421 (DNS rebinding); IP addresses always pass; empty: any (A2AFLOW_ALLOWED_HOSTS)")
+	b := cmdutil.Bind(fs)
+	b.Duration(&c.ReadHeaderTimeout, "http-read-header-timeout", "A2AFLOW_HTTP_READ_HEADER_TIMEOUT", defaultReadHeaderTimeout,
+		"how long a client may take to send a request's headers; 0: no limit")
+	b.Duration(&c.ReadTimeout, "http-read-timeout", "A2AFLOW_HTTP_READ_TIMEOUT", defaultReadTimeout,
+		"how long a client may take to send a whole request, body included; 0: no limit")
+	b.Duration(&c.WriteTimeout, "http-write-timeout", "A2AFLOW_HTTP_WRITE_TIMEOUT", defaultWriteTimeout,
+		"how long answering a request may take, streams excepted; must be longer than --wait-timeout; 0: no limit")
+	b.Duration(&c.IdleTimeout, "http-idle-timeout", "A2AFLOW_HTTP_IDLE_TIMEOUT", defaultIdleTimeout,
+		"how long an idle keep-alive connection stays open; 0: the read timeout")
+	b.Int(&c.MaxStreams, "max-streams-per-principal", "A2AFLOW_MAX_STREAMS_PER_PRINCIPAL", api.DefaultMaxStreamsPerPrincipal,
+		"streams (SendStreamingMessage, SubscribeToTask) one principal, or one client IP without authentication, may have open at once; more get 429; 0: no cap")
+	b.Float64(&c.RateLimit, "rate-limit", "A2AFLOW_RATE_LIMIT", 0,
+		"requests per second one principal, or one client IP without authentication, may send over time (a token bucket); more get 429; 0: no limit")
+	b.Int(&c.RateBurst, "rate-burst", "A2AFLOW_RATE_BURST", 0,
+		"requests a principal may send at once under --rate-limit; 0: twice the rate")
+	b.StringSlice(&c.AllowedHosts, "allowed-hosts", "A2AFLOW_ALLOWED_HOSTS", nil,
+		"host names the API answers to in the Host header, name or name:port, repeatable; others get 421 (DNS rebinding); IP addresses always pass; empty: any")
 }
 
 // check reports flags that cannot work: negative values, a host that is
@@ -108,29 +108,4 @@ func (c *httpConfig) limits() api.Limits {
 		streams = -1 // the flag's 0 is no cap; the API's is its default
 	}
 	return api.Limits{AllowedHosts: c.AllowedHosts, MaxStreamsPerPrincipal: streams, RatePerSecond: c.RateLimit, RateBurst: c.RateBurst}
-}
-
-// envTimeout returns the duration in environment variable key, where "0"
-// turns the limit off, or def when it is unset or not a duration.
-func envTimeout(key string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(key)); err == nil && d >= 0 {
-		return d
-	}
-	return def
-}
-
-// envInt returns the integer in environment variable key, or def.
-func envInt(key string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
-		return n
-	}
-	return def
-}
-
-// envFloat returns the number in environment variable key, or def.
-func envFloat(key string, def float64) float64 {
-	if f, err := strconv.ParseFloat(os.Getenv(key), 64); err == nil {
-		return f
-	}
-	return def
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // cardKeyConfig is the key serve and api sign agent cards with.
@@ -24,9 +25,9 @@ type cardKeyConfig struct {
 const cardKeyEnv = "A2AFLOW_CARD_KEY"
 
 func (k *cardKeyConfig) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&k.File, "card-key", env("A2AFLOW_CARD_KEY_FILE", ""),
+	cmdutil.Bind(fs).String(&k.File, "card-key", "A2AFLOW_CARD_KEY_FILE", "",
 		"PEM private key (Ed25519 or ECDSA P-256, `a2aflow keys generate`) that signs every agent card, its public key served at /.well-known/jwks.json; "+
-			"or the PEM itself in "+cardKeyEnv+" (A2AFLOW_CARD_KEY_FILE)")
+			"or the PEM itself in "+cardKeyEnv)
 }
 
 // signer loads the card signing key, or returns nil when none is configured.
@@ -97,6 +98,6 @@ func verifyCard(ctx context.Context, hc *http.Client, cardURL string, card *a2a.
 
 // bindRequireSignedPeers binds --require-signed-peers.
 func bindRequireSignedPeers(fs *pflag.FlagSet, v *bool) {
-	fs.BoolVar(v, "require-signed-peers", envBool("A2AFLOW_REQUIRE_SIGNED_PEERS"),
-		"delegate only to remote agents whose card carries a signature that verifies against the key set its jku names on the card's own origin (A2AFLOW_REQUIRE_SIGNED_PEERS)")
+	cmdutil.Bind(fs).Bool(v, "require-signed-peers", "A2AFLOW_REQUIRE_SIGNED_PEERS", false,
+		"delegate only to remote agents whose card carries a signature that verifies against the key set its jku names on the card's own origin")
 }

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
 )
 
@@ -35,7 +34,7 @@ func parseLogFormat(s string) (string, error) {
 	case logFormatText, logFormatJSON:
 		return f, nil
 	}
-	return "", fmt.Errorf("--log-format %q (or A2AFLOW_LOG_FORMAT): want text or json", s)
+	return "", fmt.Errorf("--log-format %q: want text or json", s)
 }
 
 // parseLogLevel reads a --log-level value; an unknown one is info.
@@ -59,18 +58,14 @@ func newLogHandler(w io.Writer, level, format string) slog.Handler {
 
 // bindLogFormat binds --log-format, which every command with --log-level has.
 func (c *config) bindLogFormat(fs *pflag.FlagSet) {
-	fs.StringVar(&c.LogFormat, "log-format", env("A2AFLOW_LOG_FORMAT", logFormatText),
-		"text or json: log lines as key=value text or as one JSON object each; not used when the program sets its own logger (A2AFLOW_LOG_FORMAT)")
+	cmdutil.Bind(fs).String(&c.LogFormat, "log-format", "A2AFLOW_LOG_FORMAT", logFormatText,
+		"text or json: log lines as key=value text or as one JSON object each; not used when the program sets its own logger")
 }
 
 // bindAccessLog binds --access-log, of the commands serving the A2A API.
 func (c *config) bindAccessLog(fs *pflag.FlagSet) {
-	c.AccessLog = true
-	if v, err := strconv.ParseBool(os.Getenv("A2AFLOW_ACCESS_LOG")); err == nil {
-		c.AccessLog = v
-	}
-	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog,
-		"log one info line per HTTP request of the A2A API (method, path, A2A method, status, duration, bytes, principal; never credentials); --access-log=false turns it off (A2AFLOW_ACCESS_LOG)")
+	cmdutil.Bind(fs).Bool(&c.AccessLog, "access-log", "A2AFLOW_ACCESS_LOG", true,
+		"log one info line per HTTP request of the A2A API (method, path, A2A method, status, duration, bytes, principal; never credentials); --access-log=false turns it off")
 }
 
 // checkLogFlags refuses a wrong --log-format (flag or environment) before
@@ -78,7 +73,7 @@ func (c *config) bindAccessLog(fs *pflag.FlagSet) {
 func checkLogFlags(cmd *cobra.Command, _ []string) error {
 	if f := cmd.Flags().Lookup("log-format"); f != nil {
 		if _, err := parseLogFormat(f.Value.String()); err != nil {
-			return err
+			return fmt.Errorf("--log-format %q (or %s): want text or json", f.Value.String(), cmdutil.Env(f))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
 )
@@ -46,8 +47,8 @@ type metricsConfig struct {
 }
 
 func (c *metricsConfig) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&c.Addr, "metrics-addr", env("A2AFLOW_METRICS_ADDR", ""),
-		"listen address of GET /metrics: the Temporal server's own metrics (service_requests, persistence_latency...) with the process's; empty serves none (A2AFLOW_METRICS_ADDR)")
+	cmdutil.Bind(fs).String(&c.Addr, "metrics-addr", "A2AFLOW_METRICS_ADDR", "",
+		"listen address of GET /metrics: the Temporal server's own metrics (service_requests, persistence_latency...) with the process's; empty serves none")
 }
 
 // serverMetrics reports whether the embedded server records its metrics.

@@ -25,17 +25,6 @@ type peer struct {
 	URL  string
 }
 
-// envPeers splits A2AFLOW_PEERS ("name=url,name=url") into --peer values.
-func envPeers(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // parsePeers parses and validates --peer values: NAME=URL where NAME is
 // non-empty without spaces or '@' (it is written "@NAME" in messages) and URL
 // is an absolute http or https URL. A name may appear once.

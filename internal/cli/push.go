@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/webhook"
@@ -42,19 +43,20 @@ type pushConfig struct {
 
 // bind adds the flags; delivery adds the worker's retry flags.
 func (c *pushConfig) bind(fs *pflag.FlagSet, delivery bool) {
-	fs.StringSliceVar(&c.AllowHosts, "push-allow-hosts", splitList(env("A2AFLOW_PUSH_ALLOW_HOSTS", "")),
-		"non-public addresses push webhooks may reach besides public ones: loopback, private, link-local, CIDRs or IPs, or all; comma-separated (A2AFLOW_PUSH_ALLOW_HOSTS)")
-	fs.StringVar(&c.Key, "push-key", env("A2AFLOW_PUSH_KEY", ""),
-		"base64 32-byte key sealing the secrets a2aflow keeps (webhook tokens and credentials, credentials given to auth-required tasks); api and worker need the same and refuse to start without one; serve generates <data-dir>/push.key when unset; prefer the environment variable (A2AFLOW_PUSH_KEY)")
-	fs.StringSliceVar(&c.PreviousKeys, "push-previous-keys", splitList(env("A2AFLOW_PUSH_PREVIOUS_KEYS", "")),
-		"earlier push keys, base64, comma-separated: they still open what they sealed while --push-key seals everything new (key rotation) (A2AFLOW_PUSH_PREVIOUS_KEYS)")
-	fs.BoolVar(&c.Insecure, "insecure-store-push-secrets", envBool("A2AFLOW_INSECURE_STORE_PUSH_SECRETS"),
-		"let api and worker start without a push key: webhook tokens and credentials then go into Temporal history as given, and auth-required credentials are refused (A2AFLOW_INSECURE_STORE_PUSH_SECRETS)")
+	b := cmdutil.Bind(fs)
+	b.StringSlice(&c.AllowHosts, "push-allow-hosts", "A2AFLOW_PUSH_ALLOW_HOSTS", nil,
+		"non-public addresses push webhooks may reach besides public ones: loopback, private, link-local, CIDRs or IPs, or all; comma-separated")
+	b.String(&c.Key, "push-key", "A2AFLOW_PUSH_KEY", "",
+		"base64 32-byte key sealing the secrets a2aflow keeps (webhook tokens and credentials, credentials given to auth-required tasks); api and worker need the same and refuse to start without one; serve generates <data-dir>/push.key when unset; prefer the environment variable")
+	b.StringSlice(&c.PreviousKeys, "push-previous-keys", "A2AFLOW_PUSH_PREVIOUS_KEYS", nil,
+		"earlier push keys, base64, comma-separated: they still open what they sealed while --push-key seals everything new (key rotation)")
+	b.Bool(&c.Insecure, "insecure-store-push-secrets", "A2AFLOW_INSECURE_STORE_PUSH_SECRETS", false,
+		"let api and worker start without a push key: webhook tokens and credentials then go into Temporal history as given, and auth-required credentials are refused")
 	if delivery {
-		fs.DurationVar(&c.MaxRetryInterval, "push-max-retry-interval", envDuration("A2AFLOW_PUSH_MAX_RETRY_INTERVAL", 5*time.Minute),
-			"longest wait between two attempts to deliver a push notification (A2AFLOW_PUSH_MAX_RETRY_INTERVAL)")
-		fs.DurationVar(&c.GiveUpAfter, "push-give-up-after", envDuration("A2AFLOW_PUSH_GIVE_UP_AFTER", 24*time.Hour),
-			"how long one push notification is retried before the webhook gets the next one (A2AFLOW_PUSH_GIVE_UP_AFTER)")
+		b.Duration(&c.MaxRetryInterval, "push-max-retry-interval", "A2AFLOW_PUSH_MAX_RETRY_INTERVAL", 5*time.Minute,
+			"longest wait between two attempts to deliver a push notification")
+		b.Duration(&c.GiveUpAfter, "push-give-up-after", "A2AFLOW_PUSH_GIVE_UP_AFTER", 24*time.Hour,
+			"how long one push notification is retried before the webhook gets the next one")
 	}
 }
 
@@ -154,15 +156,4 @@ func (c *pushConfig) workflowOptions() engine.PushOptions {
 // outbound client with the push allow-list.
 func (c *pushConfig) activity() *activities.Webhooks {
 	return &activities.Webhooks{Policy: c.policy, Outbound: c.outbound, Sealer: c.sealer}
-}
-
-// splitList splits a comma-separated environment value.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

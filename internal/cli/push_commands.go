@@ -8,10 +8,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
-)
 
-// envPushToken is where `push set` reads the webhook's token when --token is empty.
-const envPushToken = "A2AFLOW_CLIENT_PUSH_TOKEN"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
+)
 
 // newPushCmd returns `push set|list|get|delete`: a task's push notification
 // configs (webhooks), through the A2A push config methods of any agent.
@@ -55,16 +54,17 @@ type pushClient interface {
 
 func newPushSetCmd() *cobra.Command {
 	f := &clientFlags{}
-	var id, token, scheme, credentials string
+	var id, scheme string
+	var token, credentials cmdutil.Secret
 	cmd := pushCommand("set --agent URL TASK_ID WEBHOOK_URL [--id ID] [--token T] [--auth-scheme Bearer --auth-credentials C]",
 		"Add or replace a webhook of a task", cobra.ExactArgs(2), f,
 		func(ctx context.Context, cmd *cobra.Command, args []string, c pushClient) error {
-			cfg := &a2a.PushConfig{TaskID: a2a.TaskID(args[0]), URL: args[1], ID: id, Token: orEnv(token, envPushToken)}
-			if scheme != "" || credentials != "" {
+			cfg := &a2a.PushConfig{TaskID: a2a.TaskID(args[0]), URL: args[1], ID: id, Token: token.Get()}
+			if scheme != "" || credentials.Get() != "" {
 				if scheme == "" {
 					return fmt.Errorf("--auth-credentials needs --auth-scheme (e.g. Bearer)")
 				}
-				cfg.Auth = &a2a.PushAuthInfo{Scheme: scheme, Credentials: orEnv(credentials, "A2AFLOW_CLIENT_PUSH_CREDENTIALS")}
+				cfg.Auth = &a2a.PushAuthInfo{Scheme: scheme, Credentials: credentials.Get()}
 			}
 			got, err := c.CreateTaskPushConfig(ctx, cfg)
 			if err != nil {
@@ -73,9 +73,10 @@ func newPushSetCmd() *cobra.Command {
 			return printPushConfigs(cmd.OutOrStdout(), f, got)
 		})
 	cmd.Flags().StringVar(&id, "id", "", "the config's ID, to keep several webhooks or replace one; default chosen by the agent")
-	cmd.Flags().StringVar(&token, "token", "", "token the agent sends with each notification, for the webhook to check; prefer the environment variable ("+envPushToken+")")
+	b := cmdutil.Bind(cmd.Flags())
+	b.Secret(&token, "token", "A2AFLOW_CLIENT_PUSH_TOKEN", "token the agent sends with each notification, for the webhook to check; prefer the environment variable")
 	cmd.Flags().StringVar(&scheme, "auth-scheme", "", "authentication scheme the agent uses to call the webhook, e.g. Bearer")
-	cmd.Flags().StringVar(&credentials, "auth-credentials", "", "credentials of --auth-scheme; prefer the environment variable (A2AFLOW_CLIENT_PUSH_CREDENTIALS)")
+	b.Secret(&credentials, "auth-credentials", "A2AFLOW_CLIENT_PUSH_CREDENTIALS", "credentials of --auth-scheme; prefer the environment variable")
 	return cmd
 }
 

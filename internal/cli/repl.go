@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/spf13/cobra"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/models"
 )
 
@@ -659,7 +660,8 @@ func newREPLCmd() *cobra.Command {
 		},
 	}
 	d.bind(cmd)
-	cmd.Flags().StringVar(&d.client.agent, "agent", env("A2AFLOW_API_URL", "http://localhost:8080"), "the local agent's base URL (A2AFLOW_API_URL)")
-	cmd.Flags().StringVar(&logFile, "log-file", env("A2AFLOW_REPL_LOG_FILE", ""), "append the session (every line typed and everything printed) to this file (A2AFLOW_REPL_LOG_FILE)")
+	b := cmdutil.Bind(cmd.Flags())
+	b.String(&d.client.agent, "agent", cmdutil.EnvAPIURL, "http://localhost:8080", "the local agent's base URL")
+	b.String(&logFile, "log-file", "A2AFLOW_REPL_LOG_FILE", "", "append the session (every line typed and everything printed) to this file")
 	return cmd
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // The REPL's :listen runs `a2aflow serve` (this same binary) as a child
@@ -192,7 +194,7 @@ func unwrapOpError(err error) error {
 // that would point it at another deployment: its cards must advertise its
 // own URL and its records stay in its own data dir.
 func listenEnv(environ []string) []string {
-	drop := map[string]bool{"A2AFLOW_PUBLIC_URL": true, "A2AFLOW_DATABASE": true, "A2AFLOW_TEMPORAL_UI_URL": true}
+	drop := map[string]bool{cmdutil.EnvPublicURL: true, cmdutil.EnvDatabase: true, cmdutil.EnvTemporalUIURL: true}
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")

@@ -63,9 +63,8 @@ they are part of what a task decides. Exit status 5 when a run does not replay.`
 	fs.StringVar(&rc.save, "save", "", "also write each fetched history to DIR/TASK_ID.history.json, to replay in CI later")
 	cfg.bindTemporal(fs, false)
 	cfg.bindData(fs)
-	fs.StringToStringVar(&cfg.IdleTimeouts, "idle-timeout", envMap("A2AFLOW_IDLE_TIMEOUTS"), "the worker's --idle-timeout (A2AFLOW_IDLE_TIMEOUTS)")
-	fs.DurationVar(&cfg.RetryBudget, "delegation-retry-budget", envDuration("A2AFLOW_DELEGATION_RETRY_BUDGET", engine.DefaultRetryBudget),
-		"the worker's --delegation-retry-budget (A2AFLOW_DELEGATION_RETRY_BUDGET)")
+	cfg.bindIdleTimeout(fs)
+	cfg.bindRetryBudget(fs)
 	cfg.bindConfigFile(cmd) // configfile.go: the file's agents replay too
 	return cmd
 }

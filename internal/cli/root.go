@@ -36,14 +36,6 @@ func progName() string {
 	return filepath.Base(os.Args[0])
 }
 
-// env returns the environment variable key, or def when it is unset.
-func env(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok && v != "" {
-		return v
-	}
-	return def
-}
-
 // newLogger returns the process logger: to stderr at level (debug, info,
 // warn, error) in format (text or json, see logging.go). It becomes slog's
 // default too, so that what logs there (the embedded Temporal's start-up,

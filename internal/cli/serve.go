@@ -8,12 +8,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
 	"github.com/a2aflow/a2aflow/internal/wire"
@@ -251,34 +251,32 @@ type uiConfig struct {
 	OIDCScopes           []string
 }
 
-func (c *uiConfig) bind(fs *pflag.FlagSet) {
-	fs.BoolVar(&c.WriteActions, "ui-write-actions", envBool("A2AFLOW_UI_WRITE_ACTIONS"),
-		"let the Temporal Web UI terminate, cancel, reset, signal and update workflows; off, the UI only reads (A2AFLOW_UI_WRITE_ACTIONS=true)")
-	fs.StringVar(&c.OIDCIssuer, "ui-oidc-issuer", env("A2AFLOW_UI_OIDC_ISSUER", ""),
-		"OpenID Connect issuer URL: the Web UI requires a login there; its discovery document is read at start (A2AFLOW_UI_OIDC_ISSUER)")
-	fs.StringVar(&c.OIDCClientID, "ui-oidc-client-id", env("A2AFLOW_UI_OIDC_CLIENT_ID", ""),
-		"the Web UI's OAuth client ID at the issuer (A2AFLOW_UI_OIDC_CLIENT_ID)")
-	fs.StringVar(&c.OIDCClientSecretFile, "ui-oidc-client-secret-file", env("A2AFLOW_UI_OIDC_CLIENT_SECRET_FILE", ""),
-		"file holding the client's secret; or the secret itself in A2AFLOW_UI_OIDC_CLIENT_SECRET (A2AFLOW_UI_OIDC_CLIENT_SECRET_FILE)")
-	fs.StringVar(&c.OIDCCallbackURL, "ui-oidc-callback-url", env("A2AFLOW_UI_OIDC_CALLBACK_URL", ""),
-		"where the issuer sends the browser back: the UI's URL as browsers reach it + /auth/sso/callback, e.g. https://temporal.example.com/auth/sso/callback (A2AFLOW_UI_OIDC_CALLBACK_URL)")
-	fs.StringSliceVar(&c.OIDCScopes, "ui-oidc-scopes", envList("A2AFLOW_UI_OIDC_SCOPES"),
-		"OAuth scopes the UI asks for; default openid,profile,email (A2AFLOW_UI_OIDC_SCOPES)")
-}
+// uiClientSecretEnv holds the Web UI's OIDC client secret itself, for
+// deployments that pass secrets in the environment rather than in files.
+const uiClientSecretEnv = "A2AFLOW_UI_OIDC_CLIENT_SECRET"
 
-// envBool reads a boolean environment variable (true, 1...); unset or
-// unreadable is false.
-func envBool(key string) bool {
-	b, _ := strconv.ParseBool(os.Getenv(key))
-	return b
+func (c *uiConfig) bind(fs *pflag.FlagSet) {
+	b := cmdutil.Bind(fs)
+	b.Bool(&c.WriteActions, "ui-write-actions", "A2AFLOW_UI_WRITE_ACTIONS", false,
+		"let the Temporal Web UI terminate, cancel, reset, signal and update workflows; off, the UI only reads", cmdutil.Example("true"))
+	b.String(&c.OIDCIssuer, "ui-oidc-issuer", "A2AFLOW_UI_OIDC_ISSUER", "",
+		"OpenID Connect issuer URL: the Web UI requires a login there; its discovery document is read at start")
+	b.String(&c.OIDCClientID, "ui-oidc-client-id", "A2AFLOW_UI_OIDC_CLIENT_ID", "",
+		"the Web UI's OAuth client ID at the issuer")
+	b.String(&c.OIDCClientSecretFile, "ui-oidc-client-secret-file", "A2AFLOW_UI_OIDC_CLIENT_SECRET_FILE", "",
+		"file holding the client's secret; or the secret itself in "+uiClientSecretEnv)
+	b.String(&c.OIDCCallbackURL, "ui-oidc-callback-url", "A2AFLOW_UI_OIDC_CALLBACK_URL", "",
+		"where the issuer sends the browser back: the UI's URL as browsers reach it + /auth/sso/callback, e.g. https://temporal.example.com/auth/sso/callback")
+	b.StringSlice(&c.OIDCScopes, "ui-oidc-scopes", "A2AFLOW_UI_OIDC_SCOPES", nil,
+		"OAuth scopes the UI asks for; default openid,profile,email")
 }
 
 // oidc returns the UI's OIDC login from the flags, nil when none is set.
 func (c *uiConfig) oidc() (*temporalserver.UIOIDC, error) {
-	secret := os.Getenv("A2AFLOW_UI_OIDC_CLIENT_SECRET")
+	secret := os.Getenv(uiClientSecretEnv)
 	if c.OIDCClientSecretFile != "" {
 		if secret != "" {
-			return nil, errors.New("set --ui-oidc-client-secret-file or A2AFLOW_UI_OIDC_CLIENT_SECRET, not both")
+			return nil, errors.New("set --ui-oidc-client-secret-file or " + uiClientSecretEnv + ", not both")
 		}
 		raw, err := os.ReadFile(c.OIDCClientSecretFile)
 		if err != nil {
@@ -289,7 +287,7 @@ func (c *uiConfig) oidc() (*temporalserver.UIOIDC, error) {
 	}
 	if c.OIDCIssuer == "" {
 		if c.OIDCClientID != "" || c.OIDCCallbackURL != "" || secret != "" || len(c.OIDCScopes) > 0 {
-			return nil, errors.New("the Web UI's OIDC settings need --ui-oidc-issuer (A2AFLOW_UI_OIDC_ISSUER)")
+			return nil, errors.New("the Web UI's OIDC settings need --ui-oidc-issuer")
 		}
 		return nil, nil
 	}

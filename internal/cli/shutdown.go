@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // How serve, api and worker stop on SIGTERM or SIGINT, within
@@ -54,8 +55,8 @@ type lifecycle struct {
 }
 
 func (l *lifecycle) bind(fs *pflag.FlagSet) {
-	fs.DurationVar(&l.ShutdownTimeout, "shutdown-timeout", envDuration("A2AFLOW_SHUTDOWN_TIMEOUT", defaultShutdownTimeout),
-		"on SIGTERM, how long requests in flight and running activities get to finish; open streams end at once (clients resubscribe), and what is left at the deadline is cut, activities cancelled and retried by Temporal (A2AFLOW_SHUTDOWN_TIMEOUT)")
+	cmdutil.Bind(fs).Duration(&l.ShutdownTimeout, "shutdown-timeout", "A2AFLOW_SHUTDOWN_TIMEOUT", defaultShutdownTimeout,
+		"on SIGTERM, how long requests in flight and running activities get to finish; open streams end at once (clients resubscribe), and what is left at the deadline is cut, activities cancelled and retried by Temporal")
 }
 
 // begin starts the shutdown clock, at the first call, and returns the

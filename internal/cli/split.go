@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/hints/pghints"
 	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
@@ -89,11 +90,10 @@ func newAPICmd(app *App) *cobra.Command {
 	cfg.bindTemporal(cmd.Flags(), false)
 	cfg.Auth.bind(cmd.Flags())
 	cfg.Push.bind(cmd.Flags(), false)
-	cmd.Flags().StringVar(&cfg.TaskQueue, "task-queue", env("A2AFLOW_TASK_QUEUE", wire.DefaultTaskQueue), "Temporal task queue of the task workflows (A2AFLOW_TASK_QUEUE)")
-	cmd.Flags().StringVar(&cfg.DatabaseDSN, "database", env("A2AFLOW_DATABASE", ""),
-		"the workers' database (their --database): the API listens for their hints of new task events, so a stream gets each event at once instead of at its next poll: on PostgreSQL (LISTEN a2aflow_task_events), or for a SQLite file on Unix sockets in the folder FILE.hints beside it (workers on this host); none: streams poll every 250 ms (A2AFLOW_DATABASE)")
-	cmd.Flags().StringSliceVar(&cfg.UICodecOrigins, "ui-codec-origin", envList("A2AFLOW_UI_CODEC_ORIGINS"),
-		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable (A2AFLOW_UI_CODEC_ORIGINS)")
+	cfg.bindTaskQueue(cmd.Flags())
+	cmdutil.BindWorkersDatabase(cmd.Flags(), &cfg.DatabaseDSN)
+	cmdutil.Bind(cmd.Flags()).StringSlice(&cfg.UICodecOrigins, "ui-codec-origin", "A2AFLOW_UI_CODEC_ORIGINS", nil,
+		"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable")
 	cfg.Lifecycle.bind(cmd.Flags())
 	cfg.bindConfigFile(cmd) // configfile.go
 	return cmd

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"google.golang.org/grpc/codes"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
 )
 
@@ -93,29 +94,32 @@ const (
 // namespace flags are bound by the caller on the same flag set.
 func (t *temporalConn) bindClient(fs *pflag.FlagSet) {
 	t.flags = fs
-	fs.BoolVar(&t.TLS, flagTLS, envBool(envTLS),
-		"dial Temporal over TLS; implied by a client certificate, a CA, a server name or an API key; --temporal-tls=false dials plain gRPC even then ("+envTLS+"; else TEMPORAL_TLS)")
-	fs.StringVar(&t.CertFile, flagTLSCert, env(envTLSCert, ""),
-		"client certificate file (PEM) for mutual TLS, with --temporal-tls-key ("+envTLSCert+"; else TEMPORAL_TLS_CLIENT_CERT_PATH)")
-	fs.StringVar(&t.KeyFile, flagTLSKey, env(envTLSKey, ""),
-		"the client certificate's private key file (PEM) ("+envTLSKey+"; else TEMPORAL_TLS_CLIENT_KEY_PATH)")
-	fs.StringVar(&t.CAFile, flagTLSCA, env(envTLSCA, ""),
-		"CA certificates file (PEM) that the frontend's certificate must chain to; default the system's roots ("+envTLSCA+"; else TEMPORAL_TLS_SERVER_CA_CERT_PATH)")
-	fs.StringVar(&t.ServerName, flagTLSServerName, env(envTLSServerName, ""),
-		"name the frontend's certificate must carry; default the host of the address dialed ("+envTLSServerName+"; else TEMPORAL_TLS_SERVER_NAME)")
-	fs.StringVar(&t.APIKeyFile, flagAPIKeyFile, env(envAPIKeyFile, ""),
-		"file holding a Temporal API key (Temporal Cloud), sent over TLS; or the key itself in TEMPORAL_API_KEY ("+envAPIKeyFile+")")
+	b := cmdutil.Bind(fs)
+	b.Bool(&t.TLS, flagTLS, envTLS, false,
+		"dial Temporal over TLS; implied by a client certificate, a CA, a server name or an API key; --temporal-tls=false dials plain gRPC even then",
+		cmdutil.Else("TEMPORAL_TLS"))
+	b.String(&t.CertFile, flagTLSCert, envTLSCert, "",
+		"client certificate file (PEM) for mutual TLS, with --temporal-tls-key", cmdutil.Else("TEMPORAL_TLS_CLIENT_CERT_PATH"))
+	b.String(&t.KeyFile, flagTLSKey, envTLSKey, "",
+		"the client certificate's private key file (PEM)", cmdutil.Else("TEMPORAL_TLS_CLIENT_KEY_PATH"))
+	b.String(&t.CAFile, flagTLSCA, envTLSCA, "",
+		"CA certificates file (PEM) that the frontend's certificate must chain to; default the system's roots", cmdutil.Else("TEMPORAL_TLS_SERVER_CA_CERT_PATH"))
+	b.String(&t.ServerName, flagTLSServerName, envTLSServerName, "",
+		"name the frontend's certificate must carry; default the host of the address dialed", cmdutil.Else("TEMPORAL_TLS_SERVER_NAME"))
+	b.String(&t.APIKeyFile, flagAPIKeyFile, envAPIKeyFile, "",
+		"file holding a Temporal API key (Temporal Cloud), sent over TLS; or the key itself in TEMPORAL_API_KEY")
 }
 
 // bindServer binds the embedded frontend's TLS flags (serve, temporal).
 func (t *temporalConn) bindServer(fs *pflag.FlagSet) {
 	t.flags = fs
-	fs.StringVar(&t.ServerCertFile, flagTLSServerCert, env(envTLSServerCert, ""),
-		"serve the embedded Temporal frontend over TLS with this certificate file (PEM, intermediates after it), with --temporal-tls-server-key; read at start ("+envTLSServerCert+")")
-	fs.StringVar(&t.ServerKeyFile, flagTLSServerKey, env(envTLSServerKey, ""),
-		"the frontend certificate's private key file (PEM) ("+envTLSServerKey+")")
-	fs.StringVar(&t.ClientCAFile, flagTLSClientCA, env(envTLSClientCA, ""),
-		"require client certificates signed by a CA of this file (PEM): mutual TLS, the frontend's authentication; needs --temporal-tls-server-cert ("+envTLSClientCA+")")
+	b := cmdutil.Bind(fs)
+	b.String(&t.ServerCertFile, flagTLSServerCert, envTLSServerCert, "",
+		"serve the embedded Temporal frontend over TLS with this certificate file (PEM, intermediates after it), with --temporal-tls-server-key; read at start")
+	b.String(&t.ServerKeyFile, flagTLSServerKey, envTLSServerKey, "",
+		"the frontend certificate's private key file (PEM)")
+	b.String(&t.ClientCAFile, flagTLSClientCA, envTLSClientCA, "",
+		"require client certificates signed by a CA of this file (PEM): mutual TLS, the frontend's authentication; needs --temporal-tls-server-cert")
 }
 
 // frontendTLS is the embedded frontend's TLS from the server-side flags, nil

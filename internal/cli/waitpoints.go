@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // newWaitpointCmd returns `a2aflow waitpoint`: show a waitpoint (its token
@@ -38,7 +39,7 @@ func newWaitpointCmd() *cobra.Command {
 		enc.SetIndent("", "  ")
 		return enc.Encode(w)
 	}
-	show.Flags().StringVar(&showToken, "token", env("A2AFLOW_WAITPOINT_TOKEN", ""), "the waitpoint's token, when you are not the task's owner (A2AFLOW_WAITPOINT_TOKEN)")
+	bindWaitpointToken(show, &showToken, "the waitpoint's token, when you are not the task's owner")
 	showClient.bind(show)
 
 	complete := &cobra.Command{
@@ -64,7 +65,7 @@ func newWaitpointCmd() *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s by %s via %s\n", w.ID, w.State, w.CompletedBy, w.Via)
 		return nil
 	}
-	complete.Flags().StringVar(&token, "token", env("A2AFLOW_WAITPOINT_TOKEN", ""), "the waitpoint's token (A2AFLOW_WAITPOINT_TOKEN)")
+	bindWaitpointToken(complete, &token, "the waitpoint's token")
 	complete.Flags().StringVar(&data, "data", "", "the payload: JSON, or @FILE to read it from a file, or @- from standard input")
 	_ = complete.MarkFlagRequired("data")
 	completeClient.bind(complete)
@@ -73,6 +74,11 @@ func newWaitpointCmd() *cobra.Command {
 		Short: "Waitpoints: tasks waiting for an external system's result (Task.WaitFor)"}
 	root.AddCommand(show, complete)
 	return root
+}
+
+// bindWaitpointToken binds --token, the waitpoint's token.
+func bindWaitpointToken(cmd *cobra.Command, p *string, usage string) {
+	cmdutil.Bind(cmd.Flags()).String(p, "token", "A2AFLOW_WAITPOINT_TOKEN", "", usage)
 }
 
 // payloadArg reads --data: JSON as given, @FILE, or @- for standard input.
@@ -114,8 +120,8 @@ func doWaitpoint(ctx context.Context, a *approvalsClient, method, path, token st
 	if token != "" {
 		req.Header.Set(api.WaitpointTokenHeader, token)
 	}
-	if a.apiKey != "" {
-		req.Header.Set("X-API-Key", a.apiKey)
+	if k := a.apiKey.Get(); k != "" {
+		req.Header.Set("X-API-Key", k)
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
