@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -15,8 +16,12 @@ func NewRoot(app *App) *cobra.Command {
 		Short:         "Serve A2A agents whose tasks run as durable Temporal workflows",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// A wrong --log-format is refused before any command runs.
-		PersistentPreRunE: checkLogFlags,
+		// Before any command runs: the deprecated names of its settings
+		// are reported, a wrong --log-format refused.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			cmdutil.WarnDeprecatedEnv(cmd, cmd.ErrOrStderr())
+			return checkLogFlags(cmd, args)
+		},
 	}
 	root.AddCommand(newServeCmd(app), newTemporalCmd(app), newAPICmd(app), newWorkerCmd(app), newVersionCmd(app), newReplayCmd(app), newDeploymentsCmd(app),
 		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd())
