@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
+	"github.com/a2aflow/a2aflow/internal/cli/server"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -23,7 +24,7 @@ func configReference(app *App) string {
 		commands []string
 	}
 	entries := map[string]*entry{}
-	for _, cmd := range processCommands(app) {
+	for _, cmd := range server.ProcessCommands(app) {
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
 			if f.Name == "help" || cmdutil.AliasOf(f) != "" {
 				return
@@ -96,7 +97,7 @@ card, the worker runs it.
 | key | description |
 |---|---|
 `)
-	for _, k := range agentKeys {
+	for _, k := range server.AgentKeys() {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
 	}
 	b.WriteString(`

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -54,7 +55,7 @@ func versionLine(app *App) string {
 	if a2aflow != "" {
 		line += " a2aflow " + a2aflow
 	}
-	if id, err := binaryBuildID(); err == nil {
+	if id, err := cmdutil.BuildID(); err == nil {
 		line += " build-id " + id
 	}
 	return line + " " + runtime.Version()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/spf13/pflag"
 )
 
@@ -94,3 +95,30 @@ func DatabaseDSN(dataDir, dsn string) string {
 	}
 	return filepath.Join(dataDir, databaseFile)
 }
+
+// Database is --data-dir and --database of a command that opens a2aflow's
+// own database itself (agents, repl), the same one serve and worker use
+// (SQLite in WAL mode, which this process can share with a running server,
+// or PostgreSQL).
+type Database struct {
+	DataDir string
+	DSN     string
+}
+
+// Bind binds --data-dir and --database.
+func (d *Database) Bind(fs *pflag.FlagSet) {
+	BindDataDir(fs, &d.DataDir)
+	BindDatabase(fs, &d.DSN)
+}
+
+// Path is --database, or the default SQLite file in the data dir as an
+// absolute path (so that a child process in another directory finds it).
+func (d *Database) Path() string {
+	if d.DSN != "" {
+		return d.DSN
+	}
+	return AbsPath(DatabaseDSN(d.DataDir, ""))
+}
+
+// Open opens the database.
+func (d *Database) Open() (*models.Store, error) { return models.Open(d.Path()) }
