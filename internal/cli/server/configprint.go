@@ -70,7 +70,7 @@ func printConfig(w io.Writer, app *App, args []string) error {
 	}
 	file := "none"
 	if cfg.ConfigFile != "" {
-		file = absPath(cfg.ConfigFile)
+		file = cmdutil.AbsPath(cfg.ConfigFile)
 	}
 	fmt.Fprintf(w, "# %s %s: effective configuration (config file: %s)\n", cmdutil.ProgName(), name, file)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

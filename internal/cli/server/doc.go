@@ -5,6 +5,10 @@
 // variables and the config file, config.go and configfile.go) and
 // `config print`.
 //
-// The operator's tools (package operator) take what they need of these
-// settings from tools.go.
+// Every process command starts in start.go, which orders the start-up steps
+// once for all, each step for the roles the command runs (embedded Temporal,
+// API, worker), and chooses how hints of new task events travel between
+// processes; process.go says which flags come with which role. The
+// operator's tools (package operator) take what they need of these settings
+// from tools.go.
 package server

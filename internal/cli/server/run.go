@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -17,10 +16,9 @@ import (
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/hints"
-	"github.com/a2aflow/a2aflow/internal/hints/pghints"
-	"github.com/a2aflow/a2aflow/internal/hints/unixhints"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
@@ -89,12 +87,9 @@ func (cfg *config) setWorkflowCache() error {
 }
 
 // startWorker registers the task workflow and the activities and starts
-// polling. The returned function stops the worker and closes its database.
-func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog.Logger) (func(), error) {
-	dsn := cfg.DatabaseDSN
-	if dsn == "" {
-		dsn = filepath.Join(cfg.DataDir, "a2aflow.db")
-	}
+// polling; the workflow hints notifier of new task events. The returned
+// function stops the worker and closes its database.
+func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *slog.Logger) (func(), error) {
 	var err error
 	if cfg.CredentialsFile != "" && cfg.keyring == nil {
 		if cfg.keyring, err = remote.LoadKeyring(cfg.CredentialsFile); err != nil {
@@ -106,37 +101,11 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 		return nil, fmt.Errorf("--outbound-allow-hosts: %w", err)
 	}
 	logger.Debug("outbound requests", "may reach", outboundPolicy.String(), "and", "the hosts of the operator's agents")
-	store, err := models.Open(dsn)
+	store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
 	if err != nil {
 		return nil, err
 	}
-	// The hints of new events go to the API processes of other processes
-	// too: through the database with PostgreSQL (LISTEN/NOTIFY, package
-	// pghints), through Unix sockets beside the SQLite file otherwise
-	// (package unixhints; an API given the same --database listens there).
-	var remoteHints interface {
-		wire.Notifier
-		Close()
-	}
-	if models.IsPostgresDSN(dsn) {
-		pg, err := pghints.NewSender(dsn, logger)
-		if err != nil {
-			_ = store.Close()
-			return nil, err
-		}
-		remoteHints = pg
-	} else {
-		local, err := unixhints.NewSender(unixhints.Dir(dsn), logger)
-		if err != nil {
-			_ = store.Close()
-			return nil, err
-		}
-		remoteHints = local
-	}
-	closeAll := func() {
-		_ = store.Close()
-		remoteHints.Close()
-	}
+	closeAll := func() { _ = store.Close() }
 	wopts, err := cfg.Deployment.workerOptions(engine.WorkerOptions())
 	if err != nil {
 		closeAll()
@@ -154,12 +123,7 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 	}
 	wopts.BackgroundActivityContext = workerenv.With(context.Background(), env)
 	w := worker.New(c, cfg.TaskQueue, wopts)
-	opts := engine.Options{Push: cfg.Push.workflowOptions(), RetryBudget: cfg.RetryBudget}
-	if hints != nil {
-		opts.Notifier = notifiers{hints, remoteHints}
-	} else {
-		opts.Notifier = remoteHints
-	}
+	opts := engine.Options{Push: cfg.Push.workflowOptions(), RetryBudget: cfg.RetryBudget, Notifier: notifier}
 	reg, err := cfg.workerAgents()
 	if err != nil {
 		closeAll()
@@ -241,15 +205,6 @@ func startWorker(c client.Client, cfg *config, hints *hints.Broker, logger *slog
 		cfg.Lifecycle.stopWorker(w.Stop, logger)
 		closeAll()
 	}, nil
-}
-
-// notifiers hints each of its notifiers.
-type notifiers []wire.Notifier
-
-func (ns notifiers) Notify(taskID string, seq int64) {
-	for _, n := range ns {
-		n.Notify(taskID, seq)
-	}
 }
 
 // listen opens addr for the HTTP API, turning "address already in use" into

@@ -7,148 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
-	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/temporalserver"
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
-
-func newServeCmd(app *App) *cobra.Command {
-	cfg := &config{app: app, Metrics: metricsConfig{Embedded: true}}
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Run everything in one process: embedded Temporal + Web UI, worker and the A2A HTTP API",
-		Long: `serve runs a2aflow with nothing else to install: an embedded Temporal
-server persisted to a SQLite file under the data dir, the Temporal Web UI, the
-worker that runs every A2A task as a workflow, and the A2A HTTP API serving
-this program's agents.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cfg) },
-	}
-	cfg.bindHTTP(cmd.Flags())
-	cfg.bindData(cmd.Flags())
-	cfg.bindTemporal(cmd.Flags(), true)
-	cfg.bindUI(cmd.Flags())
-	cfg.bindWorker(cmd.Flags())
-	cfg.Auth.bind(cmd.Flags())
-	cfg.Push.bind(cmd.Flags(), true)
-	cfg.ApprovalWebhooks.bind(cmd.Flags())
-	cfg.bindPeers(cmd.Flags())
-	cfg.Lifecycle.bind(cmd.Flags())
-	cfg.bindConfigFile(cmd) // configfile.go
-	return cmd
-}
-
-func runServe(ctx context.Context, cfg *config) error {
-	logger := cfg.logger()
-	peers, err := parsePeers(cfg.Peers)
-	if err != nil {
-		return err
-	}
-	if _, err := cfg.workerAgents(); err != nil {
-		return err
-	}
-	if err := cfg.setWorkflowCache(); err != nil {
-		return err
-	}
-	// The HTTP flags are checked here too, so that a mistake in them is not
-	// found after Temporal started.
-	if err := cfg.HTTP.check(cfg.WaitTimeout); err != nil {
-		return err
-	}
-	// Claim the API port first: failing after Temporal started would be slower
-	// and noisier for the same mistake.
-	ln, err := listen(cfg.HTTPAddr, "the A2A API")
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	grpcLn, err := cfg.GRPC.listen()
-	if err != nil {
-		return err
-	}
-	if grpcLn != nil {
-		defer grpcLn.Close()
-	}
-	if err := cfg.Auth.build(ctx, logger); err != nil {
-		return err
-	}
-	if err := cfg.Push.build(cfg.DataDir, logger); err != nil {
-		return err
-	}
-	if err := cfg.buildCredentials(logger); err != nil {
-		return err
-	}
-	apiURL := cfg.PublicURL
-	if apiURL == "" {
-		apiURL = httpURL(ln)
-	}
-	if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, apiURL, logger); err != nil {
-		return err
-	}
-
-	frontendListen := cfg.TemporalAddr // startEmbedded sets the address to dial
-	srv, err := startEmbedded(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	defer cfg.Metrics.include(srv)() // metrics.go: the server's series on the API's /metrics
-
-	c, err := dialTemporal(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	// Worker and API share a process: the workflow hints new task events
-	// straight to the API's streams.
-	hints := hints.New()
-	stopWorker, err := startWorker(c, cfg, hints, logger)
-	if err != nil {
-		return err
-	}
-	defer stopWorker()
-
-	// Peers go into the directory before the API serves, so the first
-	// delegation finds them; their cards are fetched in the background, as
-	// they may be starting at the same time.
-	if len(peers) > 0 {
-		store, err := registerPeers(cfg, peers, logger)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		checkCtx, cancelChecks := context.WithCancel(ctx)
-		waitChecks := checkPeers(checkCtx, store, cfg.keyring, peers, logger)
-		defer waitChecks()
-		defer cancelChecks()
-	}
-
-	if cfg.TemporalUIURL == "" {
-		cfg.TemporalUIURL = srv.UIURL()
-	}
-	base := httpURL(ln)
-	fmt.Fprintf(os.Stdout, "a2aflow is serving\n")
-	fmt.Fprintf(os.Stdout, "  A2A API      %s  (agents: %v; default card %s/.well-known/agent-card.json)\n", base, cfg.agentNames(), base)
-	if grpcLn != nil {
-		fmt.Fprintf(os.Stdout, "  A2A gRPC     %s  (A2A 1.0 and 0.3; an agent is the tenant of its requests)\n", grpcLn.Addr())
-	}
-	if srv.UIURL() != "" {
-		fmt.Fprintf(os.Stdout, "  Temporal UI  %s/namespaces/%s/workflows%s\n", srv.UIURL(), srv.Namespace(), cfg.UI.notes(cfg.UIAddr))
-	}
-	fmt.Fprintf(os.Stdout, "  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), cfg.Conn.frontendNote(frontendListen, srv))
-	fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
-	for _, p := range peers {
-		fmt.Fprintf(os.Stdout, "  Peer         %s = %s\n", p.Name, p.URL)
-	}
-	return serveAPI(ctx, ln, grpcLn, c, cfg, hints, logger)
-}
 
 // startEmbedded starts the embedded Temporal server (and UI) from cfg and
 // points cfg.TemporalAddr at it.
@@ -194,50 +60,6 @@ func startEmbedded(ctx context.Context, cfg *config, logger *slog.Logger) (*temp
 	cfg.TemporalAddr = srv.FrontendAddr()
 	cfg.Conn.useEmbedded(srv)
 	return srv, nil
-}
-
-func absPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
-}
-
-func newTemporalCmd(app *App) *cobra.Command {
-	cfg := &config{app: app}
-	cmd := &cobra.Command{
-		Use:   "temporal",
-		Short: "Run the embedded Temporal server and Web UI alone, for separate api and worker processes",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger := cfg.logger()
-			frontendListen := cfg.TemporalAddr
-			stopMetrics, err := cfg.Metrics.serve(cmd.Context(), logger) // metrics.go
-			if err != nil {
-				return err
-			}
-			defer stopMetrics()
-			srv, err := startEmbedded(cmd.Context(), cfg, logger)
-			if err != nil {
-				return err
-			}
-			defer srv.Stop()
-			defer cfg.Metrics.include(srv)()
-			fmt.Fprintf(os.Stdout, "Temporal is serving\n  Temporal     %s  (namespace %s%s)\n", srv.FrontendAddr(), srv.Namespace(), cfg.Conn.frontendNote(frontendListen, srv))
-			if srv.UIURL() != "" {
-				fmt.Fprintf(os.Stdout, "  Temporal UI  %s%s\n", srv.UIURL(), cfg.UI.notes(cfg.UIAddr))
-			}
-			fmt.Fprintf(os.Stdout, "  Data dir     %s\n", absPath(cfg.DataDir))
-			<-cmd.Context().Done()
-			return nil
-		},
-	}
-	cfg.bindData(cmd.Flags())
-	cfg.bindTemporal(cmd.Flags(), true)
-	cfg.bindUI(cmd.Flags())
-	cfg.Metrics.bind(cmd.Flags())
-	cfg.bindConfigFile(cmd) // configfile.go
-	return cmd
 }
 
 // uiConfig holds the flags of the Web UI's access (serve, temporal): write
