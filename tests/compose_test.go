@@ -198,8 +198,8 @@ func composeConfig(t *testing.T, args ...string) composeProject {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "docker", append(append([]string{"compose", "-f", composeFile}, args...), "config", "--format", "json")...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// The file requires a push key (api and worker refuse to start without).
-	cmd.Env = append(os.Environ(), "A2AFLOW_PUSH_KEY="+testPushKey)
+	// The file requires a secrets key (api and worker refuse to start without).
+	cmd.Env = append(os.Environ(), "A2AFLOW_SECRETS_KEY="+testSecretsKey)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("docker compose config %v: %v\n%s", args, err, stderr.String())
 	}

@@ -113,7 +113,7 @@ type Config struct {
 	// sealed, and the task gets a reference. Nil: such a message is refused.
 	Credentials *secrets.CredentialStore
 	// Waitpoints mints and checks the tokens that complete waitpoints
-	// (POST /waitpoints/{id}, waitpoints.go), from the push key. Nil: no
+	// (POST /waitpoints/{id}, waitpoints.go), from the secrets key. Nil: no
 	// waitpoint is completed by token, only by the task owner's message.
 	Waitpoints *wire.WaitpointTokens
 	// Routes, when set, adds the embedding program's own routes to the API

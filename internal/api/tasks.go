@@ -137,7 +137,7 @@ func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, own
 	}
 	if s.credentials == nil {
 		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
-			fmt.Sprintf("task %s asks for a %s credential, but this server keeps no credentials (configure a secrets key, --push-key)", taskID, req.Service))
+			fmt.Sprintf("task %s asks for a %s credential, but this server keeps no credentials (configure a secrets key, --secrets-key)", taskID, req.Service))
 	}
 	secret := credentialIn(msg)
 	if secret == "" {

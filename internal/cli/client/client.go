@@ -75,7 +75,7 @@ type Flags struct {
 	// the entry to use. authRefFlag is set instead when the command defines
 	// --auth-ref itself (agents add stores it in the directory): that entry
 	// is then used when a keyring is given. credentialsFlag likewise when
-	// the command defines --credentials itself.
+	// the command defines --outbound-credentials itself.
 	credentialsFile string
 	credentialsFlag *pflag.Flag
 	authRef         string
@@ -108,15 +108,16 @@ func (f *Flags) Bind(cmd *cobra.Command, withAgent bool) {
 	b.String(&f.oauth2ClientID, "oauth2-client-id", "A2AFLOW_CLIENT_OAUTH2_CLIENT_ID", "", "OAuth2 client ID")
 	b.Secret(&f.oauth2ClientSecret, "oauth2-client-secret", "A2AFLOW_CLIENT_OAUTH2_CLIENT_SECRET", "OAuth2 client secret; prefer the environment variable")
 	b.StringSlice(&f.oauth2Scopes, "oauth2-scopes", "A2AFLOW_CLIENT_OAUTH2_SCOPES", nil, "OAuth2 scopes to ask for, comma-separated")
-	if fl := fs.Lookup("credentials"); fl != nil {
+	if fl := fs.Lookup("outbound-credentials"); fl != nil {
 		f.credentialsFlag = fl // the command's own (a worker's keyring): the same file
 	} else {
-		b.String(&f.credentialsFile, "credentials", "A2AFLOW_CREDENTIALS", "", `JSON file of named credentials, {"name": {"apiKey"|"bearer"|"basic"|"oauth2": ...}}, "env:VAR" values read from the environment; used with --auth-ref`)
+		cmdutil.BindOutboundCredentials(fs, &f.credentialsFile,
+			`JSON file of named credentials for calling agents, {"name": {"apiKey"|"bearer"|"basic"|"oauth2": ...}}, "env:VAR" values read from the environment; used with --auth-ref`)
 	}
 	if fl := fs.Lookup("auth-ref"); fl != nil {
 		f.authRefFlag = fl
 	} else {
-		b.String(&f.authRef, "auth-ref", "A2AFLOW_CLIENT_AUTH_REF", "", "call the agent with the credentials of this name in the --credentials file")
+		b.String(&f.authRef, "auth-ref", "A2AFLOW_CLIENT_AUTH_REF", "", "call the agent with the credentials of this name in the --outbound-credentials file")
 	}
 	b.String(&f.binding, "binding", "A2AFLOW_CLIENT_BINDING", "", "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the card's first interface the client speaks, gRPC included")
 	b.String(&f.protocolVersion, "protocol-version", "A2AFLOW_CLIENT_PROTOCOL_VERSION", "", "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice")
@@ -125,7 +126,7 @@ func (f *Flags) Bind(cmd *cobra.Command, withAgent bool) {
 }
 
 // Credentials returns the credentials the flags describe: the --auth-ref
-// entry of the --credentials file, or the inline flags; nil when there are
+// entry of the --outbound-credentials file, or the inline flags; nil when there are
 // none. They are validated.
 func (f *Flags) Credentials() (*remote.Credentials, error) {
 	inline, set := f.inlineCredentials()
@@ -153,7 +154,7 @@ func (f *Flags) Credentials() (*remote.Credentials, error) {
 		return inline, nil
 	}
 	if file == "" {
-		return nil, fmt.Errorf("--auth-ref %s needs --credentials FILE (A2AFLOW_CREDENTIALS), where the credentials named %s are", ref, ref)
+		return nil, fmt.Errorf("--auth-ref %s needs --outbound-credentials FILE, where the credentials named %s are", ref, ref)
 	}
 	if len(set) > 0 {
 		return nil, fmt.Errorf("--auth-ref %s takes the credentials from %s: do not also set %s", ref, file, strings.Join(set, ", "))

@@ -122,3 +122,11 @@ func (d *Database) Path() string {
 
 // Open opens the database.
 func (d *Database) Open() (*models.Store, error) { return models.Open(d.Path()) }
+
+// BindOutboundCredentials binds --outbound-credentials: the keyring file of
+// named credentials (remote.LoadKeyring) for calling remote agents, the
+// worker's and the client's. It was --credentials.
+func BindOutboundCredentials(fs *pflag.FlagSet, p *string, usage string) {
+	Bind(fs).String(p, "outbound-credentials", "A2AFLOW_OUTBOUND_CREDENTIALS", "", usage,
+		Formerly("credentials", "A2AFLOW_CREDENTIALS"))
+}

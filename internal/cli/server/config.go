@@ -52,6 +52,9 @@ type config struct {
 	Auth authConfig
 	// Push holds the push notification flags of serve, api and worker (push.go).
 	Push pushConfig
+	// Secrets holds the key sealing every secret a2aflow keeps, of serve,
+	// api and worker, and the credential store it seals (secrets.go).
+	Secrets secretsConfig
 	// ApprovalWebhooks holds the approval webhook flags of serve and worker
 	// (approvals_webhook.go).
 	ApprovalWebhooks approvalWebhooksConfig
@@ -61,10 +64,12 @@ type config struct {
 	TemporalUIURL string
 	// Peers are the NAME=URL agents serve puts into its directory (peers.go).
 	Peers []string
-	// CredentialsFile is the keyring of outbound credentials that agent
-	// directory entries name by auth reference (see remote.LoadKeyring).
-	CredentialsFile string
-	// keyring is CredentialsFile loaded, for the delegation activities.
+	// OutboundCredentialsFile is the keyring of the credentials this worker
+	// calls remote agents with, which agent directory entries name by auth
+	// reference (see remote.LoadKeyring).
+	OutboundCredentialsFile string
+	// keyring is OutboundCredentialsFile loaded, for the delegation
+	// activities and the peer checks.
 	keyring *remote.Keyring
 	// OutboundAllowHosts are the non-public addresses the worker's outbound
 	// requests (agent cards, delegation, directory tools) may reach besides
@@ -89,9 +94,6 @@ type config struct {
 	// UICodecOrigins are the origins of a separate Temporal Web UI that the
 	// api serves the codec endpoint to.
 	UICodecOrigins []string
-	// Credentials holds what credentials given in auth-required need
-	// (credentials.go).
-	Credentials credentialsConfig
 	// PayloadStore is where payloads too large for Temporal history go: a
 	// folder, file:// or s3:// URL (payloads.go).
 	PayloadStore string
@@ -205,8 +207,7 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 	b := cmdutil.Bind(fs)
 	c.bindTaskQueue(fs)
 	cmdutil.BindDatabase(fs, &c.DatabaseDSN)
-	b.String(&c.CredentialsFile, "credentials", "A2AFLOW_CREDENTIALS", "",
-		`JSON file of named outbound credentials for calling remote agents ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with --auth-ref`)
+	bindOutboundCredentials(fs, &c.OutboundCredentialsFile)
 	c.bindIdleTimeout(fs)
 	c.Deployment.bind(fs)
 	bindRequireSignedPeers(fs, &c.RequireSignedPeers) // keys.go
@@ -215,6 +216,13 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits")
 	b.StringSlice(&c.OutboundAllowHosts, "outbound-allow-hosts", "A2AFLOW_OUTBOUND_ALLOW_HOSTS", nil,
 		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated")
+}
+
+// bindOutboundCredentials binds --outbound-credentials, the worker's
+// keyring.
+func bindOutboundCredentials(fs *pflag.FlagSet, p *string) {
+	cmdutil.BindOutboundCredentials(fs, p,
+		`JSON file of named credentials this worker calls remote agents with ({"name": {"bearer": "env:TOKEN"}}); directory entries name one with agents add --auth-ref`)
 }
 
 // bindTaskQueue binds --task-queue, of the worker and the API.

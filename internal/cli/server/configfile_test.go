@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -202,7 +203,7 @@ func TestConfigPrintMasksSecrets(t *testing.T) {
 	t.Setenv("A2AFLOW_API_KEYS", "alice:key-from-env-123")
 	path := writeConfig(t, `jwt-hs256-secret = "file-jwt-secret-456"
 database = "postgres://a2aflow:dsn-pass-789@db.internal:5432/a2aflow"
-push-key = "cHVzaC1rZXktc2VjcmV0LTMyLWJ5dGVzLWxvbmctMTIzNA=="
+secrets-key = "cHVzaC1rZXktc2VjcmV0LTMyLWJ5dGVzLWxvbmctMTIzNA=="
 log-level = "debug"
 
 [[agents]]
@@ -210,7 +211,7 @@ name = "travel"
 idle-timeout = "72h"
 `)
 	var out bytes.Buffer
-	if err := printConfig(&out, testApp(), []string{"serve", "--config", path, "--wait-timeout", "9s"}); err != nil {
+	if err := printConfig(&out, io.Discard, testApp(), []string{"serve", "--config", path, "--wait-timeout", "9s"}); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
@@ -223,7 +224,7 @@ idle-timeout = "72h"
 		`api-keys +\*\*\*\* +env`,
 		`jwt-hs256-secret +\*\*\*\* +file`,
 		`database +postgres://a2aflow:\*\*\*\*@db.internal:5432/a2aflow +file`,
-		`push-key +\*\*\*\* +file`,
+		`secrets-key +\*\*\*\* +file`,
 		`log-level +debug +file`,
 		`wait-timeout +9s +flag`,
 		`http-addr +:8080 +default`,
@@ -233,7 +234,7 @@ idle-timeout = "72h"
 			t.Errorf("config print has no line matching %q:\n%s", want, text)
 		}
 	}
-	if err := printConfig(&out, testApp(), []string{"nonsense"}); err == nil || !strings.Contains(err.Error(), "serve, api, worker, temporal") {
+	if err := printConfig(&out, io.Discard, testApp(), []string{"nonsense"}); err == nil || !strings.Contains(err.Error(), "serve, api, worker, temporal") {
 		t.Errorf("config print nonsense: %v", err)
 	}
 }

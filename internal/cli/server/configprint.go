@@ -36,7 +36,7 @@ The reference of every key is docs/config.md.`,
 					return c.Help()
 				}
 			}
-			return printConfig(c.OutOrStdout(), app, args)
+			return printConfig(c.OutOrStdout(), c.ErrOrStderr(), app, args)
 		},
 	})
 	return cmd
@@ -44,7 +44,7 @@ The reference of every key is docs/config.md.`,
 
 // printConfig prints the effective settings of the process command args
 // name (default serve) with the rest of args as its flags.
-func printConfig(w io.Writer, app *App, args []string) error {
+func printConfig(w, errOut io.Writer, app *App, args []string) error {
 	name := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -60,9 +60,14 @@ func printConfig(w io.Writer, app *App, args []string) error {
 	if target == nil {
 		return fmt.Errorf("config print: no command %q; one of %s", name, strings.Join(names, ", "))
 	}
+	// Warnings (deprecated names) go to errOut; cobra prints the flags' on
+	// its output or else error stream.
+	target.SetOut(errOut)
+	target.SetErr(errOut)
 	if err := target.ParseFlags(args); err != nil {
 		return fmt.Errorf("config print %s: %w", name, err)
 	}
+	cmdutil.WarnDeprecatedEnv(target, errOut)
 	v, _ := processConfigs.Load(target)
 	cfg := v.(*config)
 	if err := cfg.loadConfigFile(target); err != nil {
@@ -138,7 +143,7 @@ func oneLine(s string) string {
 
 // secretKey matches the keys whose values are secrets themselves (not the
 // names of files holding them).
-var secretKey = regexp.MustCompile(`(api-keys?$|token|password|secret|push-key|push-previous-keys|private-key)`)
+var secretKey = regexp.MustCompile(`(api-keys?$|token|password|secret|secrets-key|secrets-previous-keys|private-key)`)
 
 // dsnPassword finds the password of a key=value DSN.
 var dsnPassword = regexp.MustCompile(`(?i)(password=)(\S+)`)
@@ -146,8 +151,8 @@ var dsnPassword = regexp.MustCompile(`(?i)(password=)(\S+)`)
 // displayValue is value as config print shows it: secrets masked, a DSN's
 // password masked, URLs without user info.
 func displayValue(key, value string) string {
-	if value == "" || value == "[]" {
-		return value
+	if value == "" || value == "[]" || value == "true" || value == "false" {
+		return value // no secret (insecure-store-secrets)
 	}
 	if secretKey.MatchString(key) && !strings.HasSuffix(key, "-file") && !strings.HasSuffix(key, "-env") {
 		return "****"

@@ -199,7 +199,7 @@ func peerClients(store *models.Store, keyring *remote.Keyring, p peer) (remote.C
 		return remote.Clients{}, err
 	}
 	if entry.AuthRef != "" && keyring == nil {
-		return remote.Clients{}, fmt.Errorf("its auth reference %q needs a credentials file (--credentials)", entry.AuthRef)
+		return remote.Clients{}, fmt.Errorf("its auth reference %q needs an outbound credentials file (--outbound-credentials)", entry.AuthRef)
 	}
 	e, err := keyring.Endpoint(entry.URL, true, entry.AuthRef)
 	if err != nil {

@@ -78,6 +78,7 @@ func (r roles) bind(cmd *cobra.Command, cfg *config) {
 			"serve the Temporal Web UI's codec endpoint at /a2aflow/codec for a UI at this origin (e.g. http://localhost:8233), so it shows payloads kept in the payload store; repeatable")
 	}
 	if r.api || r.worker {
+		cfg.Secrets.bind(fs)
 		cfg.Push.bind(fs, r.worker) // the worker delivers
 		cfg.Lifecycle.bind(fs)
 	}

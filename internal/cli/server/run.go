@@ -91,9 +91,9 @@ func (cfg *config) setWorkflowCache() error {
 // function stops the worker and closes its database.
 func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *slog.Logger) (func(), error) {
 	var err error
-	if cfg.CredentialsFile != "" && cfg.keyring == nil {
-		if cfg.keyring, err = remote.LoadKeyring(cfg.CredentialsFile); err != nil {
-			return nil, fmt.Errorf("--credentials: %w", err)
+	if cfg.OutboundCredentialsFile != "" && cfg.keyring == nil {
+		if cfg.keyring, err = remote.LoadKeyring(cfg.OutboundCredentialsFile); err != nil {
+			return nil, fmt.Errorf("--outbound-credentials: %w", err)
 		}
 	}
 	outboundPolicy, err := outbound.ParsePolicy(cfg.OutboundAllowHosts)
@@ -118,8 +118,8 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	// What the agents' own activities reach from their context: the
 	// database and the credentials users gave their tasks (workerenv).
 	env := &workerenv.Env{DB: store.DB()}
-	if cfg.Credentials.store != nil {
-		env.Credentials = cfg.Credentials.store
+	if cfg.Secrets.credentials != nil {
+		env.Credentials = cfg.Secrets.credentials
 	}
 	wopts.BackgroundActivityContext = workerenv.With(context.Background(), env)
 	w := worker.New(c, cfg.TaskQueue, wopts)
@@ -163,7 +163,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	owners := &activities.WorkflowOwners{Client: c}
 	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
 	activities.Set{
-		Webhooks:         cfg.Push.activity(),
+		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
 		LLM:              &activities.LLM{Provider: provider, Providers: providers},
 		Tasks:            &activities.Tasks{Client: c},
@@ -254,12 +254,12 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		Logger:         logger,
 		Notifier:       hints,
 		Auth:           cfg.Auth.authenticator,
-		Push:           cfg.Push.apiOptions(),
+		Push:           cfg.Push.apiOptions(cfg.Secrets.sealer),
 		Payloads:       payloads,
 		WaitTimeout:    cfg.WaitTimeout,
 		UICodecOrigins: cfg.UICodecOrigins,
-		Credentials:    cfg.Credentials.store,
-		Waitpoints:     wire.NewWaitpointTokens(cfg.Push.keys...),
+		Credentials:    cfg.Secrets.credentials,
+		Waitpoints:     wire.NewWaitpointTokens(cfg.Secrets.keys...),
 		Routes:         cfg.app.Routes,
 		AccessLog:      cfg.AccessLog,
 		DefaultHistoryLength: func() int {

@@ -42,8 +42,8 @@ type roles struct {
 //  2. claim the ports: the API's (HTTP, gRPC), the worker's health port,
 //     temporal's metrics port;
 //  3. build what the flags describe: authentication, the secrets key (serve
-//     generates one under the data dir), the credential store, the push
-//     and approval webhooks;
+//     generates one under the data dir), the credential store it seals, the
+//     push and approval webhooks;
 //  4. start the embedded Temporal server;
 //  5. dial Temporal (and register the search attributes of a namespace this
 //     process does not serve);
@@ -127,7 +127,10 @@ func start(ctx context.Context, cfg *config, r roles) error {
 		if r.embedded {
 			keyDir = cfg.DataDir // serve keeps a generated key
 		}
-		if err := cfg.Push.build(keyDir, logger); err != nil {
+		if err := cfg.Secrets.build(keyDir, logger); err != nil {
+			return err
+		}
+		if err := cfg.Push.build(cfg.Secrets.sealer != nil, logger); err != nil {
 			return err
 		}
 		if err := cfg.buildCredentials(logger); err != nil {
