@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -51,9 +52,10 @@ func a2aError(op string, err error) error {
 // printed; secrets are not flag defaults (--help would print them): they
 // come from the flag or, preferably, from their environment variable.
 type Flags struct {
-	agent   string
-	json    bool
-	timeout time.Duration
+	agent     string
+	agentFlag *pflag.Flag // --agent, to tell whether it is the default
+	json      bool
+	timeout   time.Duration
 
 	// binding and protocolVersion force one transport (transport.go).
 	binding         string
@@ -94,7 +96,7 @@ func (f *Flags) Bind(cmd *cobra.Command, withAgent bool) {
 	fs := cmd.Flags()
 	b := cmdutil.Bind(fs)
 	if withAgent {
-		b.String(&f.agent, "agent", "A2AFLOW_CLIENT_AGENT", "", "base URL of the A2A agent, where its card is")
+		f.bindAgent(fs, "base URL of the A2A agent, where its card is; default the local a2aflow server")
 	}
 	b.Secret(&f.apiKey, "api-key", "A2AFLOW_CLIENT_API_KEY", "API key sent to the agent; prefer the environment variable")
 	b.String(&f.apiKeyIn, "api-key-in", "A2AFLOW_CLIENT_API_KEY_IN", remote.InHeader, "where --api-key goes: header, query or cookie")
@@ -123,6 +125,41 @@ func (f *Flags) Bind(cmd *cobra.Command, withAgent bool) {
 	b.String(&f.protocolVersion, "protocol-version", "A2AFLOW_CLIENT_PROTOCOL_VERSION", "", "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice")
 	fs.BoolVar(&f.json, "json", false, "print JSON for scripts instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up after this long; 0 waits as long as the agent takes")
+}
+
+// envAgent names the agent of the client commands without --agent.
+const envAgent = "A2AFLOW_AGENT"
+
+// bindAgent binds --agent: the agent's URL, else $A2AFLOW_AGENT, else the
+// local a2aflow server ($A2AFLOW_API_URL, else where serve listens by
+// default: http://localhost:8080, or the port of $A2AFLOW_HTTP_ADDR).
+func (f *Flags) bindAgent(fs *pflag.FlagSet, usage string) {
+	local := os.Getenv(cmdutil.EnvAPIURL)
+	if local == "" {
+		local = cmdutil.LocalServerURL()
+	}
+	cmdutil.Bind(fs).String(&f.agent, "agent", envAgent, local, usage, cmdutil.Formerly("", "A2AFLOW_CLIENT_AGENT"))
+	f.agentFlag = fs.Lookup("agent")
+}
+
+// agentDefaulted reports whether --agent is the local server's default:
+// neither given nor set in the environment.
+func (f *Flags) agentDefaulted() bool {
+	if f.agentFlag == nil || f.agentFlag.Changed {
+		return false
+	}
+	_, _, set := cmdutil.EnvValue(f.agentFlag)
+	return !set
+}
+
+// noAgent explains a failure to reach the agent at --agent's default: no
+// local server answers there, and how to name another agent.
+func (f *Flags) noAgent(err error) error {
+	if !f.agentDefaulted() {
+		return err
+	}
+	return fmt.Errorf("no A2A agent answers at %s, where the local a2aflow server listens (%w): start one (%s serve), or name the agent with --agent URL or %s=URL",
+		f.agent, err, cmdutil.ProgName(), envAgent)
 }
 
 // Credentials returns the credentials the flags describe: the --auth-ref
@@ -262,7 +299,7 @@ func (f *Flags) Context(cmd *cobra.Command) (context.Context, context.CancelFunc
 // resolveCard fetches the agent card at baseURL, in A2A 1.0 or 0.3 form.
 func resolveCard(ctx context.Context, hc *http.Client, baseURL string) (*a2a.AgentCard, error) {
 	if baseURL == "" {
-		return nil, errors.New("no agent URL: pass --agent URL")
+		return nil, errors.New("no agent URL: pass --agent URL or set " + envAgent)
 	}
 	if ft, ok := hc.Transport.(failingTransport); ok {
 		return nil, ft.err // the credential flags are wrong: say so plainly
@@ -297,7 +334,7 @@ func (f *Flags) connect(ctx context.Context) (*a2aclient.Client, *a2a.AgentCard,
 	}
 	card, err := resolveCard(ctx, hc, f.agent)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, f.noAgent(err)
 	}
 	forced, err := forceTransport(card, f.binding, f.protocolVersion)
 	if err != nil {

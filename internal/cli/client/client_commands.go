@@ -13,8 +13,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// clientHelp documents the exit codes shared by the client commands.
-const clientHelp = `
+// clientHelp documents the agent and the exit codes of the client commands.
+var clientHelp = `
+The agent is --agent, else $` + envAgent + `, else the local a2aflow server:
+$` + cmdutil.EnvAPIURL + `, else http://localhost:8080 (the port of $` + cmdutil.EnvHTTPAddr + `).
+
 Exit codes: 0 ok (task completed or still working), 2 the task waits for
 input or authentication, 3 the task failed, was rejected or canceled, 4 the
 agent answered with an A2A error (task not found, not cancelable,
@@ -31,27 +34,31 @@ func newCardCmd() *cobra.Command {
 	var extended bool
 	var verify bool
 	cmd := &cobra.Command{
-		Use:   "card URL",
+		Use:   "card [URL]",
 		Short: "Fetch and show the agent card of an A2A agent",
-		Long:  "Fetch and show the agent card (A2A 1.0 or 0.3) at URL/.well-known/agent-card.json.\n" + clientHelp,
-		Args:  cobra.ExactArgs(1),
+		Long: "Fetch and show the agent card (A2A 1.0 or 0.3) at URL/.well-known/agent-card.json;\n" +
+			"URL defaults to --agent ($A2AFLOW_AGENT, else the local a2aflow server).\n" + clientHelp,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				f.agent, f.agentFlag = args[0], nil
+			}
 			ctx, cancel := f.Context(cmd)
 			defer cancel()
-			card, err := resolveCard(ctx, f.httpClient(), args[0])
+			card, err := resolveCard(ctx, f.httpClient(), f.agent)
 			if err != nil {
-				return err
+				return f.noAgent(err)
 			}
 			if verify {
 				// The signature against the key set its jku names.
-				h, err := cardsign.VerifyAt(ctx, f.httpClient(), args[0], card)
+				h, err := cardsign.VerifyAt(ctx, f.httpClient(), f.agent, card)
 				if err != nil {
-					return fmt.Errorf("the card of %s does not verify: %w", args[0], err)
+					return fmt.Errorf("the card of %s does not verify: %w", f.agent, err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "Signature verified: %s key %s from %s\n", h.Alg, h.Kid, h.JKU)
 			}
 			if extended {
-				if card, err = extendedCard(ctx, f, args[0], card); err != nil {
+				if card, err = extendedCard(ctx, f, f.agent, card); err != nil {
 					return err
 				}
 			}
@@ -62,7 +69,7 @@ func newCardCmd() *cobra.Command {
 			return nil
 		},
 	}
-	f.Bind(cmd, false)
+	f.Bind(cmd, true)
 	cmd.Flags().BoolVar(&verify, "verify", false, "check the card's JWS signature against the key set its jku names (on the card's own origin); fail if it does not verify")
 	cmd.Flags().BoolVar(&extended, "extended", false, "show the extended card the agent gives an authenticated caller (GetExtendedAgentCard), with the credential flags")
 	return cmd
@@ -169,7 +176,7 @@ func newSendCmd() *cobra.Command {
 	var stream bool
 	var parts messageFlags // message_parts.go
 	cmd := &cobra.Command{
-		Use:   "send --agent URL [--task ID] [--context ID] [--stream] [--file PATH|URI] [--data JSON] [--metadata JSON] [--reference-task ID] [MESSAGE]",
+		Use:   "send [--agent URL] [--task ID] [--context ID] [--stream] [--file PATH|URI] [--data JSON] [--metadata JSON] [--reference-task ID] [MESSAGE]",
 		Short: "Send a message to an A2A agent; with --task, answer a waiting task",
 		Long: "Send a message (text, files, data) to an A2A agent and show the task it starts or continues.\n" +
 			"--file, --data and --reference-task repeat; a file the agent's card does not take is refused by the agent.\n" + clientHelp,
@@ -316,7 +323,7 @@ func newGetCmd() *cobra.Command {
 	f := &Flags{}
 	history := -1
 	cmd := &cobra.Command{
-		Use:   "get --agent URL TASK_ID",
+		Use:   "get [--agent URL] TASK_ID",
 		Short: "Show a task of an A2A agent",
 		Long:  "Show a task: state, question, artifacts and (with --history) its messages.\n" + clientHelp,
 		Args:  cobra.ExactArgs(1),
@@ -361,7 +368,7 @@ func newListCmd() *cobra.Command {
 	var contextID, state string
 	var pageSize int
 	cmd := &cobra.Command{
-		Use:   "list --agent URL [--context ID] [--state S]",
+		Use:   "list [--agent URL] [--context ID] [--state S]",
 		Short: "List the tasks of an A2A agent",
 		Long:  "List tasks (ListTasks), newest first, optionally of one context or in one state.\n" + clientHelp,
 		Args:  cobra.NoArgs,
@@ -413,7 +420,7 @@ func newListCmd() *cobra.Command {
 func newCancelCmd() *cobra.Command {
 	f := &Flags{}
 	cmd := &cobra.Command{
-		Use:   "cancel --agent URL TASK_ID",
+		Use:   "cancel [--agent URL] TASK_ID",
 		Short: "Cancel a task of an A2A agent",
 		Long:  "Cancel a task; exit 0 once it is canceled.\n" + clientHelp,
 		Args:  cobra.ExactArgs(1),
@@ -443,7 +450,7 @@ func newCancelCmd() *cobra.Command {
 func newSubscribeCmd() *cobra.Command {
 	f := &Flags{}
 	cmd := &cobra.Command{
-		Use:   "subscribe --agent URL TASK_ID",
+		Use:   "subscribe [--agent URL] TASK_ID",
 		Short: "Follow a task's events live until it ends or waits",
 		Long:  "Subscribe to a task (SubscribeToTask) and print its events as they arrive.\n" + clientHelp,
 		Args:  cobra.ExactArgs(1),

@@ -56,7 +56,7 @@ func newPushSetCmd() *cobra.Command {
 	f := &Flags{}
 	var id, scheme string
 	var token, credentials cmdutil.Secret
-	cmd := pushCommand("set --agent URL TASK_ID WEBHOOK_URL [--id ID] [--token T] [--auth-scheme Bearer --auth-credentials C]",
+	cmd := pushCommand("set [--agent URL] TASK_ID WEBHOOK_URL [--id ID] [--token T] [--auth-scheme Bearer --auth-credentials C]",
 		"Add or replace a webhook of a task", cobra.ExactArgs(2), f,
 		func(ctx context.Context, cmd *cobra.Command, args []string, c pushClient) error {
 			cfg := &a2a.PushConfig{TaskID: a2a.TaskID(args[0]), URL: args[1], ID: id, Token: token.Get()}
@@ -82,7 +82,7 @@ func newPushSetCmd() *cobra.Command {
 
 func newPushListCmd() *cobra.Command {
 	f := &Flags{}
-	return pushCommand("list --agent URL TASK_ID", "List the webhooks of a task", cobra.ExactArgs(1), f,
+	return pushCommand("list [--agent URL] TASK_ID", "List the webhooks of a task", cobra.ExactArgs(1), f,
 		func(ctx context.Context, cmd *cobra.Command, args []string, c pushClient) error {
 			got, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: a2a.TaskID(args[0])})
 			if err != nil {
@@ -94,7 +94,7 @@ func newPushListCmd() *cobra.Command {
 
 func newPushGetCmd() *cobra.Command {
 	f := &Flags{}
-	return pushCommand("get --agent URL TASK_ID CONFIG_ID", "Show one webhook of a task", cobra.ExactArgs(2), f,
+	return pushCommand("get [--agent URL] TASK_ID CONFIG_ID", "Show one webhook of a task", cobra.ExactArgs(2), f,
 		func(ctx context.Context, cmd *cobra.Command, args []string, c pushClient) error {
 			got, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: a2a.TaskID(args[0]), ID: args[1]})
 			if err != nil {
@@ -106,7 +106,7 @@ func newPushGetCmd() *cobra.Command {
 
 func newPushDeleteCmd() *cobra.Command {
 	f := &Flags{}
-	return pushCommand("delete --agent URL TASK_ID CONFIG_ID", "Remove a webhook of a task", cobra.ExactArgs(2), f,
+	return pushCommand("delete [--agent URL] TASK_ID CONFIG_ID", "Remove a webhook of a task", cobra.ExactArgs(2), f,
 		func(ctx context.Context, cmd *cobra.Command, args []string, c pushClient) error {
 			if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: a2a.TaskID(args[0]), ID: args[1]}); err != nil {
 				return a2aError("push delete", err)

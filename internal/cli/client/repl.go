@@ -655,15 +655,14 @@ func newREPLCmd() *cobra.Command {
 			if card, err := sender.Card(ctx, f.agent); err == nil {
 				s.task(f.agent).name = card.Name
 			} else {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", f.noAgent(err))
 			}
 			return s.run(ctx, cmd.InOrStdin(), cmd.ErrOrStderr())
 		},
 	}
 	db.Bind(cmd.Flags())
 	f.Bind(cmd, false)
-	b := cmdutil.Bind(cmd.Flags())
-	b.String(&f.agent, "agent", cmdutil.EnvAPIURL, "http://localhost:8080", "the local agent's base URL")
-	b.String(&logFile, "log-file", "A2AFLOW_REPL_LOG_FILE", "", "append the session (every line typed and everything printed) to this file")
+	f.bindAgent(cmd.Flags(), "the local agent's base URL; default the local a2aflow server")
+	cmdutil.Bind(cmd.Flags()).String(&logFile, "log-file", "A2AFLOW_REPL_LOG_FILE", "", "append the session (every line typed and everything printed) to this file")
 	return cmd
 }
