@@ -80,39 +80,45 @@ func newApprovalsCmd() *cobra.Command {
 	c := &approvalsClient{}
 	var group, agent, contextID string
 	var decided bool
+	listRun := func(cmd *cobra.Command, _ []string) error {
+		q := url.Values{}
+		for k, v := range map[string]string{"group": group, "agent": agent, "context": contextID} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		if decided {
+			q.Set("state", "decided")
+		}
+		var out struct {
+			Approvals []api.ApprovalView `json:"approvals"`
+		}
+		if err := c.do(cmd.Context(), http.MethodGet, "/approvals?"+q.Encode(), nil, &out); err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tSTATE\tGROUPS\tAGENT\tTITLE")
+		for _, a := range out.Approvals {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, strings.Join(a.Groups, ","), a.Agent, a.Request.Title)
+		}
+		return w.Flush()
+	}
+	// listFlags binds list's flags: on list, and on approvals itself, which
+	// lists too.
+	listFlags := func(cmd *cobra.Command) {
+		cmd.Flags().StringVar(&group, "group", "", "only approvals for this group")
+		cmd.Flags().StringVar(&agent, "agent", "", "only approvals of this agent")
+		cmd.Flags().StringVar(&contextID, "context", "", "only approvals in this A2A context")
+		cmd.Flags().BoolVar(&decided, "decided", false, "list decided approvals instead of pending ones")
+		c.bind(cmd)
+	}
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List approvals waiting for a decision (or, with --decided, recent decisions)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
-			for k, v := range map[string]string{"group": group, "agent": agent, "context": contextID} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			if decided {
-				q.Set("state", "decided")
-			}
-			var out struct {
-				Approvals []api.ApprovalView `json:"approvals"`
-			}
-			if err := c.do(cmd.Context(), http.MethodGet, "/approvals?"+q.Encode(), nil, &out); err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tSTATE\tGROUPS\tAGENT\tTITLE")
-			for _, a := range out.Approvals {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.State, strings.Join(a.Groups, ","), a.Agent, a.Request.Title)
-			}
-			return w.Flush()
-		},
+		RunE:  listRun,
 	}
-	list.Flags().StringVar(&group, "group", "", "only approvals for this group")
-	list.Flags().StringVar(&agent, "agent", "", "only approvals of this agent")
-	list.Flags().StringVar(&contextID, "context", "", "only approvals in this A2A context")
-	list.Flags().BoolVar(&decided, "decided", false, "list decided approvals instead of pending ones")
-	c.bind(list)
+	listFlags(list)
 
 	show := &cobra.Command{
 		Use:   "show ID",
@@ -130,7 +136,15 @@ func newApprovalsCmd() *cobra.Command {
 	}
 	c.bind(show)
 
-	root := &cobra.Command{Use: "approvals", Short: "Human approvals: list and show (decide with `a2aflow approve` / `a2aflow reject`)"}
+	root := &cobra.Command{
+		Use:   "approvals [list|show ID]",
+		Short: "Human approvals: list (the default) and show; decide with `a2aflow approve` / `a2aflow reject`",
+		Long: "Human approvals. Without a subcommand, approvals lists the approvals waiting for a decision, as approvals list does, with its flags.\n" +
+			"Decide with `a2aflow approve ID` or `a2aflow reject ID`.",
+		Args: cobra.NoArgs,
+		RunE: listRun,
+	}
+	listFlags(root)
 	root.AddCommand(list, show)
 	return root
 }
