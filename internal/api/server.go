@@ -62,7 +62,7 @@ type Config struct {
 	// (a listener reconnecting, a worker starting or failing to send:
 	// hints.Outbox), so the poll only covers a worker killed between a
 	// workflow task and its hints with no worker starting after it (a task
-	// ended outside its skill, terminated or timed out, is found by one
+	// ended outside its handler, terminated or timed out, is found by one
 	// visibility list every 5 s per process); 1,000 idle followed tasks
 	// cost about 3 queries a second.
 	PollInterval time.Duration
@@ -158,7 +158,7 @@ type Server struct {
 	// handlers are the agents' A2A handlers, by name, which every binding
 	// serves (agentHandler).
 	handlers map[string]a2asrv.RequestHandler
-	// closed hints the streams of tasks ended outside their skill, with a
+	// closed hints the streams of tasks ended outside their handler, with a
 	// Notifier (closedwatch.go).
 	closed *closedWatch
 }

@@ -93,7 +93,7 @@ func newAgentsCmd() *cobra.Command {
 		Long: `The directory of known remote A2A agents: add, list, remove, refresh.
 
 Agents added here (and with serve --peer) are the operator's: shared with every
-tenant, and their host is trusted by the outbound policy (reached even on
+owner of tasks, and their host is trusted by the outbound policy (reached even on
 loopback or a private network). Agents a task remembers (remember_agent) belong
 to the task's owner and obey --outbound-allow-hosts; list shows them with their
 owner, remove --owner removes one.`,
