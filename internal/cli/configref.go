@@ -50,7 +50,7 @@ func configReference(app *App) string {
 
 Every setting of the process commands (` + "`serve`, `api`, `worker`, `temporal`" + `) is a flag, an
 environment variable and a key of the config file ` + "`a2aflow.toml`" + `, which ` + "`--config FILE`" + ` or
-` + "`A2AFLOW_CONFIG`" + ` names. Precedence: **flag > environment > file > default**. A key is the flag's
+` + "`" + server.EnvConfigFile + "`" + ` names. Precedence: **flag > environment > file > default**. A key is the flag's
 name, written as is (` + "`ui-oidc-issuer = \"https://...\"`" + `) or nested where natural
 (` + "`[ui]` then `oidc-issuer = \"https://...\"`" + `); ` + "`_`" + ` reads as ` + "`-`" + `. Lists are TOML arrays, and
 ` + "`KEY=VALUE`" + ` flags (` + "`idle-timeout`, `temporal-dynamic-config`" + `) TOML tables. An unknown key or a

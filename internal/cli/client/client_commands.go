@@ -37,7 +37,7 @@ func newCardCmd() *cobra.Command {
 		Use:   "card [URL]",
 		Short: "Fetch and show the agent card of an A2A agent",
 		Long: "Fetch and show the agent card (A2A 1.0 or 0.3) at URL/.well-known/agent-card.json;\n" +
-			"URL defaults to --agent ($A2AFLOW_AGENT, else the local a2aflow server).\n" + clientHelp,
+			"URL defaults to --agent ($" + envAgent + ", else the local a2aflow server).\n" + clientHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {

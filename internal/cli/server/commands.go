@@ -17,6 +17,9 @@ func Commands(app *App) []*cobra.Command {
 // reference (docs/config.md) lists them.
 func ProcessCommands(app *App) []*cobra.Command { return processCommands(app) }
 
+// EnvConfigFile names the config file when --config is not given.
+const EnvConfigFile = envConfigFile
+
 // AgentKey is a key of the config file's [[agents]] sections.
 type AgentKey struct{ Key, Doc string }
 

@@ -35,7 +35,7 @@ type config struct {
 	// (logging.go).
 	LogFormat string
 	AccessLog bool
-	// UI holds the Web UI's access flags of serve and temporal (serve.go).
+	// UI holds the Web UI's access flags of serve and temporal (embedded.go).
 	UI uiConfig
 	// HTTP holds the A2A API's timeouts and limits (http_limits.go).
 	HTTP httpConfig
@@ -58,7 +58,7 @@ type config struct {
 	// ApprovalWebhooks holds the approval webhook flags of serve and worker
 	// (approvals_webhook.go).
 	ApprovalWebhooks approvalWebhooksConfig
-	// ApproverGroups maps approvers to their groups (approvals.go).
+	// ApproverGroups maps approvers to their groups (api.ParseApproverGroups).
 	ApproverGroups string
 	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.
 	TemporalUIURL string

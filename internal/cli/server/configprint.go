@@ -25,7 +25,7 @@ func newConfigCmd(app *App) *cobra.Command {
 		Use:   "print [serve|api|worker|temporal] [--config FILE] [the command's flags]",
 		Short: "Print each setting of a command (default serve), its value and its source (flag, env, file, default), secrets masked",
 		Long: `config print builds the command as it would run, from the flags given here,
-the A2AFLOW_* environment, the config file (--config or A2AFLOW_CONFIG) and
+the A2AFLOW_* environment, the config file (--config or ` + envConfigFile + `) and
 the defaults, and prints every key, its value and where the value came from.
 API keys, tokens, passwords, DSN passwords and key material print as ****.
 The reference of every key is docs/config.md.`,
