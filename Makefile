@@ -40,9 +40,9 @@ cluster-test:
 	A2AFLOW_CLUSTER_TEST=1 A2AFLOW_CLUSTER_TASKS=$(or $(CLUSTER_TASKS),300) \
 		$(GO) test -count=1 -timeout 30m -v -run '^TestCluster$$' ./tests/
 
-## build: build the a2aflow binary into bin/
+## build: build the a2aflow binary into bin/, trimmed: no symbol table or DWARF (-s -w), no local paths (-trimpath)
 build:
-	$(GO) build -o $(BIN) ./cmd/a2aflow
+	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/a2aflow
 
 ## test: every gate CI runs — vet, workflowcheck, unit tests with -race, end-to-end tests
 test: vet workflowcheck examples kubernetes

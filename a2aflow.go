@@ -38,16 +38,20 @@ type App struct {
 }
 
 // Option sets what a program gives a2aflow in code rather than with flags.
-type Option func(*cli.App)
+type Option func(*options)
+
+// options is what the Options of New set: the program's parts of the
+// command line's App.
+type options struct{ app *cli.App }
 
 // WithLLM makes p the provider of the worker's LLM calls instead of the one
 // the A2AFLOW_LLM_* environment configures.
-func WithLLM(p llm.Provider) Option { return func(a *cli.App) { a.LLM = p } }
+func WithLLM(p llm.Provider) Option { return func(o *options) { o.app.LLM = p } }
 
 // WithRoutes adds the program's own routes to the A2A HTTP API, behind its
 // host check, limits and authentication; [Principal] names the caller.
 func WithRoutes(routes func(gin.IRouter)) Option {
-	return func(a *cli.App) { a.Routes = routes }
+	return func(o *options) { o.app.Routes = routes }
 }
 
 // Principal returns the authenticated caller of a request the API serves
@@ -58,11 +62,11 @@ func Principal(ctx context.Context) string { return api.PrincipalFrom(ctx) }
 
 // WithLogger makes l the logger of the server commands instead of the one on
 // standard error at --log-level in --log-format.
-func WithLogger(l *slog.Logger) Option { return func(a *cli.App) { a.Logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.app.Logger = l } }
 
 // WithVersion names the program's version in `version` (default: the main
 // module's version from the binary's build info).
-func WithVersion(v string) Option { return func(a *cli.App) { a.Version = v } }
+func WithVersion(v string) Option { return func(o *options) { o.app.Version = v } }
 
 // New returns a2aflow serving agents, the first being the default one, or
 // the reason they cannot be served: none, a nil agent, a duplicate or invalid
@@ -70,7 +74,7 @@ func WithVersion(v string) Option { return func(a *cli.App) { a.Version = v } }
 func New(agents []*workflows.Agent, opts ...Option) (*App, error) {
 	a := &App{app: cli.App{Agents: append([]*workflows.Agent(nil), agents...)}}
 	for _, o := range opts {
-		o(&a.app)
+		o(&options{app: &a.app})
 	}
 	if err := a.app.Check(); err != nil {
 		return nil, err

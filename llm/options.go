@@ -60,11 +60,12 @@ type callOptions struct {
 	maxAttempts int
 	maxTurns    int
 	maxTokens   int64
+	parallel    int
 	activity    workflow.ActivityOptions
 }
 
 func newOptions(opts []Option) *callOptions {
-	o := &callOptions{maxAttempts: 3, maxTurns: 12, activity: DefaultActivityOptions}
+	o := &callOptions{maxAttempts: 3, maxTurns: 12, parallel: 8, activity: DefaultActivityOptions}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -117,6 +118,10 @@ func WithMaxAttempts(n int) Option { return func(o *callOptions) { o.maxAttempts
 
 // WithMaxTurns bounds the LLM calls of one Worker run; default 12.
 func WithMaxTurns(n int) Option { return func(o *callOptions) { o.maxTurns = max(n, 1) } }
+
+// WithParallelToolCalls bounds how many tool calls of one turn a Worker
+// loop runs at once; default 8, 1 runs them one after another.
+func WithParallelToolCalls(n int) Option { return func(o *callOptions) { o.parallel = max(n, 1) } }
 
 // WithMaxTokens limits each answer; default the provider's.
 func WithMaxTokens(n int64) Option { return func(o *callOptions) { o.maxTokens = n } }

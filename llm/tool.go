@@ -35,9 +35,24 @@ type Tool struct {
 	spec ToolSpec
 	// activityFn is the function to register for an activity tool; nil for a workflow tool.
 	activityFn any
-	invoke     func(ctx workflow.Context, call ToolCall) (string, error)
-	err        error // a bad definition, reported when the loop runs
+	// check refuses arguments that do not fit the tool, before any gate.
+	check  func(arguments string) error
+	invoke func(ctx workflow.Context, call ToolCall) (string, error)
+	gate   *Gate // nil: calls run at once
+	// parallel marks a workflow tool whose calls may run together
+	// (Concurrent); activity tools always may.
+	parallel bool
+	err      error // a bad definition, reported when the loop runs
 }
+
+// concurrent reports whether the tool's calls may run alongside others of
+// the same turn.
+func (t Tool) concurrent() bool { return t.activityFn != nil || t.parallel }
+
+// Concurrent marks a workflow tool whose calls may run alongside the other
+// calls of a turn: it neither asks the user nor waits on anything another
+// call could change. Activity tools are concurrent already.
+func Concurrent() ToolOption { return func(t *Tool) { t.parallel = true } }
 
 // Name returns the tool's name.
 func (t Tool) Name() string { return t.spec.Name }
@@ -72,10 +87,14 @@ func newSpec[In any](name, description string) (ToolSpec, error) {
 // from its json and jsonschema tags, the model is shown) and validated with
 // its `validate` tags first: invalid arguments go back to the model as an
 // error without running fn. Out is returned to the model as JSON (a string
-// as is). Register fn on the worker with [RegisterTools].
-func NewTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) Tool {
+// as is). An agent brings its tools as it brings its activities: list the
+// tool in Agent.Activities and the worker registers it (a program built on
+// a2aflow.Main needs no other step; [RegisterTools] does it by hand). opts
+// may gate the tool's calls ([RequireApproval]); fn can make its side
+// effect idempotent with [CallKey].
+func NewTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...ToolOption) Tool {
 	spec, err := newSpec[In](name, description)
-	t := Tool{spec: spec, activityFn: fn, err: err}
+	t := Tool{spec: spec, activityFn: fn, err: err, check: checkArguments[In]}
 	activityName := ToolActivityPrefix + name
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
 		var in In
@@ -83,23 +102,38 @@ func NewTool[In, Out any](name, description string, fn func(ctx context.Context,
 		if err != nil {
 			return "", &argumentsError{err}
 		}
-		actx := workflow.WithActivityOptions(ctx, withSummary(ToolActivityOptions, name+" "+call.Arguments))
+		ao := withSummary(ToolActivityOptions, name+" "+call.Arguments)
+		if key, ok := ctx.Value(callKeyKey{}).(string); ok {
+			ao.ActivityID = key // an approved call: its activity is keyed by the approval
+		}
+		actx := workflow.WithActivityOptions(ctx, ao)
 		var out Out
 		if err := workflow.ExecuteActivity(actx, activityName, in).Get(ctx, &out); err != nil {
 			return "", err
 		}
 		return resultText(out) //workflowcheck:ignore encoding/json sorts map keys: the same text on every replay
 	}
-	return t
+	return t.With(opts...)
+}
+
+// checkArguments refuses arguments that do not decode into In or fail its
+// validate tags.
+func checkArguments[In any](arguments string) error {
+	var in In
+	if err := decodeValid(arguments, &in, false); err != nil {
+		return &argumentsError{err}
+	}
+	return nil
 }
 
 // WorkflowTool returns a tool that runs fn in the workflow. fn is workflow
 // code: deterministic, with workflow.Sleep and friends, and free to ask the
 // user (see [AskUser]) or wait for an approval, for days; the loop waits with
-// it, across restarts. Arguments and results are handled as in [NewTool].
-func WorkflowTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error)) Tool {
+// it, across restarts. Arguments, results and opts are handled as in
+// [NewTool].
+func WorkflowTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error), opts ...ToolOption) Tool {
 	spec, err := newSpec[In](name, description)
-	t := Tool{spec: spec, err: err}
+	t := Tool{spec: spec, err: err, check: checkArguments[In]}
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
 		var in In
 		err := decodeValid(call.Arguments, &in, false) //workflowcheck:ignore decoding and validating arguments is deterministic
@@ -112,7 +146,7 @@ func WorkflowTool[In, Out any](name, description string, fn func(ctx workflow.Co
 		}
 		return resultText(out) //workflowcheck:ignore encoding/json sorts map keys: the same text on every replay
 	}
-	return t
+	return t.With(opts...)
 }
 
 // RegisterTools registers the activity tools among tools on a worker, each
@@ -171,12 +205,47 @@ func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOp
 // Call runs the tool once with arguments (a JSON object; "" is no
 // arguments) outside a model loop: a router that picked the tool itself, a
 // skill calling it directly. Invalid arguments are an error that says what
-// is wrong; the result is what the model would see (JSON, or a string as is).
+// is wrong; a gated tool waits for its approval first, and a rejection is an
+// error; the result is what the model would see (JSON, or a string as is).
 func (t Tool) Call(ctx workflow.Context, arguments string) (string, error) {
 	if t.err != nil {
 		return "", t.err
 	}
-	return t.invoke(ctx, ToolCall{Name: t.spec.Name, Arguments: arguments})
+	return t.run(ctx, ToolCall{Name: t.spec.Name, Arguments: arguments}, "")
+}
+
+// run makes one call: the arguments checked, the gate passed (reason is
+// what the model said with the call), the tool invoked with the arguments
+// approved.
+func (t Tool) run(ctx workflow.Context, call ToolCall, reason string) (string, error) {
+	if t.check != nil {
+		// Decoding and validating arguments is deterministic.
+		if err := t.check(call.Arguments); err != nil { //workflowcheck:ignore
+			return "", err
+		}
+	}
+	args, approvalID, err := t.gateCall(ctx, call, reason)
+	if err != nil {
+		return "", err
+	}
+	if approvalID != "" {
+		ctx = workflow.WithValue(ctx, callKeyKey{}, "call-"+approvalID)
+	}
+	return t.invoke(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: string(args)})
+}
+
+// CallKey returns, in a tool's activity, a key unique to this call of the
+// tool and the same on every retry of it: the task's ID and the call's
+// activity ID, which for an approved call names its approval. A tool that
+// moves money or books a seat passes it to the service as an idempotency
+// key, so that a retry after a crash (Temporal runs an activity at least
+// once) is not a second payment.
+func CallKey(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	info := activity.GetInfo(ctx)
+	return info.WorkflowExecution.ID + "/" + info.ActivityID
 }
 
 // IsInvalidArguments reports whether err is a tool call's arguments not

@@ -25,9 +25,15 @@ func Worker(tools ...Tool) *ToolLoop {
 // Run runs the loop on a conversation and returns the model's final answer.
 // Each LLM call is one CompleteChat activity (summary "turn N: ..."), each
 // activity tool call one "tool:NAME" activity (summary: the arguments), so the
-// workflow's history in the Temporal UI reads like the conversation. Tools
-// run one after another in the order the model asked for them; a workflow
-// tool that asks the user pauses the loop until the answer comes.
+// workflow's history in the Temporal UI reads like the conversation.
+//
+// The calls of one turn run at once (at most WithParallelToolCalls, default
+// 8) when every one of them is concurrent: an activity tool, an MCP tool, or
+// a workflow tool marked [Concurrent]. Otherwise they run one after another
+// in the order the model asked for them: a workflow tool that asks the user
+// pauses the loop until the answer comes. Either way the model reads the
+// results in its order. The gated calls of a turn that runs at once wait on
+// their approvals together, each on a record of its own.
 //
 // A tool's error goes back to the model as the call's result, so it can
 // recover or explain; a canceled task, a workflows.Reject from a tool and a
@@ -56,7 +62,6 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 	if err := fetchFiles(ctx, o, msgs); err != nil {
 		return "", err
 	}
-	logger := workflow.GetLogger(ctx)
 	for turn := 1; turn <= o.maxTurns; turn++ {
 		req := Request{Model: o.model, Provider: o.provider, System: o.system, Messages: msgs, Tools: specs, MaxTokens: o.maxTokens}
 		resp, err := complete(ctx, o, req, fmt.Sprintf("turn %d: %s", turn, lastText(msgs)))
@@ -67,25 +72,11 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 			return resp.Text, nil
 		}
 		msgs = append(msgs, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
-		for _, call := range resp.ToolCalls {
-			result := Message{Role: RoleTool, ToolCallID: call.ID}
-			tool, ok := byName[call.Name]
-			if !ok {
-				result.Text, result.IsError = fmt.Sprintf("there is no tool named %q", call.Name), true
-				msgs = append(msgs, result)
-				continue
-			}
-			out, err := tool.invoke(ctx, call)
-			if err != nil {
-				if stop := loopEnding(ctx, err); stop != nil {
-					return "", stop
-				}
-				logger.Info("tool failed", "tool", call.Name, "error", err)
-				out, result.IsError = toolErrorText(err), true
-			}
-			result.Text = out
-			msgs = append(msgs, result)
+		results, err := callTools(ctx, o, byName, resp.ToolCalls, resp.Text)
+		if err != nil {
+			return "", err
 		}
+		msgs = append(msgs, results...)
 	}
 	return "", temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("the model did not finish within %d turns", o.maxTurns), ErrTypeTooManyTurns, nil)
@@ -125,4 +116,71 @@ func lastText(msgs []Message) string {
 		}
 	}
 	return ""
+}
+
+// parallelToolCallsChange is the workflow.GetVersion change of running a
+// turn's tool calls at once: loops recorded before ran them one by one.
+const parallelToolCallsChange = "a2aflow.parallel-tool-calls"
+
+// callTools runs the calls of one turn and returns their results in the
+// model's order, or the error that ends the loop.
+func callTools(ctx workflow.Context, o *callOptions, byName map[string]Tool, calls []ToolCall, reason string) ([]Message, error) {
+	logger := workflow.GetLogger(ctx)
+	results := make([]Message, len(calls))
+	one := func(ctx workflow.Context, i int) error {
+		call := calls[i]
+		result := Message{Role: RoleTool, ToolCallID: call.ID}
+		tool, ok := byName[call.Name]
+		if !ok {
+			result.Text, result.IsError = fmt.Sprintf("there is no tool named %q", call.Name), true
+			results[i] = result
+			return nil
+		}
+		out, err := tool.run(ctx, call, reason)
+		if err != nil {
+			if stop := loopEnding(ctx, err); stop != nil {
+				return stop
+			}
+			logger.Info("tool failed", "tool", call.Name, "error", err)
+			out, result.IsError = toolErrorText(err), true
+		}
+		result.Text = out
+		results[i] = result
+		return nil
+	}
+	concurrent := len(calls) > 1 && o.parallel > 1
+	for _, call := range calls {
+		if t, ok := byName[call.Name]; ok && !t.concurrent() {
+			concurrent = false
+		}
+	}
+	if !concurrent || workflow.GetVersion(ctx, parallelToolCallsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		for i := range calls {
+			if err := one(ctx, i); err != nil {
+				return nil, err
+			}
+		}
+		return results, nil
+	}
+	var stop error
+	running, finished := 0, 0
+	for i := range calls {
+		if err := workflow.Await(ctx, func() bool { return running < o.parallel }); err != nil {
+			return nil, err
+		}
+		running++
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer func() { running--; finished++ }()
+			if err := one(ctx, i); err != nil && stop == nil {
+				stop = err
+			}
+		})
+	}
+	if err := workflow.Await(ctx, func() bool { return finished == len(calls) }); err != nil {
+		return nil, err
+	}
+	if stop != nil {
+		return nil, stop
+	}
+	return results, nil
 }

@@ -160,6 +160,8 @@ type server struct {
 	UIURL        string
 	DataDir      string
 	procs        []*proc
+	program      string   // the binary serving: a2aflow's, or a program's
+	env          []string // added to its environment
 	serveArgs    []string
 	t            testing.TB
 }
@@ -177,12 +179,21 @@ func startServe(t testing.TB, dataDir string, extra ...string) *server {
 // startServeEnv is startServe with env added to the process's environment.
 func startServeEnv(t testing.TB, dataDir string, env []string, extra ...string) *server {
 	t.Helper()
+	return startServeProgram(t, binary, dataDir, env, extra...)
+}
+
+// startServeProgram is startServeEnv for a program built on a2aflow.Main
+// other than the a2aflow command.
+func startServeProgram(t testing.TB, program, dataDir string, env []string, extra ...string) *server {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		s := &server{
 			APIURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
 			TemporalAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 			UIURL:        fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
 			DataDir:      dataDir,
+			program:      program,
+			env:          env,
 			t:            t,
 		}
 		s.serveArgs = append([]string{"serve",
@@ -192,7 +203,7 @@ func startServeEnv(t testing.TB, dataDir string, env []string, extra ...string) 
 			"--data-dir", dataDir,
 			"--log-level", "warn",
 		}, extra...)
-		p := start(t, "a2aflow serve", env, s.serveArgs...)
+		p := startProgram(t, program, filepath.Base(program)+" serve", env, s.serveArgs...)
 		if err := p.tryOutput("a2aflow is serving", 2*time.Minute); err != nil {
 			if attempt < 3 && strings.Contains(p.out.String(), "address already in use") {
 				t.Logf("a2aflow serve: a port was taken meanwhile, trying others: %s", strings.TrimSpace(p.out.String()))
@@ -267,7 +278,7 @@ func (s *server) dumpNondeterministicHistories() {
 // restart starts the serve process again on the same ports and data dir.
 func (s *server) restart() {
 	s.t.Helper()
-	p := start(s.t, "a2aflow serve", nil, s.serveArgs...)
+	p := startProgram(s.t, s.program, filepath.Base(s.program)+" serve", s.env, s.serveArgs...)
 	s.procs = append(s.procs, p)
 	p.waitOutput("a2aflow is serving", 2*time.Minute)
 	waitHealthy(s.t, s.APIURL)

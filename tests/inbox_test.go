@@ -68,14 +68,14 @@ func TestInboxApprovesInBrowser(t *testing.T) {
 	// A comment typed, then focus elsewhere across a poll (every 2 s): the
 	// card is kept in place, the comment is not wiped.
 	err = chromedp.Do(page,
-		chromedp.SendKeys(card+" textarea", "approved in the browser"),
+		chromedp.SendKeys(card+" textarea.comment", "approved in the browser"),
 		chromedp.Focus(chromedp.CSS("#approver")),
 		chromedp.Sleep(2500*time.Millisecond),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := chromedp.Run(page, chromedp.Value(card+" textarea"))
+	kept, err := chromedp.Run(page, chromedp.Value(card+" textarea.comment"))
 	if err != nil || kept != "approved in the browser" {
 		t.Fatalf("comment after a refresh = %q (%v), want it kept", kept, err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // TestWorkerVersioning deploys new agent code without breaking parked
-// tasks: v1 and v2 of one program (tests/testdata/versioned, built with
+// tasks: v1 and v2 of one program (tests/testdata/product, built with
 // a2aflow.Main) run as two builds of a Temporal Worker Deployment. Tasks
 // parked on v1 stay pinned to v1 although v2 changed the orders agent in a
 // way that cannot replay them; new tasks run v2 once it is current; the
@@ -107,7 +107,7 @@ func versionLine(out, build, status string) bool {
 	return false
 }
 
-// versioned holds the builds of tests/testdata/versioned, made once for
+// versioned holds the builds of tests/testdata/product, made once for
 // the tests that use them.
 var versioned struct {
 	sync.Mutex
@@ -115,7 +115,7 @@ var versioned struct {
 	builds map[string]string
 }
 
-// buildVersioned returns tests/testdata/versioned built as build (v1, v2).
+// buildVersioned returns tests/testdata/product built as build (v1, v2).
 func buildVersioned(t *testing.T, build string) string {
 	t.Helper()
 	versioned.Lock()
@@ -127,8 +127,8 @@ func buildVersioned(t *testing.T, build string) string {
 		versioned.dir = filepath.Dir(binary) // TestMain's folder, removed at the end
 		versioned.builds = map[string]string{}
 	}
-	out := filepath.Join(versioned.dir, "versioned-"+build)
-	cmd := exec.Command("go", "build", "-ldflags", "-X main.build="+build, "-o", out, "./testdata/versioned")
+	out := filepath.Join(versioned.dir, "product-"+build)
+	cmd := exec.Command("go", "build", "-ldflags", "-X main.build="+build, "-o", out, "./testdata/product")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("build %s: %v\n%s", build, err, b)
 		return out

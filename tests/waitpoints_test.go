@@ -125,7 +125,9 @@ func getJSONWith(t *testing.T, url string, headers map[string]string, out any) i
 // the CLI after the server was killed and restarted mid-wait (completed
 // once), and a fourth passes its deadline and fails. The REST-completed
 // task's history replays (A2AFLOW_RECORD_HISTORY=1 records it as
-// cmd/a2aflow/internal/demo/testdata/changes-waitpoint.history.json).
+// cmd/a2aflow/internal/demo/testdata/changes-waitpoint-bound.history.json;
+// changes-waitpoint.history.json is the same task recorded before tokens
+// were bound to their waitpoint).
 func TestWaitpoints(t *testing.T) {
 	const aliceKey, bobKey = "alice-waitpoint-key", "bob-waitpoint-key"
 	t.Setenv("A2AFLOW_API_KEYS", fmt.Sprintf("alice=%s,bob=%s", aliceKey, bobKey))
@@ -173,7 +175,7 @@ func TestWaitpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := strings.TrimSuffix(id, "-1") + "-9"
-	unknownToken := wire.NewWaitpointTokens(raw).Token(unknown)
+	unknownToken := wire.NewWaitpointTokens(raw).Token(unknown, view.Created)
 	for _, c := range []struct {
 		name     string
 		call     waitpointCall
@@ -221,7 +223,7 @@ func TestWaitpoints(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	replayAndRecord(t, ctx, s, task.ID, "changes-waitpoint.history.json")
+	replayAndRecord(t, ctx, s, task.ID, "changes-waitpoint-bound.history.json")
 
 	// By message: alice forwards the ticket with a2a-go's client; a bad
 	// payload is InvalidParams.

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,6 +49,16 @@ type ApprovalRequest struct {
 	// EscalateTimeout (zero: forever) and then a rejection.
 	EscalateTo      []string      `json:"escalateTo,omitempty"`
 	EscalateTimeout time.Duration `json:"escalateTimeout,omitempty"`
+	// EditSchema, when set, lets approvers approve edited arguments: the
+	// JSON Schema they must satisfy (a gated tool's parameters). The
+	// decision then carries them ([ApprovalDecision.Arguments]) and the
+	// record keeps both; [Approval.Arguments] gives the ones approved.
+	EditSchema json.RawMessage `json:"editSchema,omitempty"`
+	// GrantKey, when set, lets an approver approve every later request of
+	// the task with the same key as well (ApprovalDecision.Grant): a gated
+	// tool, for the rest of the task. [Task.Granted] reads the grant,
+	// which crosses continue-as-new.
+	GrantKey string `json:"grantKey,omitempty"`
 }
 
 // ApprovalDecision is one approver's decision, kept for the audit trail.
@@ -59,6 +70,12 @@ type ApprovalDecision struct {
 	// Via says how the decision came: "a2a", "rest", "cli", "inbox",
 	// "deadline"...
 	Via string `json:"via,omitempty"`
+	// Arguments are the edited arguments the approver approved instead of
+	// the proposed ones (ApprovalRequest.EditSchema); empty: as proposed.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Grant says the approver approved the request's GrantKey for the rest
+	// of the task.
+	Grant bool `json:"grant,omitempty"`
 }
 
 // Approval states.
@@ -90,16 +107,35 @@ type Approval struct {
 // Approved reports whether the approval ended approved.
 func (a *Approval) Approved() bool { return a.State == ApprovalApproved }
 
+// Arguments returns the edited arguments the approval was approved with:
+// those of its latest approving decision that edited them, or nil when no
+// approver edited them (the request's own stand).
+func (a *Approval) Arguments() json.RawMessage {
+	if a.State != ApprovalApproved {
+		return nil
+	}
+	for i := len(a.Decisions) - 1; i >= 0; i-- {
+		if d := a.Decisions[i]; d.Approved && len(d.Arguments) > 0 {
+			return d.Arguments
+		}
+	}
+	return nil
+}
+
 // approvals is the approval state of a run.
 type approvals struct {
+	r *run `carry:"-"`
+
 	list  []*Approval
 	count int             // approvals requested so far, including those an earlier run no longer carries
 	early []earlyDecision // decisions for approvals not requested yet: the decision as made and the approver's groups
 	// notices are the webhook notices under way (not yet completed, failed
 	// or canceled in history); carriedNotices those an earlier run handed
 	// over, to send again.
-	notices        []*wire.ApprovalNotice
-	carriedNotices []wire.ApprovalNotice
+	notices        []*wire.ApprovalNotice `carry:"-"` // carried as the next run's carriedNotices
+	carriedNotices []wire.ApprovalNotice  `carry:"-"` // sent again by resume, then nil
+	// waiting says the input-required status is the approvals'.
+	waiting bool
 }
 
 // pendingNotices returns the notices under way, to hand to the next run.
@@ -118,7 +154,9 @@ const maxEarlyApprovals = 16
 // a caller can send a decision before the skill reaches its Approve call.
 func approvalID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-approval-%d", task, n) }
 
-func (r *run) registerApprovalHandlers(ctx workflow.Context) error {
+// register sets the approvals' query and decision update.
+func (u *approvals) register(ctx workflow.Context) error {
+	r := u.r
 	if err := workflow.SetQueryHandler(ctx, wire.QueryApprovals, func(in wire.Caller) ([]Approval, error) {
 		if err := r.checkAccess(in.Agent, ""); err != nil {
 			return nil, err
@@ -187,6 +225,9 @@ func (r *run) validateDecision(ctx workflow.Context, in wire.DecideApprovalInput
 				return refused("%s already decided approval %s", in.Approver, in.ApprovalID)
 			}
 		}
+		if len(in.Arguments) > 0 || in.Grant {
+			return temporal.NewApplicationError(fmt.Sprintf("approval %s is not asked yet: edited arguments and grants wait for its request", in.ApprovalID), wire.ErrTypeInvalidParams)
+		}
 		return nil
 	}
 	if a.State != ApprovalPending {
@@ -202,6 +243,38 @@ func (r *run) validateDecision(ctx workflow.Context, in wire.DecideApprovalInput
 	for _, d := range a.Decisions {
 		if d.Approver == in.Approver {
 			return refused("%s already decided approval %s%s", in.Approver, a.ID, decidedBy(a))
+		}
+	}
+	return validateEdits(a, in)
+}
+
+// maxEditedArgumentsBytes bounds a decision's edited arguments: they go into
+// the task's history.
+const maxEditedArgumentsBytes = 64 << 10
+
+// validateEdits refuses edited arguments or a grant that the request does
+// not take, and edited arguments its EditSchema refuses.
+func validateEdits(a *Approval, in wire.DecideApprovalInput) error {
+	if len(in.Arguments) > 0 {
+		switch {
+		case !in.Approved:
+			return temporal.NewApplicationError("edited arguments come with an approval, not a rejection", wire.ErrTypeInvalidParams)
+		case len(a.Request.EditSchema) == 0:
+			return temporal.NewApplicationError(fmt.Sprintf("approval %s takes no edited arguments", a.ID), wire.ErrTypeInvalidParams)
+		}
+		// Validators run on new updates only; the check is a pure function
+		// of the schema and the arguments.
+		err := wire.CheckJSON(a.Request.EditSchema, in.Arguments, maxEditedArgumentsBytes, "the edited arguments") //workflowcheck:ignore
+		if err != nil {
+			return temporal.NewApplicationError(fmt.Sprintf("approval %s: %v", a.ID, err), wire.ErrTypeInvalidParams)
+		}
+	}
+	if in.Grant {
+		switch {
+		case !in.Approved:
+			return temporal.NewApplicationError("a grant comes with an approval, not a rejection", wire.ErrTypeInvalidParams)
+		case a.Request.GrantKey == "":
+			return temporal.NewApplicationError(fmt.Sprintf("approval %s grants nothing for the rest of the task", a.ID), wire.ErrTypeInvalidParams)
 		}
 	}
 	return nil
@@ -240,7 +313,8 @@ func (r *run) decide(ctx workflow.Context, in wire.DecideApprovalInput) (Approva
 	if err := r.validateDecision(ctx, in); err != nil {
 		return Approval{}, err
 	}
-	d := ApprovalDecision{Approved: in.Approved, Approver: in.Approver, Comment: in.Comment, Time: workflow.Now(ctx).UTC(), Via: in.Via}
+	d := ApprovalDecision{Approved: in.Approved, Approver: in.Approver, Comment: in.Comment, Time: workflow.Now(ctx).UTC(), Via: in.Via,
+		Arguments: in.Arguments, Grant: in.Grant}
 	a := r.findApproval(in.ApprovalID)
 	if a == nil {
 		r.approvals.early = append(r.approvals.early, earlyDecision{ApprovalID: in.ApprovalID, Decision: d, Groups: in.ApproverGroups})
@@ -270,6 +344,7 @@ func (r *run) recordDecision(a *Approval, d ApprovalDecision) {
 	}
 	if approvals >= required {
 		a.State = ApprovalApproved
+		r.grants.record(a)
 	}
 }
 
@@ -428,7 +503,8 @@ func (r *run) sendNotice(ctx workflow.Context, notice wire.ApprovalNotice) {
 
 // renotify sends again the notices an earlier run had under way when the
 // task continued as new, for approvals still pending.
-func (r *run) renotify(ctx workflow.Context) {
+func (u *approvals) resume(ctx workflow.Context) {
+	r := u.r
 	for _, n := range r.approvals.carriedNotices {
 		if a := r.findApproval(n.ApprovalID); a != nil && a.State == ApprovalPending {
 			r.sendNotice(ctx, n)
@@ -441,12 +517,13 @@ func (r *run) renotify(ctx workflow.Context) {
 // that the run may complete: completing while a notice's activity ends
 // would make Temporal fail the workflow task (UnhandledCommand), and with it
 // any update that task was answering.
-func (r *run) noticesIdle() bool { return len(r.approvals.notices) == 0 }
+func (u *approvals) idle() bool { return len(u.notices) == 0 }
 
 // cancelPendingApprovals settles the approvals still pending when the task
 // ends, so that late decisions are refused and the inbox no longer lists
 // the task.
-func (r *run) cancelPendingApprovals(ctx workflow.Context) {
+func (u *approvals) end(ctx workflow.Context) {
+	r := u.r
 	canceled := false
 	for _, a := range r.approvals.list {
 		if a.State == ApprovalPending {
@@ -490,8 +567,8 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 		r.logger.Warn("upsert pending approvals search attribute", "error", err)
 	}
 	if len(pending) == 0 {
-		if r.task.Status.State == a2a.TaskStateInputRequired && r.waitingApproval {
-			r.waitingApproval = false
+		if r.task.Status.State == a2a.TaskStateInputRequired && r.approvals.waiting {
+			r.approvals.waiting = false
 			r.setStatus(ctx, a2a.TaskStateWorking, nil)
 		}
 		return
@@ -511,7 +588,7 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 		p.MediaType = "application/json"
 		parts = append(parts, p)
 	}
-	r.waitingApproval = true
+	r.approvals.waiting = true
 	r.setStatus(ctx, a2a.TaskStateInputRequired, r.agentMessage(parts...))
 }
 
@@ -520,7 +597,8 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 const RequesterGroup = "requester"
 
 // decisionInMessage reads an approval decision out of a SendMessage: a data
-// part {"approvalId": ..., "approved": bool, "comment": ...}, or a plain
+// part {"approvalId": ..., "approved": bool, "comment": ...} (decisionPart),
+// or a plain
 // yes/no text from the task's own user while exactly one pending approval
 // allows the requester.
 func (r *run) decisionInMessage(in wire.SendMessageInput) (wire.DecideApprovalInput, bool) {
@@ -531,9 +609,9 @@ func (r *run) decisionInMessage(in wire.SendMessageInput) (wire.DecideApprovalIn
 	if approver == "" {
 		approver = in.Owner
 	}
-	if id, approved, comment, ok := decisionPart(in.Message); ok {
-		return wire.DecideApprovalInput{ApprovalID: id, Approved: approved, Comment: comment,
-			Approver: approver, ApproverGroups: in.ApproverGroups, Via: "a2a", Principal: in.Owner}, true
+	if d, ok := decisionPart(in.Message); ok {
+		d.Approver, d.ApproverGroups, d.Via, d.Principal = approver, in.ApproverGroups, "a2a", in.Owner
+		return d, true
 	}
 	var candidate *Approval
 	for _, a := range r.approvals.list {
@@ -563,10 +641,11 @@ func (r *run) decisionInMessage(in wire.SendMessageInput) (wire.DecideApprovalIn
 }
 
 // decisionPart returns the decision a message carries in a data part
-// {"approvalId": ..., "approved": bool, "comment": ...}.
-func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok bool) {
+// {"approvalId": ..., "approved": bool, "comment": ..., "arguments": {...},
+// "grant": bool}: an ID, approved or not, and the rest optional.
+func decisionPart(m *a2a.Message) (wire.DecideApprovalInput, bool) {
 	if m == nil {
-		return "", false, "", false
+		return wire.DecideApprovalInput{}, false
 	}
 	for _, p := range m.Parts {
 		if p == nil {
@@ -581,10 +660,19 @@ func decisionPart(m *a2a.Message) (id string, approved bool, comment string, ok 
 		if id == "" || !isBool {
 			continue
 		}
-		comment, _ := data["comment"].(string)
-		return id, approved, comment, true
+		d := wire.DecideApprovalInput{ApprovalID: id, Approved: approved}
+		d.Comment, _ = data["comment"].(string)
+		d.Grant, _ = data["grant"].(bool)
+		if args, ok := data["arguments"]; ok && args != nil {
+			// encoding/json writes map keys sorted: the bytes are deterministic.
+			raw, err := json.Marshal(args) //workflowcheck:ignore
+			if err == nil {
+				d.Arguments = raw
+			}
+		}
+		return d, true
 	}
-	return "", false, "", false
+	return wire.DecideApprovalInput{}, false
 }
 
 // onDecisionMessage records the decision message in history (the audit
@@ -628,13 +716,144 @@ func (r *run) onOwnDecisionMessage(ctx workflow.Context, in wire.SendMessageInpu
 	})
 }
 
-// decisionOnly reports whether in is a decision by an authenticated
-// approver on a task they do not own: it goes through the decision path
-// only (access.go).
+// foreign reports whether in is a decision by an authenticated approver on
+// a task they do not own: it goes through the decision path only
+// (access.go).
+func (u *approvals) foreign(in wire.SendMessageInput) bool { return u.r.decisionOnly(in) }
+
+// decisionOnly is approvals.foreign.
 func (r *run) decisionOnly(in wire.SendMessageInput) bool {
 	if in.Owner == "" || in.Owner == r.owner {
 		return false
 	}
-	_, _, _, ok := decisionPart(in.Message)
+	_, ok := decisionPart(in.Message)
 	return ok
+}
+
+var _ unit = (*approvals)(nil)
+
+// claims: a decision, in a data part or as the requester's yes or no.
+func (u *approvals) claims(in wire.SendMessageInput) bool {
+	_, ok := u.r.decisionInMessage(in)
+	return ok
+}
+
+// validateMessage checks the decision a message it claims carries: the
+// access rule (no self-approval) and the decision itself.
+func (u *approvals) validateMessage(ctx workflow.Context, in wire.SendMessageInput, by unit) error {
+	if by != unit(u) {
+		return nil
+	}
+	r := u.r
+	d, _ := r.decisionInMessage(in)
+	if err := r.authorizeDecision(d, in.Owner); err != nil {
+		return err
+	}
+	return r.validateDecision(ctx, d)
+}
+
+// receive applies the decision a message carries (onDecisionMessage).
+func (u *approvals) receive(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
+	d, _ := u.r.decisionInMessage(in)
+	return u.r.onDecisionMessage(ctx, in, d)
+}
+
+// validateForeign is the whole validation of a decision by an approver on
+// a task of another owner (decisionOnly): the decision path only
+// (access.go), none of the owner's checks.
+func (u *approvals) validateForeign(ctx workflow.Context, in wire.SendMessageInput) error {
+	r := u.r
+	if err := r.checkAccess(in.Agent, ""); err != nil {
+		return err
+	}
+	d, _ := r.decisionInMessage(in)
+	if err := r.authorizeDecision(d, in.Owner); err != nil {
+		return err
+	}
+	if in.PushConfig != nil {
+		return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", wire.ErrTypeInvalidParams)
+	}
+	if r.task.Status.State.Terminal() {
+		return temporal.NewApplicationError(
+			fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
+	}
+	if err := validateMessage(r.task, in.Message); err != nil {
+		return err
+	}
+	return r.validateDecision(ctx, d)
+}
+
+// carry hands over every pending approval and the latest settled ones
+// (maxCarriedApprovals), the count that numbers the next one, the early
+// decisions and the webhook notices under way.
+func (u *approvals) carry(c *continuedTask) {
+	c.Approvals = carriedApprovals{Count: u.count, Waiting: u.waiting, Early: slices.Clone(u.early),
+		Notices: slices.Clone(u.pendingNotices())}
+	settled := 0
+	for i := len(u.list) - 1; i >= 0; i-- {
+		if u.list[i].State == ApprovalPending || settled < maxCarriedApprovals {
+			if u.list[i].State != ApprovalPending {
+				settled++
+			}
+			c.Approvals.List = append(c.Approvals.List, u.list[i])
+		}
+	}
+	slices.Reverse(c.Approvals.List)
+}
+
+func (u *approvals) restore(c *continuedTask) {
+	u.list = slices.Clone(c.Approvals.List)
+	u.count = c.Approvals.Count
+	u.early = slices.Clone(c.Approvals.Early)
+	u.carriedNotices = slices.Clone(c.Approvals.Notices)
+	u.waiting = c.Approvals.Waiting
+}
+
+// grants is the grants unit of a run (units.go): the grant keys approvers
+// approved for the rest of the task (ApprovalRequest.GrantKey,
+// ApprovalDecision.Grant), each with the approval that granted it.
+type grants struct {
+	unitBase
+	r *run `carry:"-"`
+
+	list []grant
+}
+
+// grant is one granted key.
+type grant struct {
+	Key        string `json:"key"`
+	ApprovalID string `json:"approvalId"`
+}
+
+var _ unit = (*grants)(nil)
+
+// record grants a's key when one of its approving decisions said so.
+func (u *grants) record(a *Approval) {
+	if a.Request.GrantKey == "" || !slices.ContainsFunc(a.Decisions, func(d ApprovalDecision) bool { return d.Approved && d.Grant }) {
+		return
+	}
+	if !slices.ContainsFunc(u.list, func(g grant) bool { return g.Key == a.Request.GrantKey }) {
+		u.list = append(u.list, grant{Key: a.Request.GrantKey, ApprovalID: a.ID})
+	}
+}
+
+func (u *grants) carry(c *continuedTask)   { c.Grants = slices.Clone(u.list) }
+func (u *grants) restore(c *continuedTask) { u.list = slices.Clone(c.Grants) }
+
+// Granted reports whether an approver approved key for the rest of the task
+// ([ApprovalRequest.GrantKey], [ApprovalDecision.Grant]) and returns the
+// approval that granted it. A gated tool whose key is granted runs without
+// asking again.
+func (t *Task) Granted(key string) (*Approval, bool) {
+	for _, g := range t.r.grants.list {
+		if g.Key == key {
+			if a := t.r.findApproval(g.ApprovalID); a != nil {
+				c := *a
+				c.Decisions = slices.Clone(a.Decisions)
+				return &c, true
+			}
+			return &Approval{ID: g.ApprovalID, TaskID: t.r.task.ID, State: ApprovalApproved}, true
+		}
+	}
+	return nil, false
 }

@@ -70,6 +70,11 @@ type continuedTask struct {
 	Usage         *TokenUsage      `json:"usage,omitempty"`
 	Approvals     carriedApprovals `json:"approvals"`
 	Push          []carriedPush    `json:"push,omitempty"`
+	// Waitpoints are the waitpoints unit's (waitpoint.go); absent from the
+	// state of runs recorded before waitpoints crossed continue-as-new.
+	Waitpoints carriedWaitpoints `json:"waitpoints"`
+	// Grants are the grants unit's (approval.go).
+	Grants []grant `json:"grants,omitempty"`
 
 	// Skill is what the skill said it can be restarted from.
 	Skill *skillState `json:"skill,omitempty"`
@@ -122,19 +127,22 @@ type skillState struct {
 
 // parkedWait names a wait in progress across continue-as-new.
 type parkedWait struct {
-	// Kind is "input", "auth" or "approval".
+	// Kind is "input", "auth", "approval" or "waitpoint".
 	Kind string `json:"kind"`
-	// Slot is the slot of an Ask or RequireAuth.
+	// Slot is the slot of an Ask or RequireAuth, the name of a WaitFor.
 	Slot string `json:"slot,omitempty"`
 	// ApprovalID is the approval an Approve waits for.
 	ApprovalID string `json:"approvalId,omitempty"`
+	// WaitpointID is the waitpoint a WaitFor waits for.
+	WaitpointID string `json:"waitpointId,omitempty"`
 }
 
 // Wait kinds of [parkedWait].
 const (
-	waitInput    = "input"
-	waitAuth     = "auth"
-	waitApproval = "approval"
+	waitInput     = "input"
+	waitAuth      = "auth"
+	waitApproval  = "approval"
+	waitWaitpoint = "waitpoint"
 )
 
 // How much of the recent past a continued run keeps: enough for a
@@ -291,7 +299,8 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *skillState) er
 	})
 }
 
-// carry builds the state handed to the next run.
+// carry builds the state handed to the next run: the run's own state
+// here, each unit's by its carry (units.go).
 func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 	task := *r.task
 	task.History = slices.Clone(r.history.recent)
@@ -299,7 +308,7 @@ func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 	c := &continuedTask{
 		Task:             &task,
 		HistoryPages:     slices.Clone(r.history.pages),
-		First:            t.first,
+		First:            r.first,
 		Inbox:            slices.Clone(r.inbox),
 		Received:         r.received,
 		Taken:            r.taken,
@@ -308,12 +317,9 @@ func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 		StatusSeq:        r.statusSeq,
 		MessageSeq:       r.messageSeq,
 		ArtifactSeq:      r.artifactSeq,
-		ArtifactBytes:    t.artifactBytes,
+		ArtifactBytes:    r.artifactBytes,
 		FinalMessage:     r.finalMessage,
-		Calls:            t.calls,
-		Delegations:      lastN(t.delegations, maxCarriedDelegations),
 		Skill:            skill,
-		CredentialWait:   r.credentialWait,
 		Runs:             r.runs + 1,
 		Extensions:       slices.Clone(r.extensions),
 	}
@@ -332,33 +338,21 @@ func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 		first--
 	}
 	c.Events = slices.Clone(r.events[first:])
-	// Approvals: every pending one, and the latest settled ones.
-	a := &r.approvals
-	c.Approvals = carriedApprovals{Count: a.count, Waiting: r.waitingApproval, Early: slices.Clone(a.early),
-		Notices: slices.Clone(a.pendingNotices())}
-	settled := 0
-	for i := len(a.list) - 1; i >= 0; i-- {
-		if a.list[i].State == ApprovalPending || settled < maxCarriedApprovals {
-			if a.list[i].State != ApprovalPending {
-				settled++
-			}
-			c.Approvals.List = append(c.Approvals.List, a.list[i])
-		}
-	}
-	slices.Reverse(c.Approvals.List)
-	for _, s := range r.push.subs {
-		c.Push = append(c.Push, carriedPush{Config: s.config, After: s.after, Disabled: s.disabled})
+	for _, u := range r.units() {
+		u.carry(c)
 	}
 	return c
 }
 
-// restore sets up the run from the state an earlier run handed over.
+// restore sets up the run from the state an earlier run handed over: the
+// run's own state here, each unit's by its restore.
 func (r *run) restore(c *continuedTask) {
 	task := *c.Task
 	r.task = &task
 	r.history.recent = slices.Clone(c.Task.History)
 	r.history.pages = slices.Clone(c.HistoryPages)
 	r.task.History = nil // the history lives in r.history
+	r.first = c.First
 	r.inbox = slices.Clone(c.Inbox)
 	r.extensions = slices.Clone(c.Extensions)
 	r.received, r.taken = c.Received, c.Taken
@@ -366,24 +360,15 @@ func (r *run) restore(c *continuedTask) {
 	r.events = slices.Clone(c.Events)
 	r.lastSeq, r.statusSeq = c.LastSeq, c.StatusSeq
 	r.messageSeq, r.artifactSeq = c.MessageSeq, c.ArtifactSeq
+	r.artifactBytes = c.ArtifactBytes
 	r.finalMessage = c.FinalMessage
 	r.runs = c.Runs
-	r.approvals.list = slices.Clone(c.Approvals.List)
-	r.approvals.count = c.Approvals.Count
-	r.approvals.early = slices.Clone(c.Approvals.Early)
-	r.approvals.carriedNotices = slices.Clone(c.Approvals.Notices)
-	r.waitingApproval = c.Approvals.Waiting
-	for _, p := range c.Push {
-		sub := &pushSub{config: p.Config, after: p.After, disabled: p.Disabled}
-		r.push.subs = append(r.push.subs, sub)
-		if !p.Disabled {
-			r.push.unstarted = append(r.push.unstarted, sub)
-		}
-	}
 	if c.Skill != nil {
 		r.parked = c.Skill.Wait
 	}
-	r.credentialWait = c.CredentialWait
+	for _, u := range r.units() {
+		u.restore(c)
+	}
 }
 
 // resumeWait reports whether a wait of kind (and slot) picks up the wait the

@@ -82,8 +82,8 @@ func (t *Task) RequireCredential(ctx workflow.Context, req CredentialRequest, op
 		req.Prompt = fmt.Sprintf("Please provide a %s credential for %s.", orDefault(req.AuthType, "secret"), req.Service)
 	}
 	r := t.r
-	r.credentialWait = &req
-	defer func() { r.credentialWait = nil }()
+	r.credentials.wait = &req
+	defer func() { r.credentials.wait = nil }()
 	m, err := t.waitWith(ctx, a2a.TaskStateAuthRequired, req.Service, req.Prompt, credentialRequestPart(req), opts)
 	if err != nil {
 		return CredentialRef{}, err
@@ -131,7 +131,7 @@ func credentialRefIn(m *a2a.Message) (CredentialRef, bool) {
 // a message that does not carry it as a reference for the right service:
 // the secret must not reach history.
 func (r *run) validateCredentialAnswer(m *a2a.Message) error {
-	req := r.credentialWait
+	req := r.credentials.wait
 	if req == nil || r.task.Status.State != a2a.TaskStateAuthRequired {
 		return nil
 	}
@@ -149,3 +149,26 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// credentials is the credentials unit of a run (units.go): the credential
+// RequireCredential waits for.
+type credentials struct {
+	unitBase
+	r *run `carry:"-"`
+
+	wait *CredentialRequest
+}
+
+var _ unit = (*credentials)(nil)
+
+// validateMessage refuses, while the task waits for a credential, a plain
+// answer that no other unit takes: the secret must not reach history.
+func (u *credentials) validateMessage(_ workflow.Context, in wire.SendMessageInput, by unit) error {
+	if by != nil {
+		return nil
+	}
+	return u.r.validateCredentialAnswer(in.Message)
+}
+
+func (u *credentials) carry(c *continuedTask)   { c.CredentialWait = u.wait }
+func (u *credentials) restore(c *continuedTask) { u.wait = c.CredentialWait }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/a2aflow/a2aflow/internal/engine/link"
@@ -124,8 +125,9 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	if budget <= 0 {
 		budget = link.DefaultRetryBudget
 	}
-	t.calls++
-	c := &call{t: t, req: req, n: t.calls, budget: budget, record: len(t.delegations)}
+	d := &t.r.delegations
+	d.calls++
+	c := &call{t: t, req: req, n: d.calls, budget: budget, record: len(d.list)}
 	res, err := c.send(ctx, parts, "", "", "")
 	if err != nil {
 		return nil, err
@@ -344,20 +346,43 @@ func (c *call) completed(ctx workflow.Context, task *a2a.Task) *CallResult {
 // recordDelegation sets the task's delegation record i (appending it when
 // new) in its metadata and memo.
 func (t *Task) recordDelegation(ctx workflow.Context, i int, d Delegation) {
-	if i < len(t.delegations) {
-		if t.delegations[i] == d {
+	u := &t.r.delegations
+	if i < len(u.list) {
+		if u.list[i] == d {
 			return
 		}
-		t.delegations[i] = d
+		u.list[i] = d
 	} else {
-		t.delegations = append(t.delegations, d)
+		u.list = append(u.list, d)
 	}
-	t.SetMetadata(ctx, wire.DelegationsMetadataKey, append([]Delegation(nil), t.delegations...))
+	t.SetMetadata(ctx, wire.DelegationsMetadataKey, append([]Delegation(nil), u.list...))
 }
 
 // Delegations returns the remote tasks the task delegated to so far.
 func (t *Task) Delegations() []Delegation {
-	return append([]Delegation(nil), t.delegations...)
+	return append([]Delegation(nil), t.r.delegations.list...)
+}
+
+// delegations is the delegations unit of a run (units.go): the remote
+// tasks the task delegated to.
+type delegations struct {
+	unitBase
+	r *run `carry:"-"`
+
+	calls int          // CallAgent calls so far, for deterministic message IDs
+	list  []Delegation // the remote tasks delegated to
+}
+
+var _ unit = (*delegations)(nil)
+
+// carry hands over the call count and the latest delegations
+// (maxCarriedDelegations).
+func (u *delegations) carry(c *continuedTask) {
+	c.Calls, c.Delegations = u.calls, lastN(u.list, maxCarriedDelegations)
+}
+
+func (u *delegations) restore(c *continuedTask) {
+	u.calls, u.list = c.Calls, slices.Clone(c.Delegations)
 }
 
 // partsSummary renders parts as one line for an activity summary.

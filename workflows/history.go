@@ -25,7 +25,7 @@ import (
 type historyState struct {
 	recent  []*a2a.Message
 	pages   []wire.HistoryPage
-	storing bool // a page is being written
+	storing bool `carry:"-"` // a page is being written
 }
 
 // total is how many messages the task's history holds.

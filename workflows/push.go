@@ -17,9 +17,11 @@ import (
 
 // pushState is a task's webhooks and how far each one got.
 type pushState struct {
-	opts      link.PushOptions
+	r    *run             `carry:"-"`
+	opts link.PushOptions `carry:"-"` // the worker's
+
 	subs      []*pushSub // live configs, oldest first (a slice: ranging stays deterministic)
-	unstarted []*pushSub // configs whose delivery coroutine the dispatcher has yet to start
+	unstarted []*pushSub `carry:"-"` // configs whose delivery coroutine the dispatcher has yet to start; restore starts every enabled one
 }
 
 // pushSub is one webhook of the task. One coroutine per webhook delivers
@@ -27,15 +29,16 @@ type pushState struct {
 // earlier one at the same webhook, and a slow webhook delays no other.
 type pushSub struct {
 	config   *a2a.PushConfig
-	after    int64 // events up to this number are delivered (or given up)
-	deleted  bool
-	disabled bool // failed for GiveUpAfter; creating the config again resumes it
-	cancel   workflow.CancelFunc
+	after    int64               // events up to this number are delivered (or given up)
+	deleted  bool                `carry:"-"` // deleted configs leave subs
+	disabled bool                // failed for GiveUpAfter; creating the config again resumes it
+	cancel   workflow.CancelFunc `carry:"-"`
 }
 
 // registerPush sets the push handlers and starts the coroutine that starts
 // each webhook's delivery coroutine. None of them blocks the skill.
-func (r *run) registerPush(ctx workflow.Context) error {
+func (u *pushState) register(ctx workflow.Context) error {
+	r := u.r
 	if err := workflow.SetQueryHandler(ctx, wire.QueryPushConfigs, func(in wire.PushConfigsInput) ([]*a2a.PushConfig, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
@@ -267,3 +270,41 @@ func (r *run) pushIdle() bool {
 	}
 	return true
 }
+
+var _ unit = (*pushState)(nil)
+
+func (u *pushState) claims(wire.SendMessageInput) bool { return false }
+
+// validateMessage checks the push config a message may carry.
+func (u *pushState) validateMessage(_ workflow.Context, in wire.SendMessageInput, _ unit) error {
+	return u.r.validatePushConfig(in.PushConfig)
+}
+
+func (u *pushState) receive(workflow.Context, wire.SendMessageInput) (sendResult, error) {
+	return sendResult{}, nil
+}
+
+// carry hands over every webhook and how far it got.
+func (u *pushState) carry(c *continuedTask) {
+	for _, s := range u.subs {
+		c.Push = append(c.Push, carriedPush{Config: s.config, After: s.after, Disabled: s.disabled})
+	}
+}
+
+// restore takes the webhooks back; the enabled ones deliver again from
+// where they were.
+func (u *pushState) restore(c *continuedTask) {
+	for _, p := range c.Push {
+		sub := &pushSub{config: p.Config, after: p.After, disabled: p.Disabled}
+		u.subs = append(u.subs, sub)
+		if !p.Disabled {
+			u.unstarted = append(u.unstarted, sub)
+		}
+	}
+}
+
+func (u *pushState) resume(workflow.Context) {}
+func (u *pushState) end(workflow.Context)    {}
+
+// idle reports whether no webhook has an event left to deliver.
+func (u *pushState) idle() bool { return u.r.pushIdle() }

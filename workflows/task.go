@@ -20,15 +20,21 @@ import (
 // real goroutine.
 type Task struct {
 	r     *run
-	first *a2a.Message
 	agent *Agent
 
-	artifactBytes int // what the artifacts hold, against MaxArtifactBytes
-
-	calls       int          // CallAgent calls so far, for deterministic message IDs
-	delegations []Delegation // remote tasks delegated to (delegate.go)
-
 	resume *skillState // what an earlier run handed over (continued.go)
+}
+
+// taskKey keys the Task in its handler's workflow context.
+type taskKey struct{}
+
+// TaskFrom returns the task whose handler ctx, or a context derived from it
+// (workflow.Go, workflow.WithCancel...), belongs to: what a helper the
+// handler calls (an LLM tool gated by an approval, say) needs to ask the
+// user or a person without being handed the task.
+func TaskFrom(ctx workflow.Context) (*Task, bool) {
+	t, ok := ctx.Value(taskKey{}).(*Task)
+	return t, ok && t != nil
 }
 
 // ErrAskTimeout is returned (wrapped) by Ask when its timeout passes without an answer.
@@ -57,7 +63,7 @@ func (t *Task) ContextID() string { return t.r.task.ContextID }
 func (t *Task) Agent() *Agent { return t.agent }
 
 // Message returns the message that started the task.
-func (t *Task) Message() *a2a.Message { return t.first }
+func (t *Task) Message() *a2a.Message { return t.r.first }
 
 // Extensions returns the URIs of the agent's extensions (Agent.Extensions)
 // that the caller activated with the request of its latest message to the
@@ -70,11 +76,11 @@ func (t *Task) Extensions() []string { return slices.Clone(t.r.extensions) }
 func (t *Task) ExtensionActive(uri string) bool { return slices.Contains(t.r.extensions, uri) }
 
 // Text returns the text parts of the message that started the task.
-func (t *Task) Text() string { return MessageText(t.first) }
+func (t *Task) Text() string { return MessageText(t.r.first) }
 
 // ReferenceTaskIDs returns the tasks the first message refers to (A2A
 // referenceTaskIds), e.g. the task a refinement builds on.
-func (t *Task) ReferenceTaskIDs() []a2a.TaskID { return t.first.ReferenceTasks }
+func (t *Task) ReferenceTaskIDs() []a2a.TaskID { return t.r.first.ReferenceTasks }
 
 // AskOption changes how Ask waits.
 type AskOption func(*askOptions)
@@ -104,8 +110,8 @@ func (t *Task) Ask(ctx workflow.Context, slot, prompt string, opts ...AskOption)
 // secret (see credentials.go).
 func (t *Task) RequireAuth(ctx workflow.Context, scheme, prompt string, opts ...AskOption) (*a2a.Message, error) {
 	req := CredentialRequest{Service: scheme, AuthType: scheme, Prompt: prompt}
-	t.r.credentialWait = &req
-	defer func() { t.r.credentialWait = nil }()
+	t.r.credentials.wait = &req
+	defer func() { t.r.credentials.wait = nil }()
 	return t.waitWith(ctx, a2a.TaskStateAuthRequired, scheme, prompt, credentialRequestPart(req), opts)
 }
 
@@ -446,10 +452,10 @@ func artifactBytes(parts a2a.ContentParts) (int, error) {
 // budget, or fails the task and returns false when they would pass it.
 func (t *Task) admitArtifact(ctx workflow.Context, name string, parts a2a.ContentParts) bool {
 	n, err := artifactBytes(parts)
-	if err == nil && t.artifactBytes+n > MaxArtifactBytes {
+	if err == nil && t.r.artifactBytes+n > MaxArtifactBytes {
 		err = fmt.Errorf("%w: %q (%s) would bring the task's artifacts to %s, over the limit of %s; "+
 			"large files need a store outside the task (link them with a URL)",
-			ErrArtifactTooLarge, name, byteSize(n), byteSize(t.artifactBytes+n), byteSize(MaxArtifactBytes))
+			ErrArtifactTooLarge, name, byteSize(n), byteSize(t.r.artifactBytes+n), byteSize(MaxArtifactBytes))
 	} else if err != nil {
 		err = fmt.Errorf("artifact %q: %w", name, err)
 	}
@@ -457,7 +463,7 @@ func (t *Task) admitArtifact(ctx workflow.Context, name string, parts a2a.Conten
 		t.r.failWith(ctx, err)
 		return false
 	}
-	t.artifactBytes += n
+	t.r.artifactBytes += n
 	return true
 }
 

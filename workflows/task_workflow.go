@@ -82,6 +82,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 		budget:    w.opts.RetryBudget,
 		limits:    w.opts.Limits.WithDefaults(),
 	}
+	r.bind()
 	if a, ok := w.agents[in.Agent]; ok {
 		r.idleTimeout = a.IdleTimeout
 	}
@@ -107,12 +108,13 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 			r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
 			return r.result(), r.drain(ctx)
 		}
-		t = &Task{r: r, first: c.First, agent: agent, artifactBytes: c.ArtifactBytes, calls: c.Calls,
-			delegations: slices.Clone(c.Delegations), resume: c.Skill}
+		t = &Task{r: r, agent: agent, resume: c.Skill}
 		if c.Usage != nil {
 			t.setTokenUsage(*c.Usage)
 		}
-		r.renotify(ctx)
+		for _, u := range r.units() {
+			u.resume(ctx)
+		}
 	} else {
 		if in.Message != nil {
 			if err := validateMessage(r.task, in.Message); err != nil {
@@ -152,11 +154,12 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 			r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
 			return r.result(), r.drain(ctx)
 		}
-		t = &Task{r: r, first: r.take(), agent: agent}
+		r.first = r.take()
+		t = &Task{r: r, agent: agent}
 		r.setStatus(ctx, a2a.TaskStateWorking, nil)
 	}
 
-	skillCtx, cancelSkill := workflow.WithCancel(ctx)
+	skillCtx, cancelSkill := workflow.WithCancel(workflow.WithValue(ctx, taskKey{}, t))
 	r.cancelSkill = cancelSkill
 	r.watchLimits(skillCtx)
 	err := agent.Handle(skillCtx, t)
@@ -176,61 +179,63 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 	return r.result(), r.drain(ctx)
 }
 
-// run is the state of one task workflow execution.
+// run is the state of one task workflow execution. Every field crosses
+// continue-as-new (carry and restore in continued.go, the units' own) unless
+// it says `carry:"-"`: TestUnitsCarryTheirState holds that promise.
 type run struct {
-	task      *a2a.Task // its History is unused: see history
-	agentName string
-	owner     string
-	busy      BusyPolicy
-	notifier  wire.Notifier
-	logger    log.Logger
-
-	history historyState // the messages (history.go)
-
-	events    []wire.Event // the latest events, at most maxEvents
-	lastSeq   int64        // number of the latest event
-	statusSeq int64        // number of the latest status event
-
+	task      *a2a.Task      // its History is unused: see history
+	agentName string         `carry:"-"` // the next run's input
+	owner     string         `carry:"-"` // the next run's input
+	busy      BusyPolicy     `carry:"-"` // the agent's
+	notifier  wire.Notifier  `carry:"-"` // the worker's
+	logger    log.Logger     `carry:"-"`
+	first     *a2a.Message   // the message that started the task (Task.Message)
+	history   historyState   // the messages (history.go)
+	events    []wire.Event   // the latest events, at most maxEvents
+	lastSeq   int64          // number of the latest event
+	statusSeq int64          // number of the latest status event
 	inbox     []*a2a.Message // received, not yet taken by the skill
 	received  int            // messages received so far
 	taken     int            // messages taken by the skill so far
 	recentIDs []string       // IDs of the latest user messages (continued.go)
-	waiters   []*sendWaiter  // blocking SendMessage updates waiting for the skill
+	waiters   []*sendWaiter  `carry:"-"` // blocking SendMessage updates waiting for the skill, released when the run continues
 
-	approvals       approvals  // see approval.go
-	waitingApproval bool       // the input-required status is the approvals'
-	waitpoints      waitpoints // see waitpoint.go
+	// The units (units.go), each a task feature with its state.
+	waitpoints  waitpoints  // waitpoint.go
+	approvals   approvals   // approval.go
+	grants      grants      // approvals granted for the rest of the task: approval.go
+	credentials credentials // credentials.go
+	push        pushState   // webhooks: push.go
+	delegations delegations // delegate.go
 
-	cancelRequested bool
-	cancelReason    string // the canceled status message, when not a user's cancel
-	cancelSkill     workflow.CancelFunc
-	failure         error              // set by failWith: the task fails with it
-	interrupts      []*interruptRegion // open Task.Interruptible regions
+	// A task that is canceled or failing does not continue as new.
+	cancelRequested bool                `carry:"-"`
+	cancelReason    string              `carry:"-"` // the canceled status message, when not a user's cancel
+	cancelSkill     workflow.CancelFunc `carry:"-"`
+	failure         error               `carry:"-"` // set by failWith: the task fails with it
+	interrupts      []*interruptRegion  `carry:"-"` // open Task.Interruptible regions, the skill's
 
-	messageSeq   int          // agent messages emitted, for deterministic IDs
-	artifactSeq  int          // artifacts emitted, for deterministic IDs
-	finalMessage *a2a.Message // status message of the completed task, set by Task.Reply
+	messageSeq    int          // agent messages emitted, for deterministic IDs
+	artifactSeq   int          // artifacts emitted, for deterministic IDs
+	artifactBytes int          // what the artifacts hold, against MaxArtifactBytes
+	finalMessage  *a2a.Message // status message of the completed task, set by Task.Reply
 
-	push pushState // webhooks (push.go)
+	metrics runMetrics `carry:"-"` // what the metrics need to remember of this run (metrics.go)
 
-	metrics runMetrics // what the metrics need to remember (metrics.go)
-
-	budget time.Duration // default RetryBudget of Task.CallAgent (delegate.go)
+	budget time.Duration `carry:"-"` // the worker's default RetryBudget of Task.CallAgent (delegate.go)
 
 	extensions []string // activated by the latest message's request (Task.Extensions)
 
 	// Long tasks (continued.go): whether this run may continue as new and
 	// page its history (false when replaying histories recorded before),
 	// when to, and whether it is doing so.
-	longTasks   bool
-	limits      link.HistoryLimits
-	continuing  bool
-	parked      *parkedWait // the wait the skill was in when the last run continued as new
-	runs        int         // runs of the task before this one
-	updates     int         // updates accepted in this run
-	idleTimeout time.Duration
-
-	credentialWait *CredentialRequest // what RequireCredential waits for (credentials.go)
+	longTasks   bool               `carry:"-"` // a continued run always is one
+	limits      link.HistoryLimits `carry:"-"` // the worker's
+	continuing  bool               `carry:"-"`
+	parked      *parkedWait        `carry:"-"`       // the wait the skill was in when the last run continued as new, from the skill's state
+	runs        int                `carry:"counted"` // runs of the task before this one
+	updates     int                `carry:"-"`       // updates accepted in this run
+	idleTimeout time.Duration      `carry:"-"`       // the agent's
 }
 
 // sendWaiter is one blocking SendMessage update waiting for the skill.
@@ -249,13 +254,9 @@ func (r *run) result() *wire.TaskSnapshot {
 	return r.snapshot(nil)
 }
 
+// registerHandlers sets the task's own queries and updates (GetTask,
+// Events, SendMessage, CancelTask), then each unit's.
 func (r *run) registerHandlers(ctx workflow.Context) error {
-	if err := r.registerApprovalHandlers(ctx); err != nil {
-		return err
-	}
-	if err := r.registerWaitpointHandlers(ctx); err != nil {
-		return err
-	}
 	if err := workflow.SetQueryHandler(ctx, wire.QueryGetTask, func(in wire.GetTaskInput) (*wire.TaskSnapshot, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
@@ -284,7 +285,12 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return fmt.Errorf("set update handler %s: %w", wire.UpdateCancelTask, err)
 	}
-	return r.registerPush(ctx)
+	for _, u := range r.units() {
+		if err := u.register(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkAccess hides a task from the endpoints of other agents and from
@@ -297,28 +303,13 @@ func (r *run) checkAccess(agent, owner string) error {
 	return nil
 }
 
+// validateSendMessage is the SendMessage update's validator: the task's
+// own checks, then each unit's part (units.go).
 func (r *run) validateSendMessage(ctx workflow.Context, in wire.SendMessageInput) error {
-	if r.decisionOnly(in) {
+	if r.approvals.foreign(in) {
 		// An approver deciding on a task of another owner: the decision
 		// path only (access.go).
-		if err := r.checkAccess(in.Agent, ""); err != nil {
-			return err
-		}
-		d, _ := r.decisionInMessage(in)
-		if err := r.authorizeDecision(d, in.Owner); err != nil {
-			return err
-		}
-		if in.PushConfig != nil {
-			return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", wire.ErrTypeInvalidParams)
-		}
-		if r.task.Status.State.Terminal() {
-			return temporal.NewApplicationError(
-				fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
-		}
-		if err := validateMessage(r.task, in.Message); err != nil {
-			return err
-		}
-		return r.validateDecision(ctx, d)
+		return r.approvals.validateForeign(ctx, in)
 	}
 	if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
 		return err
@@ -344,23 +335,13 @@ func (r *run) validateSendMessage(ctx workflow.Context, in wire.SendMessageInput
 	if err := validateMessage(r.task, in.Message); err != nil {
 		return err
 	}
-	if c, ok := waitpointPart(in.Message); ok {
-		// The owner completing a waitpoint (waitpoint.go).
-		if err := r.validateWaitpointMessage(ctx, c); err != nil {
+	by := r.claimant(in)
+	for _, u := range r.units() {
+		if err := u.validateMessage(ctx, in, by); err != nil {
 			return err
 		}
-	} else if d, ok := r.decisionInMessage(in); ok {
-		// The owner's own decision: the access rule too (no self-approval).
-		if err := r.authorizeDecision(d, in.Owner); err != nil {
-			return err
-		}
-		if err := r.validateDecision(ctx, d); err != nil {
-			return err
-		}
-	} else if err := r.validateCredentialAnswer(in.Message); err != nil {
-		return err
 	}
-	return r.validatePushConfig(in.PushConfig)
+	return nil
 }
 
 func validateMessage(task *a2a.Task, m *a2a.Message) error {
@@ -430,12 +411,8 @@ func (r *run) smallSnapshot(historyLength *int) *wire.TaskSnapshot {
 
 func (r *run) sendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
 	r.updates++
-	if c, ok := waitpointPart(in.Message); ok && !r.decisionOnly(in) {
-		res, err := r.onWaitpointMessage(ctx, in, c)
-		return sendResult{TaskUpdateResult: res}, err
-	}
-	if d, ok := r.decisionInMessage(in); ok {
-		return r.onDecisionMessage(ctx, in, d)
+	if u := r.claimant(in); u != nil {
+		return u.receive(ctx, in)
 	}
 	res, err := r.receiveUserMessage(ctx, in)
 	return sendResult{TaskUpdateResult: res}, err
@@ -446,7 +423,7 @@ func (r *run) sendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendR
 func (r *run) receiveUserMessage(ctx workflow.Context, in wire.SendMessageInput) (wire.TaskUpdateResult, error) {
 	r.addPushConfig(in.PushConfig)
 	r.extensions = in.Extensions
-	waitingForApprovals := (r.waitingApproval || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
+	waitingForApprovals := (r.approvals.waiting || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
 	index := r.receive(ctx, in.Message)
 	r.interruptWork()
 	if in.ReturnImmediately || waitingForApprovals {
@@ -573,8 +550,9 @@ func (r *run) agentMessage(parts ...*a2a.Part) *a2a.Message {
 func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 	// The skill context may be canceled; the last writes must still happen.
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	r.cancelPendingApprovals(ctx)
-	r.cancelPendingWaitpoints()
+	for _, u := range r.units() {
+		u.end(ctx)
+	}
 	var rejected *RejectedError
 	switch {
 	case canceled:
@@ -599,7 +577,7 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 func (r *run) drain(ctx workflow.Context) error {
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	return workflow.Await(ctx, func() bool {
-		return workflow.AllHandlersFinished(ctx) && r.pushIdle() && r.noticesIdle() && !r.history.storing
+		return workflow.AllHandlersFinished(ctx) && r.unitsIdle() && !r.history.storing
 	})
 }
 

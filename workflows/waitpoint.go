@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,6 +104,12 @@ type Waitpoint struct {
 	Via string `json:"via,omitempty"`
 
 	defaultPayload json.RawMessage
+	// bound says that the waitpoint's tokens are bound to it (its ID and
+	// Created time, wire.WaitpointTokens): a token minted for another
+	// waitpoint of the same ID does not open it. Waitpoints created before
+	// tokens were bound (by code the task's history recorded) take the
+	// older tokens of their ID too.
+	bound bool
 }
 
 // Decode unmarshals the waitpoint's payload into v.
@@ -114,12 +121,24 @@ func (w *Waitpoint) Decode(v any) error {
 	return json.Unmarshal(w.Payload, v) //workflowcheck:ignore
 }
 
-// waitpoints is the waitpoint state of a run.
+// waitpoints is the waitpoints unit of a run (units.go).
 type waitpoints struct {
+	r *run `carry:"-"`
+
 	list    []*Waitpoint
-	count   int
+	count   int  // waitpoints created so far, including those an earlier run no longer carries
 	waiting bool // the input-required status is a waitpoint's
 }
+
+// waitpointTokensChange is the workflow.GetVersion change of tokens bound
+// to their waitpoint (Waitpoint.bound): a waitpoint that a history recorded
+// before it keeps taking the tokens minted for its ID alone.
+const waitpointTokensChange = "a2aflow.waitpoint-bound-tokens"
+
+// maxCarriedWaitpoints is how many settled waitpoints a continued run keeps
+// (every pending one is kept), so that their records and idempotent
+// answers survive continue-as-new without growing with the task's age.
+const maxCarriedWaitpoints = 100
 
 // waitpointID is the deterministic ID of a task's n-th waitpoint (from 1).
 func waitpointID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-waitpoint-%d", task, n) }
@@ -134,7 +153,13 @@ func waitpointID(task a2a.TaskID, n int) string { return fmt.Sprintf("%s-waitpoi
 // the context's error when the task is canceled while waiting. A schema
 // that does not compile, or a default it refuses, is the skill's bug:
 // WaitFor returns an error at once.
-func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, error) {
+//
+// Waitpoint IDs never repeat within a task, across continue-as-new too,
+// and a waitpoint's token opens that waitpoint only. With [Resumable] the
+// task may continue as new while it waits (see [Resumable]): the next run's
+// first WaitFor of the same name goes on waiting for the same waitpoint,
+// with its deadline and token as they were.
+func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest, opts ...AskOption) (*Waitpoint, error) {
 	r := t.r
 	if req.Name == "" {
 		return nil, errors.New("waitpoint: a name is required")
@@ -145,6 +170,55 @@ func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, 
 	if req.OnTimeout != FailAtDeadline && req.OnTimeout != DefaultAtDeadline {
 		return nil, fmt.Errorf("waitpoint %q: OnTimeout %q is neither %q nor %q", req.Name, req.OnTimeout, FailAtDeadline, DefaultAtDeadline)
 	}
+	o, resumeState, err := waitOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	var w *Waitpoint
+	if p, ok := r.resumeWait(waitWaitpoint, req.Name); ok {
+		w = r.waitpoints.find(p.WaitpointID)
+	}
+	if w == nil {
+		if w, err = r.waitpoints.create(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+
+	settled := func() bool { return w.State != WaitpointPending || (o.resumable && r.continueDue(ctx)) }
+	ok := true
+	if w.Deadline != nil {
+		ok, err = workflow.AwaitWithTimeout(ctx, max(w.Deadline.Sub(workflow.Now(ctx)), time.Millisecond), settled)
+	} else {
+		err = workflow.Await(ctx, settled)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ok && w.State == WaitpointPending {
+		// The run continues as new; the waitpoint goes with it.
+		return nil, r.continueAsNew(ctx, t, &skillState{State: resumeState, Wait: &parkedWait{Kind: waitWaitpoint, Slot: req.Name, WaitpointID: w.ID}})
+	}
+	if !ok {
+		// The deadline passed with nothing completing the waitpoint.
+		now := workflow.Now(ctx).UTC()
+		if w.OnTimeout == DefaultAtDeadline {
+			w.State, w.Payload, w.CompletedAt, w.CompletedBy, w.Via = WaitpointCompleted, w.defaultPayload, &now, "deadline", "deadline"
+		} else {
+			w.State = WaitpointExpired
+		}
+	}
+	r.waitpoints.changed(ctx)
+	if w.State == WaitpointExpired {
+		return nil, fmt.Errorf("%w: nothing completed waitpoint %s (%s) within %s", ErrWaitpointExpired, w.ID, w.Name, req.Timeout)
+	}
+	out := *w
+	return &out, nil
+}
+
+// create makes the task's next waitpoint for req and shows it in the
+// task's status.
+func (u *waitpoints) create(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, error) {
+	r := u.r
 	var schema json.RawMessage
 	if strings.TrimSpace(req.Schema) != "" {
 		var buf bytes.Buffer
@@ -172,44 +246,38 @@ func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest) (*Waitpoint, 
 		}
 		w.defaultPayload = raw
 	}
-	r.waitpoints.count++
-	w.ID, w.TaskID = waitpointID(r.task.ID, r.waitpoints.count), r.task.ID
+	w.bound = workflow.GetVersion(ctx, waitpointTokensChange, workflow.DefaultVersion, 1) == 1
+	u.count++
+	w.ID, w.TaskID = waitpointID(r.task.ID, u.count), r.task.ID
 	if req.Timeout > 0 {
 		w.Deadline = ptr(workflow.Now(ctx).Add(req.Timeout).UTC())
 	}
-	r.waitpoints.list = append(r.waitpoints.list, w)
-	r.waitpointsChanged(ctx)
-
-	settled := func() bool { return w.State != WaitpointPending }
-	var err error
-	ok := true
-	if req.Timeout > 0 {
-		ok, err = workflow.AwaitWithTimeout(ctx, req.Timeout, settled)
-	} else {
-		err = workflow.Await(ctx, settled)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		// The deadline passed with nothing completing the waitpoint.
-		now := workflow.Now(ctx).UTC()
-		if req.OnTimeout == DefaultAtDeadline {
-			w.State, w.Payload, w.CompletedAt, w.CompletedBy, w.Via = WaitpointCompleted, w.defaultPayload, &now, "deadline", "deadline"
-		} else {
-			w.State = WaitpointExpired
-		}
-	}
-	r.waitpointsChanged(ctx)
-	if w.State == WaitpointExpired {
-		return nil, fmt.Errorf("%w: nothing completed waitpoint %s (%s) within %s", ErrWaitpointExpired, w.ID, w.Name, req.Timeout)
-	}
-	out := *w
-	return &out, nil
+	u.list = append(u.list, w)
+	u.changed(ctx)
+	return w, nil
 }
 
-func (r *run) findWaitpoint(id string) *Waitpoint {
-	for _, w := range r.waitpoints.list {
+// opens reports whether a token bound to b opens w: a token minted for w
+// (its creation time), or, for a waitpoint created before tokens were
+// bound, a first-version token of its ID.
+func (w *Waitpoint) opens(b wire.TokenBinding) bool {
+	if b.Created == 0 {
+		return !w.bound
+	}
+	return b.Created == w.Created.UnixNano()
+}
+
+// checkToken refuses a completion by a token that does not open w; nil b
+// is a completion without a token (the task's owner, checked before).
+func (w *Waitpoint) checkToken(b *wire.TokenBinding) error {
+	if b == nil || w.opens(*b) {
+		return nil
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("the token does not open waitpoint %s", w.ID), wire.ErrTypeWaitpointTokenRefused)
+}
+
+func (u *waitpoints) find(id string) *Waitpoint {
+	for _, w := range u.list {
 		if w.ID == id {
 			return w
 		}
@@ -217,14 +285,18 @@ func (r *run) findWaitpoint(id string) *Waitpoint {
 	return nil
 }
 
-func (r *run) registerWaitpointHandlers(ctx workflow.Context) error {
+// register sets the waitpoints query and completion update.
+func (u *waitpoints) register(ctx workflow.Context) error {
+	r := u.r
 	if err := workflow.SetQueryHandler(ctx, wire.QueryWaitpoints, func(in wire.WaitpointsQuery) ([]Waitpoint, error) {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
-		out := make([]Waitpoint, 0, len(r.waitpoints.list))
-		for _, w := range r.waitpoints.list {
-			out = append(out, *w)
+		out := make([]Waitpoint, 0, len(u.list))
+		for _, w := range u.list {
+			if in.Token == nil || (w.ID == in.Token.WaitpointID && w.opens(*in.Token)) {
+				out = append(out, *w)
+			}
 		}
 		return out, nil
 	}); err != nil {
@@ -250,9 +322,12 @@ func (r *run) registerWaitpointHandlers(ctx workflow.Context) error {
 // completion of an unknown or settled waitpoint, or with a payload its
 // schema refuses.
 func (r *run) validateWaitpointCompletion(ctx workflow.Context, in wire.CompleteWaitpointInput) error {
-	w := r.findWaitpoint(in.WaitpointID)
+	w := r.waitpoints.find(in.WaitpointID)
 	if w == nil {
 		return temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), wire.ErrTypeWaitpointNotFound)
+	}
+	if err := w.checkToken(in.Token); err != nil {
+		return err
 	}
 	if err := r.waitpointOpen(ctx, w); err != nil {
 		return err
@@ -284,9 +359,12 @@ func (r *run) waitpointOpen(ctx workflow.Context, w *Waitpoint) error {
 // the same state in the same workflow task, so of two racing completions
 // the first wins and the other is refused here.
 func (r *run) completeWaitpoint(ctx workflow.Context, in wire.CompleteWaitpointInput) (Waitpoint, error) {
-	w := r.findWaitpoint(in.WaitpointID)
+	w := r.waitpoints.find(in.WaitpointID)
 	if w == nil {
 		return Waitpoint{}, temporal.NewApplicationError(fmt.Sprintf("waitpoint %s not found", in.WaitpointID), wire.ErrTypeWaitpointNotFound)
+	}
+	if err := w.checkToken(in.Token); err != nil {
+		return Waitpoint{}, err
 	}
 	if err := r.waitpointOpen(ctx, w); err != nil {
 		return Waitpoint{}, err
@@ -302,8 +380,8 @@ func (r *run) completeWaitpoint(ctx workflow.Context, in wire.CompleteWaitpointI
 
 // cancelPendingWaitpoints settles the waitpoints still pending when the task
 // ends, so that a late completion is refused.
-func (r *run) cancelPendingWaitpoints() {
-	for _, w := range r.waitpoints.list {
+func (u *waitpoints) end(workflow.Context) {
+	for _, w := range u.list {
 		if w.State == WaitpointPending {
 			w.State, w.Deadline = WaitpointCanceled, nil
 		}
@@ -313,7 +391,8 @@ func (r *run) cancelPendingWaitpoints() {
 // waitpointsChanged keeps the task's status in step with its pending
 // waitpoints: input-required with what is awaited while any is, working
 // again once none is (unless something else took the status since).
-func (r *run) waitpointsChanged(ctx workflow.Context) {
+func (u *waitpoints) changed(ctx workflow.Context) {
+	r := u.r
 	var pending []*Waitpoint
 	for _, w := range r.waitpoints.list {
 		if w.State == WaitpointPending {
@@ -392,7 +471,7 @@ func (r *run) validateWaitpointMessage(ctx workflow.Context, in wire.CompleteWai
 	}
 	switch appErr.Type() {
 	case wire.ErrTypeWaitpointSettled:
-		w := r.findWaitpoint(in.WaitpointID)
+		w := r.waitpoints.find(in.WaitpointID)
 		same := w != nil && w.State == WaitpointCompleted && wire.SameWaitpointPayload(w.Payload, in.Payload) //workflowcheck:ignore
 		if same {
 			return nil
@@ -413,7 +492,7 @@ func (r *run) onWaitpointMessage(ctx workflow.Context, in wire.SendMessageInput,
 	r.record(ctx, &stored)
 	r.rememberMessageID(in.Message.ID)
 	r.addPushConfig(in.PushConfig)
-	if w := r.findWaitpoint(c.WaitpointID); w != nil && w.State == WaitpointPending {
+	if w := r.waitpoints.find(c.WaitpointID); w != nil && w.State == WaitpointPending {
 		c.By = in.Owner
 		if c.By == "" {
 			c.By = "owner"
@@ -430,3 +509,75 @@ func (r *run) onWaitpointMessage(ctx workflow.Context, in wire.SendMessageInput,
 		return r.task.Status.State.Terminal() || (r.statusSeq > after && wire.Interrupted(r.task.Status.State))
 	})
 }
+
+var _ unit = (*waitpoints)(nil)
+
+// claims: a data part {"waitpointId": ..., "payload": ...} from the task's
+// owner (an approver's decision on another owner's task goes to approvals).
+func (u *waitpoints) claims(in wire.SendMessageInput) bool {
+	_, ok := waitpointPart(in.Message)
+	return ok && !u.r.approvals.foreign(in)
+}
+
+func (u *waitpoints) validateMessage(ctx workflow.Context, in wire.SendMessageInput, by unit) error {
+	if by != unit(u) {
+		return nil
+	}
+	c, _ := waitpointPart(in.Message)
+	return u.r.validateWaitpointMessage(ctx, c)
+}
+
+func (u *waitpoints) receive(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
+	c, _ := waitpointPart(in.Message)
+	res, err := u.r.onWaitpointMessage(ctx, in, c)
+	return sendResult{TaskUpdateResult: res}, err
+}
+
+// carriedWaitpoint is a waitpoint as a run hands it to the next: the
+// record and what the record does not show.
+type carriedWaitpoint struct {
+	Waitpoint
+	Default json.RawMessage `json:"default,omitempty"`
+	Bound   bool            `json:"bound,omitempty"`
+}
+
+// carriedWaitpoints is the waitpoints unit's part of a continuedTask.
+type carriedWaitpoints struct {
+	// List holds the pending waitpoints and the latest settled ones
+	// (maxCarriedWaitpoints); Count numbers the next one.
+	List    []carriedWaitpoint `json:"list,omitempty"`
+	Count   int                `json:"count"`
+	Waiting bool               `json:"waiting,omitempty"`
+}
+
+// carry hands over every pending waitpoint and the latest settled ones,
+// and the count that numbers the next: IDs never repeat within a task, and
+// a completed waitpoint's record and idempotent answer outlive the run.
+func (u *waitpoints) carry(c *continuedTask) {
+	c.Waitpoints = carriedWaitpoints{Count: u.count, Waiting: u.waiting}
+	settled := 0
+	for i := len(u.list) - 1; i >= 0; i-- {
+		w := u.list[i]
+		if w.State == WaitpointPending || settled < maxCarriedWaitpoints {
+			if w.State != WaitpointPending {
+				settled++
+			}
+			c.Waitpoints.List = append(c.Waitpoints.List, carriedWaitpoint{Waitpoint: *w, Default: w.defaultPayload, Bound: w.bound})
+		}
+	}
+	slices.Reverse(c.Waitpoints.List)
+}
+
+func (u *waitpoints) restore(c *continuedTask) {
+	u.count, u.waiting = c.Waitpoints.Count, c.Waitpoints.Waiting
+	u.list = nil
+	for _, cw := range c.Waitpoints.List {
+		w := cw.Waitpoint
+		w.defaultPayload, w.bound = cw.Default, cw.Bound
+		u.list = append(u.list, &w)
+	}
+}
+
+func (u *waitpoints) resume(workflow.Context) {}
+
+func (u *waitpoints) idle() bool { return true }

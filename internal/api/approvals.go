@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -43,6 +45,13 @@ type ApprovalView struct {
 type DecisionRequest struct {
 	Approved *bool  `json:"approved" binding:"required"`
 	Comment  string `json:"comment" binding:"max=2000"`
+	// Arguments, with approved, approve edited arguments (a JSON object)
+	// instead of the proposed ones: a gated tool call's, which the tool's
+	// parameter schema checks.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Grant, with approved, approves the request's tool (its GrantKey) for
+	// the rest of the task.
+	Grant bool `json:"grant,omitempty"`
 }
 
 func (s *Server) approvalRoutes(r *gin.Engine) {
@@ -228,7 +237,12 @@ func (s *Server) approval(ctx context.Context, id string, who wire.Caller) (Appr
 func (s *Server) decideApproval(c *gin.Context) {
 	var req DecisionRequest
 	if err := c.ShouldBindJSON(&req); err != nil {
-		failApprovals(c, badRequest("body must be {\"approved\": bool, \"comment\": string}: "+err.Error()))
+		failApprovals(c, badRequest("body must be {\"approved\": bool, \"comment\": string, \"arguments\": object, \"grant\": bool}: "+err.Error()))
+		return
+	}
+	args, err := editedArguments(req.Arguments)
+	if err != nil {
+		failApprovals(c, err)
 		return
 	}
 	who, err := s.approver(c)
@@ -248,7 +262,7 @@ func (s *Server) decideApproval(c *gin.Context) {
 	}
 	a, err := s.decide(c.Request.Context(), c.Param("id"), wire.DecideApprovalInput{
 		Approved: *req.Approved, Comment: req.Comment, Approver: who.Approver, ApproverGroups: who.Groups, Via: via,
-		Principal: who.Principal,
+		Principal: who.Principal, Arguments: args, Grant: req.Grant,
 	})
 	if err != nil {
 		failApprovals(c, err)
@@ -266,6 +280,12 @@ func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalIn
 	verdict := "rejected"
 	if in.Approved {
 		verdict = "approved"
+	}
+	if len(in.Arguments) > 0 {
+		verdict += "-edit-" + payloadDigest(in.Arguments)
+	}
+	if in.Grant {
+		verdict += "-grant"
 	}
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID: string(taskID),
@@ -300,7 +320,27 @@ func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalIn
 	if errors.As(err, &appErr) && (appErr.Type() == wire.ErrTypeApprovalNotFound || appErr.Type() == wire.ErrTypeTaskNotFound) {
 		return workflows.Approval{}, notFound("approval %q does not exist", id)
 	}
+	if errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidParams {
+		return workflows.Approval{}, badRequest(appErr.Message())
+	}
 	return workflows.Approval{}, err
+}
+
+// editedArguments checks a decision's edited arguments: absent (nil), or
+// a JSON object, compacted.
+func editedArguments(raw json.RawMessage) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, badRequest("arguments must be a JSON object: " + err.Error())
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, badRequest("arguments must be a JSON object: " + err.Error())
+	}
+	return buf.Bytes(), nil
 }
 
 // The approvals API's refusals: an approval the caller may not see reads as

@@ -611,6 +611,11 @@ func (s *TaskService) extendedCard(ctx context.Context) (*a2a.AgentCard, error) 
 // "apiKeySecurityScheme", "httpAuthSecurityScheme"... Each scheme is served
 // with its 0.3 fields ("type", "in", "name"...) next to its 1.0 wrapper, so
 // 0.3 and 1.0 parsers both read it.
+//
+// The repair corrects a2a-go v2.4.0's a2acompat/a2av0/agentcard.go
+// mapToCompatSecuritySchemes (the card a2av0's compatProducer.CardJSON
+// writes). Canary card-0.3-security-schemes; TestAuthCards reads a2aflow's
+// cards with both parsers.
 func cardProducer(card *a2a.AgentCard) a2asrv.AgentCardProducer {
 	return unionCard{card: card, compat: a2av0.NewStaticAgentCardProducer(card)}
 }

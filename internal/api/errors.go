@@ -54,8 +54,9 @@ type errorCode struct {
 	status   int    // HTTP status over HTTP+JSON and on the approvals API
 	grpc     string // google.rpc code name over HTTP+JSON
 	// fixesA2AGo marks the errors whose HTTP status a2a-go's HTTP+JSON
-	// transport writes otherwise (400, 400, 500): restResponseGuard
-	// corrects its answers.
+	// transport writes otherwise (400, 400, 500; internal/rest/rest.go
+	// ToRESTError in a2a-go v2.4.0): restResponseGuard corrects its
+	// answers (correctStatus, a2agofixes.go, which names their canaries).
 	fixesA2AGo bool
 	// reason and domain name a2aflow's own errors in their ErrorInfo; an
 	// A2A error's are a2a.ErrorReason and a2a.ProtocolDomain.

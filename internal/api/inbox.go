@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"embed"
+	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 
@@ -13,10 +16,45 @@ import (
 //go:embed inbox/index.html
 var inboxFiles embed.FS
 
-var inboxPage = template.Must(template.ParseFS(inboxFiles, "inbox/index.html"))
+var inboxPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
+	"json":      inboxJSON,
+	"arguments": actionArguments,
+}).ParseFS(inboxFiles, "inbox/index.html"))
+
+// inboxJSON renders v as indented JSON for the page.
+func inboxJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// actionArguments returns the arguments of a gated tool call's action
+// (llm.ToolCallAction) as indented JSON, for the approver to edit.
+func actionArguments(action any) string {
+	raw, err := json.Marshal(action)
+	if err != nil {
+		return ""
+	}
+	var a struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(raw, &a) != nil || len(a.Arguments) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, a.Arguments, "", "  ") != nil {
+		return string(a.Arguments)
+	}
+	return buf.String()
+}
 
 // inbox serves GET /inbox: the pending approvals (of ?group=, or all), each
-// with Approve / Reject and a comment, and the recently decided ones. The
+// with what it proposes (a gated tool call: the tool, its arguments and the
+// model's reason), Approve / Reject and a comment, the arguments to edit
+// when the request takes edits and the grant for the rest of the task when
+// it offers one; and the recently decided ones. The
 // page is rendered on the server and refreshed by a little JavaScript that
 // polls GET /approvals.
 func (s *Server) inbox(c *gin.Context) {

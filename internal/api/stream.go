@@ -175,10 +175,16 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 }
 
 // refuseSubscription answers, before a stream opens, a subscription to a
-// task that does not exist (for this caller) or has ended. a2a-go's
-// transports send the stream's headers before its first event, so their
-// answer would be an HTTP 200 stream holding the error, which some clients
-// read as an empty event. It returns true when it answered.
+// task that does not exist (for this caller) or has ended. It returns true
+// when it answered.
+//
+// Over HTTP+JSON it corrects a2a-go v2.4.0's a2asrv/rest.go
+// handleSubscribeToTask, whose handleStreamingRequest writes the stream's
+// headers (200, text/event-stream) before the service's first event, so
+// that a refusal is an error event in a 200 stream, which @a2a-js/sdk reads
+// as an empty event. Canary rest-subscribe-refused. (agentEndpoint calls it
+// for HTTP+JSON only: over JSON-RPC the error stays inside the stream, as
+// a2a-go's client reads it.)
 func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
 	noteCall(r.Context(), "SubscribeToTask", id) // for the access log (accesslog.go)
 	err := checkTaskID(string(id))

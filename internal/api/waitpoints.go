@@ -70,27 +70,28 @@ func (s *Server) getWaitpoint(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	byToken := s.cfg.Waitpoints.Check(id, c.GetHeader(WaitpointTokenHeader))
-	owner := ""
+	binding, byToken := s.cfg.Waitpoints.Check(id, c.GetHeader(WaitpointTokenHeader))
+	owner, token := "", &binding
 	if !byToken {
-		owner = principal(ctx) // "" without authentication: everyone owns every task
+		owner, token = principal(ctx), nil // "" without authentication: everyone owns every task
 	}
-	w, err := s.waitpoint(ctx, taskID, id, owner)
+	w, err := s.waitpoint(ctx, taskID, id, owner, token)
 	if err != nil {
 		failApprovals(c, err)
 		return
 	}
 	view := WaitpointView{Waitpoint: w}
 	if !byToken {
-		view.Token = s.cfg.Waitpoints.Token(id)
+		view.Token = s.cfg.Waitpoints.Token(id, w.Created)
 	}
 	c.JSON(http.StatusOK, view)
 }
 
 // waitpoint reads waitpoint id of task taskID through QueryWaitpoints, as
-// owner ("": any caller; the API checked a token or authentication is off).
-func (s *Server) waitpoint(ctx context.Context, taskID, id, owner string) (workflows.Waitpoint, error) {
-	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", wire.QueryWaitpoints, wire.WaitpointsQuery{Owner: owner})
+// owner ("": any caller, authentication is off) or as the holder of a token
+// bound to token (the workflow answers with the waitpoint it opens only).
+func (s *Server) waitpoint(ctx context.Context, taskID, id, owner string, token *wire.TokenBinding) (workflows.Waitpoint, error) {
+	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", wire.QueryWaitpoints, wire.WaitpointsQuery{Owner: owner, Token: token})
 	if err != nil {
 		if mapped := toA2AError(err); errors.Is(mapped, a2a.ErrTaskNotFound) {
 			return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", id)
@@ -131,6 +132,7 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 	if token == "" {
 		token = req.Token
 	}
+	binding, opens := s.cfg.Waitpoints.Check(id, token)
 	switch {
 	case s.cfg.Waitpoints == nil:
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, "this server has no key for waitpoint tokens (a push key): complete the waitpoint with a message from the task's owner"))
@@ -138,8 +140,8 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 	case token == "":
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the waitpoint's token is required (%s header or \"token\" in the body)", WaitpointTokenHeader)))
 		return
-	case !s.cfg.Waitpoints.Check(id, token):
-		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the token does not open waitpoint %s", id)))
+	case !opens:
+		failApprovals(c, tokenRefused(id))
 		return
 	}
 	payload, err := canonicalPayload(req.Payload)
@@ -155,7 +157,7 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 	if by == "" {
 		by = "token"
 	}
-	w, err := s.complete(c.Request.Context(), taskID, wire.CompleteWaitpointInput{WaitpointID: id, Payload: payload, By: by, Via: via})
+	w, err := s.complete(c.Request.Context(), taskID, wire.CompleteWaitpointInput{WaitpointID: id, Payload: payload, By: by, Via: via, Token: &binding})
 	if err != nil {
 		failApprovals(c, err)
 		return
@@ -213,7 +215,7 @@ func (s *Server) complete(ctx context.Context, taskID string, in wire.CompleteWa
 	switch {
 	case errors.As(err, &nf), errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeWaitpointSettled:
 		// Settled, or its task ended (or never was): what does it hold?
-		w, rerr := s.waitpoint(ctx, taskID, in.WaitpointID, "")
+		w, rerr := s.waitpoint(ctx, taskID, in.WaitpointID, in.Owner, in.Token)
 		if rerr != nil {
 			return workflows.Waitpoint{}, rerr
 		}
@@ -232,6 +234,14 @@ func (s *Server) complete(ctx context.Context, taskID string, in wire.CompleteWa
 		return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", in.WaitpointID)
 	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidParams:
 		return workflows.Waitpoint{}, badRequest(appErr.Message())
+	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeWaitpointTokenRefused:
+		return workflows.Waitpoint{}, tokenRefused(in.WaitpointID)
 	}
 	return workflows.Waitpoint{}, err
+}
+
+// tokenRefused is the answer to a token that does not open the waitpoint:
+// malformed, of another key, or minted for another waitpoint of that ID.
+func tokenRefused(id string) error {
+	return a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the token does not open waitpoint %s", id))
 }

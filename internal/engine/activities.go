@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -17,7 +19,8 @@ import (
 type agentActivity struct {
 	name  string
 	fn    any
-	key   string // what it is, to tell one activity shared by two agents from two clashing ones
+	tool  *llm.Tool // an LLM tool's activity, registered by llm.RegisterTools
+	key   string    // what it is, to tell one activity shared by two agents from two clashing ones
 	agent string
 }
 
@@ -40,6 +43,10 @@ func RegisterActivities(r worker.ActivityRegistry, agents ...*workflows.Agent) e
 		return err
 	}
 	for _, d := range defs {
+		if d.tool != nil {
+			llm.RegisterTools(r, *d.tool)
+			continue
+		}
 		r.RegisterActivityWithOptions(d.fn, activity.RegisterOptions{Name: d.name})
 	}
 	return nil
@@ -56,15 +63,20 @@ func agentActivities(agents []*workflows.Agent) ([]agentActivity, error) {
 		if d.name == "" {
 			return fmt.Errorf("agent %q: an activity needs a name", d.agent)
 		}
-		if reserved[d.name] || strings.HasPrefix(d.name, "tool:") { // llm.ToolActivityPrefix
+		if d.tool == nil && (reserved[d.name] || strings.HasPrefix(d.name, llm.ToolActivityPrefix)) {
 			return fmt.Errorf("agent %q: activity name %q is one of a2aflow's own; choose another with workflows.Activity", d.agent, d.name)
 		}
-		if err := checkActivityFunc(d.fn); err != nil {
-			return fmt.Errorf("agent %q: activity %q: %w", d.agent, d.name, err)
+		if d.tool == nil {
+			if err := checkActivityFunc(d.fn); err != nil {
+				return fmt.Errorf("agent %q: activity %q: %w", d.agent, d.name, err)
+			}
 		}
 		if prev, dup := seen[d.name]; dup {
 			if prev.key == d.key {
 				return nil // the same activity, shared by two agents
+			}
+			if d.tool != nil {
+				return fmt.Errorf("agent %q: tool %q is another tool than agent %q's of that name; name one of them otherwise", d.agent, d.tool.Name(), prev.agent)
 			}
 			return fmt.Errorf("agent %q: activity name %q is taken by another activity of agent %q; name one of them with workflows.Activity", d.agent, d.name, prev.agent)
 		}
@@ -78,6 +90,16 @@ func agentActivities(agents []*workflows.Agent) ([]agentActivity, error) {
 		}
 		for i, item := range a.Activities {
 			switch v := item.(type) {
+			case llm.Tool:
+				// An LLM tool: its activity, if it has one, as tool:NAME.
+				if v.ActivityName() == "" {
+					continue // a workflow tool runs in the workflow
+				}
+				spec, _ := json.Marshal(v.Spec())
+				if err := add(agentActivity{name: v.ActivityName(), tool: &v, key: "tool " + string(spec), agent: a.Name}); err != nil {
+					return nil, err
+				}
+				continue
 			case workflows.NamedActivity:
 				if err := add(agentActivity{name: v.Name, fn: v.Func, key: funcKey(v.Func), agent: a.Name}); err != nil {
 					return nil, err
@@ -114,7 +136,7 @@ func agentActivities(agents []*workflows.Agent) ([]agentActivity, error) {
 					}
 				}
 			default:
-				return nil, fmt.Errorf("agent %q: Activities[%d] is a %T; want a function, a pointer to a struct or workflows.Activity(name, fn)", a.Name, i, item)
+				return nil, fmt.Errorf("agent %q: Activities[%d] is a %T; want a function, a pointer to a struct, workflows.Activity(name, fn) or an llm.Tool", a.Name, i, item)
 			}
 		}
 	}

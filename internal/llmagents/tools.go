@@ -238,3 +238,15 @@ func DirectoryTools(d *activities.Directory) []llm.Tool {
 		llm.NewTool("remember_agent", "Fetches the agent card at a URL and adds that A2A agent to the directory, so tasks can be delegated to it.", d.RememberAgent),
 	}
 }
+
+// BuiltinTools returns the built-in activity tools (ActivityTools and the
+// directory tools over d) as the activities of a pseudo-agent, which the
+// worker registers before the agents' own: an agent that lists one of them
+// shares it, and an agent's own tool of one of their names is refused.
+func BuiltinTools(d *activities.Directory) *workflows.Agent {
+	a := &workflows.Agent{Name: "(built-in tools)"}
+	for _, t := range append(ActivityTools(), DirectoryTools(d)...) {
+		a.Activities = append(a.Activities, t)
+	}
+	return a
+}

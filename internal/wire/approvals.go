@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,13 @@ type DecideApprovalInput struct {
 	// Principal is the authenticated caller ("" without authentication):
 	// the access rule (access.go) tells the task's owner from others.
 	Principal string `json:"principal,omitempty"`
+	// Arguments, with Approved, approve edited arguments (a JSON object)
+	// instead of the ones the request proposed: a gated tool call's,
+	// checked against the request's EditSchema.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Grant, with Approved, approves every later request of the task with
+	// the request's GrantKey as well (a tool, for the rest of the task).
+	Grant bool `json:"grant,omitempty"`
 }
 
 // ApprovalTaskID returns the task an approval ID belongs to.

@@ -19,6 +19,7 @@ package workflowstest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -112,6 +113,12 @@ type Decision struct {
 	Groups   []string
 	Approved bool
 	Comment  string
+	// Arguments, for an approval, are edited arguments approved instead of
+	// the proposed ones (marshaled to JSON): a gated tool call's.
+	Arguments any
+	// Grant, for an approval, approves the request's GrantKey for the rest
+	// of the task (a gated tool's later calls).
+	Grant bool
 }
 
 // Approve is the approving Decision of approver, a member of groups.
@@ -146,6 +153,14 @@ func (e *Env) DecideRefused(after time.Duration, approvalID string, d Decision, 
 }
 
 func (e *Env) decide(after time.Duration, approvalID string, d Decision, onReject func(error), onAccept ...func()) {
+	var args json.RawMessage
+	if d.Arguments != nil {
+		raw, err := json.Marshal(d.Arguments)
+		if err != nil {
+			e.t.Fatalf("workflowstest: decision arguments: %v", err)
+		}
+		args = raw
+	}
 	e.RegisterDelayedCallback(func() {
 		e.UpdateWorkflow(wire.UpdateDecideApproval, "", &testsuite.TestUpdateCallback{
 			OnAccept: func() {
@@ -158,6 +173,7 @@ func (e *Env) decide(after time.Duration, approvalID string, d Decision, onRejec
 		}, wire.DecideApprovalInput{
 			ApprovalID: approvalID, Approved: d.Approved, Comment: d.Comment,
 			Approver: d.Approver, ApproverGroups: d.Groups, Via: "test",
+			Arguments: args, Grant: d.Grant,
 		})
 	}, after)
 }

@@ -49,7 +49,7 @@ func LocalServerURL() string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// a2aflow's own records (the agent directory, bookings, the Temporal
+// a2aflow's own records (the agent directory, sealed credentials, the Temporal
 // database of serve) are kept under --data-dir, in --database.
 const (
 	defaultDataDir = "./data"
@@ -74,7 +74,7 @@ func DataDir() string {
 // BindDatabase binds --database: a2aflow's own records, the worker's,
 // serve's and the agent directory's.
 func BindDatabase(fs *pflag.FlagSet, p *string) {
-	bindDatabase(fs, p, "database for a2aflow's own records (agent directory, bookings): a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/"+databaseFile)
+	bindDatabase(fs, p, "database for a2aflow's own records (agent directory, sealed credentials) and the tables agents' activities keep there: a SQLite file, or a PostgreSQL DSN (postgres://... or host=... dbname=...); default <data-dir>/"+databaseFile)
 }
 
 // BindWorkersDatabase binds api's --database: the workers' database, where

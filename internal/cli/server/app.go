@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -41,7 +42,7 @@ func (a *App) Check() error {
 	if _, err := a.registry(); err != nil {
 		return err
 	}
-	return engine.CheckActivities(a.Agents...)
+	return engine.CheckActivities(append([]*workflows.Agent{llmagents.BuiltinTools(nil)}, a.Agents...)...)
 }
 
 // registry returns a fresh registry of copies of the app's agents, so that

@@ -233,8 +233,8 @@ func (c *config) bindTaskQueue(fs *pflag.FlagSet) {
 // bindIdleTimeout binds --idle-timeout, of the worker and replay.
 func (c *config) bindIdleTimeout(fs *pflag.FlagSet) {
 	cmdutil.Bind(fs).StringToString(&c.IdleTimeouts, "idle-timeout", "A2AFLOW_IDLE_TIMEOUTS",
-		"cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. travel=72h); default none: tasks wait as long as it takes",
-		cmdutil.Example(`"travel=72h,expenses=720h"`))
+		"cancel an agent's task left waiting for the user's answer longer than this, AGENT=DURATION, repeatable (e.g. support=72h); default none: tasks wait as long as it takes",
+		cmdutil.Example(`"support=72h,claims=720h"`))
 }
 
 // bindRetryBudget binds --delegation-retry-budget, of the worker and replay.

@@ -26,6 +26,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/internal/workerenv"
 	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // dialTemporal connects to the frontend (temporal_conn.go: address, TLS,
@@ -176,11 +177,10 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		// the config file (configagents.go).
 		Directory: directory,
 	}.Register(w)
-	// The built-in tools of LLM agents (llmagents).
-	llm.RegisterTools(w, llmagents.ActivityTools()...)
-	llm.RegisterTools(w, llmagents.DirectoryTools(directory)...)
-	// The agents' own activities, under the names Agent.Activities gives them.
-	if err := engine.RegisterActivities(w, reg.Agents()...); err != nil {
+	// The agents' own activities and tools, under the names Agent.Activities
+	// gives them, after the built-in tools of LLM agents (llmagents), which
+	// an agent may list too.
+	if err := engine.RegisterActivities(w, append([]*workflows.Agent{llmagents.BuiltinTools(directory)}, reg.Agents()...)...); err != nil {
 		closeAll()
 		return nil, err
 	}

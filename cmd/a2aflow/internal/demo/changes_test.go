@@ -164,27 +164,4 @@ func TestWaitForDefaultAtDeadline(t *testing.T) {
 	}
 }
 
-func TestWaitpointTokens(t *testing.T) {
-	tokens := wire.NewWaitpointTokens([]byte("new-key"), []byte("old-key"))
-	old := wire.NewWaitpointTokens([]byte("old-key"))
-	id := "task-1-waitpoint-1"
-	tok := tokens.Token(id)
-	switch {
-	case !tokens.Check(id, tok):
-		t.Error("a token does not open its waitpoint")
-	case tokens.Check("task-1-waitpoint-2", tok):
-		t.Error("a token opens another waitpoint")
-	case !tokens.Check(id, old.Token(id)):
-		t.Error("a token of the previous key does not open its waitpoint")
-	case old.Check(id, tok):
-		t.Error("a token of a key the checker lacks opens the waitpoint")
-	case tokens.Check(id, "") || tokens.Check(id, "not base64!"):
-		t.Error("an empty or malformed token opens the waitpoint")
-	}
-	var none *wire.WaitpointTokens
-	if none.Token(id) != "" || none.Check(id, tok) || wire.NewWaitpointTokens() != nil {
-		t.Error("without a key, tokens are minted or accepted")
-	}
-}
-
 func errString(err error) string { return fmt.Sprint(err) }

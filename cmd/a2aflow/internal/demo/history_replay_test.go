@@ -82,6 +82,9 @@ func TestReplayHistories(t *testing.T) {
 		// completions leave no trace, the ticket system completes it over
 		// REST with the token, and the task completes with its record.
 		{name: "changes-waitpoint", fixture: "testdata/changes-waitpoint.history.json"},
+		// The same, recorded since a waitpoint's tokens are bound to it
+		// (GetVersion a2aflow.waitpoint-bound-tokens at 1).
+		{name: "changes-waitpoint-bound", fixture: "testdata/changes-waitpoint-bound.history.json"},
 		// A travel task with a webhook, recorded on a split deployment
 		// (temporal, worker, api) whose worker was stopped with SIGSTOP for
 		// 11 s at a time while 20 such tasks ran: 9 workflow tasks timed

@@ -1,0 +1,134 @@
+// Command product is a program built on a2aflow.Main as a product would be,
+// for the end-to-end tests. It is built twice, as v1 and v2 of the same
+// deployment (go build -ldflags "-X main.build=v2"), for the Worker
+// Versioning test (tests/versioning_test.go):
+//
+//   - orders (pinned, the default): v2 adds a first step (a timer) before
+//     asking, a change that cannot replay a task parked on v1;
+//   - notes (auto-upgrade): v2 only changes the reply, a change that does.
+//
+// Its other agents are the same in both builds:
+//
+//   - tickets waits for a ticket (a waitpoint), talks until told "done"
+//     (each turn a point to continue as new from) and waits for a second
+//     ticket: the waitpoint test across continue-as-new (tests/product_test.go);
+//   - trips books a trip with an activity of its own named BookTrip, the
+//     name the a2aflow command's demo activity has: a program's names are
+//     its own (tests/product_test.go).
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// build is the program's version, set at link time.
+var build = "v1"
+
+func orders() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "orders",
+		Description: "Takes an order.",
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			if build == "v2" {
+				if err := workflow.Sleep(ctx, time.Millisecond); err != nil { // v2's new first step
+					return err
+				}
+			}
+			item, err := t.Ask(ctx, "item", "What should we order?")
+			if err != nil {
+				return err
+			}
+			t.Reply(build + " ordered " + workflows.MessageText(item))
+			return nil
+		},
+	}
+}
+
+func notes() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "notes",
+		Description: "Takes a note.",
+		Versioning:  workflows.AutoUpgrade,
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			note, err := t.Ask(ctx, "note", "What should I note?")
+			if err != nil {
+				return err
+			}
+			t.Reply(build + " noted " + workflows.MessageText(note))
+			return nil
+		},
+	}
+}
+
+// ticketsState is what the tickets agent carries across continue-as-new.
+type ticketsState struct {
+	First string `json:"first,omitempty"`
+	Turns int    `json:"turns"`
+}
+
+func tickets() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "tickets",
+		Description: "Waits for a ticket, talks, waits for another ticket.",
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			var s ticketsState
+			t.Resume(&s)
+			if s.First == "" {
+				wp, err := t.WaitFor(ctx, workflows.WaitpointRequest{Name: "ticket"}, workflows.Resumable(&s))
+				if err != nil {
+					return err
+				}
+				s.First = wp.ID
+			}
+			for {
+				m, err := t.Ask(ctx, "chat", fmt.Sprintf("Turn %d: say anything, or done.", s.Turns), workflows.Resumable(&s))
+				if err != nil {
+					return err
+				}
+				if strings.TrimSpace(workflows.MessageText(m)) == "done" {
+					break
+				}
+				s.Turns++
+			}
+			wp, err := t.WaitFor(ctx, workflows.WaitpointRequest{Name: "ticket"}, workflows.Resumable(&s))
+			if err != nil {
+				return err
+			}
+			t.Reply(s.First + " then " + wp.ID + ": " + string(wp.Payload))
+			return nil
+		},
+	}
+}
+
+// BookTrip is the trips agent's own activity, registered under the name
+// the a2aflow command's demo gives its own.
+func BookTrip(_ context.Context, destination string) (string, error) {
+	return "product booked " + destination, nil
+}
+
+func trips() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "trips",
+		Description: "Books a trip with an activity of its own.",
+		Activities:  []any{workflows.Activity("BookTrip", BookTrip)},
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+			var booked string
+			if err := workflow.ExecuteActivity(actx, "BookTrip", t.Text()).Get(ctx, &booked); err != nil {
+				return err
+			}
+			t.Reply(booked)
+			return nil
+		},
+	}
+}
+
+func main() { a2aflow.Main(orders(), notes(), tickets(), trips()) }
