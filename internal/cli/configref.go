@@ -5,13 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
-	"github.com/a2aflow/a2aflow/internal/cli/server"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-)
 
-//go:generate go test -run TestConfigReference -update .
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
+	"github.com/a2aflow/a2aflow/internal/cli/server"
+)
 
 // configReference renders docs/config.md: every key of the config file
 // (the process commands' flags), its environment variable, its default

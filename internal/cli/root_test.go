@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2aflow/a2aflow/workflows"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 var updateReference = flag.Bool("update", false, "rewrite docs/config.md from the code")

@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 func newVersionCmd(app *App) *cobra.Command {

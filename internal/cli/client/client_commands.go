@@ -7,10 +7,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/a2aflow/a2aflow/internal/cardsign"
-	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // clientHelp documents the agent and the exit codes of the client commands.

@@ -5,8 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/spf13/pflag"
+
+	"github.com/a2aflow/a2aflow/internal/models"
 )
 
 // The environment variables that commands of more than one part of the

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/cli/server"
 	"github.com/a2aflow/a2aflow/workflows"
-	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/workflow"
 )
 
 // testApp is a program's app with an agent of its own.

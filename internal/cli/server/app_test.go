@@ -3,8 +3,9 @@ package server
 import (
 	"testing"
 
-	"github.com/a2aflow/a2aflow/workflows"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // testApp is a program's app with two agents of its own.

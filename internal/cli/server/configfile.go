@@ -9,13 +9,14 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/knadh/koanf/parsers/toml/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	gotoml "github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // The config file (--config, A2AFLOW_CONFIG) of the process commands

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // newConfigCmd is `a2aflow config print`: the effective settings of a
