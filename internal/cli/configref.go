@@ -100,6 +100,31 @@ card, the worker runs it.
 		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
 	}
 	b.WriteString(`
+An LLM agent's ` + "`[[agents.tool-approvals]]`" + ` tables gate its tools by name: a call for which ` + "`when`" + `
+holds waits on an approval showing the tool, its arguments and the model's reason; approvers approve,
+reject (the model reads why) or approve edited arguments.
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.ToolApprovalKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
+## MCP servers
+
+` + "`[[mcp-servers]]`" + ` sections name the MCP servers whose tools LLM agents may call (an agent's
+` + "`mcp-servers`" + `; llm.MCP in Go). The worker reads a server's tool list in an activity (recorded, so a
+replay builds the same tools) and calls each tool in an activity of its own, with the call's
+idempotency key in the request's ` + "`_meta`" + ` (` + "`io.a2aflow/idempotency-key`" + `).
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.MCPServerKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
 Example:
 
 ` + "```toml" + `
@@ -124,6 +149,24 @@ name = "Help"
 description = "Answers questions with a calculator, a clock and the weather agent."
 tags = ["llm"]
 examples = ["Is it warmer in Lisbon than in Oslo?"]
+
+[[mcp-servers]]
+name = "payments"
+url = "https://payments.internal/mcp"
+credentials = "payments"
+
+[[agents]]
+name = "payables"
+system-prompt = "You pay the invoices the user names, with pay_invoice."
+mcp-servers = ["payments"]
+mcp-tools = ["pay_invoice"]
+
+[[agents.tool-approvals]]
+tool = "pay_invoice"
+when = "amount > 1000"
+groups = ["finance"]
+timeout = "48h"
+grantable = true
 ` + "```" + `
 `)
 	return b.String()

@@ -152,16 +152,23 @@ func newApprovalsCmd() *cobra.Command {
 // newDecideCmd returns `a2aflow approve` or `a2aflow reject`.
 func newDecideCmd(approve bool) *cobra.Command {
 	c := &approvalsClient{}
-	var comment string
+	var comment, arguments string
+	var grant bool
 	verb := map[bool]string{true: "approve", false: "reject"}[approve]
 	cmd := &cobra.Command{
 		Use:   verb + " ID",
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a pending approval",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			req := api.DecisionRequest{Approved: &approve, Comment: comment, Grant: grant}
+			if arguments != "" {
+				if !json.Valid([]byte(arguments)) {
+					return fmt.Errorf("--arguments: not JSON: %s", arguments)
+				}
+				req.Arguments = json.RawMessage(arguments)
+			}
 			var a api.ApprovalView
-			err := c.do(cmd.Context(), http.MethodPost, "/approvals/"+url.PathEscape(args[0])+"/decision",
-				api.DecisionRequest{Approved: &approve, Comment: comment}, &a)
+			err := c.do(cmd.Context(), http.MethodPost, "/approvals/"+url.PathEscape(args[0])+"/decision", req, &a)
 			if err != nil {
 				return err
 			}
@@ -170,6 +177,10 @@ func newDecideCmd(approve bool) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&comment, "comment", "", "why; kept in the audit trail")
+	if approve {
+		cmd.Flags().StringVar(&arguments, "arguments", "", `approve these arguments (a JSON object) instead of the proposed ones: a gated tool call's, e.g. '{"amount": 900}'`)
+		cmd.Flags().BoolVar(&grant, "grant", false, "also approve the request's tool for the rest of the task")
+	}
 	c.bind(cmd)
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
@@ -30,6 +31,22 @@ type App struct {
 	Logger *slog.Logger
 	// Version names the program in `version` (default: the module's).
 	Version string
+	// Tools are the program's own LLM tools that config-file LLM agents may
+	// name in their tools; the worker registers their activities.
+	Tools []llm.Tool
+	// MCPServers are MCP servers the program configures in code, beside the
+	// config file's [[mcp-servers]].
+	MCPServers []activities.MCPServer
+}
+
+// toolsAgent is the pseudo-agent whose activities are the program's own
+// tools (App.Tools), registered with the agents' own.
+func (a *App) toolsAgent() *workflows.Agent {
+	t := &workflows.Agent{Name: "(the program's tools)"}
+	for _, tool := range a.Tools {
+		t.Activities = append(t.Activities, tool)
+	}
+	return t
 }
 
 // Check reports what is wrong with the app's agents: none, a duplicate or
@@ -42,7 +59,17 @@ func (a *App) Check() error {
 	if _, err := a.registry(); err != nil {
 		return err
 	}
-	return engine.CheckActivities(append([]*workflows.Agent{llmagents.BuiltinTools(nil)}, a.Agents...)...)
+	seen := map[string]bool{}
+	for _, srv := range a.MCPServers {
+		if err := srv.Validate(); err != nil {
+			return fmt.Errorf("a2aflow: %w", err)
+		}
+		if seen[srv.Name] {
+			return fmt.Errorf("a2aflow: two MCP servers are named %q", srv.Name)
+		}
+		seen[srv.Name] = true
+	}
+	return engine.CheckActivities(append([]*workflows.Agent{llmagents.BuiltinTools(nil), a.toolsAgent()}, a.Agents...)...)
 }
 
 // registry returns a fresh registry of copies of the app's agents, so that

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -117,6 +118,8 @@ type config struct {
 	ConfigFile string
 	sources    map[string]string
 	fileAgents []agentSection
+	// fileMCPServers are the file's [[mcp-servers]] sections.
+	fileMCPServers []activities.MCPServer
 	// warnings gets the file's deprecated keys (the command's stderr).
 	warnings io.Writer
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/llm"
@@ -33,6 +34,10 @@ type agentSection struct {
 	RemoteAgents []string
 	MaxTurns     int
 	Skills       []a2a.AgentSkill
+	MCPServers   []string
+	MCPTools     []string
+	MaxParallel  int
+	Approvals    []llmagents.ToolApproval
 	// set are the keys the section holds.
 	set map[string]bool
 }
@@ -50,6 +55,10 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"model", "the model the agent's LLM calls use instead of " + llm.EnvModel + " (any agent: built-in ones too)"},
 	{"tools", "LLM agent: the built-in tools it may call: ask_user, list_artifacts, save_artifact, call_agent, clock, calculator, list_agents, remember_agent"},
 	{"remote-agents", "LLM agent: directory entries (--peer, agents add) whose skills become its tools, one tool AGENT_SKILL per skill of the agent's card"},
+	{"mcp-servers", "LLM agent: MCP servers of the file's [[mcp-servers]] (or the program's) whose tools it may call"},
+	{"mcp-tools", "LLM agent: allow only these tools of its MCP servers (default: all they list)"},
+	{"max-parallel-tools", "LLM agent: how many tool calls of one turn run at once (default 8; 1: one after another)"},
+	{"tool-approvals", "LLM agent: [[agents.tool-approvals]] tables, each gating one tool (of any source) by name: tool, when (an expression over the call's arguments, e.g. amount > 1000), groups, required, timeout, on-timeout (reject, approve, escalate), escalate-to, escalate-timeout, grantable, title"},
 	{"max-turns", "LLM agent: the most model calls of one answer"},
 	{"skills", "LLM agent: its card's skills, [[agents.skills]] with id, name, description, tags, examples; default one chat skill"},
 }
@@ -58,7 +67,8 @@ var agentKeys = []struct{ Key, Doc string }{
 var skillKeys = []string{"id", "name", "description", "tags", "examples"}
 
 // llmOnlyKeys are the keys that only an LLM agent defined in the file takes.
-var llmOnlyKeys = []string{"description", "version", "system-prompt", "tools", "remote-agents", "max-turns", "skills"}
+var llmOnlyKeys = []string{"description", "version", "system-prompt", "tools", "remote-agents", "max-turns", "skills",
+	"mcp-servers", "mcp-tools", "max-parallel-tools", "tool-approvals"}
 
 // isLLM reports whether the section defines an LLM agent.
 func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
@@ -66,12 +76,13 @@ func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
 // spec is the section as an LLM agent's spec.
 func (s agentSection) spec() llmagents.LLMAgentSpec {
 	return llmagents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
-		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns}
+		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns,
+		MCPServers: s.MCPServers, MCPTools: s.MCPTools, MaxParallelTools: s.MaxParallel, Approvals: s.Approvals}
 }
 
 // parseAgentSections reads the file's agents value: an array of tables
 // ([[agents]] with name) or a table of tables ([demo.NAME]).
-func parseAgentSections(path string, v any) ([]agentSection, error) {
+func parseAgentSections(path string, v any, programTools []llm.Tool) ([]agentSection, error) {
 	var out []agentSection
 	switch x := v.(type) {
 	case []any:
@@ -80,7 +91,7 @@ func parseAgentSections(path string, v any) ([]agentSection, error) {
 			if !ok {
 				return nil, fmt.Errorf("config file %s: agents[%d]: want a table ([[agents]])", path, i)
 			}
-			s, err := parseAgentSection(path, fmt.Sprintf("agents[%d]", i), "", m)
+			s, err := parseAgentSection(path, fmt.Sprintf("agents[%d]", i), "", m, programTools)
 			if err != nil {
 				return nil, err
 			}
@@ -97,7 +108,7 @@ func parseAgentSections(path string, v any) ([]agentSection, error) {
 			if !ok {
 				return nil, fmt.Errorf("config file %s: agents.%s: want a table ([agents.%s])", path, name, name)
 			}
-			s, err := parseAgentSection(path, "agents."+name, name, m)
+			s, err := parseAgentSection(path, "agents."+name, name, m, programTools)
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +127,7 @@ func parseAgentSections(path string, v any) ([]agentSection, error) {
 	return out, nil
 }
 
-func parseAgentSection(path, where, name string, m map[string]any) (agentSection, error) {
+func parseAgentSection(path, where, name string, m map[string]any, programTools []llm.Tool) (agentSection, error) {
 	s := agentSection{path: path, Name: name, set: map[string]bool{}}
 	known := make([]string, 0, len(agentKeys))
 	for _, k := range agentKeys {
@@ -172,6 +183,21 @@ func parseAgentSection(path, where, name string, m map[string]any) (agentSection
 			s.Tools, err = stringList(v)
 		case "remote-agents":
 			s.RemoteAgents, err = stringList(v)
+		case "mcp-servers":
+			s.MCPServers, err = stringList(v)
+		case "mcp-tools":
+			s.MCPTools, err = stringList(v)
+		case "max-parallel-tools":
+			n, ok := v.(int64)
+			if !ok || n < 1 {
+				return s, bad("want a whole number ≥ 1")
+			}
+			s.MaxParallel = int(n)
+		case "tool-approvals":
+			s.Approvals, err = parseToolApprovals(path, where, v)
+			if err != nil {
+				return s, err
+			}
 		case "skills":
 			s.Skills, err = parseSkills(path, where, v)
 			if err != nil {
@@ -192,7 +218,9 @@ func parseAgentSection(path, where, name string, m map[string]any) (agentSection
 		return s, fmt.Errorf("config file %s: %s: key \"name\" is required", path, where)
 	}
 	if s.isLLM() {
-		if err := s.spec().Check(); err != nil {
+		spec := s.spec()
+		spec.ProgramTools = programTools
+		if err := spec.Check(); err != nil {
 			return s, fmt.Errorf("config file %s: %s: %w", path, where, err)
 		}
 	} else {
@@ -300,7 +328,21 @@ func (c *config) registry() (*engine.Registry, error) {
 		if _, builtin := reg.Get(s.Name); builtin {
 			return nil, fmt.Errorf("config file %s: agents: %q is an agent of this program; give the LLM agent another name", s.path, s.Name)
 		}
-		all = append(all, llmagents.LLMAgent(s.spec()))
+		spec := s.spec()
+		spec.ProgramTools = c.app.Tools
+		if err := spec.Check(); err != nil {
+			return nil, fmt.Errorf("config file %s: agents: %w", s.path, err)
+		}
+		servers, err := c.mcpServers()
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range spec.MCPServers {
+			if _, ok := servers[name]; !ok {
+				return nil, fmt.Errorf("config file %s: agents: %q uses MCP server %q, which is not configured ([[mcp-servers]])", s.path, s.Name, name)
+			}
+		}
+		all = append(all, llmagents.LLMAgent(spec))
 	}
 	if reg, err = engine.NewRegistry(all...); err != nil {
 		return nil, fmt.Errorf("config file %s: agents: %w", c.ConfigFile, err)
@@ -345,4 +387,169 @@ func (c *config) checkAgentProviders(def llm.Provider, providers map[string]llm.
 			s.path, s.Name, s.Provider, need)
 	}
 	return nil
+}
+
+// toolApprovalKeys are the keys of an [[agents.tool-approvals]] table.
+var toolApprovalKeys = []string{"tool", "when", "groups", "required", "timeout", "on-timeout", "escalate-to", "escalate-timeout", "grantable", "title"}
+
+// parseToolApprovals reads an agent's [[agents.tool-approvals]] tables.
+func parseToolApprovals(path, where string, v any) ([]llmagents.ToolApproval, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("config file %s: %s: key \"tool-approvals\": want [[agents.tool-approvals]] tables", path, where)
+	}
+	var out []llmagents.ToolApproval
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("config file %s: %s.tool-approvals[%d]: want a table", path, where, i)
+		}
+		var a llmagents.ToolApproval
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, raw := range keys {
+			k, v := strings.ReplaceAll(raw, "_", "-"), m[raw]
+			var err error
+			duration := func() (time.Duration, error) {
+				s, err := stringValue(v)
+				if err != nil {
+					return 0, err
+				}
+				d, err := time.ParseDuration(s)
+				if err == nil && d <= 0 {
+					err = fmt.Errorf("want a positive duration such as 48h")
+				}
+				return d, err
+			}
+			switch k {
+			case "tool":
+				a.Tool, err = stringValue(v)
+			case "when":
+				a.When, err = stringValue(v)
+			case "title":
+				a.Request.Title, err = stringValue(v)
+			case "groups":
+				a.Request.Groups, err = stringList(v)
+			case "escalate-to":
+				a.Request.EscalateTo, err = stringList(v)
+			case "required":
+				n, ok := v.(int64)
+				if !ok || n < 1 {
+					err = fmt.Errorf("want a whole number ≥ 1")
+				}
+				a.Request.Required = int(n)
+			case "timeout":
+				a.Request.Timeout, err = duration()
+			case "escalate-timeout":
+				a.Request.EscalateTimeout, err = duration()
+			case "on-timeout":
+				var s string
+				if s, err = stringValue(v); err == nil {
+					switch workflows.DeadlineAction(s) {
+					case workflows.RejectAtDeadline, workflows.ApproveAtDeadline, workflows.EscalateAtDeadline:
+						a.Request.OnTimeout = workflows.DeadlineAction(s)
+					default:
+						err = fmt.Errorf("want reject, approve or escalate")
+					}
+				}
+			case "grantable":
+				b, ok := v.(bool)
+				if !ok {
+					err = fmt.Errorf("want true or false")
+				}
+				a.Grantable = b
+			default:
+				return nil, fmt.Errorf("config file %s: %s.tool-approvals[%d]: unknown key %q%s", path, where, i, k, didYouMean(k, toolApprovalKeys))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %s.tool-approvals[%d]: key %q: bad value %s: %v", path, where, i, k, showValue(v), err)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// mcpServerKeys are the keys of an [[mcp-servers]] table.
+var mcpServerKeys = []string{"name", "url", "credentials", "command", "args", "env"}
+
+// parseMCPServers reads the file's [[mcp-servers]] tables.
+func parseMCPServers(path string, v any) ([]activities.MCPServer, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("config file %s: key \"mcp-servers\": want [[mcp-servers]] tables", path)
+	}
+	var out []activities.MCPServer
+	seen := map[string]bool{}
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("config file %s: mcp-servers[%d]: want a table", path, i)
+		}
+		var srv activities.MCPServer
+		for raw, v := range m {
+			k := strings.ReplaceAll(raw, "_", "-")
+			var err error
+			switch k {
+			case "name":
+				srv.Name, err = stringValue(v)
+			case "url":
+				srv.URL, err = stringValue(v)
+			case "credentials":
+				srv.Credentials, err = stringValue(v)
+			case "command":
+				srv.Command, err = stringValue(v)
+			case "args":
+				srv.Args, err = stringList(v)
+			case "env":
+				if t, ok := v.(map[string]any); ok {
+					names := make([]string, 0, len(t))
+					for name := range t {
+						names = append(names, name)
+					}
+					sort.Strings(names)
+					for _, name := range names {
+						val, verr := stringValue(t[name])
+						if verr != nil {
+							err = verr
+							break
+						}
+						srv.Env = append(srv.Env, name+"="+val)
+					}
+				} else {
+					srv.Env, err = stringList(v)
+				}
+			default:
+				return nil, fmt.Errorf("config file %s: mcp-servers[%d]: unknown key %q%s", path, i, k, didYouMean(k, mcpServerKeys))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: mcp-servers[%d]: key %q: bad value %s: %v", path, i, k, showValue(v), err)
+			}
+		}
+		if err := srv.Validate(); err != nil {
+			return nil, fmt.Errorf("config file %s: mcp-servers[%d]: %w", path, i, err)
+		}
+		if seen[srv.Name] {
+			return nil, fmt.Errorf("config file %s: mcp-servers: %q has two sections", path, srv.Name)
+		}
+		seen[srv.Name] = true
+		out = append(out, srv)
+	}
+	return out, nil
+}
+
+// mcpServers returns the MCP servers of the program and of the config
+// file, by name.
+func (c *config) mcpServers() (map[string]activities.MCPServer, error) {
+	out := map[string]activities.MCPServer{}
+	for _, srv := range append(append([]activities.MCPServer(nil), c.app.MCPServers...), c.fileMCPServers...) {
+		if _, dup := out[srv.Name]; dup {
+			return nil, fmt.Errorf("two MCP servers are named %q (the program's and the config file's)", srv.Name)
+		}
+		out[srv.Name] = srv
+	}
+	return out, nil
 }

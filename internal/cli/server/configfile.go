@@ -168,7 +168,7 @@ func (c *config) readConfigFile(fs *pflag.FlagSet) error {
 		}
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	c.fileAgents = nil
+	c.fileAgents, c.fileMCPServers = nil, nil
 	known := configKeys(c.app)
 	return c.applyTable(fs, path, "", k.Raw(), known)
 }
@@ -185,11 +185,18 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 		name := prefix + strings.ReplaceAll(key, "_", "-")
 		switch {
 		case prefix == "" && name == "agents":
-			agents, err := parseAgentSections(path, v)
+			agents, err := parseAgentSections(path, v, c.app.Tools)
 			if err != nil {
 				return err
 			}
 			c.fileAgents = agents
+			continue
+		case prefix == "" && name == "mcp-servers":
+			servers, err := parseMCPServers(path, v)
+			if err != nil {
+				return err
+			}
+			c.fileMCPServers = servers
 			continue
 		case prefix == "" && name == "config":
 			return fmt.Errorf("config file %s: key \"config\": a config file cannot name another", path)
@@ -214,7 +221,7 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			continue
 		}
-		candidates := []string{"agents"}
+		candidates := []string{"agents", "mcp-servers"}
 		for k := range known {
 			candidates = append(candidates, k)
 		}

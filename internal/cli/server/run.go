@@ -163,6 +163,25 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	// seen as the task's owner sees it.
 	owners := &activities.WorkflowOwners{Client: c}
 	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
+	// The MCP servers of the program and the config file, whose tools LLM
+	// agents call; their sessions end with the worker.
+	servers, err := cfg.mcpServers()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	for _, srv := range servers {
+		if srv.Credentials == "" {
+			continue
+		}
+		if _, err := cfg.keyring.Credentials(srv.Credentials); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("MCP server %q: %w", srv.Name, err)
+		}
+	}
+	mcpClient := &activities.MCP{Servers: servers, Keyring: cfg.keyring, Outbound: out, Logger: logger}
+	closeStore := closeAll
+	closeAll = func() { mcpClient.Close(); closeStore() }
 	activities.Set{
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
@@ -176,11 +195,12 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		// The skills of remote agents, for the tools of LLM agents from
 		// the config file (configagents.go).
 		Directory: directory,
+		MCP:       mcpClient,
 	}.Register(w)
 	// The agents' own activities and tools, under the names Agent.Activities
 	// gives them, after the built-in tools of LLM agents (llmagents), which
 	// an agent may list too.
-	if err := engine.RegisterActivities(w, append([]*workflows.Agent{llmagents.BuiltinTools(directory)}, reg.Agents()...)...); err != nil {
+	if err := engine.RegisterActivities(w, append([]*workflows.Agent{llmagents.BuiltinTools(directory), cfg.app.toolsAgent()}, reg.Agents()...)...); err != nil {
 		closeAll()
 		return nil, err
 	}
