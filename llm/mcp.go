@@ -47,11 +47,13 @@ var MCPListOptions = workflow.ActivityOptions{
 }
 
 // MCPCallOptions are the activity options of an MCP tool call: two minutes
-// per attempt, five attempts. The server gets the call's idempotency key
-// in the request's _meta (wire.MCPIdempotencyKeyMeta), the same on every
-// attempt.
+// per attempt, five attempts; the call heartbeats every five seconds, so a
+// worker that dies mid-call has it retried after 20 seconds. The server
+// gets the call's idempotency key in the request's _meta
+// (wire.MCPIdempotencyKeyMeta), the same on every attempt.
 var MCPCallOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 2 * time.Minute,
+	HeartbeatTimeout:    20 * time.Second,
 	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5},
 }
 

@@ -203,6 +203,11 @@ func (m *MCP) CallMCPTool(ctx context.Context, in wire.MCPCallToolInput) (wire.M
 	if len(in.Arguments) > 0 {
 		args = in.Arguments
 	}
+	// Heartbeats tell Temporal the worker still works on the call, so that a
+	// worker that dies mid-call has its call retried within the heartbeat
+	// timeout, not the call's whole timeout.
+	stop := heartbeat(ctx, 5*time.Second)
+	defer stop()
 	info := activity.GetInfo(ctx)
 	params := &mcp.CallToolParams{Name: in.Tool, Arguments: args,
 		Meta: mcp.Meta{wire.MCPIdempotencyKeyMeta: info.WorkflowExecution.ID + "/" + info.ActivityID}}
@@ -264,4 +269,25 @@ func containsText(parts []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// heartbeat records a heartbeat of the activity of ctx every interval until
+// the returned function is called.
+func heartbeat(ctx context.Context, interval time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }

@@ -84,6 +84,13 @@ func (p *Payments) Paid() []Payment {
 	return out
 }
 
+// SetHold sets Hold, while calls may be under way.
+func (p *Payments) SetHold(hold bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.Hold = hold
+}
+
 // Started receives once a held pay_invoice call has started.
 func (p *Payments) Started() <-chan struct{} {
 	p.init()
@@ -115,8 +122,9 @@ func (p *Payments) pay(ctx context.Context, req *mcp.CallToolRequest, in PayInvo
 	key, _ := req.Params.GetMeta()[wire.MCPIdempotencyKeyMeta].(string)
 	p.mu.Lock()
 	p.calls++
+	hold := p.Hold
 	p.mu.Unlock()
-	if p.Hold {
+	if hold {
 		select {
 		case p.started <- struct{}{}:
 		default:
