@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -70,6 +71,8 @@ type mcpService struct {
 	server    *mcp.Server
 	sessions  http.Handler // protocol versions up to 2025-11-25
 	stateless http.Handler // 2026-07-28 and later
+	// calls counts the tool calls in flight (closeAtShutdown).
+	calls atomic.Int64
 }
 
 // newMCP builds the MCP server over the agents' services.
@@ -101,16 +104,29 @@ func (s *Server) newMCP() *mcpService {
 	m.sessions = withMCPCaller(mcp.NewStreamableHTTPHandler(get, &sessions))
 	m.stateless = withMCPCaller(mcp.NewStreamableHTTPHandler(get, &stateless))
 	if s.cfg.ShuttingDown != nil {
-		go func() {
-			<-s.cfg.ShuttingDown
-			// A session's standalone stream would hold
-			// http.Server.Shutdown; calls end by themselves (follow).
-			for ss := range m.server.Sessions() {
-				_ = ss.Close()
-			}
-		}()
+		go m.closeAtShutdown()
 	}
 	return m
+}
+
+// mcpShutdownGrace bounds how long the sessions stay open at shutdown for
+// the calls in flight to answer.
+const mcpShutdownGrace = 10 * time.Second
+
+// closeAtShutdown closes the sessions once the server shuts down and the
+// calls in flight have answered (they stop waiting for their tasks at
+// once: follow): a session's standalone stream would hold
+// http.Server.Shutdown, and closing a session drops the answers still
+// due on it.
+func (m *mcpService) closeAtShutdown() {
+	<-m.s.cfg.ShuttingDown
+	deadline := time.Now().Add(mcpShutdownGrace)
+	for m.calls.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for ss := range m.server.Sessions() {
+		_ = ss.Close()
+	}
 }
 
 // serve answers a request to MCPPath.

@@ -151,6 +151,8 @@ func agentToolDescription(agent *workflows.Agent) string {
 // call runs one tool call as its caller (mcpCallContext) and turns an
 // error into the call's answer (toolFailure).
 func (m *mcpService) call(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, any, error) {
+	m.calls.Add(1)
+	defer m.calls.Add(-1)
 	ctx, done, err := m.callContext(ctx, req)
 	if err != nil {
 		res, rpcErr := m.toolFailure(context.Background(), err)
