@@ -191,6 +191,8 @@ func (f *taskTemporal) run(ft *fakeTask, msg *a2a.Message) {
 		ft.events = append(ft.events, wire.Event{Seq: int64(len(ft.events) + 1), Artifact: &a2a.TaskArtifactUpdateEvent{
 			TaskID: ft.task.ID, ContextID: ft.task.ContextID, Artifact: ft.task.Artifacts[0]}})
 		f.status(ft, a2a.TaskStateCompleted, "Booked: "+text)
+	case "hang":
+		// Works on, never to end.
 	case "slow":
 		f.status(ft, a2a.TaskStateWorking, "Step 1 of 2")
 		f.status(ft, a2a.TaskStateWorking, "Step 2 of 2")
@@ -312,19 +314,28 @@ const mcpStrictExt = "urn:a2aflow:test:mcp-required"
 // key authentication on.
 func mcpTestServer(t *testing.T, keys map[string]string) (*httptest.Server, *taskTemporal) {
 	t.Helper()
+	return mcpTestServerStopping(t, keys, nil)
+}
+
+// mcpTestServerStopping is mcpTestServer whose shutdown begins when
+// shuttingDown closes (Config.ShuttingDown).
+func mcpTestServerStopping(t *testing.T, keys map[string]string, shuttingDown <-chan struct{}) (*httptest.Server, *taskTemporal) {
+	t.Helper()
 	noop := func(workflow.Context, *workflows.Task) error { return nil }
 	reg, err := engine.NewRegistry(
 		&workflows.Agent{Name: "echo", Description: "Answers with the text it is sent.", Handle: noop,
 			Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "Repeats the message.", Examples: []string{"hello"}}}},
 		&workflows.Agent{Name: "ask", Description: "Books trips; asks where to.", Handle: noop},
 		&workflows.Agent{Name: "slow", Description: "Works in steps.", Handle: noop},
+		&workflows.Agent{Name: "hang", Description: "Works forever.", Handle: noop},
 		&workflows.Agent{Name: "strict", Description: "Needs an extension.", Handle: noop,
 			Extensions: []a2a.AgentExtension{{URI: mcpStrictExt, Required: true}}},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond, WaitTimeout: 5 * time.Second}
+	cfg := api.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond, WaitTimeout: 5 * time.Second,
+		ShuttingDown: shuttingDown}
 	if keys != nil {
 		if cfg.Auth, err = api.NewAuthenticator(context.Background(), api.AuthConfig{APIKeys: keys}); err != nil {
 			t.Fatal(err)
@@ -452,7 +463,7 @@ func TestMCPTools(t *testing.T) {
 			for _, tool := range res.Tools {
 				names = append(names, tool.Name)
 			}
-			want := []string{"echo", "ask", "slow", "strict", "a2aflow_reply", "a2aflow_get_task", "a2aflow_cancel_task"}
+			want := []string{"echo", "ask", "slow", "hang", "strict", "a2aflow_reply", "a2aflow_get_task", "a2aflow_cancel_task"}
 			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(names))); diff != "" {
 				t.Fatalf("tools (-want +got):\n%s", diff)
 			}
@@ -882,4 +893,53 @@ func (s sessionSpy) RoundTrip(r *http.Request) (*http.Response, error) {
 		*s.id = resp.Header.Get("Mcp-Session-Id")
 	}
 	return resp, err
+}
+
+// TestMCPShutdown: when the server shuts down, a call waiting for its task
+// answers with the task as it is (still working, to read later), and the
+// sessions close, so that nothing holds the HTTP server's shutdown.
+func TestMCPShutdown(t *testing.T) {
+	shuttingDown := make(chan struct{})
+	srv, fake := mcpTestServerStopping(t, nil, shuttingDown)
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	var calls []chan outcome
+	for _, protocol := range mcpProtocols {
+		cs := mcpConnect(t, srv, protocol, "", nil)
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hang", Arguments: map[string]any{"message": "go"}})
+			done <- outcome{res, err}
+		}()
+		calls = append(calls, done)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(fake.messages()) < len(calls) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the calls follow their tasks
+	close(shuttingDown)
+	for i, done := range calls {
+		select {
+		case o := <-done:
+			if o.err != nil {
+				t.Fatalf("%s: the call failed at shutdown: %v", mcpProtocols[i], o.err)
+			}
+			v := viewOf(t, o.res)
+			if o.res.IsError || v.State != "working" || !strings.Contains(strings.Join(texts(o.res), " "), "a2aflow_get_task") {
+				t.Errorf("%s: the call answered %+v %q at shutdown, want the working task to read later", mcpProtocols[i], v, texts(o.res))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the call still waits after the shutdown began", mcpProtocols[i])
+		}
+	}
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the HTTP server's shutdown waits for MCP requests")
+	}
 }
