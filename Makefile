@@ -4,12 +4,12 @@ GO            ?= go
 BIN           ?= bin/a2aflow
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 # Packages that do not link the embedded Temporal server run with -race; the
-# server-linking ones (its own tests, the command line's, the root package's
-# and the end-to-end tests, which build the binary) run without, as a race
-# build of the server takes too long for CI.
+# server-linking ones (its own tests, the command line's root, server and
+# operator packages, the root package's and the end-to-end tests, which build
+# the binary) run without, as a race build of the server takes too long for CI.
 MODULE        := $(shell $(GO) list -m)
-LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/a2aflow' -e '.*/internal/cli')
-HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli/... ./cmd/a2aflow ./tests/...
+LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/a2aflow' -e '.*/internal/cli' -e '.*/internal/cli/server' -e '.*/internal/cli/operator')
+HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli ./internal/cli/server ./internal/cli/operator ./cmd/a2aflow ./tests/...
 
 .PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/cli"
 	"github.com/a2aflow/a2aflow/llm"
@@ -59,6 +60,42 @@ func WithRoutes(routes func(gin.IRouter)) Option {
 // [WithRoutes]), or "" when authentication is off. Tasks record it as their
 // owner.
 func Principal(ctx context.Context) string { return api.PrincipalFrom(ctx) }
+
+// WithTools offers the program's own LLM tools (llm.NewTool, llm.WorkflowTool)
+// to the LLM agents of the config file, which name them in their tools, and
+// registers their activities on the worker. An agent written in Go brings
+// its tools itself, in Agent.Activities.
+func WithTools(tools ...llm.Tool) Option {
+	return func(o *options) { o.app.Tools = append(o.app.Tools, tools...) }
+}
+
+// MCPServer is an MCP server whose tools LLM agents may call (llm.MCP, or a
+// config-file agent's mcp-servers): over streamable HTTP at URL, or started
+// as a subprocess speaking MCP on stdio (Command). The config file's
+// [[mcp-servers]] sections are the same.
+type MCPServer struct {
+	// Name is how agents and task histories name the server.
+	Name string
+	// URL is its streamable HTTP endpoint. Requests go through a2aflow's
+	// guarded outbound client; the URL's host is trusted.
+	URL string
+	// Credentials names an entry of the outbound credentials file
+	// (--outbound-credentials) whose credentials the requests carry.
+	Credentials string
+	// Command, Args and Env (KEY=VALUE, added to the worker's environment)
+	// start a stdio server; the worker restarts it when it exits.
+	Command string
+	Args    []string
+	Env     []string
+}
+
+// WithMCPServer adds an MCP server to the worker's.
+func WithMCPServer(s MCPServer) Option {
+	return func(o *options) {
+		o.app.MCPServers = append(o.app.MCPServers, activities.MCPServer{Name: s.Name, URL: s.URL, Credentials: s.Credentials,
+			Command: s.Command, Args: s.Args, Env: s.Env})
+	}
+}
 
 // WithLogger makes l the logger of the server commands instead of the one on
 // standard error at --log-level in --log-format.

@@ -58,5 +58,7 @@
 //   - api: the A2A HTTP API (JSON-RPC, HTTP+JSON, SSE) on Gin.
 //   - llm: LLM providers, tools and the tool loop (llm.Worker).
 //   - agents: the built-in demo agents served by cmd/a2aflow.
-//   - internal/cli: the command line behind Main.
+//   - internal/cli: the command line behind Main: server (serve, api,
+//     worker, temporal), client (the A2A client verbs, the REPL) and
+//     operator (approvals, agents, deployments, replay...).
 package a2aflow

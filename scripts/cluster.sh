@@ -17,7 +17,7 @@
 # All state lives under CLUSTER_DIR (default data/cluster): postgres/ (the
 # database), temporal/ (each node's config), logs/NAME.log, pids/NAME.pid,
 # bin/ (the Temporal binaries), blobs/ (the payload store api and worker
-# share) and push.key. `rm -rf data/cluster` after `down` starts afresh.
+# share) and secrets.key. `rm -rf data/cluster` after `down` starts afresh.
 #
 # Ports (each overridable by its variable):
 #   CLUSTER_PG_PORT=5433         PostgreSQL
@@ -284,9 +284,11 @@ start_temporal() {
   wait_port "temporal$n" "$(port_of "temporal$n")" 120
 }
 
-push_key() {
-  [ -f "$CLUSTER_DIR/push.key" ] || head -c 32 /dev/urandom | base64 >"$CLUSTER_DIR/push.key"
-  cat "$CLUSTER_DIR/push.key"
+secrets_key() {
+  # A cluster dir of an earlier release keeps its key as push.key.
+  [ -f "$CLUSTER_DIR/push.key" ] && [ ! -f "$CLUSTER_DIR/secrets.key" ] && mv "$CLUSTER_DIR/push.key" "$CLUSTER_DIR/secrets.key"
+  [ -f "$CLUSTER_DIR/secrets.key" ] || head -c 32 /dev/urandom | base64 >"$CLUSTER_DIR/secrets.key"
+  cat "$CLUSTER_DIR/secrets.key"
 }
 
 # a2aflow_env N: what api N and worker N share; they dial Temporal node N.
@@ -294,7 +296,7 @@ a2aflow_env() {
   local n="$1"
   echo "A2AFLOW_TEMPORAL_ADDR=127.0.0.1:$(port_of "temporal$n")"
   echo "A2AFLOW_NAMESPACE=$NAMESPACE"
-  echo "A2AFLOW_PUSH_KEY=$(push_key)"
+  echo "A2AFLOW_SECRETS_KEY=$(secrets_key)"
   echo "A2AFLOW_PAYLOAD_STORE=$CLUSTER_DIR/blobs"
   echo "A2AFLOW_DATA_DIR=$CLUSTER_DIR/a2aflow$n"
   echo "A2AFLOW_LOG_LEVEL=${A2AFLOW_LOG_LEVEL:-warn}"

@@ -288,6 +288,11 @@ func TestExpenseApprovals(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), cliID) {
 			t.Errorf("a2aflow approvals list --decided: %v\n%s", err, out)
 		}
+		// approvals alone lists, as approvals list does.
+		out, err = exec.Command(binary, "approvals", "--decided", "--api", s.APIURL).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), cliID) || !strings.HasPrefix(string(out), "ID ") {
+			t.Errorf("a2aflow approvals --decided: %v\n%s", err, out)
+		}
 
 		// 4. The ADK ticket, sent later as the long-running tool's response.
 		answer := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": ticket, "approved": true, "comment": "ticket answered"}))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -23,9 +24,15 @@ type cliResult struct {
 // runCLI runs the a2aflow binary with args and returns its output and exit code.
 func runCLI(t *testing.T, args ...string) cliResult {
 	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// runCLIEnv is runCLI with env (KEY=VALUE) the only A2AFLOW_* settings.
+func runCLIEnv(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	// Keep the developer's A2AFLOW_* settings out of the test.
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	done := make(chan error, 1)
@@ -208,7 +215,30 @@ func TestCLIClient(t *testing.T) {
 		wantRun(t, runCLI(t, "get", "--agent", agent, "no-such-task"), 4, "task not found")
 		wantRun(t, runCLI(t, "cancel", "--agent", agent, "no-such-task"), 4, "task not found")
 		wantRun(t, runCLI(t, "send", "--agent", agent, "--task", completedID, "again"), 4, "unsupported operation")
-		wantRun(t, runCLI(t, "get", "no-such-task"), 1, "--agent")
+	})
+
+	// Without --agent, the client verbs talk to $A2AFLOW_AGENT, else to the
+	// local a2aflow server (where $A2AFLOW_HTTP_ADDR, else :8080, has serve
+	// listen), and say both ways when nothing answers there.
+	t.Run("default agent", func(t *testing.T) {
+		r := runCLIEnv(t, []string{"A2AFLOW_AGENT=" + agent}, "send", "Book a flight")
+		wantRun(t, r, 2, "The agent needs input: Where to?")
+		id, _ := taskIDOf(t, r)
+		wantRun(t, runCLIEnv(t, []string{"A2AFLOW_AGENT=" + agent}, "get", id), 2, "input-required")
+		wantRun(t, runCLIEnv(t, []string{"A2AFLOW_AGENT=" + agent}, "card"), 0, "travel")
+
+		local := []string{"A2AFLOW_HTTP_ADDR=" + strings.TrimPrefix(agent, "http://")}
+		wantRun(t, runCLIEnv(t, local, "send", "--task", id, "Lisbon"), 2, "On which date?")
+		wantRun(t, runCLIEnv(t, local, "cancel", id), 0, "canceled")
+
+		// The former variable still works, with a warning.
+		wantRun(t, runCLIEnv(t, []string{"A2AFLOW_CLIENT_AGENT=" + agent}, "list", "--state", "canceled"), 0, id,
+			"A2AFLOW_CLIENT_AGENT is deprecated, use A2AFLOW_AGENT")
+
+		nobody := []string{"A2AFLOW_HTTP_ADDR=127.0.0.1:" + fmt.Sprint(freePort(t))}
+		for _, args := range [][]string{{"send", "Book a flight"}, {"get", "no-such-task"}, {"card"}} {
+			wantRun(t, runCLIEnv(t, nobody, args...), 1, "no A2A agent answers at http://127.0.0.1:", "--agent URL", "A2AFLOW_AGENT=URL")
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -197,8 +198,8 @@ func composeConfig(t *testing.T, args ...string) composeProject {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "docker", append(append([]string{"compose", "-f", composeFile}, args...), "config", "--format", "json")...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// The file requires a push key (api and worker refuse to start without).
-	cmd.Env = append(os.Environ(), "A2AFLOW_PUSH_KEY="+testPushKey)
+	// The file requires a secrets key (api and worker refuse to start without).
+	cmd.Env = append(os.Environ(), "A2AFLOW_SECRETS_KEY="+testSecretsKey)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("docker compose config %v: %v\n%s", args, err, stderr.String())
 	}
@@ -398,11 +399,18 @@ func TestDockerfileGoVersion(t *testing.T) {
 	}
 }
 
-// knownEnvVars returns the A2AFLOW_* names that internal/cli passes as string
-// literals (env("A2AFLOW_X", ...)), read from its non-test sources.
+// knownEnvVars returns the A2AFLOW_* names that internal/cli and its
+// packages write as string literals (where each flag binds its variable),
+// read from their non-test sources.
 func knownEnvVars(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob("../internal/cli/*.go")
+	var files []string
+	err := filepath.WalkDir("../internal/cli", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +429,7 @@ func knownEnvVars(t *testing.T) map[string]bool {
 		}
 	}
 	if len(known) == 0 {
-		t.Fatal("found no A2AFLOW_* variable in ../internal/cli/*.go")
+		t.Fatal("found no A2AFLOW_* variable in ../internal/cli")
 	}
 	return known
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -229,5 +230,52 @@ idle-timeout = "72h"
 	if err == nil || strings.Count(line, "\n") != 0 || !strings.Contains(line, path) ||
 		!strings.Contains(line, `unknown key "wait-timout" (did you mean "wait-timeout"?)`) {
 		t.Errorf("serve with a typo: err %v, output %q, want one line naming the file, the key and the nearest key", err, line)
+	}
+}
+
+// TestDeprecatedNames: the names a rename replaced still work for one
+// release, each with a one-line warning naming the new one: the flag
+// (--push-key), the environment variable (A2AFLOW_PUSH_PREVIOUS_KEYS,
+// A2AFLOW_CREDENTIALS) and the config file key (insecure-store-push-secrets).
+func TestDeprecatedNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2aflow.toml")
+	if err := os.WriteFile(path, []byte("insecure-store-push-secrets = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "config", "print", "worker", "--config", path, "--push-key", testSecretsKey)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin",
+		"A2AFLOW_PUSH_PREVIOUS_KEYS=" + testSecretsKey, "A2AFLOW_CREDENTIALS=keys.json"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("config print: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	for _, re := range []string{
+		`secrets-key +\*\*\*\* +flag`,
+		`secrets-previous-keys +\*\*\*\* +env`,
+		`outbound-credentials +keys\.json +env`,
+		`insecure-store-secrets +true +file`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + re + ` *$`).MatchString(stdout.String()) {
+			t.Errorf("config print has no line matching %q:\n%s", re, stdout.String())
+		}
+	}
+	for _, name := range []string{"push-key", "push-previous-keys", "credentials", "insecure-store-push-secrets"} {
+		if regexp.MustCompile(`(?m)^` + name + ` `).MatchString(stdout.String()) {
+			t.Errorf("config print lists the deprecated name %s:\n%s", name, stdout.String())
+		}
+	}
+	for _, want := range []string{
+		"Flag --push-key has been deprecated, use --secrets-key instead",
+		"A2AFLOW_PUSH_PREVIOUS_KEYS is deprecated, use A2AFLOW_SECRETS_PREVIOUS_KEYS",
+		"A2AFLOW_CREDENTIALS is deprecated, use A2AFLOW_OUTBOUND_CREDENTIALS",
+		`key "insecure-store-push-secrets" is deprecated, use "insecure-store-secrets"`,
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if n := strings.Count(strings.TrimSpace(stderr.String()), "\n") + 1; n != 4 {
+		t.Errorf("want one warning line per deprecated name, got %d:\n%s", n, stderr.String())
 	}
 }

@@ -296,7 +296,7 @@ func TestDelegation(t *testing.T) {
 	dataDir := t.TempDir()
 	addAgent(t, dataDir, "ext", streamSrv.URL)
 	addAgent(t, dataDir, "ext-poll", pollSrv.URL)
-	addAgent(t, dataDir, "ext-auth", authSrv.URL, "--auth-ref", "ext-auth", "--credentials", credentials)
+	addAgent(t, dataDir, "ext-auth", authSrv.URL, "--auth-ref", "ext-auth", "--outbound-credentials", credentials)
 	addAgent(t, dataDir, "down", downSrv.URL)
 	// Agents that speak one other variant only: 0.3 over HTTP+JSON, 0.3
 	// over JSON-RPC, 1.0 over HTTP+JSON.
@@ -311,7 +311,7 @@ func TestDelegation(t *testing.T) {
 	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
 	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
 	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, dataDir, "--delegation-retry-budget", "6s", "--credentials", credentials)
+	s := startServe(t, dataDir, "--delegation-retry-budget", "6s", "--outbound-credentials", credentials)
 	ctx := testContext(t)
 	c, card := newClient(t, ctx, s.APIURL+"/agents/router")
 	if card.Name != "router" {

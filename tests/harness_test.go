@@ -311,6 +311,6 @@ func testContext(t testing.TB) context.Context {
 	return ctx
 }
 
-// testPushKey is the push key (the key sealing secrets) the tests give
+// testSecretsKey is the secrets key (sealing every secret a2aflow keeps) the tests give
 // separate api and worker processes, which refuse to start without one.
-const testPushKey = "dGVzdC1wdXNoLWtleS0zMi1ieXRlcy1sb25nLTEyMzQ="
+const testSecretsKey = "dGVzdC1wdXNoLWtleS0zMi1ieXRlcy1sb25nLTEyMzQ="

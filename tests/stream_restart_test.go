@@ -59,7 +59,7 @@ func startSplitDB(t testing.TB, n int, withGRPC bool, database string) *splitDep
 	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	// Every process shares the data dir's payload store (as they would share
 	// a folder or S3 in production).
-	d := &splitDeployment{t: t, env: []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_PUSH_KEY=" + testPushKey}}
+	d := &splitDeployment{t: t, env: []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey}}
 	tp := start(t, "a2aflow temporal", d.env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
 	tp.waitOutput("Temporal is serving", 2*time.Minute)
 	d.database = database

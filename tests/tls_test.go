@@ -138,7 +138,7 @@ func TestTemporalMutualTLS(t *testing.T) {
 	api2URL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	// No A2AFLOW_TEMPORAL_ADDR, which would win over TEMPORAL_ADDRESS, and
 	// no temporal.toml of the user's.
-	base := []string{"A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_PUSH_KEY=" + testPushKey,
+	base := []string{"A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey,
 		"A2AFLOW_TEMPORAL_ADDR=", "TEMPORAL_CONFIG_FILE=" + filepath.Join(pki.dir, "none.toml")}
 	with := func(env ...string) []string { return append(append([]string{}, base...), env...) }
 

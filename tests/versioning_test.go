@@ -49,11 +49,11 @@ func TestWorkerVersioning(t *testing.T) {
 	wantState(t, note, a2a.TaskStateInputRequired, "What should I note?")
 
 	// Deploy v2 next to v1 and make it current.
-	key, err := os.ReadFile(filepath.Join(dataDir, "push.key"))
+	key, err := os.ReadFile(filepath.Join(dataDir, "secrets.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2 := startProgram(t, v2, "v2 worker", append(env, "A2AFLOW_PUSH_KEY="+strings.TrimSpace(string(key))),
+	w2 := startProgram(t, v2, "v2 worker", append(env, "A2AFLOW_SECRETS_KEY="+strings.TrimSpace(string(key))),
 		"worker", "--temporal-addr", temporalAddr, "--data-dir", dataDir, "--build-id", "v2")
 	w2.waitOutput("a2aflow worker is running", time.Minute)
 	if !strings.Contains(w2.out.String(), "worker deployment has another current version") {

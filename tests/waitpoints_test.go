@@ -166,7 +166,7 @@ func TestWaitpoints(t *testing.T) {
 
 	// Refusals, none of which touches the task.
 	ticket := map[string]any{"ticket_id": "CHG-42", "approved": true, "comment": "go ahead"}
-	key, err := os.ReadFile(filepath.Join(dataDir, "push.key"))
+	key, err := os.ReadFile(filepath.Join(dataDir, "secrets.key"))
 	if err != nil {
 		t.Fatal(err)
 	}

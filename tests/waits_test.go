@@ -27,7 +27,7 @@ func TestNoWorkerAnswersInTime(t *testing.T) {
 	dataDir := t.TempDir()
 	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_PUSH_KEY=" + testPushKey}
+	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey}
 	tp := start(t, "a2aflow temporal", env, "temporal", "--ui-addr", "")
 	tp.waitOutput("Temporal is serving", 2*time.Minute)
 	api := start(t, "a2aflow api", env, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"), "--wait-timeout", "2s")

@@ -64,7 +64,7 @@ func (r CredentialRef) Secret(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("credential %s: %w", r.Ref, err)
 	}
 	if env.Credentials == nil {
-		return "", fmt.Errorf("credential %s: this worker keeps no credentials (it has no --push-key)", r.Ref)
+		return "", fmt.Errorf("credential %s: this worker keeps no credentials (it has no --secrets-key)", r.Ref)
 	}
 	return env.Credentials.Secret(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, r.Ref)
 }

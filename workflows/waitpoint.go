@@ -32,7 +32,7 @@ import (
 // waitpoint that is no longer pending, before anything reaches history.
 //
 // The token is never stored: it is an HMAC of the waitpoint ID under a key
-// derived from the push key that api and worker share ([WaitpointTokens]),
+// derived from the secrets key that api and worker share (wire.WaitpointTokens),
 // so history, task reads, streams and webhooks never carry it, and the API
 // checks a token without asking the workflow (a wrong token tells nothing
 // about whether the waitpoint exists). The task's owner reads it with GET

@@ -22,6 +22,9 @@ type Set struct {
 	// Directory is the agent directory; Register registers its AgentSkills
 	// (its list_agents and remember_agent are LLM tools: agents.DirectoryTools).
 	Directory *Directory
+	// MCP is the MCP client: the tools of the MCP servers the worker is
+	// configured with.
+	MCP *MCP
 }
 
 // Register registers every activity of s under its name in
@@ -58,5 +61,9 @@ func (s Set) Register(r worker.ActivityRegistry) {
 	}
 	if s.Directory != nil {
 		reg(wire.ActivityAgentSkills, s.Directory.AgentSkills)
+	}
+	if s.MCP != nil {
+		reg(wire.ActivityListMCPTools, s.MCP.ListMCPTools)
+		reg(wire.ActivityCallMCPTool, s.MCP.CallMCPTool)
 	}
 }

@@ -71,7 +71,7 @@ func TestActivityNames(t *testing.T) {
 	activities.Set{
 		Webhooks: &activities.Webhooks{}, ApprovalWebhooks: &activities.ApprovalWebhooks{},
 		LLM: &activities.LLM{}, Tasks: &activities.Tasks{}, HistoryPages: &activities.HistoryPages{},
-		Remote: &activities.Remote{}, Files: &activities.Files{},
+		Remote: &activities.Remote{}, Files: &activities.Files{}, MCP: &activities.MCP{},
 		Directory: &activities.Directory{},
 	}.Register(&rec)
 	registered := map[string]bool{}

@@ -31,7 +31,7 @@ const (
 	// ErrTypeWebhookRejected: the webhook answered a 4xx other than 408 and 429.
 	ErrTypeWebhookRejected = "WebhookRejected"
 	// ErrTypeWebhookConfig: the stored config cannot be used (bad URL,
-	// credentials that do not open with the push key).
+	// credentials that do not open with the secrets key).
 	ErrTypeWebhookConfig = "WebhookConfig"
 )
 

@@ -15,7 +15,7 @@ import (
 )
 
 // closedWatch hints the streams of tasks whose workflow ended outside its
-// skill: terminated by an operator (or a reset) or timed out. Nothing in
+// handler: terminated by an operator (or a reset) or timed out. Nothing in
 // the workflow runs then, so no hint comes from it, and with hints the
 // streams' own polls are minutes apart (Config.PollInterval). While any
 // follower with hints runs, one goroutine per API process lists the task
@@ -40,7 +40,7 @@ type closedWatch struct {
 
 const (
 	// closedWatchEvery is how often the watch lists the task workflows
-	// that ended outside their skill: the latency of a stream learning of
+	// that ended outside their handler: the latency of a stream learning of
 	// a termination.
 	closedWatchEvery = 5 * time.Second
 	// closedWatchOverlap is how far each list looks back before the last
@@ -110,7 +110,7 @@ func (w *closedWatch) run(ctx context.Context) {
 		}
 		if err != nil && ctx.Err() == nil && !failing {
 			failing = true
-			w.logger.Warn("cannot list the tasks that ended outside their skill (streams hear of it at their next poll)", "error", err)
+			w.logger.Warn("cannot list the tasks that ended outside their handler (streams hear of it at their next poll)", "error", err)
 			// Temporal may be unreachable from this process. A follower
 			// learns that only when it queries, and with hints an idle one
 			// queries when the next hint comes, which is when its clock

@@ -221,7 +221,7 @@ func errorMessage(err error) string {
 }
 
 // taskNotFound is the one answer for a task the caller may not see: one
-// that does not exist and one of another tenant read the same, message
+// that does not exist and one of another owner read the same, message
 // included, so that an answer never tells that a task exists. A new error
 // each time: a2a-go adds details to the errors it writes.
 func taskNotFound() error { return a2a.NewError(a2a.ErrTaskNotFound, "task not found") }

@@ -173,7 +173,7 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 		conds = append(conds, wire.ContextIDKey.GetName()+" = "+wire.QuoteQueryValue(req.ContextID))
 	}
 	if req.Status != a2a.TaskStateUnspecified {
-		// A workflow that ended outside its skill (terminated, timed out,
+		// A workflow that ended outside its handler (terminated, timed out,
 		// failed) keeps the state it last recorded; the task reads as
 		// failed, and is listed so.
 		state := wire.TaskStateKey.GetName() + " = " + wire.QuoteQueryValue(string(req.Status))
@@ -200,7 +200,7 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 }
 
 // endedOutsideStatuses are the execution statuses of a workflow that ended
-// outside its skill: its task reads as failed.
+// outside its handler: its task reads as failed.
 var endedOutsideStatuses = []enums.WorkflowExecutionStatus{
 	enums.WORKFLOW_EXECUTION_STATUS_TERMINATED,
 	enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,

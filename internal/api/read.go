@@ -20,7 +20,7 @@ import (
 
 // Reading a task. A running task answers the GetTask query from its
 // workflow. A finished one is read without replaying its history: a task that
-// ended through its skill from its workflow's result, and one whose workflow
+// ended through its handler from its workflow's result, and one whose workflow
 // ended outside it (terminated by an operator or Temporal, timed out, failed
 // on a bug) reads as failed with the reason, so the API never shows a task
 // as waiting whose workflow is gone. The older messages of a long task come
@@ -98,17 +98,17 @@ func (s *TaskService) closedTask(ctx context.Context, id a2a.TaskID, runID strin
 		// Opened again (reset) meanwhile: read it as running.
 		return nil, errRunChanged
 	}
-	return s.endedOutsideSkill(ctx, id, runID, status, historyLength)
+	return s.endedOutsideHandler(ctx, id, runID, status, historyLength)
 }
 
-// endedOutsideSkill reads a task whose workflow was terminated, timed out,
-// failed or canceled by Temporal rather than ended by its skill: the task as
+// endedOutsideHandler reads a task whose workflow was terminated, timed out,
+// failed or canceled by Temporal rather than ended by its handler: the task as
 // its workflow last held it (read by a replay when the worker can still
 // replay it, else what visibility knows), failed, with the reason.
-func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*wire.TaskSnapshot, error) {
+func (s *TaskService) endedOutsideHandler(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus, historyLength *int) (*wire.TaskSnapshot, error) {
 	switch status {
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		// Not an end outside the skill: the run read is not the task's last.
+		// Not an end outside the handler: the run read is not the task's last.
 		return nil, fmt.Errorf("%w: %w", a2a.ErrServerError, errRunChanged)
 	}
 	desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(id), runID)
@@ -136,7 +136,7 @@ func (s *TaskService) endedOutsideSkill(ctx context.Context, id a2a.TaskID, runI
 		// A workflow that never got its first message is no task.
 		return nil, toA2AError(err)
 	} else {
-		s.logger.WarnContext(ctx, "cannot replay a task whose workflow ended outside its skill; answering what visibility knows",
+		s.logger.WarnContext(ctx, "cannot replay a task whose workflow ended outside its handler; answering what visibility knows",
 			"task_id", id, "status", status.String(), "error", err)
 	}
 	if snap == nil {

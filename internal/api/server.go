@@ -62,7 +62,7 @@ type Config struct {
 	// (a listener reconnecting, a worker starting or failing to send:
 	// hints.Outbox), so the poll only covers a worker killed between a
 	// workflow task and its hints with no worker starting after it (a task
-	// ended outside its skill, terminated or timed out, is found by one
+	// ended outside its handler, terminated or timed out, is found by one
 	// visibility list every 5 s per process); 1,000 idle followed tasks
 	// cost about 3 queries a second.
 	PollInterval time.Duration
@@ -113,7 +113,7 @@ type Config struct {
 	// sealed, and the task gets a reference. Nil: such a message is refused.
 	Credentials *secrets.CredentialStore
 	// Waitpoints mints and checks the tokens that complete waitpoints
-	// (POST /waitpoints/{id}, waitpoints.go), from the push key. Nil: no
+	// (POST /waitpoints/{id}, waitpoints.go), from the secrets key. Nil: no
 	// waitpoint is completed by token, only by the task owner's message.
 	Waitpoints *wire.WaitpointTokens
 	// Routes, when set, adds the embedding program's own routes to the API
@@ -161,7 +161,7 @@ type Server struct {
 	// services are the agents' TaskServices, by name, which MCP's tools
 	// call (mcp_tools.go).
 	services map[string]*TaskService
-	// closed hints the streams of tasks ended outside their skill, with a
+	// closed hints the streams of tasks ended outside their handler, with a
 	// Notifier (closedwatch.go).
 	closed *closedWatch
 }

@@ -43,7 +43,7 @@ func (s *TaskService) diagnoseStuck(ctx context.Context, id a2a.TaskID) *stuckTa
 		return nil
 	}
 	exec := desc.GetWorkflowExecutionInfo()
-	// Another tenant's task stays "not found" or "no worker", as before:
+	// Another owner's task stays "not found" or "no worker", as before:
 	// the diagnosis is for the task's owner.
 	if !s.callerSees(ctx, exec) {
 		return nil

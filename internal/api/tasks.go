@@ -137,7 +137,7 @@ func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, own
 	}
 	if s.credentials == nil {
 		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
-			fmt.Sprintf("task %s asks for a %s credential, but this server keeps no credentials (configure a secrets key, --push-key)", taskID, req.Service))
+			fmt.Sprintf("task %s asks for a %s credential, but this server keeps no credentials (configure a secrets key, --secrets-key)", taskID, req.Service))
 	}
 	secret := credentialIn(msg)
 	if secret == "" {
@@ -329,7 +329,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		// recorded twice; the caller gets the task as it is.
 		return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
 	case boundPassed(ctx, err) && accepted:
-		// Recorded, but the skill is still at work: the caller gets the
+		// Recorded, but the handler is still at work: the caller gets the
 		// task as it is.
 		return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
 	case boundPassed(ctx, err):
@@ -412,7 +412,7 @@ func (s *TaskService) events(ctx context.Context, taskID a2a.TaskID, in wire.Eve
 }
 
 // queryEvents runs the QueryEvents query on the task's workflow. A workflow
-// that ended outside its skill (terminated, timed out...) answers with its
+// that ended outside its handler (terminated, timed out...) answers with its
 // task read as failed and one last event saying so.
 func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in wire.EventsInput) (wire.EventsOutput, error) {
 	if err := checkTaskID(string(taskID)); err != nil {
@@ -440,7 +440,7 @@ func (s *TaskService) queryEvents(ctx context.Context, taskID a2a.TaskID, in wir
 		break
 	}
 	if rejected := resp.QueryRejected; rejected != nil {
-		snap, err := s.endedOutsideSkill(ctx, taskID, "", rejected.GetStatus(), in.HistoryLength)
+		snap, err := s.endedOutsideHandler(ctx, taskID, "", rejected.GetStatus(), in.HistoryLength)
 		if err != nil {
 			return wire.EventsOutput{}, err
 		}

@@ -135,7 +135,7 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 	binding, opens := s.cfg.Waitpoints.Check(id, token)
 	switch {
 	case s.cfg.Waitpoints == nil:
-		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, "this server has no key for waitpoint tokens (a push key): complete the waitpoint with a message from the task's owner"))
+		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, "this server has no key for waitpoint tokens (--secrets-key): complete the waitpoint with a message from the task's owner"))
 		return
 	case token == "":
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the waitpoint's token is required (%s header or \"token\" in the body)", WaitpointTokenHeader)))

@@ -5,10 +5,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-)
 
-//go:generate go test -run TestConfigReference -update .
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
+	"github.com/a2aflow/a2aflow/internal/cli/server"
+)
 
 // configReference renders docs/config.md: every key of the config file
 // (the process commands' flags), its environment variable, its default
@@ -21,9 +23,9 @@ func configReference(app *App) string {
 		commands []string
 	}
 	entries := map[string]*entry{}
-	for _, cmd := range processCommands(app) {
+	for _, cmd := range server.ProcessCommands(app) {
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			if f.Name == "help" {
+			if f.Name == "help" || cmdutil.AliasOf(f) != "" {
 				return
 			}
 			e := entries[f.Name]
@@ -47,7 +49,7 @@ func configReference(app *App) string {
 
 Every setting of the process commands (` + "`serve`, `api`, `worker`, `temporal`" + `) is a flag, an
 environment variable and a key of the config file ` + "`a2aflow.toml`" + `, which ` + "`--config FILE`" + ` or
-` + "`A2AFLOW_CONFIG`" + ` names. Precedence: **flag > environment > file > default**. A key is the flag's
+` + "`" + server.EnvConfigFile + "`" + ` names. Precedence: **flag > environment > file > default**. A key is the flag's
 name, written as is (` + "`ui-oidc-issuer = \"https://...\"`" + `) or nested where natural
 (` + "`[ui]` then `oidc-issuer = \"https://...\"`" + `); ` + "`_`" + ` reads as ` + "`-`" + `. Lists are TOML arrays, and
 ` + "`KEY=VALUE`" + ` flags (` + "`idle-timeout`, `temporal-dynamic-config`" + `) TOML tables. An unknown key or a
@@ -63,10 +65,7 @@ sources, secrets masked.
 	for _, n := range names {
 		e := entries[n]
 		f := e.flag
-		env := flagEnv(f)
-		if n == "config" {
-			env = envConfigFile
-		}
+		env := cmdutil.Env(f)
 		envCell := "—"
 		if env != "" {
 			envCell = "`" + env + "`"
@@ -83,6 +82,7 @@ sources, secrets masked.
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", n, envCell, def, strings.Join(e.commands, ", "), mdCell(usage))
 	}
+	writeDeprecated(&b, app)
 	b.WriteString(`
 ## Agents
 
@@ -96,7 +96,32 @@ card, the worker runs it.
 | key | description |
 |---|---|
 `)
-	for _, k := range agentKeys {
+	for _, k := range server.AgentKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
+An LLM agent's ` + "`[[agents.tool-approvals]]`" + ` tables gate its tools by name: a call for which ` + "`when`" + `
+holds waits on an approval showing the tool, its arguments and the model's reason; approvers approve,
+reject (the model reads why) or approve edited arguments.
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.ToolApprovalKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
+## MCP servers
+
+` + "`[[mcp-servers]]`" + ` sections name the MCP servers whose tools LLM agents may call (an agent's
+` + "`mcp-servers`" + `; llm.MCP in Go). The worker reads a server's tool list in an activity (recorded, so a
+replay builds the same tools) and calls each tool in an activity of its own, with the call's
+idempotency key in the request's ` + "`_meta`" + ` (` + "`io.a2aflow/idempotency-key`" + `).
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.MCPServerKeys() {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
 	}
 	b.WriteString(`
@@ -124,9 +149,83 @@ name = "Help"
 description = "Answers questions with a calculator, a clock and the weather agent."
 tags = ["llm"]
 examples = ["Is it warmer in Lisbon than in Oslo?"]
+
+[[mcp-servers]]
+name = "payments"
+url = "https://payments.internal/mcp"
+credentials = "payments"
+
+[[agents]]
+name = "payables"
+system-prompt = "You pay the invoices the user names, with pay_invoice."
+mcp-servers = ["payments"]
+mcp-tools = ["pay_invoice"]
+
+[[agents.tool-approvals]]
+tool = "pay_invoice"
+when = "amount > 1000"
+groups = ["finance"]
+timeout = "48h"
+grantable = true
 ` + "```" + `
 `)
 	return b.String()
+}
+
+// writeDeprecated lists the names that a rename replaced, for every command
+// (process commands and the others): they still work for one release, with
+// a warning.
+func writeDeprecated(b *strings.Builder, app *App) {
+	type rename struct{ flag, env, newFlag, newEnv string }
+	seen := map[rename][]string{}
+	var order []rename
+	var walk func(cmd *cobra.Command, path string)
+	walk = func(cmd *cobra.Command, path string) {
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			flag, env := cmdutil.Former(f)
+			if flag == "" && env == "" {
+				return
+			}
+			r := rename{flag, env, f.Name, cmdutil.Env(f)}
+			if _, ok := seen[r]; !ok {
+				order = append(order, r)
+			}
+			if cmds := seen[r]; len(cmds) == 0 || cmds[len(cmds)-1] != path {
+				seen[r] = append(cmds, path)
+			}
+		})
+		for _, sub := range cmd.Commands() {
+			name := sub.Name()
+			if path != "" {
+				name = path + " " + name
+			}
+			walk(sub, name)
+		}
+	}
+	walk(NewRoot(app), "")
+	if len(order) == 0 {
+		return
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].newFlag+order[i].flag < order[j].newFlag+order[j].flag })
+	b.WriteString(`
+## Deprecated names
+
+These settings were renamed. The old flag, environment variable and config file key still work
+until the next release, each with a one-line warning on standard error naming the new one.
+
+| deprecated | use instead | commands |
+|---|---|---|
+`)
+	for _, r := range order {
+		var old, now []string
+		if r.flag != "" {
+			old, now = append(old, "`--"+r.flag+"`"), append(now, "`--"+r.newFlag+"`")
+		}
+		if r.env != "" {
+			old, now = append(old, "`"+r.env+"`"), append(now, "`"+r.newEnv+"`")
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", strings.Join(old, ", "), strings.Join(now, ", "), strings.Join(seen[r], ", "))
+	}
 }
 
 // mdCell escapes text for a Markdown table cell.

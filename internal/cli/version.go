@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 func newVersionCmd(app *App) *cobra.Command {
@@ -54,7 +56,7 @@ func versionLine(app *App) string {
 	if a2aflow != "" {
 		line += " a2aflow " + a2aflow
 	}
-	if id, err := binaryBuildID(); err == nil {
+	if id, err := cmdutil.BuildID(); err == nil {
 		line += " build-id " + id
 	}
 	return line + " " + runtime.Version()

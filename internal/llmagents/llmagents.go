@@ -3,11 +3,13 @@ package llmagents
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/expr-lang/expr"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -41,6 +43,58 @@ type LLMAgentSpec struct {
 	RemoteAgents []string
 	// MaxTurns bounds the model calls of one answer; 0 is llm.Worker's default.
 	MaxTurns int
+	// MCPServers name MCP servers of the worker (the config file's
+	// [[mcp-servers]], a2aflow.WithMCPServer) whose tools the agent may use,
+	// read when a task starts.
+	MCPServers []string
+	// MCPTools, when set, allows only these tools of its MCP servers.
+	MCPTools []string
+	// ProgramTools are the program's own tools (a2aflow.WithTools) that
+	// Tools may name besides the built-in ones.
+	ProgramTools []llm.Tool
+	// Approvals gate the agent's tools, whatever their source, by name.
+	Approvals []ToolApproval
+	// MaxParallelTools bounds the tool calls of one turn that run at once;
+	// 0 is llm.Worker's default.
+	MaxParallelTools int
+}
+
+// ToolApproval gates one tool of an LLM agent from the config file: its
+// calls (those for which When holds) wait for an approval (llm.Gate).
+type ToolApproval struct {
+	// Tool is the tool's name as the model sees it.
+	Tool string
+	// When is an expression over the call's arguments (expr-lang: amount
+	// > 1000 && currency == "EUR"); empty gates every call.
+	When string
+	// Request is the approval: groups, quorum, deadline, escalation.
+	Request workflows.ApprovalRequest
+	// Grantable lets an approver approve the tool for the rest of the task.
+	Grantable bool
+}
+
+// condition compiles the approval's When into a gate condition. The
+// expression sees the call's arguments as variables; builtins that read
+// the clock are off, so that it is deterministic workflow code.
+func (a ToolApproval) condition() (llm.Condition, error) {
+	if strings.TrimSpace(a.When) == "" {
+		return llm.Condition{}, nil
+	}
+	program, err := expr.Compile(a.When, expr.AsBool(), expr.AllowUndefinedVariables(), expr.DisableBuiltin("now"), expr.DisableBuiltin("date"), expr.DisableBuiltin("duration"), expr.DisableBuiltin("timezone"))
+	if err != nil {
+		return llm.Condition{}, fmt.Errorf("approval of tool %q: when %q: %w", a.Tool, a.When, err)
+	}
+	return llm.If(func(args map[string]any) bool {
+		out, err := expr.Run(program, args)
+		gated, _ := out.(bool)
+		return err != nil || gated // an expression that fails gates the call
+	}), nil
+}
+
+// gate is the approval as an llm.Gate.
+func (a ToolApproval) gate() (llm.Gate, error) {
+	when, err := a.condition()
+	return llm.Gate{Request: a.Request, When: when, Grantable: a.Grantable}, err
 }
 
 // LLMAgentTools lists the built-in tools an LLMAgentSpec may enable, with
@@ -58,9 +112,24 @@ func LLMAgentTools() map[string]string {
 	}
 }
 
-// Check reports what is wrong with the spec: a tool it does not know.
+// Check reports what is wrong with the spec: a tool it does not know, an
+// approval without groups or whose condition does not compile.
 func (s LLMAgentSpec) Check() error {
 	known := LLMAgentTools()
+	for _, t := range s.ProgramTools {
+		known[t.Name()] = "the program's own tool"
+	}
+	for _, a := range s.Approvals {
+		if a.Tool == "" {
+			return fmt.Errorf("agent %q: a tool approval names no tool", s.Name)
+		}
+		if len(a.Request.Groups) == 0 {
+			return fmt.Errorf("agent %q: the approval of tool %q names no approver group", s.Name, a.Tool)
+		}
+		if _, err := a.condition(); err != nil {
+			return fmt.Errorf("agent %q: %w", s.Name, err)
+		}
+	}
 	for _, name := range s.Tools {
 		if _, ok := known[name]; !ok {
 			names := make([]string, 0, len(known))
@@ -123,7 +192,11 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 		case "remember_agent":
 			tools = append(tools, DirectoryTools(nil)[1])
 		default:
-			return fmt.Errorf("agent %s: unknown tool %q", spec.Name, name)
+			i := slices.IndexFunc(spec.ProgramTools, func(t llm.Tool) bool { return t.Name() == name })
+			if i < 0 {
+				return fmt.Errorf("agent %s: unknown tool %q", spec.Name, name)
+			}
+			tools = append(tools, spec.ProgramTools[i])
 		}
 	}
 	taken := map[string]bool{}
@@ -137,7 +210,32 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 		}
 		tools = append(tools, skillTools...)
 	}
+	for _, server := range spec.MCPServers {
+		var mcpOpts []llm.MCPOption
+		if len(spec.MCPTools) > 0 {
+			mcpOpts = append(mcpOpts, llm.OnlyTools(spec.MCPTools...))
+		}
+		serverTools, err := llm.MCP(ctx, server, mcpOpts...)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, serverTools...)
+	}
+	for _, a := range spec.Approvals {
+		g, err := a.gate() // checked by Check: compiles
+		if err != nil {
+			return err
+		}
+		for i := range tools {
+			if tools[i].Name() == a.Tool {
+				tools[i] = tools[i].With(llm.RequireApproval(g))
+			}
+		}
+	}
 	opts := []llm.Option{llm.WithSystem(spec.SystemPrompt), llm.WithUsage(t)}
+	if spec.MaxParallelTools > 0 {
+		opts = append(opts, llm.WithParallelToolCalls(spec.MaxParallelTools))
+	}
 	if spec.Model != "" {
 		opts = append(opts, llm.WithModel(spec.Model))
 	}

@@ -139,6 +139,10 @@ var (
 	A2A = Use{Name: "A2A", MaxBody: 64 << 20, HeaderTimeout: 2 * time.Minute}
 	// OAuth2Token fetches an OAuth2 access token: 64 KiB, 30 s.
 	OAuth2Token = Use{Name: "OAuth2 token", MaxBody: 64 << 10, HeaderTimeout: 30 * time.Second, Timeout: 30 * time.Second}
+	// MCP calls an MCP server over streamable HTTP: 16 MiB per response,
+	// headers within 2 minutes; no overall bound, since a response may
+	// stream: the activity's context bounds each call.
+	MCP = Use{Name: "MCP server", MaxBody: 16 << 20, HeaderTimeout: 2 * time.Minute}
 	// Webhook delivers a push notification or an approval notice: the
 	// answer is read up to 64 KiB (and dropped), 10 s.
 	Webhook = Use{Name: "webhook", MaxBody: 64 << 10, HeaderTimeout: 10 * time.Second, Timeout: 10 * time.Second}

@@ -69,33 +69,54 @@ type Clients struct {
 // tokens are fetched through out too, the token endpoint's host trusted (the
 // operator wrote it). Invalid credentials are their validation error.
 func (e Endpoint) Clients(out *outbound.Client) (Clients, error) {
-	u, err := outbound.ParseURL(e.URL)
+	hcs, err := e.clients(out, outbound.AgentCard, outbound.A2A)
 	if err != nil {
 		return Clients{}, err
 	}
-	card, calls := outbound.AgentCard, outbound.A2A
-	if e.Trusted {
-		card, calls = card.Trusting(e.URL), calls.Trusting(e.URL)
+	return Clients{Card: hcs[0], Calls: hcs[1]}, nil
+}
+
+// Client returns one HTTP client of e for requests bounded as use (an MCP
+// server's, say), with e's credentials as Clients gives them.
+func (e Endpoint) Client(out *outbound.Client, use outbound.Use) (*http.Client, error) {
+	hcs, err := e.clients(out, use)
+	if err != nil {
+		return nil, err
 	}
-	cs := Clients{Card: out.HTTPClient(card), Calls: out.HTTPClient(calls)}
+	return hcs[0], nil
+}
+
+// clients returns e's HTTP clients for uses, in their order.
+func (e Endpoint) clients(out *outbound.Client, uses ...outbound.Use) ([]*http.Client, error) {
+	u, err := outbound.ParseURL(e.URL)
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]*http.Client, len(uses))
+	for i, use := range uses {
+		if e.Trusted {
+			use = use.Trusting(e.URL)
+		}
+		cs[i] = out.HTTPClient(use)
+	}
 	c := e.Credentials
 	if c == nil {
 		return cs, nil
 	}
 	if err := c.Validate(); err != nil {
-		return Clients{}, fmt.Errorf("credentials %q: %w", e.AuthRef, err)
+		return nil, fmt.Errorf("credentials %q: %w", e.AuthRef, err)
 	}
 	hosts := c.registeredHosts()
 	if hosts == nil {
 		hosts = hostSet{{host: strings.ToLower(u.Hostname()), port: outboundPort(u)}}
 	} else if !hosts.match(u) {
-		return Clients{}, &HostMismatchError{Ref: e.AuthRef, Host: u.Host, Registered: c.Hosts}
+		return nil, &HostMismatchError{Ref: e.AuthRef, Host: u.Host, Registered: c.Hosts}
 	}
 	var tokens oauth2.TokenSource
 	if c.OAuth2 != nil {
 		tokens = c.tokenSource(out.HTTPClient(outbound.OAuth2Token.Trusting(c.OAuth2.TokenURL)))
 	}
-	for _, hc := range []*http.Client{cs.Card, cs.Calls} {
+	for _, hc := range cs {
 		hc.Transport = newCredentialTransport(c, hc.Transport, tokens, hosts)
 	}
 	return cs, nil

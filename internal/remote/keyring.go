@@ -242,7 +242,7 @@ func (k *Keyring) Endpoint(url string, trusted bool, ref string) (Endpoint, erro
 type UnknownCredentialsError struct{ Ref string }
 
 func (e *UnknownCredentialsError) Error() string {
-	return "no credentials named " + e.Ref + " are configured (see --credentials)"
+	return "no credentials named " + e.Ref + " are configured (see --outbound-credentials)"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -54,7 +54,7 @@ const refPrefix = "cred-"
 // Put seals and stores c and returns its reference.
 func (s *CredentialStore) Put(ctx context.Context, c Credential) (string, error) {
 	if !s.Sealer.Enabled() {
-		return "", errors.New("no secrets key is configured (--push-key): credentials cannot be kept")
+		return "", errors.New("no secrets key is configured (--secrets-key): credentials cannot be kept")
 	}
 	if c.TaskID == "" || c.Secret == "" {
 		return "", errors.New("a credential needs its task and its secret")

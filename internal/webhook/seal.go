@@ -16,17 +16,17 @@ import (
 // Errors of the sealer.
 var (
 	// ErrNoKey: a value is sealed but no key is configured to open it.
-	ErrNoKey = errors.New("push credentials are sealed but no push key is configured")
+	ErrNoKey = errors.New("push credentials are sealed but no secrets key is configured")
 	// ErrCannotOpen: a sealed value does not open with the configured keys
 	// for its task and config.
-	ErrCannotOpen = errors.New("push credentials do not open with the configured push keys for this task and config")
+	ErrCannotOpen = errors.New("push credentials do not open with the configured secrets keys for this task and config")
 )
 
 // v1Prefix marks a value sealed by a2aflow before values were bound to
 // their task and config; such values still open.
 const v1Prefix = "a2aflow-sealed:v1:"
 
-// KeySize is the length of a push key: AES-256.
+// KeySize is the length of a secrets key (--secrets-key): AES-256.
 const KeySize = secrets.KeySize
 
 // Redacted replaces a config's token and credentials in what the API
@@ -50,17 +50,17 @@ type Sealer struct {
 func NewSealer(keys ...[]byte) (*Sealer, error) {
 	v2, err := secrets.NewSealer(keys...)
 	if err != nil {
-		return nil, fmt.Errorf("push key: %w", err)
+		return nil, fmt.Errorf("secrets key: %w", err)
 	}
 	s := &Sealer{v2: v2}
 	for _, key := range keys {
 		block, err := aes.NewCipher(key)
 		if err != nil {
-			return nil, fmt.Errorf("push key: %w", err)
+			return nil, fmt.Errorf("secrets key: %w", err)
 		}
 		aead, err := cipher.NewGCM(block)
 		if err != nil {
-			return nil, fmt.Errorf("push key: %w", err)
+			return nil, fmt.Errorf("secrets key: %w", err)
 		}
 		s.v1 = append(s.v1, aead)
 	}

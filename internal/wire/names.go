@@ -87,6 +87,17 @@ const (
 	// activities.AgentSkillsOutput), for an agent that has one tool per
 	// remote skill. activities.Directory implements it.
 	ActivityAgentSkills = "AgentSkills"
+
+	// ActivityListMCPTools lists an MCP server's tools (an MCPListToolsInput
+	// in, an MCPToolList out). Its result is in history, so a replay builds
+	// the same tools the model was shown. activities.MCP implements both
+	// MCP activities.
+	ActivityListMCPTools = "ListMCPTools"
+	// ActivityCallMCPTool calls one tool of an MCP server (an
+	// MCPCallToolInput in, an MCPCallToolResult out). A result the server
+	// marks as an error fails the activity with ErrTypeMCPToolError (not
+	// retried): the model reads it as the tool's error.
+	ActivityCallMCPTool = "CallMCPTool"
 )
 
 // BuiltinActivities lists the names of a2aflow's built-in activities. An
@@ -98,7 +109,7 @@ func BuiltinActivities() []string {
 		ActivityNotifyApprovalWebhook, ActivitySendRemoteMessage, ActivityFollowRemoteTask,
 		ActivityCancelRemoteTask, ActivityStoreHistoryPage, ActivityDeliverPush, ActivityFetchTask,
 		ActivityContextHistory, ActivityCompleteChat, ActivityFetchFile,
-		ActivityAgentSkills,
+		ActivityAgentSkills, ActivityListMCPTools, ActivityCallMCPTool,
 	}
 }
 

@@ -58,7 +58,7 @@ type PushConfigsInput struct {
 // event for one webhook.
 type PushDelivery struct {
 	// Config is the webhook, as stored in the task (token and credentials
-	// sealed when the API has a push key).
+	// sealed when the API has a secrets key).
 	Config a2a.PushConfig
 	// Event is the task event to POST, as an A2A StreamResponse. Its Seq is
 	// unique within the task, so a receiver can drop a repeated delivery.

@@ -1,0 +1,142 @@
+package operator
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
+	"github.com/a2aflow/a2aflow/internal/cli/server"
+)
+
+func newDeploymentsCmd() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "deployments",
+		Short: "List and describe Temporal Worker Deployments and move their current version (Worker Versioning)",
+		Long: `With --deployment, workers register as a version (build) of a Temporal Worker
+Deployment, and each task stays on the build that started it. Deploy new agent
+code by starting workers of the new build next to the old ones, then make it
+current: new tasks run it, parked tasks finish on their own build, whose
+version drains; stop its workers once it is drained.
+
+  a2aflow deployments list
+  a2aflow deployments describe [--deployment NAME]
+  a2aflow deployments set-current BUILD_ID [--deployment NAME]`,
+	}
+	pf := cmd.PersistentFlags()
+	server.BindDeploymentName(pf, &name, "the Worker Deployment")
+	temporal := server.BindTemporalClient(pf, "warn") // TLS and API key; TEMPORAL_* and temporal.toml as api and worker read them
+	dial := func(cmd *cobra.Command) (client.Client, error) { return temporal.Dial(cmd.Context()) }
+	needName := func(cmd *cobra.Command) error {
+		if name == "" {
+			return fmt.Errorf("give the deployment with --deployment or %s", cmdutil.Env(cmd.Flags().Lookup("deployment")))
+		}
+		return nil
+	}
+	list := &cobra.Command{
+		Use: "list", Short: "List the namespace's Worker Deployments and their current versions", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			it, err := c.WorkerDeploymentClient().List(cmd.Context(), client.WorkerDeploymentListOptions{})
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "DEPLOYMENT\tCURRENT\tRAMPING\tCREATED")
+			for it.HasNext() {
+				d, err := it.Next()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", d.Name, buildOf(d.RoutingConfig.CurrentVersion), ramping(d.RoutingConfig), d.CreateTime.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	}
+	describe := &cobra.Command{
+		Use: "describe", Short: "Show a deployment's versions: current, ramping, draining or drained", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := needName(cmd); err != nil {
+				return err
+			}
+			c, err := dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			d, err := c.WorkerDeploymentClient().GetHandle(name).Describe(cmd.Context(), client.WorkerDeploymentDescribeOptions{})
+			if err != nil {
+				return fmt.Errorf("describe worker deployment %s: %w", name, err)
+			}
+			rc := d.Info.RoutingConfig
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "BUILD ID\tSTATUS\tCREATED")
+			for _, v := range d.Info.VersionSummaries {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", v.Version.BuildID, versionStatus(v, rc), v.CreateTime.Format(time.RFC3339))
+			}
+			return w.Flush()
+		},
+	}
+	setCurrent := &cobra.Command{
+		Use: "set-current BUILD_ID", Short: "Make a build the deployment's current version: new tasks (and auto-upgrade agents' tasks) run it", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := needName(cmd); err != nil {
+				return err
+			}
+			c, err := dial(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			resp, err := c.WorkerDeploymentClient().GetHandle(name).SetCurrentVersion(cmd.Context(),
+				client.WorkerDeploymentSetCurrentVersionOptions{BuildID: args[0]})
+			if err != nil {
+				return fmt.Errorf("set-current %s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is the current version of %s (was %s)\n", args[0], name, buildOf(resp.PreviousVersion))
+			return nil
+		},
+	}
+	cmd.AddCommand(list, describe, setCurrent)
+	return cmd
+}
+
+func buildOf(v *worker.WorkerDeploymentVersion) string {
+	if v == nil {
+		return "-"
+	}
+	return v.BuildID
+}
+
+func ramping(rc client.WorkerDeploymentRoutingConfig) string {
+	if rc.RampingVersion == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s %.0f%%", rc.RampingVersion.BuildID, rc.RampingVersionPercentage)
+}
+
+// versionStatus names what a version does now: current, ramping, draining
+// (not current, tasks still pinned to it), drained (none left: its workers
+// may stop), or inactive (never current).
+func versionStatus(v client.WorkerDeploymentVersionSummary, rc client.WorkerDeploymentRoutingConfig) string {
+	switch {
+	case rc.CurrentVersion != nil && rc.CurrentVersion.BuildID == v.Version.BuildID:
+		return "current"
+	case rc.RampingVersion != nil && rc.RampingVersion.BuildID == v.Version.BuildID:
+		return "ramping"
+	case v.DrainageStatus == client.WorkerDeploymentVersionDrainageStatusDraining:
+		return "draining"
+	case v.DrainageStatus == client.WorkerDeploymentVersionDrainageStatusDrained:
+		return "drained"
+	}
+	return "inactive"
+}

@@ -1,0 +1,355 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/llmagents"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/remote"
+	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
+	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// dialTemporal connects to the frontend (temporal_conn.go: address, TLS,
+// credentials), retrying for up to a minute so that api and worker
+// processes may start before the Temporal server; a TLS or credentials
+// failure ends it at once.
+// The client, and the workers built on it, keep payloads of 256 KiB or more
+// in the payload store (cfg.payloadStore) and only references in history.
+func dialTemporal(ctx context.Context, cfg *config, logger *slog.Logger) (client.Client, error) {
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("large payloads kept outside Temporal history", "payload_store", payloads.Describe())
+	opts := client.Options{
+		HostPort:        cfg.TemporalAddr,
+		Namespace:       cfg.Namespace,
+		Logger:          sdkLogger(logger), // the SDK's own lines at warn unless debug (logging.go)
+		ExternalStorage: blobstore.ExternalStorage(payloads),
+	}
+	if opts, err = cfg.temporalClientOptions(opts); err != nil {
+		return nil, err
+	}
+	if args := tracingLogArgs(); args != nil {
+		logger.Info("exporting traces", args...) // tracing.go
+	}
+	logger.Info("connecting to Temporal", append([]any{"addr", opts.HostPort, "namespace", opts.Namespace}, cfg.Conn.describe...)...)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := client.DialContext(ctx, opts)
+		if err == nil {
+			return c, nil
+		}
+		if failure := dialFailure(ctx, opts, err); failure != nil {
+			return nil, failure
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddr, cfg.Namespace, err)
+		}
+		logger.Warn("Temporal not reachable yet, retrying", "addr", cfg.TemporalAddr, "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// setWorkflowCache sizes the worker's sticky workflow cache
+// (--workflow-cache-size). The SDK keeps one per process, shared by every
+// worker in it and sized when the first one is created; in serve the
+// embedded Temporal server's own system workers are created first, so
+// this runs before the server starts.
+func (cfg *config) setWorkflowCache() error {
+	if cfg.WorkflowCacheSize < 0 {
+		return fmt.Errorf("--workflow-cache-size %d: want 0 (no cache: every turn replays the task's history) or more", cfg.WorkflowCacheSize)
+	}
+	worker.SetStickyWorkflowCacheSize(cfg.WorkflowCacheSize)
+	return nil
+}
+
+// startWorker registers the task workflow and the activities and starts
+// polling; the workflow hints notifier of new task events. The returned
+// function stops the worker and closes its database.
+func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *slog.Logger) (func(), error) {
+	var err error
+	if cfg.OutboundCredentialsFile != "" && cfg.keyring == nil {
+		if cfg.keyring, err = remote.LoadKeyring(cfg.OutboundCredentialsFile); err != nil {
+			return nil, fmt.Errorf("--outbound-credentials: %w", err)
+		}
+	}
+	outboundPolicy, err := outbound.ParsePolicy(cfg.OutboundAllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("--outbound-allow-hosts: %w", err)
+	}
+	logger.Debug("outbound requests", "may reach", outboundPolicy.String(), "and", "the hosts of the operator's agents")
+	store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
+	if err != nil {
+		return nil, err
+	}
+	closeAll := func() { _ = store.Close() }
+	wopts, err := cfg.Deployment.workerOptions(engine.WorkerOptions())
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	wopts = cfg.Lifecycle.workerOptions(wopts)
+	wopts.Interceptors = append(wopts.Interceptors,
+		engine.NewLoggingInterceptor(), // task keys on workflow and activity logs
+		engine.NewOwnerInterceptor())   // the task's owner for its activities
+	// What the agents' own activities reach from their context: the
+	// database and the credentials users gave their tasks (workerenv).
+	env := &workerenv.Env{DB: store.DB()}
+	if cfg.Secrets.credentials != nil {
+		env.Credentials = cfg.Secrets.credentials
+	}
+	wopts.BackgroundActivityContext = workerenv.With(context.Background(), env)
+	w := worker.New(c, cfg.TaskQueue, wopts)
+	opts := engine.Options{Push: cfg.Push.workflowOptions(), RetryBudget: cfg.RetryBudget, Notifier: notifier}
+	reg, err := cfg.workerAgents()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, opts), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	// Without an LLM the worker runs on; LLM agents answer how to configure one.
+	provider, err := cfg.app.LLM, error(nil)
+	if provider == nil {
+		provider, err = llm.FromEnv()
+	}
+	if err != nil && !errors.Is(err, llm.ErrNotConfigured) {
+		logger.Warn("LLM configuration not used", "error", err)
+	} else if err == nil {
+		logger.Info("LLM configured", "provider", provider.Name(), "model", provider.Model())
+	}
+	// Every provider the environment configures, for agents that name
+	// theirs (config file agents' provider key); the program's own wins.
+	providers := llm.ConfiguredProviders()
+	if cfg.app.LLM != nil {
+		providers[cfg.app.LLM.Name()] = cfg.app.LLM
+	}
+	if err := cfg.checkAgentProviders(provider, providers); err != nil { // configagents.go
+		closeAll()
+		return nil, err
+	}
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	// Every outbound request of the activities below goes through the
+	// guarded outbound client.
+	out := outbound.New(outbound.Options{Policy: outboundPolicy})
+	// Delegation to remote A2A agents and the directory tools, the directory
+	// seen as the task's owner sees it.
+	owners := &activities.WorkflowOwners{Client: c}
+	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
+	// The MCP servers of the program and the config file, whose tools LLM
+	// agents call; their sessions end with the worker.
+	servers, err := cfg.mcpServers()
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	for _, srv := range servers {
+		if srv.Credentials == "" {
+			continue
+		}
+		if _, err := cfg.keyring.Credentials(srv.Credentials); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("MCP server %q: %w", srv.Name, err)
+		}
+	}
+	mcpClient := &activities.MCP{Servers: servers, Keyring: cfg.keyring, Outbound: out, Logger: logger}
+	closeStore := closeAll
+	closeAll = func() { mcpClient.Close(); closeStore() }
+	activities.Set{
+		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
+		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
+		LLM:              &activities.LLM{Provider: provider, Providers: providers},
+		Tasks:            &activities.Tasks{Client: c},
+		HistoryPages:     &activities.HistoryPages{Store: payloads},
+		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners,
+			RequireSignedPeers: cfg.RequireSignedPeers},
+		// File parts given by URI, fetched for the model through the guard.
+		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
+		// The skills of remote agents, for the tools of LLM agents from
+		// the config file (configagents.go).
+		Directory: directory,
+		MCP:       mcpClient,
+	}.Register(w)
+	// The agents' own activities and tools, under the names Agent.Activities
+	// gives them, after the built-in tools of LLM agents (llmagents), which
+	// an agent may list too.
+	if err := engine.RegisterActivities(w, append([]*workflows.Agent{llmagents.BuiltinTools(directory), cfg.app.toolsAgent()}, reg.Agents()...)...); err != nil {
+		closeAll()
+		return nil, err
+	}
+	if err := w.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
+	}
+	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
+	cfg.Lifecycle.workerStarted()
+	if v := wopts.DeploymentOptions.Version; wopts.DeploymentOptions.UseVersioning {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := makeCurrentIfNone(ctx, c, v, logger)
+		cancel()
+		if err != nil {
+			w.Stop()
+			closeAll()
+			return nil, err
+		}
+		logger.Info("worker runs as a worker deployment version", "deployment", v.DeploymentName, "build_id", v.BuildID)
+	}
+	return func() {
+		cfg.Lifecycle.stopWorker(w.Stop, logger)
+		closeAll()
+	}, nil
+}
+
+// listen opens addr for the HTTP API, turning "address already in use" into
+// one clear line.
+func listen(addr, what string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot listen on %s: %w (is another a2aflow running? choose another address with the flag or environment variable)", what, addr, err)
+	}
+	return ln, nil
+}
+
+// serveAPI serves the A2A HTTP API on ln, and its gRPC binding on grpcLn
+// when not nil, until ctx is done.
+func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg *config, hints *hints.Broker, logger *slog.Logger) error {
+	approvers, err := api.ParseApproverGroups(cfg.ApproverGroups)
+	if err != nil {
+		return fmt.Errorf("--approver-groups: %w", err)
+	}
+	if cfg.Auth.authenticator.Enabled() && approvers == nil {
+		logger.Warn("authentication is on and --approver-groups is empty: nobody may decide approvals but requesters whose requests allow them (the requester group)")
+	}
+	payloads, err := cfg.payloadStore()
+	if err != nil {
+		return err
+	}
+	reg, err := cfg.registry()
+	if err != nil {
+		return err
+	}
+	cardSigner, err := cfg.CardKey.signer() // keys.go
+	if err != nil {
+		return err
+	}
+	draining := make(chan struct{}) // closed on shutdown: streams end
+	apiURL := cfg.PublicURL
+	if apiURL == "" {
+		apiURL = httpURL(ln)
+	}
+	server := api.New(c, reg, api.Config{
+		Limits:         cfg.HTTP.limits(),
+		ApproverGroups: approvers,
+		TemporalUIURL:  cfg.TemporalUIURL,
+		Namespace:      cfg.Namespace,
+		PublicURL:      cfg.PublicURL,
+		TaskQueue:      cfg.TaskQueue,
+		Logger:         logger,
+		Notifier:       hints,
+		Auth:           cfg.Auth.authenticator,
+		Push:           cfg.Push.apiOptions(cfg.Secrets.sealer),
+		Payloads:       payloads,
+		WaitTimeout:    cfg.WaitTimeout,
+		UICodecOrigins: cfg.UICodecOrigins,
+		Credentials:    cfg.Secrets.credentials,
+		Waitpoints:     wire.NewWaitpointTokens(cfg.Secrets.keys...),
+		Routes:         cfg.app.Routes,
+		AccessLog:      cfg.AccessLog,
+		DefaultHistoryLength: func() int {
+			if cfg.DefaultHistoryLength <= 0 {
+				return -1 // all
+			}
+			return cfg.DefaultHistoryLength
+		}(),
+		ShuttingDown:    draining,
+		ReadinessChecks: cfg.Lifecycle.readinessChecks(),
+		CardSigner:      cardSigner,
+		GRPC:            cfg.GRPC.apiConfig(grpcLn, apiURL, cfg.HTTP.WriteTimeout),
+	})
+	srv := &http.Server{
+		Handler:           server.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	if err := cfg.HTTP.apply(srv, cfg.WaitTimeout); err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	grpcErrc := make(<-chan error)
+	stopGRPC := func(time.Time) {}
+	if grpcLn != nil {
+		grpcErrc, stopGRPC = serveGRPC(server.GRPCServer(), grpcLn, logger)
+	}
+	select {
+	case err := <-errc:
+		stopGRPC(time.Now())
+		return err
+	case err := <-grpcErrc:
+		_ = srv.Close()
+		return fmt.Errorf("gRPC binding: %w", err)
+	case <-ctx.Done():
+		// Both stop together: the HTTP shutdown closes draining, which
+		// ends the streams of both.
+		deadline := cfg.Lifecycle.begin()
+		grpcStopped := make(chan struct{})
+		go func() { stopGRPC(deadline); close(grpcStopped) }()
+		err := cfg.Lifecycle.shutdownHTTP(srv, errc, draining, logger)
+		<-grpcStopped
+		return err
+	}
+}
+
+// httpURL turns a listen address such as ":8080" into a URL a person can open.
+func httpURL(ln net.Listener) string {
+	addr := ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "localhost"
+	}
+	return fmt.Sprintf("http://%s", net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+}
+
+// levelAtLeast drops records below min, whatever the wrapped handler allows.
+type levelAtLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelAtLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelAtLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelAtLeast{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h levelAtLeast) WithGroup(name string) slog.Handler {
+	return levelAtLeast{h.Handler.WithGroup(name), h.min}
+}
