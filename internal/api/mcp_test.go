@@ -763,11 +763,11 @@ func TestMCPBadInput(t *testing.T) {
 	}
 }
 
-// TestMCPTenants: over MCP as everywhere, a caller sees and changes its own
+// TestMCPOwners: over MCP as everywhere, a caller sees and changes its own
 // tasks only: another owner's task (made over MCP or JSON-RPC) answers as
 // an unknown one and is left unchanged; a session is its creator's; a
 // request without credentials is refused.
-func TestMCPTenants(t *testing.T) {
+func TestMCPOwners(t *testing.T) {
 	keys := map[string]string{"alice": "alice-key-0123", "bob": "bob-key-0123"}
 	srv, fake := mcpTestServer(t, keys)
 	for _, protocol := range mcpProtocols {
