@@ -113,6 +113,10 @@ func (s *Server) newMCP() *mcpService {
 // the calls in flight to answer.
 const mcpShutdownGrace = 10 * time.Second
 
+// mcpAnswerGrace is how long the sessions stay open at shutdown after the
+// last call answered.
+const mcpAnswerGrace = 500 * time.Millisecond
+
 // closeAtShutdown closes the sessions once the server shuts down and the
 // calls in flight have answered (they stop waiting for their tasks at
 // once: follow): a session's standalone stream would hold
@@ -124,6 +128,10 @@ func (m *mcpService) closeAtShutdown() {
 	for m.calls.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The answers just written reach their clients before the sessions'
+	// streams end: a client that sees its session's stream end first may
+	// give up on the answers it has not read.
+	time.Sleep(min(mcpAnswerGrace, time.Until(deadline)))
 	for ss := range m.server.Sessions() {
 		_ = ss.Close()
 	}

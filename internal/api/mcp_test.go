@@ -896,8 +896,9 @@ func (s sessionSpy) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestMCPShutdown: when the server shuts down, a call waiting for its task
-// answers with the task as it is (still working, to read later), and the
-// sessions close, so that nothing holds the HTTP server's shutdown.
+// answers with the task as it is (still working, to read later), one
+// waiting for its user's answer with the question, and the sessions
+// close, so that nothing holds the HTTP server's shutdown.
 func TestMCPShutdown(t *testing.T) {
 	shuttingDown := make(chan struct{})
 	srv, fake := mcpTestServerStopping(t, nil, shuttingDown)
@@ -915,8 +916,28 @@ func TestMCPShutdown(t *testing.T) {
 		}()
 		calls = append(calls, done)
 	}
+	// A call waiting for its user's answer to a question (a session's
+	// elicitation the user leaves open).
+	asked := make(chan struct{})
+	cs := mcpConnect(t, srv, "2025-11-25", "", &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			close(asked)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	})
+	elicited := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"message": "Book a trip"}})
+		elicited <- outcome{res, err}
+	}()
+	select {
+	case <-asked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the question was not elicited")
+	}
 	deadline := time.Now().Add(5 * time.Second)
-	for len(fake.messages()) < len(calls) && time.Now().Before(deadline) {
+	for len(fake.messages()) < len(calls)+1 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // the calls follow their tasks
@@ -934,6 +955,17 @@ func TestMCPShutdown(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: the call still waits after the shutdown began", mcpProtocols[i])
 		}
+	}
+	select {
+	case o := <-elicited:
+		if o.err != nil {
+			t.Fatalf("the call waiting for an elicitation failed at shutdown: %v", o.err)
+		}
+		if v := viewOf(t, o.res); o.res.IsError || v.State != "input-required" || v.Question != "Where to?" {
+			t.Errorf("the call waiting for an elicitation answered %+v at shutdown, want the question to answer later", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call waiting for an elicitation still waits after the shutdown began")
 	}
 	closed := make(chan struct{})
 	go func() { srv.Close(); close(closed) }()

@@ -358,13 +358,19 @@ func (m *mcpService) ask(ctx context.Context, req *mcp.CallToolRequest, svc *Tas
 				RequestState:  encodeMCPState(mcpState{Task: string(snap.ID), Seq: snap.EventSeq}),
 			}, nil
 		}
-		res, err := req.Session.Elicit(ctx, params)
+		// The user may take their time; a shutdown ends the wait.
+		ectx, stop := m.untilShutdown(ctx)
+		res, err := req.Session.Elicit(ectx, params)
+		stop()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: %w", a2a.ErrServerError, ctx.Err())
 			}
-			// The client could not ask: the caller answers with a2aflow_reply.
-			m.s.cfg.Logger.InfoContext(ctx, "MCP elicitation failed; answering with the question", "task_id", snap.ID, "error", err)
+			// The client could not ask, or the server is shutting down:
+			// the caller answers with a2aflow_reply.
+			if !closed(m.s.cfg.ShuttingDown) {
+				m.s.cfg.Logger.InfoContext(ctx, "MCP elicitation failed; answering with the question", "task_id", snap.ID, "error", err)
+			}
 			break
 		}
 		answer, ok := elicitedAnswer(res)
@@ -376,6 +382,21 @@ func (m *mcpService) ask(ctx context.Context, req *mcp.CallToolRequest, svc *Tas
 		}
 	}
 	return taskResult(svc.agent.Name, snap.Task, false), nil
+}
+
+// untilShutdown returns ctx, ended also when the server shuts down.
+func (m *mcpService) untilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if m.s.cfg.ShuttingDown != nil {
+		go func() {
+			select {
+			case <-m.s.cfg.ShuttingDown:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // answer sends the user's answer to the question task asked at event seq,
