@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -320,6 +321,62 @@ func TestMCP(t *testing.T) {
 			t.Error("an agent that is not served answered as a tool")
 		}
 	})
+
+	t.Run("shutdown", func(t *testing.T) { mcpShutdown(t, s) }) // last: it stops serve
+}
+
+// mcpShutdown: SIGTERM while a session's call waits for its user's answer
+// (an elicitation left open) and the session's own stream is open: the
+// call answers with the question, to answer after the restart with
+// a2aflow_reply, and serve exits at once, cleanly. It stops s.
+func mcpShutdown(t *testing.T, s *server) {
+	asked := make(chan struct{})
+	cs := mcpSession(t, s.APIURL, "2025-11-25", nil, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			close(asked)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	})
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "travel", Arguments: map[string]any{"message": "Book a flight"}})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the question was not elicited")
+	}
+	p := s.proc()
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatalf("the call failed at the shutdown: %v", o.err)
+		}
+		if v := mcpTaskOf(t, o.res); o.res.IsError || v.State != "input-required" || v.Question != "Where to?" {
+			t.Errorf("the call answered %+v at the shutdown, want the question", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call still waits 10 s after SIGTERM")
+	}
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not exit within 20 s of SIGTERM with an MCP session open")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM, want 0", code)
+	}
+	t.Logf("SIGTERM with an MCP session open: serve exited after %s", time.Since(sent).Round(time.Millisecond))
 }
 
 // TestMCPCredential: a task asking for a credential (auth-required) is
