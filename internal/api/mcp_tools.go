@@ -178,14 +178,16 @@ func (m *mcpService) toolFailure(ctx context.Context, err error) (*mcp.CallToolR
 		if ctx.Err() == nil && code.sentinel == a2a.ErrInternalError {
 			m.s.cfg.Logger.ErrorContext(ctx, "MCP tool call failed", "error", err)
 		}
-		wire := &jsonrpc.Error{Code: int64(code.rpcCode), Message: msg}
+		rpcErr := &jsonrpc.Error{Code: int64(code.rpcCode), Message: msg}
+		// The data of A2A's JSON-RPC binding: the ErrorInfo, and whether
+		// sending again may succeed.
 		_, body := a2aErrorBody(bindingJSONRPC, nil, 0, err)
 		if obj, ok := body.(map[string]any)["error"].(map[string]any); ok {
 			if data, err := json.Marshal(obj["data"]); err == nil {
-				wire.Data = data
+				rpcErr.Data = data
 			}
 		}
-		return nil, wire
+		return nil, rpcErr
 	}
 	reason := code.reason
 	if reason == "" {
