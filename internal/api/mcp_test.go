@@ -266,6 +266,9 @@ func (f *taskTemporal) QueryWorkflowWithOptions(_ context.Context, req *client.Q
 // DescribeWorkflowExecution answers with the task's search attributes:
 // its agent and owner.
 func (f *taskTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if id == "panic-task" {
+		panic("a bug in the code under the call")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ft, ok := f.tasks[id]
@@ -973,5 +976,22 @@ func TestMCPShutdown(t *testing.T) {
 	case <-closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the HTTP server's shutdown waits for MCP requests")
+	}
+}
+
+// TestMCPPanic: a panic under a tool call (the SDK runs calls outside any
+// HTTP middleware) is a JSON-RPC internal error, and the server serves on.
+func TestMCPPanic(t *testing.T) {
+	srv, _ := mcpTestServer(t, nil)
+	for _, protocol := range mcpProtocols {
+		cs := mcpConnect(t, srv, protocol, "", nil)
+		_, err := cs.CallTool(mcpContext(t), &mcp.CallToolParams{Name: "a2aflow_get_task", Arguments: map[string]any{"task_id": "panic-task"}})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError {
+			t.Errorf("%s: a call that panicked answered %v, want a JSON-RPC internal error", protocol, err)
+		}
+		if res := callTool(t, cs, "echo", map[string]any{"message": "still here"}); res.IsError {
+			t.Errorf("%s: after the panic: %v", protocol, texts(res))
+		}
 	}
 }

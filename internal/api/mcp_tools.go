@@ -149,10 +149,18 @@ func agentToolDescription(agent *workflows.Agent) string {
 }
 
 // call runs one tool call as its caller (mcpCallContext) and turns an
-// error into the call's answer (toolFailure).
-func (m *mcpService) call(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, any, error) {
+// error into the call's answer (toolFailure). The SDK runs a call in a
+// goroutine of its own, which no HTTP middleware guards: a panic is
+// answered here as an internal error.
+func (m *mcpService) call(ctx context.Context, req *mcp.CallToolRequest, run func(context.Context) (*mcp.CallToolResult, error)) (_ *mcp.CallToolResult, _ any, rpcErr error) {
 	m.calls.Add(1)
 	defer m.calls.Add(-1)
+	defer func() {
+		if r := recover(); r != nil {
+			m.s.cfg.Logger.ErrorContext(ctx, "panic serving an MCP tool call", "tool", req.Params.Name, "panic", r)
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+		}
+	}()
 	ctx, done, err := m.callContext(ctx, req)
 	if err != nil {
 		res, rpcErr := m.toolFailure(context.Background(), err)
