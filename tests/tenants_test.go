@@ -6,7 +6,8 @@ package tests
 // waiting for input, a completed one, expenses waiting for finance, each
 // with a push config); every principal drives every A2A method over both
 // bindings and both protocol versions, in raw HTTP (and over gRPC, 1.0 and
-// 0.3, with a2a-go's transports: tenants_grpc_test.go), at its own task,
+// 0.3, with a2a-go's transports: tenants_grpc_test.go; and over MCP's
+// tools: tenants_mcp_test.go), at its own task,
 // another tenant's tasks and an unknown task. Each answer must carry the
 // exact code and none of another tenant's data (IDs other than the
 // request's own echoed in an error, context IDs, history texts, push URLs
@@ -308,6 +309,7 @@ func TestTenantMatrix(t *testing.T) {
 	phase("decision parts from other tenants", m.runForeignDecisions)
 	phase("approvals routes before the decision", m.runApprovalsBefore)
 	phase("reads alongside refused writes", m.runReadsAlongsideWrites)
+	phase("MCP", m.runMCP) // tenants_mcp_test.go
 	phase("other tenants changed nothing", func(t *testing.T) { m.checkUnchanged(t, before, hooksBefore) })
 	phase("another tenant's task answers as an unknown one", m.compareWithUnknown)
 	phase("fiona decides by message", m.runFionaDecisions)

@@ -562,7 +562,8 @@ func agentPrefix(path string) string {
 }
 
 // writeUnauthenticated answers 401 in the form of the binding the request
-// used: JSON-RPC is a POST on an agent's base path, anything else HTTP+JSON.
+// used: JSON-RPC is a POST on an agent's base path or any request to
+// MCPPath, anything else HTTP+JSON.
 func writeUnauthenticated(c *gin.Context, err error) {
 	msg := "authentication required: " + err.Error()
 	if errors.Is(err, ErrNoCredentials) {
@@ -573,8 +574,8 @@ func writeUnauthenticated(c *gin.Context, err error) {
 		p = strings.TrimPrefix(p, prefix)
 	}
 	b := bindingREST
-	if c.Request.Method == http.MethodPost && p == "" {
-		b = bindingJSONRPCCodeOnly
+	if (c.Request.Method == http.MethodPost && p == "") || p == MCPPath {
+		b = bindingJSONRPCCodeOnly // MCP's transport is JSON-RPC on every method
 	}
 	// 401 on either binding: the status that goes with WWW-Authenticate.
 	abortWithA2AError(c, b, http.StatusUnauthorized, a2a.NewError(a2a.ErrUnauthenticated, msg))

@@ -64,7 +64,20 @@ func requestedExtensions(h http.Header) []string {
 // names, so 0.3 and 1.0 clients read it) and returns the request carrying
 // the outcome for the service (gatedService, TaskService.send).
 func negotiateExtensions(w http.ResponseWriter, r *http.Request, agent *workflows.Agent) *http.Request {
-	requested := requestedExtensions(r.Header)
+	n := negotiate(r.Header, agent)
+	if len(n.activated) > 0 {
+		list := strings.Join(n.activated, ", ")
+		w.Header().Set(a2a.SvcParamExtensions, list)
+		if protocolVersion(r) == "0.3" {
+			w.Header().Set(legacyExtensionsHeader, list)
+		}
+	}
+	return r.WithContext(withNegotiated(r.Context(), n))
+}
+
+// negotiate matches the extensions h requests against agent's.
+func negotiate(h http.Header, agent *workflows.Agent) negotiated {
+	requested := requestedExtensions(h)
 	var n negotiated
 	for _, ext := range agent.Extensions {
 		switch {
@@ -74,14 +87,13 @@ func negotiateExtensions(w http.ResponseWriter, r *http.Request, agent *workflow
 			n.missing = append(n.missing, ext.URI)
 		}
 	}
-	if len(n.activated) > 0 {
-		list := strings.Join(n.activated, ", ")
-		w.Header().Set(a2a.SvcParamExtensions, list)
-		if protocolVersion(r) == "0.3" {
-			w.Header().Set(legacyExtensionsHeader, list)
-		}
-	}
-	return r.WithContext(context.WithValue(r.Context(), negotiatedKey{}, n))
+	return n
+}
+
+// withNegotiated records the outcome of a negotiation in ctx for the
+// service (gatedService, TaskService.send).
+func withNegotiated(ctx context.Context, n negotiated) context.Context {
+	return context.WithValue(ctx, negotiatedKey{}, n)
 }
 
 // activatedExtensions returns the extensions the request in ctx activated.

@@ -120,7 +120,7 @@ type Config struct {
 	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
 	// authentication and rate limit as the A2A routes; the caller is
 	// PrincipalFrom(c.Request.Context()). They must not take the paths a2aflow
-	// serves: /agents, /approvals, /waitpoints, /inbox, /healthz, /readyz, /.well-known.
+	// serves: /agents, /approvals, /waitpoints, /inbox, /mcp, /healthz, /readyz, /.well-known.
 	Routes func(gin.IRouter)
 	// ReadinessChecks are checks of /readyz besides Temporal's ("temporal",
 	// "namespace"): serve adds its worker's (health.go).
@@ -158,6 +158,9 @@ type Server struct {
 	// handlers are the agents' A2A handlers, by name, which every binding
 	// serves (agentHandler).
 	handlers map[string]a2asrv.RequestHandler
+	// services are the agents' TaskServices, by name, which MCP's tools
+	// call (mcp_tools.go).
+	services map[string]*TaskService
 	// closed hints the streams of tasks ended outside their handler, with a
 	// Notifier (closedwatch.go).
 	closed *closedWatch
@@ -198,7 +201,8 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		cfg.WaitTimeout = 30 * time.Second
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits), handlers: map[string]a2asrv.RequestHandler{}}
+	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits), handlers: map[string]a2asrv.RequestHandler{},
+		services: map[string]*TaskService{}}
 	if cfg.Notifier != nil {
 		s.closed = newClosedWatch(c, cfg.Namespace, cfg.Notifier, cfg.Logger)
 	}
@@ -235,6 +239,7 @@ func (s *Server) routes() *gin.Engine {
 		agent, _ := s.agents.Get(name)
 		svc, handler := s.agentHandler(agent)
 		s.handlers[name] = handler // gRPC serves the same handlers (grpc.go)
+		s.services[name] = svc
 		endpoints[name] = a2aEndpoint(name, s.agentEndpoint(agent, svc, handler))
 	}
 	def := s.agents.Default()
@@ -243,6 +248,10 @@ func (s *Server) routes() *gin.Engine {
 		r.Any(UICodecPath+"/*op", gin.WrapH(blobstore.CodecHandler(s.cfg.Payloads, blobstore.CodecOptions{
 			AllowedOrigins: s.cfg.UICodecOrigins, Logger: s.cfg.Logger,
 		})))
+	}
+	mcpSvc := s.newMCP() // mcp.go
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		r.Handle(method, MCPPath, mcpSvc.serve)
 	}
 	s.approvalRoutes(r)
 	s.waitpointRoutes(r)

@@ -339,9 +339,9 @@ func writeTooLarge(w http.ResponseWriter, r *http.Request, size, limit int64) {
 }
 
 // jsonRPCPath reports whether path is a JSON-RPC endpoint: the default
-// agent's "/" or an agent's "/agents/{name}".
+// agent's "/", an agent's "/agents/{name}", or MCP's.
 func jsonRPCPath(path string) bool {
-	if path == "" || path == "/" {
+	if path == "" || path == "/" || path == MCPPath {
 		return true
 	}
 	name, ok := strings.CutPrefix(path, "/agents/")
