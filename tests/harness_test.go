@@ -90,6 +90,7 @@ func startProgram(t testing.TB, program, name string, env []string, args ...stri
 	p.cmd = exec.Command(program, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	dieWithTest(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

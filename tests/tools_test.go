@@ -203,7 +203,9 @@ func TestGatedToolCalls(t *testing.T) {
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	payments := &mcptest.Payments{Ledger: ledger}
 	mcpSrv := httptest.NewServer(payments.Handler())
-	defer mcpSrv.Close()
+	// Closed after a2aflow stops (cleanups run last first): a2aflow's MCP
+	// sessions hold connections open until then.
+	t.Cleanup(mcpSrv.Close)
 	config := filepath.Join(t.TempDir(), "a2aflow.toml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(gatedToolsConfig, mcpSrv.URL+"/mcp")), 0o644); err != nil {
 		t.Fatal(err)
@@ -227,12 +229,14 @@ func TestGatedToolCalls(t *testing.T) {
 		return workflows.MessageText(waitState(t, ctx, c, id, a2a.TaskStateCompleted).Status.Message)
 	}
 
+	t.Logf("phase: below the threshold")
 	// Below the threshold: no approval.
 	small := send(t, ctx, payables, "", "pay INV-1 99")
 	if got := workflows.MessageText(small.Status.Message); small.Status.State != a2a.TaskStateCompleted || !strings.HasPrefix(got, "done: paid invoice INV-1: 99.00 EUR") {
 		t.Fatalf("a small payment: %s %q", small.Status.State, got)
 	}
 
+	t.Logf("phase: REST with kills")
 	// Approved over REST, a2aflow killed while it waits and right after the
 	// decision.
 	big := send(t, ctx, payables, "", "pay INV-2 1500")
@@ -260,6 +264,7 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Errorf("approved over REST: the model answered %q", got)
 	}
 
+	t.Logf("phase: killed mid-call")
 	// Approved, then a2aflow killed while the call runs in the MCP server:
 	// the retried call carries the same key, and the server pays once.
 	payments.SetHold(true)
@@ -278,6 +283,7 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Errorf("killed mid-call: the model answered %q", got)
 	}
 
+	t.Logf("phase: CLI reject")
 	// Rejected with the CLI: the model reads why.
 	rejected := send(t, ctx, payables, "", "pay INV-4 5000")
 	out, err := exec.Command(binary, "reject", pendingApproval(t, rejected), "--as", "fiona", "--comment", "not before the audit", "--api", s.APIURL).CombinedOutput()
@@ -288,6 +294,7 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Errorf("rejected: the model answered %q, want the reason", got)
 	}
 
+	t.Logf("phase: inbox edit")
 	// Approved with edited arguments in the inbox.
 	edited := send(t, ctx, payables, "", "pay INV-5 1800")
 	inboxApproveEdited(t, s, pendingApproval(t, edited), `{"invoice": "INV-5", "amount": 900, "currency": "EUR"}`)
@@ -295,6 +302,7 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Errorf("approved with edited arguments: the model answered %q", got)
 	}
 
+	t.Logf("phase: decision part")
 	// Anthropic's wire; approved by an A2A decision part.
 	anth := client("payables-anthropic")
 	byPart := send(t, ctx, anth, "", "pay INV-6 1200")
@@ -307,6 +315,7 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Errorf("approved by a decision part (Anthropic): the model answered %q", got)
 	}
 
+	t.Logf("phase: expiry")
 	// Nobody decides in time.
 	hasty := client("payables-hasty")
 	late := send(t, ctx, hasty, "", "pay INV-7 3000")
@@ -315,6 +324,7 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Errorf("expired: the model answered %q", got)
 	}
 
+	t.Logf("phase: ledger")
 	// The MCP server's ledger: each approved payment once, nothing else.
 	raw, err := os.ReadFile(ledger)
 	if err != nil {
