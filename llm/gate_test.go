@@ -3,12 +3,15 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
@@ -299,5 +302,42 @@ func TestParallelToolCalls(t *testing.T) {
 	}
 	if len(p.paid) != 2 {
 		t.Errorf("paid %v, want both", p.paid)
+	}
+}
+
+// TestToolActivityOptions: a tool's own activity options (ToolActivity)
+// govern its calls, approved ones included: here a heartbeat timeout the
+// activity sees and one attempt instead of ToolActivityOptions' three.
+func TestToolActivityOptions(t *testing.T) {
+	var mu sync.Mutex
+	var attempts int
+	var heartbeat time.Duration
+	flaky := llm.NewTool("pay_invoice", "Pays an invoice.", func(ctx context.Context, in PayInvoiceInput) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts++
+		heartbeat = activity.GetInfo(ctx).HeartbeatTimeout
+		return "", errors.New("the bank is down")
+	}, llm.RequireApproval(llm.Gate{Request: workflows.ApprovalRequest{Groups: []string{"finance"}}}),
+		llm.ToolActivity(workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second, HeartbeatTimeout: 7 * time.Second,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}}))
+	agent := &workflows.Agent{
+		Name:       "payables",
+		Activities: []any{flaky},
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			answer, err := llm.Worker(flaky).Run(ctx, t.Thread())
+			t.Reply(answer)
+			return err
+		},
+	}
+	env := workflowstest.New(t, agent)
+	env.LLM(payScript(`{"invoice":"INV-7","amount":1500}`))
+	env.Decide(time.Hour, workflowstest.ApprovalID(1), workflowstest.Approve("fiona", "finance"))
+	task := env.RunText("payables", "Pay what is due.")
+	if got := statusText(task); !strings.Contains(got, "the bank is down") {
+		t.Errorf("the model answered %q, want it to have read the tool's error", got)
+	}
+	if attempts != 1 || heartbeat != 7*time.Second {
+		t.Errorf("%d attempts with heartbeat timeout %s, want 1 with 7s (the tool's own options)", attempts, heartbeat)
 	}
 }

@@ -121,10 +121,7 @@ func mcpTool(server string, mt wire.MCPTool) Tool {
 		return nil
 	}
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
-		ao := withSummary(MCPCallOptions, "mcp "+server+"/"+mt.Name+" "+call.Arguments)
-		if key, ok := ctx.Value(callKeyKey{}).(string); ok {
-			ao.ActivityID = key // an approved call: its activity is keyed by the approval
-		}
+		ao := toolCallOptions(ctx, MCPCallOptions, "mcp "+server+"/"+mt.Name+" "+call.Arguments)
 		var res wire.MCPCallToolResult
 		in := wire.MCPCallToolInput{Server: server, Tool: mt.Name, Arguments: json.RawMessage(call.Arguments)}
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), wire.ActivityCallMCPTool, in).Get(ctx, &res); err != nil {

@@ -42,6 +42,9 @@ type Tool struct {
 	// parallel marks a workflow tool whose calls may run together
 	// (Concurrent); activity tools always may.
 	parallel bool
+	// activity replaces the default activity options of an activity or MCP
+	// tool's calls (ToolActivity).
+	activity *workflow.ActivityOptions
 	err      error // a bad definition, reported when the loop runs
 }
 
@@ -53,6 +56,35 @@ func (t Tool) concurrent() bool { return t.activityFn != nil || t.parallel }
 // calls of a turn: it neither asks the user nor waits on anything another
 // call could change. Activity tools are concurrent already.
 func Concurrent() ToolOption { return func(t *Tool) { t.parallel = true } }
+
+// ToolActivity sets the activity options of the tool's calls, for a tool
+// that runs as an activity (NewTool, an MCP server's tool; a workflow tool
+// has none): the start-to-close timeout after which a call whose worker
+// died is tried again, a heartbeat timeout for a tool that heartbeats, the
+// retry policy. Without it a call runs with [ToolActivityOptions] (an MCP
+// tool's with [MCPCallOptions]). The loop still sets the summary the
+// Temporal UI shows and, for an approved call, the activity ID its
+// [CallKey] is made of.
+func ToolActivity(ao workflow.ActivityOptions) ToolOption {
+	return func(t *Tool) { t.activity = &ao }
+}
+
+// toolCallOptions is the activity options of a call: the tool's own
+// (ToolActivity) or def, with the summary and an approved call's ID.
+func toolCallOptions(ctx workflow.Context, def workflow.ActivityOptions, summary string) workflow.ActivityOptions {
+	if own, ok := ctx.Value(toolActivityKey{}).(workflow.ActivityOptions); ok {
+		def = own
+	}
+	ao := withSummary(def, summary)
+	if key, ok := ctx.Value(callKeyKey{}).(string); ok {
+		ao.ActivityID = key // an approved call: its activity is keyed by the approval
+	}
+	return ao
+}
+
+// toolActivityKey carries a tool's ToolActivity options from run to its
+// invoke.
+type toolActivityKey struct{}
 
 // Name returns the tool's name.
 func (t Tool) Name() string { return t.spec.Name }
@@ -102,11 +134,7 @@ func NewTool[In, Out any](name, description string, fn func(ctx context.Context,
 		if err != nil {
 			return "", &argumentsError{err}
 		}
-		ao := withSummary(ToolActivityOptions, name+" "+call.Arguments)
-		if key, ok := ctx.Value(callKeyKey{}).(string); ok {
-			ao.ActivityID = key // an approved call: its activity is keyed by the approval
-		}
-		actx := workflow.WithActivityOptions(ctx, ao)
+		actx := workflow.WithActivityOptions(ctx, toolCallOptions(ctx, ToolActivityOptions, name+" "+call.Arguments))
 		var out Out
 		if err := workflow.ExecuteActivity(actx, activityName, in).Get(ctx, &out); err != nil {
 			return "", err
@@ -230,6 +258,9 @@ func (t Tool) run(ctx workflow.Context, call ToolCall, reason string) (string, e
 	}
 	if approvalID != "" {
 		ctx = workflow.WithValue(ctx, callKeyKey{}, "call-"+approvalID)
+	}
+	if t.activity != nil {
+		ctx = workflow.WithValue(ctx, toolActivityKey{}, *t.activity)
 	}
 	return t.invoke(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: string(args)})
 }

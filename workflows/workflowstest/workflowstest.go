@@ -195,6 +195,25 @@ func (e *Env) Look(after time.Duration, f func(*a2a.Task)) {
 	}, after)
 }
 
+// LookApprovals reads the task's approvals after d of workflow time, as the
+// approvals API and the inbox read them (pending and decided, each with its
+// request: for a gated tool call the tool, its arguments and the model's
+// reason in Request.Action), and passes them to f.
+func (e *Env) LookApprovals(after time.Duration, f func([]workflows.Approval)) {
+	e.RegisterDelayedCallback(func() {
+		v, err := e.QueryWorkflow(wire.QueryApprovals, wire.Caller{})
+		var list []workflows.Approval
+		if err == nil {
+			err = v.Get(&list)
+		}
+		if err != nil {
+			e.t.Errorf("workflowstest: read the approvals at %s: %v", after, err)
+			return
+		}
+		f(list)
+	}, after)
+}
+
 // RemoteAgent answers the task's calls to the remote agent name
 // (Task.CallAgent) with the task answer returns for the message sent: end
 // it (completed with artifacts, rejected, failed) for a call that returns at
