@@ -21,5 +21,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	a2aflow.Main(PurchaseOrder(Config{Supplier: supplier}), Quotes())
+	a2aflow.Main(PurchaseOrder(Config{Supplier: supplier}), Quotes(), Buyer(Config{Supplier: supplier}))
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/workflows"
@@ -177,17 +176,9 @@ func raisePurchaseOrder(ctx workflow.Context, t *workflows.Task, cfg Config) err
 	// same on every attempt, so a retry never orders twice.
 	if po.Order == nil {
 		t.Progress(ctx, fmt.Sprintf("Approved. Ordering %d x %s from the supplier...", po.Quantity, po.Quote.SKU))
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout:    10 * time.Second, // one attempt
-			ScheduleToCloseTimeout: 24 * time.Hour,   // all attempts: then the task fails
-			RetryPolicy: &temporal.RetryPolicy{
-				InitialInterval:        time.Second,
-				BackoffCoefficient:     2,
-				MaximumInterval:        time.Minute,
-				NonRetryableErrorTypes: []string{ErrTypeSupplierRefused},
-			},
-			Summary: fmt.Sprintf("order %s: %d x %s", po.Number, po.Quantity, po.Quote.SKU),
-		})
+		ao := SupplierActivityOptions
+		ao.Summary = fmt.Sprintf("order %s: %d x %s", po.Number, po.Quantity, po.Quote.SKU)
+		actx := workflow.WithActivityOptions(ctx, ao)
 		var confirmation OrderConfirmation
 		err := workflow.ExecuteActivity(actx, ActivityPlaceOrder, PlaceOrderInput{
 			IdempotencyKey: string(t.ID()) + "/place-order",

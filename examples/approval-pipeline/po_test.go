@@ -43,13 +43,19 @@ type run struct {
 // worker registers them.
 func newRun(t *testing.T, cfg Config) *run {
 	t.Helper()
+	return newAgentRun(t, cfg, PurchaseOrder)
+}
+
+// newAgentRun is newRun for the agent made by agent (PurchaseOrder, Buyer).
+func newAgentRun(t *testing.T, cfg Config, agent func(Config) *workflows.Agent) *run {
+	t.Helper()
 	r := &run{t: t, supplier: &fakesupplier.Server{}}
 	if cfg.Supplier == nil {
 		srv := httptest.NewServer(r.supplier)
 		t.Cleanup(srv.Close)
 		cfg.Supplier = &Supplier{BaseURL: srv.URL}
 	}
-	r.env = workflowstest.New(t, PurchaseOrder(cfg), Quotes())
+	r.env = workflowstest.New(t, agent(cfg), Quotes())
 	// The quotes agent, over A2A: the remote task as the quotes agent would
 	// end it.
 	r.env.RemoteAgent("quotes", func(m *a2a.Message) *a2a.Task {

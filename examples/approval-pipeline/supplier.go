@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 )
 
 // ActivityPlaceOrder is the name the purchase-order agent calls the
@@ -26,6 +27,21 @@ const ErrTypeSupplierRefused = "SupplierRefused"
 
 // DefaultSupplierURL is where cmd/fake-supplier listens by default.
 const DefaultSupplierURL = "http://localhost:9090"
+
+// SupplierActivityOptions are those of an order to the supplier: an
+// attempt may take 10 s (then it is tried again: the worker may have died
+// with it), retried 1 s, 2 s, 4 s... up to a minute apart for a day, unless
+// the supplier refused the order.
+var SupplierActivityOptions = workflow.ActivityOptions{
+	StartToCloseTimeout:    10 * time.Second, // one attempt
+	ScheduleToCloseTimeout: 24 * time.Hour,   // all attempts: then the task fails
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        time.Minute,
+		NonRetryableErrorTypes: []string{ErrTypeSupplierRefused},
+	},
+}
 
 // Supplier calls the supplier's ordering API. Its methods are activities:
 // they run on the worker, outside the workflow, and Temporal retries them.
