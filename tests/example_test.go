@@ -38,8 +38,9 @@ func TestExampleApprovalPipeline(t *testing.T) {
 	supplier := &exampleSupplier{hangFirst: true, taken: make(chan string, 10)}
 	supplierSrv := httptest.NewServer(supplier)
 	t.Cleanup(supplierSrv.Close)
+	model := newExampleBuyerLLM(t)
 
-	s := startExampleServe(t, program, supplierSrv.URL)
+	s := startExampleServe(t, program, supplierSrv.URL, "OPENAI_BASE_URL="+model.URL+"/v1", "OPENAI_API_KEY=sk-test")
 	ctx := testContext(t)
 	c, card := newClient(t, ctx, s.apiURL)
 	if card.Name != "purchase-order" {
@@ -47,6 +48,7 @@ func TestExampleApprovalPipeline(t *testing.T) {
 	}
 	exampleRejected(t, ctx, c, supplier)
 	exampleOrdered(t, ctx, c, s, supplier, program)
+	exampleBuyer(t, ctx, s, supplier, program)
 }
 
 // exampleRejected: an order under the threshold waits for the manager alone,
@@ -229,6 +231,145 @@ func exampleOrdered(t *testing.T, ctx context.Context, c *a2aclient.Client, s *e
 	}
 }
 
+// exampleBuyer: the buyer, an LLM agent with Go tools of its own served by
+// a2aflow.Main, on a model speaking OpenAI's wire: it gets a quote from the
+// quotes agent (over A2A) and calls place_order for 3 desks, 1,560 EUR,
+// which waits for a manager. kill -9 while it waits; the manager approves 2
+// desks with the program's own CLI (--arguments); kill -9 while the
+// supplier takes the order. The supplier has one order, of 2 desks, under
+// the approved call's key; the model read its confirmation; the history
+// replays against the program.
+func exampleBuyer(t *testing.T, ctx context.Context, s *exampleServe, supplier *exampleSupplier, program string) {
+	t.Helper()
+	bc, card := newClient(t, ctx, s.apiURL+"/agents/buyer")
+	if card.Name != "buyer" {
+		t.Fatalf("agent card %q, want buyer", card.Name)
+	}
+	task := send(t, ctx, bc, "", "3 standing desks for CC-4100, please")
+	approval := exampleApprovalID(t, task)
+	var view struct {
+		State   string `json:"state"`
+		Request struct {
+			Title  string         `json:"title"`
+			Groups []string       `json:"groups"`
+			Action map[string]any `json:"action"`
+		} `json:"request"`
+	}
+	if code := getJSON(t, s.apiURL+"/approvals/"+approval, &view); code != http.StatusOK || view.State != "pending" ||
+		view.Request.Action["tool"] != "place_order" || len(view.Request.Groups) != 1 || view.Request.Groups[0] != "managers" {
+		t.Fatalf("GET /approvals/%s = %d %+v, want place_order pending for managers", approval, code, view)
+	}
+	if args, _ := view.Request.Action["arguments"].(map[string]any); args["sku"] != "DESK-STAND" || args["quantity"] != float64(3) {
+		t.Errorf("the manager sees the arguments %v, want the model's 3 x DESK-STAND", view.Request.Action["arguments"])
+	}
+	if n := len(supplier.allOrders()); n != 1 {
+		t.Fatalf("the supplier has %d orders before the approval, want the purchase order's one", n)
+	}
+
+	// kill -9 while the call waits for the manager.
+	s.kill()
+	s.start(t)
+	supplier.mu.Lock()
+	supplier.hangFirst = true // the order taken, its answer lost
+	supplier.mu.Unlock()
+	out, err := exec.Command(program, "approve", approval, "--api", s.apiURL, "--as", "maria",
+		"--arguments", `{"sku": "DESK-STAND", "quantity": 2, "costCentre": "CC-4100"}`, "--comment", "two will do").CombinedOutput()
+	if err != nil {
+		t.Fatalf("po approve --arguments: %v\n%s", err, out)
+	}
+	var key string
+	select {
+	case key = <-supplier.taken:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the supplier got no order within 30 s of the approval")
+	}
+	if !strings.Contains(key, approval) {
+		t.Errorf("the order's key %q does not name the approved call %s", key, approval)
+	}
+	// kill -9 while the supplier takes the order: the call is tried again
+	// after its 10 s start-to-close timeout, with the same key.
+	s.kill()
+	s.start(t)
+	bc, _ = newClient(t, ctx, s.apiURL+"/agents/buyer")
+	var got *a2a.Task
+	waitFor(t, 45*time.Second, func() bool {
+		got, err = bc.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.State.Terminal()
+	})
+	wantState(t, got, a2a.TaskStateCompleted, "")
+	if orders := supplier.ordersFor(key); len(orders) != 1 || orders[0]["quantity"] != float64(2) || orders[0]["sku"] != "DESK-STAND" ||
+		len(supplier.allOrders()) != 2 || supplier.requestsFor(key) < 2 {
+		t.Errorf("the supplier took %v (%d requests with the key), want one more order, of 2 desks, sent again after the kill", supplier.allOrders(), supplier.requestsFor(key))
+	}
+	if text := statusText(got); !strings.Contains(text, "SUP-000002") {
+		t.Errorf("the buyer answered %q, want the supplier's order SUP-000002", text)
+	}
+	out, err = exec.Command(program, "replay", "--task", string(task.ID), "--temporal-addr", s.temporalAddr, "--data-dir", s.dataDir).CombinedOutput()
+	if err != nil {
+		t.Errorf("po replay --task %s (the buyer's): %v\n%s", task.ID, err, out)
+	}
+}
+
+// newExampleBuyerLLM is a model on OpenAI's chat completions wire that buys
+// for the example's buyer: asked for something, it quotes 3 standing desks
+// (get_quote); shown the quote, it orders it on CC-4100 (place_order); shown
+// the order's result, it answers with it.
+func newExampleBuyerLLM(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+		}
+		if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, `{"error":{"message":"not a chat completion"}}`, http.StatusBadRequest)
+			return
+		}
+		var results []string
+		for _, m := range req.Messages {
+			if m.Role == "tool" {
+				results = append(results, fmt.Sprint(m.Content))
+			}
+		}
+		msg := map[string]any{"role": "assistant", "refusal": nil}
+		call := func(name string, args any) {
+			raw, _ := json.Marshal(args)
+			msg["tool_calls"] = []any{map[string]any{"id": fmt.Sprintf("call_%d", len(results)), "type": "function",
+				"function": map[string]any{"name": name, "arguments": string(raw)}}}
+		}
+		switch len(results) {
+		case 0:
+			msg["content"] = "Let me get a quote."
+			call("get_quote", map[string]any{"item": "standing desk", "quantity": 3})
+		case 1:
+			var q struct {
+				SKU      string  `json:"sku"`
+				Quantity int     `json:"quantity"`
+				QuoteID  string  `json:"quoteId"`
+				Total    float64 `json:"total"`
+			}
+			_ = json.Unmarshal([]byte(results[0]), &q)
+			msg["content"] = fmt.Sprintf("The quote is %.2f EUR; ordering.", q.Total)
+			call("place_order", map[string]any{"sku": q.SKU, "quantity": q.Quantity, "costCentre": "CC-4100", "quoteId": q.QuoteID})
+		default:
+			msg["content"] = "Ordered: " + results[len(results)-1]
+		}
+		finish := "stop"
+		if msg["tool_calls"] != nil {
+			finish = "tool_calls"
+		}
+		body, _ := json.Marshal(msg)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-buyer","object":"chat.completion","created":1700000000,"model":%q,
+			"choices":[{"index":0,"finish_reason":%q,"logprobs":null,"message":%s}],
+			"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`, req.Model, finish, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // exampleDir is the example program's module, next to this one.
 var exampleDir = filepath.Join("..", "examples", "approval-pipeline")
 
@@ -278,14 +419,14 @@ type exampleServe struct {
 	current                       *proc
 }
 
-func startExampleServe(t *testing.T, program, supplierURL string) *exampleServe {
+func startExampleServe(t *testing.T, program, supplierURL string, env ...string) *exampleServe {
 	t.Helper()
 	s := &exampleServe{
 		program:      program,
 		apiURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
 		temporalAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		dataDir:      t.TempDir(),
-		env:          []string{"SUPPLIER_URL=" + supplierURL},
+		env:          append([]string{"SUPPLIER_URL=" + supplierURL}, env...),
 	}
 	s.args = []string{"serve",
 		"--http-addr", strings.TrimPrefix(s.apiURL, "http://"),
