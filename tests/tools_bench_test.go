@@ -102,9 +102,15 @@ func benchMCPAgent() *workflows.Agent {
 		if err != nil {
 			return err
 		}
-		out, err := tools[0].Call(ctx, t.Text())
-		if err != nil {
-			return err
+		// "N ARGS": N calls of the tool, one after the other.
+		var n int
+		count, args, _ := strings.Cut(t.Text(), " ")
+		fmt.Sscan(count, &n)
+		var out string
+		for range n {
+			if out, err = tools[0].Call(ctx, args); err != nil {
+				return err
+			}
 		}
 		t.Reply(out)
 		return nil
@@ -251,10 +257,37 @@ func BenchmarkMCPToolCall(b *testing.B) {
 				return time.Since(t0), nil
 			}
 			sum := &benchSummary{}
-			benchPair(b, ctx, s, benchMode{"seq", 1, benchRoundSeq}, bt.task("payer", args, "paid invoice INV-1"), direct, sum, name)
+			benchPair(b, ctx, s, benchMode{"seq", 1, benchRoundSeq}, bt.task("payer", "1 "+args, "paid invoice INV-1"), direct, sum, name)
 			benchPrint(b, sum.tableNoTput([][2]string{{name + " a2a", name + " raw"}}))
 		})
 	}
+	// What one more call costs a task (a task of two calls against one of
+	// one, interleaved) against the SDK's client calling the tool directly:
+	// the call's own cost, without the task's start and the tool list.
+	b.Run(fmt.Sprintf("mcp-%dms-per-call", benchMCPDelay.Milliseconds()), func(b *testing.B) {
+		bt := newBenchTools(b, s, &mcptest.Payments{Delay: benchMCPDelay})
+		args := `{"invoice":"INV-1","amount":10}`
+		direct := func(ctx context.Context, w int) (time.Duration, error) {
+			t0 := time.Now()
+			res, err := bt.session.CallTool(ctx, &mcp.CallToolParams{Name: "pay_invoice", Arguments: json.RawMessage(args),
+				Meta: mcp.Meta{wire.MCPIdempotencyKeyMeta: uuid.NewString()}})
+			if err != nil || res.IsError {
+				return 0, fmt.Errorf("direct call: %v %+v", err, res)
+			}
+			return time.Since(t0), nil
+		}
+		two, one := bt.task("payer", "2 "+args, "paid invoice INV-1"), bt.task("payer", "1 "+args, "paid invoice INV-1")
+		benchWarm(b, ctx, 1, two, one, direct)
+		b.ResetTimer()
+		smps := benchInterleave(b, ctx, benchPid(s), 1, benchRoundSeq, two, one, direct)
+		b.StopTimer()
+		perCall := smps[0].pct(50) - smps[1].pct(50)
+		b.ReportMetric(perCall, "a2a-per-call-p50-ms")
+		b.ReportMetric(smps[2].pct(50), "raw-call-p50-ms")
+		b.ReportMetric(perCall/smps[2].pct(50), "ratio-p50")
+		benchPrint(b, fmt.Sprintf("\n  one more MCP call in a task: +%.1f ms p50 (tasks of 2 calls %.1f, of 1 call %.1f); the SDK's client directly: %.1f ms; ratio %.2fx",
+			perCall, smps[0].pct(50), smps[1].pct(50), smps[2].pct(50), perCall/smps[2].pct(50)))
+	})
 }
 
 // BenchmarkParallelToolCalls: a turn of five independent tool calls of
