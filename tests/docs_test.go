@@ -55,12 +55,14 @@ import (
 // block of README.md, CONTRIBUTING.md and docs/ (not marked norun) is a
 // config file `a2aflow config print` takes, and each `a2aflow COMMAND
 // --flag` of their ```sh blocks names a command and flags this build has
-// (a renamed flag's deprecated alias does not count).
+// (a renamed flag's deprecated alias does not count), and each relative link
+// names a file of the repository and, with a #fragment, one of its headings.
 func TestDocs(t *testing.T) {
 	t.Run("README", func(t *testing.T) { runDoc(t, "README.md") })
 	t.Run("tutorial", func(t *testing.T) { runDoc(t, "docs/tutorial.md") })
 	t.Run("config-files", checkDocConfigFiles)
 	t.Run("commands", checkDocCommands)
+	t.Run("links", checkDocLinks)
 }
 
 // repoRoot is the repository's root, the tests' parent folder.
@@ -94,7 +96,7 @@ func docBlocks(t testing.TB, path string) []docBlock {
 	for i, line := range strings.Split(string(raw), "\n") {
 		trimmed := strings.TrimSpace(line)
 		if cur == nil {
-			if info, ok := strings.CutPrefix(trimmed, "```"); ok {
+			if info, ok := strings.CutPrefix(trimmed, "```"); ok && !strings.Contains(info, "`") {
 				words := strings.Fields(info)
 				cur = &docBlock{line: i + 1}
 				if len(words) > 0 {
@@ -452,6 +454,11 @@ func (s *docSession) run(c docCommand) {
 
 // runDoc runs every shell command of the Markdown file doc.
 func runDoc(t *testing.T, doc string) {
+	for _, tool := range []string{"bash", "curl", "lsof", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed; the docs' commands use it (.ci/run installs it)", tool)
+		}
+	}
 	s := newDocSession(t, doc)
 	ran := 0
 	for _, b := range docBlocks(t, filepath.Join(repoRoot(t), doc)) {
@@ -633,4 +640,72 @@ func checkDocCommands(t *testing.T) {
 		}
 	}
 	t.Logf("%d a2aflow command lines checked", checked)
+}
+
+var (
+	linkRe    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRe = regexp.MustCompile(`(?m)^#+ (.*)$`)
+	fenceRe   = regexp.MustCompile("(?s)```.*?```")
+)
+
+// anchorOf is GitHub's anchor of a Markdown heading: lower case, spaces as
+// '-', other punctuation than '-' and '_' dropped.
+func anchorOf(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9'):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// checkDocLinks: every relative link of the docs names a file of the
+// repository and, with a #fragment, a heading of that file.
+func checkDocLinks(t *testing.T) {
+	root := repoRoot(t)
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		raw, _ := os.ReadFile(path)
+		a := map[string]bool{}
+		for _, m := range headingRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(string(raw), ""), -1) {
+			a[anchorOf(m[1])] = true
+		}
+		anchors[path] = a
+		return a
+	}
+	checked := 0
+	for _, file := range docFiles(t) {
+		rel, _ := filepath.Rel(root, file)
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range linkRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(string(raw), ""), -1) {
+			link := m[1]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			path, frag, _ := strings.Cut(link, "#")
+			target := file
+			if path != "" {
+				target = filepath.Join(filepath.Dir(file), path)
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s: the link %s names no file of the repository", rel, link)
+				continue
+			}
+			if frag != "" && strings.HasSuffix(target, ".md") && !anchorsOf(target)[frag] {
+				t.Errorf("%s: the link %s names no heading of %s", rel, link, filepath.Base(target))
+			}
+			checked++
+		}
+	}
+	t.Logf("%d links checked", checked)
 }
