@@ -361,6 +361,13 @@ func (s *docSession) serverRunning() bool {
 // the API is ready.
 func (s *docSession) startServer(command string, line int) {
 	s.t.Helper()
+	if s.server != nil {
+		// A server the docs just killed may take a moment to be gone.
+		select {
+		case <-s.server.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
 	if s.serverRunning() {
 		s.t.Fatalf("%s:%d starts the server while it runs (the reader's would fail: address in use); stop it first:\n%s", s.doc, line, command)
 	}
