@@ -14,4 +14,4 @@
 // a2aflow.Main with the built-in agents.
 package cli
 
-//go:generate go test -run TestConfigReference -update .
+//go:generate go test -run TestConfigReference|TestCLIReference -update .

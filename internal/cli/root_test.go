@@ -14,7 +14,7 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-var updateReference = flag.Bool("update", false, "rewrite docs/config.md from the code")
+var updateReference = flag.Bool("update", false, "rewrite docs/config.md and docs/cli.md from the code")
 
 // testApp is a program's app with two agents of its own.
 func testApp() *App {

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLIReference keeps docs/cli.md, the reference of every command, in
+// step with the commands: it fails when the file differs from what the code
+// renders; `go generate ./internal/cli` rewrites it.
+func TestCLIReference(t *testing.T) {
+	clearA2AflowEnv(t)
+	prog := os.Args[0]
+	os.Args[0] = "a2aflow" // the name the commands' texts use (cmdutil.ProgName)
+	t.Cleanup(func() { os.Args[0] = prog })
+	got := cliReference(testApp())
+	path := filepath.Join("..", "..", "docs", "cli.md")
+	if *updateReference {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("docs/cli.md is stale: run `go generate ./internal/cli` (go test ./internal/cli -run TestCLIReference -update)")
+	}
+	for _, heading := range []string{"## a2aflow serve\n", "## a2aflow send\n", "## a2aflow approve\n", "## a2aflow waitpoint complete\n", "## a2aflow replay\n"} {
+		if !strings.Contains(got, heading) {
+			t.Errorf("reference has no section %q", strings.TrimSpace(heading))
+		}
+	}
+	for _, deprecated := range []string{"`--push-key`", "`--credentials`"} {
+		if strings.Contains(got, deprecated) {
+			t.Errorf("reference lists the deprecated %s (config.md's Deprecated names has it)", deprecated)
+		}
+	}
+}
