@@ -46,19 +46,26 @@
 // # What else is set in code
 //
 // [New] takes the agents and options: [WithLLM] for the provider of LLM
-// calls (package llm), [WithRoutes] for the program's own HTTP routes behind
-// the API's authentication, [WithLogger], [WithVersion]. The [App] it
-// returns runs as the command line ([App.Main]) or inside a program or a
-// test ([App.Run], [App.Serve]).
+// calls (package llm), [WithTools] for Go tools the config file's LLM agents
+// may use, [WithMCPServer] for MCP servers in code, [WithRoutes] for the
+// program's own HTTP routes behind the API's authentication, [WithLogger],
+// [WithVersion]. The [App] it returns runs as the command line ([App.Main])
+// or inside a program or a test ([App.Run], [App.Serve]). [Principal] names
+// the caller in a route of WithRoutes.
 //
-// # Where things are
+// # The public packages
 //
-//   - workflows: the agent runtime; a task IS its workflow.
-//   - activities: the built-in activities (webhooks, remote agents, history pages).
-//   - api: the A2A HTTP API (JSON-RPC, HTTP+JSON, SSE) on Gin.
-//   - llm: LLM providers, tools and the tool loop (llm.Worker).
-//   - agents: the built-in demo agents served by cmd/a2aflow.
-//   - internal/cli: the command line behind Main: server (serve, api,
-//     worker, temporal), client (the A2A client verbs, the REPL) and
-//     operator (approvals, agents, deployments, replay...).
+// This package, and:
+//
+//   - workflows: the author's API; a task IS its workflow ([workflows.Task]:
+//     Ask, Approve, WaitFor, CallAgent, RequireCredential, artifacts).
+//   - workflows/workflowstest: an agent's tasks in Temporal's test
+//     environment, with scripted answers, decisions, remote agents and models.
+//   - llm: LLM providers, tools (gated by approvals, MCP servers' tools) and
+//     the tool loop (llm.Worker).
+//
+// Everything else is internal: the A2A HTTP API (internal/api), the
+// activities, the command line (internal/cli), the embedded Temporal server.
+// docs/architecture.md maps the packages; cmd/a2aflow serves the demo agents
+// (cmd/a2aflow/internal/demo), which are built on this API like any program.
 package a2aflow

@@ -1,17 +1,19 @@
-// Package workflows holds the A2A task workflow and the skill runtime that
-// agent authors program against.
+// Package workflows is the API agent authors program against: an [Agent]
+// (its card, its handler, its activities) and the [Task] its handler drives.
+// The task workflow itself, its wire types and its registration are
+// a2aflow's internals; a program serves its agents with a2aflow.Main.
 //
 // # The one rule: a task IS its workflow
 //
-// Every A2A task runs as one [TaskWorkflow] execution whose workflow ID is the
-// task ID. The workflow holds the task's status, message history and
-// artifacts; there is no second task table. The HTTP API reads a task with the
-// [QueryGetTask] query and writes it with the [UpdateSendMessage] and
-// [UpdateCancelTask] updates, whose validators refuse bad writes before they
-// touch history. A new task is created by Update-with-Start, so a retried
-// SendMessage never starts a second workflow.
+// Every A2A task runs as one task workflow execution whose workflow ID is
+// the task ID. The workflow holds the task's status, message history and
+// artifacts; there is no second task table. The HTTP API reads a task with a
+// query and writes it with updates (a message, a cancel, an approval
+// decision), whose validators refuse bad writes before they touch history. A
+// new task is created by Update-with-Start, so a retried SendMessage never
+// starts a second workflow.
 //
-// # Writing a skill
+// # Writing an agent
 //
 // An [Agent] is its card (name, description, skills) plus a [Handler]: plain,
 // deterministic Temporal workflow code that receives a [*Task]. Waiting for the
@@ -26,8 +28,11 @@
 //		return nil
 //	}
 //
-// The runtime also offers RequireAuth (auth-required), Approve (human
-// approval, see approval.go), Progress and Reply (agent messages),
+// The runtime also offers RequireAuth and RequireCredential (auth-required;
+// a credential is sealed, never in history), Approve (human approval: groups,
+// quorum, deadlines, escalation), WaitFor (a waitpoint another system
+// completes), CallAgent (a remote A2A agent, durably), Progress and Reply
+// (agent messages),
 // ArtifactChunk (streamed artifacts), Thread and ContextThread (the
 // conversation, with the context's earlier tasks) and Interruptible (work a
 // new message may interrupt, with the InterruptWork policy).
@@ -45,11 +50,11 @@
 // # Activities
 //
 // An agent lists the activities its handler calls in [Agent.Activities]; the
-// worker registers them with no other step ([RegisterActivities]): a
-// function under its Go name, each exported method of a struct pointer under
-// the method's name, [Activity] under a name of your choice. Call them by
-// that name, best a constant. a2aflow's own activities are the constants of
-// [BuiltinActivities]; an agent's may not take one of them.
+// worker registers them with no other step: a function under its Go name,
+// each exported method of a struct pointer under the method's name,
+// [Activity] under a name of your choice, an llm.Tool under its tool
+// activity's name. Call them by that name, best a constant. An agent's
+// activity may not take the name of one of a2aflow's own.
 //
 // # Changing an agent
 //
@@ -72,8 +77,8 @@
 //
 // Once no task runs the old path any more, the branch can go (keep the
 // GetVersion call with workflow.DefaultVersion raised to 1). Before a deploy,
-// replay the recorded histories of real tasks against the new code: a
-// [Replayer] in a test over fixtures, or `a2aflow replay --running` against
+// replay the recorded histories of real tasks against the new code:
+// workflowstest.NewReplayer in a test over fixtures, or `a2aflow replay --running` against
 // the cluster; a change that breaks a parked task fails there, not in
 // production. With Worker Versioning (--deployment) a task stays on the
 // build that started it ([Pinned], the default), so only [AutoUpgrade]

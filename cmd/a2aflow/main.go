@@ -1,4 +1,4 @@
-// Command a2aflow serves the built-in agents (package agents) over A2A, every
+// Command a2aflow serves the demo agents (package demo) over A2A, every
 // task a durable Temporal workflow. A program serving its own agents is the
 // same line with its agents; see package a2aflow.
 //

@@ -1,4 +1,4 @@
-// Package notify carries "task T has a new event" hints from the task
+// Package hints carries "task T has a new event" hints from the task
 // workflow to the streaming API when both run in one process (a2aflow
 // serve). A hint only wakes a subscriber so that it queries the workflow at
 // once; the events themselves always come from the workflow, so a lost hint

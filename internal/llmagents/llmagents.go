@@ -1,3 +1,8 @@
+// Package llmagents builds the LLM agents of the config file ([[agents]]
+// sections: LLMAgentSpec) and their built-in tools (clock, calculator,
+// call_agent, one tool per remote skill, the task's artifacts, ask_user),
+// with the program's Go tools (a2aflow.WithTools), MCP servers' tools and
+// the approval gates of [[agents.tool-approvals]].
 package llmagents
 
 import (

@@ -16,7 +16,7 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// agentSection is one [[agents]] (or [demo.NAME]) section of the config
+// agentSection is one [[agents]] (or [agents.NAME]) section of the config
 // file: settings of a program's agent (idle-timeout, while-working, its LLM
 // provider and model), or an LLM agent without Go code when it has a
 // system-prompt.
@@ -45,7 +45,7 @@ type agentSection struct {
 // agentKeys are the keys of an agents section, with what each does; the
 // reference (docs/config.md) lists them from here.
 var agentKeys = []struct{ Key, Doc string }{
-	{"name", "the agent's name (lower-case letters, digits and '-'); in [demo.NAME] the table's name"},
+	{"name", "the agent's name (lower-case letters, digits and '-'); in [agents.NAME] the table's name"},
 	{"idle-timeout", "cancel the agent's task left waiting for the user's answer longer than this (e.g. 72h); --idle-timeout NAME=D overrides it"},
 	{"while-working", "a message sent while a task works: enqueue (default), reject or interrupt"},
 	{"description", "LLM agent: its card's description"},
@@ -81,7 +81,7 @@ func (s agentSection) spec() llmagents.LLMAgentSpec {
 }
 
 // parseAgentSections reads the file's agents value: an array of tables
-// ([[agents]] with name) or a table of tables ([demo.NAME]).
+// ([[agents]] with name) or a table of tables ([agents.NAME]).
 func parseAgentSections(path string, v any, programTools []llm.Tool) ([]agentSection, error) {
 	var out []agentSection
 	switch x := v.(type) {
@@ -115,7 +115,7 @@ func parseAgentSections(path string, v any, programTools []llm.Tool) ([]agentSec
 			out = append(out, s)
 		}
 	default:
-		return nil, fmt.Errorf("config file %s: key \"agents\": want [[agents]] sections or [demo.NAME] tables", path)
+		return nil, fmt.Errorf("config file %s: key \"agents\": want [[agents]] sections or [agents.NAME] tables", path)
 	}
 	seen := map[string]bool{}
 	for _, s := range out {

@@ -1,5 +1,8 @@
-// Package agents holds the built-in agents that cmd/a2aflow serves. They
-// are demos and also the examples to copy when writing an agent:
+// Package demo holds the demo agents that cmd/a2aflow serves. They are built
+// on the public API like any program's agents (their activities, such as
+// travel's BookTrip and issues' ListIssues, in Agent.Activities; the travel
+// agent's bookings table created by its own activity), and are the examples
+// to copy when writing an agent:
 //
 //   - travel: fills three slots (destination, date, travellers) by asking the
 //     user, books the trip through an activity and completes with a JSON
