@@ -17,8 +17,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/cardsign"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/pushtoken"
 	"github.com/a2aflow/a2aflow/internal/webhook"
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
@@ -45,6 +47,10 @@ const (
 	// HeaderIdempotencyKey is "{taskId}:{seq}": the same for every attempt to
 	// deliver one event, so a receiver can drop a repeat.
 	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderNotificationJWT carries the delivery's signed token when the
+	// worker has a signing key (Webhooks.Signer; package pushverify checks
+	// it).
+	HeaderNotificationJWT = pushtoken.Header
 )
 
 // MetadataEventSeq is the key, in the metadata of the pushed status or
@@ -71,6 +77,18 @@ type Webhooks struct {
 	Sealer *webhook.Sealer
 	// Timeout bounds one HTTP attempt; default 10 seconds (outbound.Webhook).
 	Timeout time.Duration
+	// Signer, when set, signs every delivery attempt: a JWT minted here, in
+	// the worker (never in workflow code, so neither the key nor a token
+	// reaches history), naming the task, the event's number, the webhook
+	// and the SHA-256 of the exact body, valid for pushtoken.Lifetime. It
+	// goes in the A2A-Notification-JWT header, and in Authorization: Bearer
+	// when the config asks for the Bearer scheme without credentials of its
+	// own. Nil sends no token.
+	Signer *cardsign.Signer
+	// Issuer is the tokens' iss: the server's public base URL, below which
+	// /.well-known/jwks.json serves Signer's public key. Required with
+	// Signer.
+	Issuer string
 
 	once   sync.Once
 	client *http.Client
@@ -92,7 +110,8 @@ func (w *Webhooks) httpClient() *http.Client {
 }
 
 // DeliverPushNotification POSTs one task event to one webhook as an A2A
-// StreamResponse, with the config's Authorization and token. A 2xx answer
+// StreamResponse, with the config's Authorization and token, and a signed
+// token of the delivery when the worker has a Signer. A 2xx answer
 // is success. Network errors, timeouts, 408, 429 and 5xx are retried by
 // Temporal (honouring Retry-After); other 4xx answers and forbidden
 // addresses are not.
@@ -116,7 +135,13 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in wire.PushDeli
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "a2aflow")
 	req.Header.Set(HeaderIdempotencyKey, fmt.Sprintf("%s:%d", taskIDOf(in), in.Event.Seq))
-	if err := w.authorize(req, in.Config); err != nil {
+	token, err := w.sign(in, body)
+	if err != nil {
+		// A key that cannot sign is the worker's configuration, not the
+		// webhook's: retried, so that a fixed worker delivers.
+		return fmt.Errorf("webhook %s: %w", where, err)
+	}
+	if err := w.authorize(req, in.Config, token); err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("webhook %s: %v", where, err), ErrTypeWebhookConfig, nil)
 	}
 
@@ -160,9 +185,33 @@ func post(client *http.Client, req *http.Request, url, what string) error {
 	}
 }
 
+// sign returns the signed token of one attempt to deliver in's event with
+// body, or "" without a Signer.
+func (w *Webhooks) sign(in wire.PushDelivery, body []byte) (string, error) {
+	if w.Signer == nil {
+		return "", nil
+	}
+	if w.Issuer == "" {
+		return "", errors.New("push notifications are signed but the worker has no public URL (--public-url) to name as their issuer")
+	}
+	claims := pushtoken.New(strings.TrimSuffix(w.Issuer, "/"), webhook.Redact(in.Config.URL),
+		string(taskIDOf(in)), in.Event.Seq, body, time.Now())
+	token, err := w.Signer.SignJWT(claims, pushtoken.Type)
+	if err != nil {
+		return "", fmt.Errorf("sign the notification: %w", err)
+	}
+	return token, nil
+}
+
 // authorize sets the Authorization and token headers from c, opening its
-// sealed secrets. A scheme without credentials sends no Authorization.
-func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig) error {
+// sealed secrets, and the signed token when there is one. A scheme without
+// credentials sends no Authorization, but Bearer with a signed token: A2A's
+// push notification guidance has the client ask for the Bearer scheme and
+// the server send its JWT there.
+func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig, signed string) error {
+	if signed != "" {
+		req.Header.Set(HeaderNotificationJWT, signed)
+	}
 	token, err := w.Sealer.Open(c.Token, c.TaskID, c.ID)
 	if err != nil {
 		return fmt.Errorf("token: %w", err)
@@ -173,6 +222,10 @@ func (w *Webhooks) authorize(req *http.Request, c a2a.PushConfig) error {
 	if token != "" {
 		req.Header.Set(HeaderNotificationToken, token)
 		req.Header.Set(HeaderNotificationTokenX, token)
+	}
+	if c.Auth != nil && c.Auth.Credentials == "" && signed != "" && strings.EqualFold(c.Auth.Scheme, "bearer") {
+		req.Header.Set("Authorization", "Bearer "+signed)
+		return nil
 	}
 	if c.Auth == nil || c.Auth.Credentials == "" {
 		return nil

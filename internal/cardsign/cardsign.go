@@ -1,5 +1,5 @@
-// Package cardsign signs and verifies A2A agent cards as A2A 1.0 §8.4
-// specifies: a JWS (RFC 7515) with a detached payload, the card's JSON
+// Package cardsign holds a2aflow's signing key. It signs and verifies A2A
+// agent cards as A2A 1.0 §8.4 specifies: a JWS (RFC 7515) with a detached payload, the card's JSON
 // canonicalized with JCS (RFC 8785) after its signatures are taken out, and
 // a protected header carrying alg, typ "JOSE", kid and jku (the URL of the
 // JWKS holding the public key).
@@ -11,7 +11,14 @@
 // serves next to the 1.0 ones are not covered, which is what a 1.0 client
 // reads anyway.
 //
-// JWS is go-jose's, JCS gowebpki/jcs's: no cryptography is written here.
+// The same key signs the JWT each push notification carries ([Signer.SignJWT],
+// checked by package pushverify), so a receiver finds every key a2aflow signs
+// with in the one key set at /.well-known/jwks.json. Keys retired by a
+// rotation stay in that set ([Signer.Retain]) for as long as the operator
+// lists them, so what they signed still verifies.
+//
+// JWS is go-jose's, JCS gowebpki/jcs's, JWT golang-jwt's: no cryptography is
+// written here.
 package cardsign
 
 import (
@@ -31,10 +38,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
 )
 
@@ -55,11 +64,15 @@ var (
 	ErrBadSignature = errors.New("the signature does not match the card")
 )
 
-// Signer signs cards with one private key.
+// Signer signs cards and push notification tokens with one private key, and
+// publishes its public key with those of retired keys.
 type Signer struct {
 	key crypto.Signer
 	alg jose.SignatureAlgorithm
 	kid string
+	// retired are the public keys of earlier signing keys, served in the
+	// JWKS after the current one (Retain).
+	retired []jose.JSONWebKey
 }
 
 // GenerateKey returns a new private key for alg (EdDSA, "Ed25519" or
@@ -89,6 +102,24 @@ func GenerateKey(alg string) ([]byte, error) {
 // Ed25519 signs EdDSA, ECDSA P-256 signs ES256. The key ID is the key's
 // RFC 7638 thumbprint, so it changes with the key and needs no setting.
 func NewSigner(pemKey []byte) (*Signer, error) {
+	key, err := parseKey(pemKey)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("the card signing key is a public key: give the private key (a2aflow keys generate)")
+	}
+	s := &Signer{key: signer}
+	if s.alg, s.kid, err = describe(signer.Public()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseKey reads a PEM key: private (PKCS #8, or SEC 1 "EC PRIVATE KEY") or
+// public (PKIX "PUBLIC KEY"), Ed25519 or ECDSA P-256.
+func parseKey(pemKey []byte) (any, error) {
 	block, _ := pem.Decode(pemKey)
 	if block == nil {
 		return nil, errors.New("the card signing key is not PEM")
@@ -98,30 +129,69 @@ func NewSigner(pemKey []byte) (*Signer, error) {
 	switch block.Type {
 	case "EC PRIVATE KEY":
 		key, err = x509.ParseECPrivateKey(block.Bytes)
+	case "PUBLIC KEY":
+		key, err = x509.ParsePKIXPublicKey(block.Bytes)
 	default:
 		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the card signing key: %w", err)
 	}
-	s := &Signer{}
 	switch k := key.(type) {
-	case ed25519.PrivateKey:
-		s.key, s.alg = k, jose.EdDSA
+	case ed25519.PrivateKey, ed25519.PublicKey:
 	case *ecdsa.PrivateKey:
 		if k.Curve != elliptic.P256() {
 			return nil, errors.New("the card signing key is an ECDSA key not on P-256: ES256 needs P-256")
 		}
-		s.key, s.alg = k, jose.ES256
+	case *ecdsa.PublicKey:
+		if k.Curve != elliptic.P256() {
+			return nil, errors.New("the card signing key is an ECDSA key not on P-256: ES256 needs P-256")
+		}
 	default:
 		return nil, fmt.Errorf("the card signing key is a %T: use an Ed25519 or ECDSA P-256 key (a2aflow keys generate)", key)
 	}
-	thumb, err := (&jose.JSONWebKey{Key: s.key.Public()}).Thumbprint(crypto.SHA256)
-	if err != nil {
-		return nil, err
+	return key, nil
+}
+
+// describe returns the JWS algorithm of a public key and its key ID: the
+// key's RFC 7638 thumbprint, so it changes with the key and needs no setting.
+func describe(pub crypto.PublicKey) (jose.SignatureAlgorithm, string, error) {
+	alg := jose.EdDSA
+	if _, ok := pub.(*ecdsa.PublicKey); ok {
+		alg = jose.ES256
 	}
-	s.kid = base64.RawURLEncoding.EncodeToString(thumb)
-	return s, nil
+	thumb, err := (&jose.JSONWebKey{Key: pub}).Thumbprint(crypto.SHA256)
+	if err != nil {
+		return "", "", err
+	}
+	return alg, base64.RawURLEncoding.EncodeToString(thumb), nil
+}
+
+// Retain adds retired signing keys to the key set: their public halves are
+// served in JWKS after the current key, so the cards and push notification
+// tokens they signed before a rotation still verify. Each is a PEM key,
+// private or public ("PUBLIC KEY"); only its public half is kept. The
+// current key and keys already retained are skipped.
+func (s *Signer) Retain(pemKeys ...[]byte) error {
+	for i, pemKey := range pemKeys {
+		key, err := parseKey(pemKey)
+		if err != nil {
+			return fmt.Errorf("retired key %d: %w", i+1, err)
+		}
+		var pub crypto.PublicKey = key
+		if signer, ok := key.(crypto.Signer); ok {
+			pub = signer.Public()
+		}
+		alg, kid, err := describe(pub)
+		if err != nil {
+			return fmt.Errorf("retired key %d: %w", i+1, err)
+		}
+		if kid == s.kid || slices.ContainsFunc(s.retired, func(k jose.JSONWebKey) bool { return k.KeyID == kid }) {
+			continue
+		}
+		s.retired = append(s.retired, jose.JSONWebKey{Key: pub, KeyID: kid, Algorithm: string(alg), Use: "sig"})
+	}
+	return nil
 }
 
 // KeyID returns the kid of the signer's key.
@@ -130,11 +200,32 @@ func (s *Signer) KeyID() string { return s.kid }
 // Algorithm returns the JWS algorithm the signer uses.
 func (s *Signer) Algorithm() string { return string(s.alg) }
 
-// JWKS returns the public key set to serve at /.well-known/jwks.json.
+// JWKS returns the public key set to serve at /.well-known/jwks.json: the
+// current key, then the retired ones (Retain).
 func (s *Signer) JWKS() jose.JSONWebKeySet {
-	return jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{
-		Key: s.key.Public(), KeyID: s.kid, Algorithm: string(s.alg), Use: "sig",
-	}}}
+	keys := []jose.JSONWebKey{{Key: s.key.Public(), KeyID: s.kid, Algorithm: string(s.alg), Use: "sig"}}
+	return jose.JSONWebKeySet{Keys: append(keys, s.retired...)}
+}
+
+// SignJWT returns claims as a compact JWT signed with the current key, its
+// header naming the key (kid) and, when typ is not empty, the token's type
+// (RFC 8725 §3.11 explicit typing, so that a token minted for one purpose
+// cannot pass for another).
+func (s *Signer) SignJWT(claims jwt.Claims, typ string) (string, error) {
+	method := jwt.SigningMethod(jwt.SigningMethodEdDSA)
+	if s.alg == jose.ES256 {
+		method = jwt.SigningMethodES256
+	}
+	token := jwt.NewWithClaims(method, claims)
+	token.Header["kid"] = s.kid
+	if typ != "" {
+		token.Header["typ"] = typ
+	}
+	signed, err := token.SignedString(s.key)
+	if err != nil {
+		return "", fmt.Errorf("sign JWT: %w", err)
+	}
+	return signed, nil
 }
 
 // Payload returns the bytes a card's signature covers: the card without

@@ -2,11 +2,17 @@ package cardsign_test
 
 import (
 	"bytes"
+	"crypto"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
 )
@@ -139,5 +145,106 @@ func TestNewSignerRefuses(t *testing.T) {
 	}
 	if _, err := cardsign.GenerateKey("RS256"); err == nil {
 		t.Error("GenerateKey(RS256) accepted an algorithm a2aflow does not sign with")
+	}
+}
+
+// publicPEM returns the public half of a PEM private key as a PKIX PEM.
+func publicPEM(t *testing.T, privatePEM []byte) []byte {
+	t.Helper()
+	block, _ := pem.Decode(privatePEM)
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(key.(crypto.Signer).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// TestRetain: after a rotation, the new signer's key set still holds the
+// retired keys (given as private or as public PEM), after the current one,
+// so cards signed before verify; the current key is never listed twice.
+func TestRetain(t *testing.T) {
+	oldEd, err := cardsign.GenerateKey(cardsign.EdDSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldEC, err := cardsign.GenerateKey(cardsign.ES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	currentPEM, err := cardsign.GenerateKey(cardsign.EdDSA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := cardsign.NewSigner(oldEd)
+	beforeEC, _ := cardsign.NewSigner(oldEC)
+	signedBefore := signedJSON(t, before, testCard())
+	signedBeforeEC := signedJSON(t, beforeEC, testCard())
+
+	now, err := cardsign.NewSigner(currentPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := now.Retain(oldEd, publicPEM(t, oldEC), currentPEM, oldEd); err != nil {
+		t.Fatalf("Retain: %v", err)
+	}
+	var kids []string
+	for _, k := range now.JWKS().Keys {
+		kids = append(kids, k.KeyID+" "+k.Algorithm)
+		if !k.IsPublic() {
+			t.Errorf("key %s in the JWKS is private", k.KeyID)
+		}
+	}
+	want := []string{now.KeyID() + " EdDSA", before.KeyID() + " EdDSA", beforeEC.KeyID() + " ES256"}
+	if diff := cmp.Diff(want, kids); diff != "" {
+		t.Errorf("JWKS kids (-want +got):\n%s", diff)
+	}
+	for name, raw := range map[string][]byte{"EdDSA": signedBefore, "ES256": signedBeforeEC} {
+		if _, err := cardsign.Verify(received(t, raw), now.JWKS()); err != nil {
+			t.Errorf("a card signed by the retired %s key does not verify against the new key set: %v", name, err)
+		}
+	}
+	if err := now.Retain([]byte("not a key")); err == nil {
+		t.Error("Retain accepted a non-PEM key")
+	}
+	if _, err := cardsign.NewSigner(publicPEM(t, currentPEM)); err == nil {
+		t.Error("NewSigner accepted a public key, which cannot sign")
+	}
+}
+
+// TestSignJWT: a JWT from SignJWT names its key and type and verifies with
+// golang-jwt against the public key the key set serves under its kid.
+func TestSignJWT(t *testing.T) {
+	for _, alg := range []string{cardsign.EdDSA, cardsign.ES256} {
+		t.Run(alg, func(t *testing.T) {
+			s := signer(t, alg)
+			signed, err := s.SignJWT(jwt.MapClaims{"iss": "https://agents.example", "n": 1}, "test+jwt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := s.JWKS()
+			tok, err := jwt.Parse(signed, func(tok *jwt.Token) (any, error) {
+				kid, _ := tok.Header["kid"].(string)
+				found := keys.Key(kid)
+				if len(found) != 1 {
+					return nil, fmt.Errorf("kid %q not in the key set", kid)
+				}
+				return found[0].Key, nil
+			}, jwt.WithValidMethods([]string{alg}), jwt.WithIssuer("https://agents.example"))
+			if err != nil {
+				t.Fatalf("the JWT does not verify: %v", err)
+			}
+			if tok.Header["typ"] != "test+jwt" || tok.Header["alg"] != alg {
+				t.Errorf("header %v, want typ test+jwt and alg %s", tok.Header, alg)
+			}
+			other := signer(t, alg)
+			forged, _ := other.SignJWT(jwt.MapClaims{"iss": "https://agents.example"}, "test+jwt")
+			if _, err := jwt.Parse(forged, func(*jwt.Token) (any, error) { return keys.Keys[0].Key, nil }); !errors.Is(err, jwt.ErrTokenSignatureInvalid) {
+				t.Errorf("a JWT by another key: %v, want a signature error", err)
+			}
+		})
 	}
 }

@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite testdata/api.txt from the code"
 const moduleRoot = "../.."
 
 // public are the packages a program may import, relative to moduleRoot.
-var public = []string{".", "llm", "workflows", "workflows/workflowstest"}
+var public = []string{".", "llm", "pushverify", "workflows", "workflows/workflowstest"}
 
 // TestPublicPackages: every package of the module outside internal/ is one
 // of the public ones (or a command, a test, a folder of its own module).

@@ -13,14 +13,15 @@ import (
 )
 
 // newPushCmd returns `push set|list|get|delete`: a task's push notification
-// configs (webhooks), through the A2A push config methods of any agent.
+// configs (webhooks), through the A2A push config methods of any agent; and
+// `push verify`, which checks a notification a webhook received.
 func newPushCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "push",
-		Short: "Manage a task's push notification webhooks (set, list, get, delete)",
+		Short: "Manage a task's push notification webhooks (set, list, get, delete) and verify a notification",
 		Long:  "Manage the push notification configs of a task: the webhooks the agent POSTs the task's events to.\n" + clientHelp,
 	}
-	cmd.AddCommand(newPushSetCmd(), newPushListCmd(), newPushGetCmd(), newPushDeleteCmd())
+	cmd.AddCommand(newPushSetCmd(), newPushListCmd(), newPushGetCmd(), newPushDeleteCmd(), newPushVerifyCmd())
 	return cmd
 }
 

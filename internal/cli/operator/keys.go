@@ -14,8 +14,8 @@ func newKeysCmd() *cobra.Command {
 	var alg, out string
 	gen := &cobra.Command{
 		Use:   "generate",
-		Short: "Generate a private key that signs agent cards (serve/api --card-key)",
-		Long: "Generate a private key for signing agent cards (A2A 1.0 §8.4), as PKCS #8 PEM: Ed25519 (JWS EdDSA, the default) or ES256 (ECDSA P-256).\n" +
+		Short: "Generate a private key that signs agent cards and push notifications (serve/api/worker --card-key)",
+		Long: "Generate a private key for signing agent cards (A2A 1.0 §8.4) and push notifications (docs/guides/push-signing.md), as PKCS #8 PEM: Ed25519 (JWS EdDSA, the default) or ES256 (ECDSA P-256).\n" +
 			"It is written to --out (mode 0600), else to stdout; its key ID (kid) goes to stderr.\n\n" +
 			"  a2aflow keys generate --out card-key.pem\n  a2aflow serve --card-key card-key.pem",
 		Args: cobra.NoArgs,
@@ -42,7 +42,7 @@ func newKeysCmd() *cobra.Command {
 	}
 	gen.Flags().StringVar(&alg, "alg", "Ed25519", "Ed25519 or ES256")
 	gen.Flags().StringVar(&out, "out", "", "file to write the key to (mode 0600); default stdout")
-	root := &cobra.Command{Use: "keys", Short: "Keys that sign agent cards"}
+	root := &cobra.Command{Use: "keys", Short: "Keys that sign agent cards and push notifications"}
 	root.AddCommand(gen)
 	return root
 }

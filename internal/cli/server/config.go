@@ -101,7 +101,8 @@ type config struct {
 	// payloads is PayloadStore opened, once, by payloadStore: the same
 	// Store for the Temporal client, the worker, the API and activities.
 	payloads blobstore.Store
-	// CardKey is the key serve and api sign agent cards with (keys.go).
+	// CardKey is the key serve and api sign agent cards with, and serve and
+	// worker push notifications (keys.go).
 	CardKey cardKeyConfig
 	// RequireSignedPeers makes delegation refuse remote agents whose card
 	// does not verify (keys.go).
@@ -127,7 +128,7 @@ type config struct {
 func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	b := cmdutil.Bind(fs)
 	b.String(&c.HTTPAddr, "http-addr", cmdutil.EnvHTTPAddr, cmdutil.DefaultHTTPAddr, "A2A HTTP API listen address")
-	b.String(&c.PublicURL, "public-url", cmdutil.EnvPublicURL, "", "base URL published in agent cards; default: each request's own host")
+	c.bindPublicURL(fs)
 	b.String(&c.ApproverGroups, "approver-groups", "A2AFLOW_APPROVER_GROUPS", "",
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group`)
 	b.String(&c.TemporalUIURL, "temporal-ui-url", cmdutil.EnvTemporalUIURL, "", "Temporal Web UI base URL for links from approvals; serve sets its own")
@@ -139,6 +140,14 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	c.GRPC.bind(fs)
 	c.CardKey.bind(fs)
 	c.bindAccessLog(fs)
+}
+
+// bindPublicURL binds --public-url, of the API (the URL in its cards) and
+// of a worker alone with a card key (the issuer of its signed push
+// notifications).
+func (c *config) bindPublicURL(fs *pflag.FlagSet) {
+	cmdutil.Bind(fs).String(&c.PublicURL, "public-url", cmdutil.EnvPublicURL, "",
+		"base URL published in agent cards, and the issuer named by signed push notifications (a worker alone with --card-key needs it); default: each request's own host")
 }
 
 func (c *config) bindData(fs *pflag.FlagSet) {

@@ -70,6 +70,12 @@ func (r roles) bind(cmd *cobra.Command, cfg *config) {
 		cfg.bindWorker(fs) // --task-queue, --database...
 		cfg.ApprovalWebhooks.bind(fs)
 	}
+	if r.worker && !r.api {
+		// The worker signs push notifications with the API's card key,
+		// naming the API's public URL as their issuer.
+		cfg.CardKey.bind(fs)
+		cfg.bindPublicURL(fs)
+	}
 	if r.api && !r.worker {
 		// The API alone: the workers' task queue and database.
 		cfg.bindTaskQueue(fs)

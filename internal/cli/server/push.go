@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/cardsign"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/outbound"
@@ -26,6 +28,9 @@ type pushConfig struct {
 	// with it.
 	policy   *webhook.Policy
 	outbound *outbound.Client
+	// signer signs the deliveries, naming issuer; set by sign.
+	signer *cardsign.Signer
+	issuer string
 }
 
 // bind adds the flags; delivery adds the worker's retry flags.
@@ -53,6 +58,20 @@ func (c *pushConfig) build(sealed bool, logger *slog.Logger) error {
 	return nil
 }
 
+// sign makes the worker sign every delivery with signer (nil: none),
+// naming issuer, the API's public base URL, where the key set is served.
+func (c *pushConfig) sign(signer *cardsign.Signer, issuer string, logger *slog.Logger) error {
+	if signer == nil {
+		return nil
+	}
+	if issuer == "" {
+		return errors.New("--card-key signs push notifications: give the worker --public-url, the API's public base URL, to name as their issuer (receivers fetch its /.well-known/jwks.json)")
+	}
+	c.signer, c.issuer = signer, issuer
+	logger.Debug("push notifications are signed", "kid", signer.KeyID(), "issuer", issuer)
+	return nil
+}
+
 // apiOptions is what the API needs: the policy checking new configs and the
 // sealer of their secrets.
 func (c *pushConfig) apiOptions(sealer *webhook.Sealer) api.PushOptions {
@@ -66,7 +85,7 @@ func (c *pushConfig) workflowOptions() engine.PushOptions {
 
 // activity is the delivery activity, its requests through the guarded
 // outbound client with the push allow-list, opening the configs' secrets
-// with sealer.
+// with sealer, signing with the card key when sign gave it one.
 func (c *pushConfig) activity(sealer *webhook.Sealer) *activities.Webhooks {
-	return &activities.Webhooks{Policy: c.policy, Outbound: c.outbound, Sealer: sealer}
+	return &activities.Webhooks{Policy: c.policy, Outbound: c.outbound, Sealer: sealer, Signer: c.signer, Issuer: c.issuer}
 }

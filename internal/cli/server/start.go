@@ -43,7 +43,7 @@ type roles struct {
 //     temporal's metrics port;
 //  3. build what the flags describe: authentication, the secrets key (serve
 //     generates one under the data dir), the credential store it seals, the
-//     push and approval webhooks;
+//     push and approval webhooks, the card key signing push notifications;
 //  4. start the embedded Temporal server;
 //  5. dial Temporal (and register the search attributes of a namespace this
 //     process does not serve);
@@ -139,6 +139,17 @@ func start(ctx context.Context, cfg *config, r roles) error {
 	}
 	if r.worker {
 		if err := cfg.ApprovalWebhooks.build(cfg.Push.policy, apiURL, logger); err != nil {
+			return err
+		}
+		signer, err := cfg.CardKey.signer() // keys.go
+		if err != nil {
+			return err
+		}
+		issuer := apiURL // serve: its own API
+		if !r.api {
+			issuer = cfg.PublicURL
+		}
+		if err := cfg.Push.sign(signer, issuer, logger); err != nil {
 			return err
 		}
 	}
