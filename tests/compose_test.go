@@ -90,6 +90,10 @@ func TestDockerComposeConfig(t *testing.T) {
 	if _, ok := composeConfig(t).Services["otel-collector"]; ok {
 		t.Error("otel-collector runs without --profile otel; it should be optional")
 	}
+	// An .env of an earlier release, its key under the deprecated name.
+	if got := composeConfigEnv(t, []string{"A2AFLOW_PUSH_KEY=" + testSecretsKey}).Services["a2aflow-api"].env("A2AFLOW_SECRETS_KEY"); got != testSecretsKey {
+		t.Errorf("with A2AFLOW_PUSH_KEY only, the api's A2AFLOW_SECRETS_KEY is %q", got)
+	}
 
 	for _, name := range []string{"postgresql", "temporal-schema", "temporal", "temporal-namespace", "temporal-ui",
 		"a2aflow-api", "a2aflow-worker", "otel-collector"} {
@@ -193,13 +197,18 @@ func TestDockerComposeConfig(t *testing.T) {
 // and decodes its answer.
 func composeConfig(t *testing.T, args ...string) composeProject {
 	t.Helper()
+	return composeConfigEnv(t, []string{"A2AFLOW_SECRETS_KEY=" + testSecretsKey}, args...)
+}
+
+// composeConfigEnv is composeConfig with env (the variables of an .env) set.
+func composeConfigEnv(t *testing.T, env []string, args ...string) composeProject {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "docker", append(append([]string{"compose", "-f", composeFile}, args...), "config", "--format", "json")...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// The file requires a secrets key (api and worker refuse to start without).
-	cmd.Env = append(os.Environ(), "A2AFLOW_SECRETS_KEY="+testSecretsKey)
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("docker compose config %v: %v\n%s", args, err, stderr.String())
 	}
