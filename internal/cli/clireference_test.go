@@ -16,19 +16,8 @@ func TestCLIReference(t *testing.T) {
 	os.Args[0] = "a2aflow" // the name the commands' texts use (cmdutil.ProgName)
 	t.Cleanup(func() { os.Args[0] = prog })
 	got := cliReference(testApp())
-	path := filepath.Join("..", "..", "docs", "cli.md")
-	if *updateReference {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if checkReference(t, "cli.md", got, "TestCLIReference") {
 		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("docs/cli.md is stale: run `go generate ./internal/cli` (go test ./internal/cli -run TestCLIReference -update)")
 	}
 	for _, heading := range []string{"## a2aflow serve\n", "## a2aflow send\n", "## a2aflow approve\n", "## a2aflow waitpoint complete\n", "## a2aflow replay\n"} {
 		if !strings.Contains(got, heading) {
@@ -40,4 +29,25 @@ func TestCLIReference(t *testing.T) {
 			t.Errorf("reference lists the deprecated %s (config.md's Deprecated names has it)", deprecated)
 		}
 	}
+}
+
+// checkReference compares docs/NAME with the reference the code renders,
+// or with -update writes it and reports true (nothing more to check).
+func checkReference(t *testing.T, name, got, test string) (updated bool) {
+	t.Helper()
+	path := filepath.Join("..", "..", "docs", name)
+	if *updateReference {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != got {
+		t.Errorf("docs/%s is stale: run `go generate ./internal/cli` (go test ./internal/cli -run %s -update)", name, test)
+	}
+	return false
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -137,19 +136,8 @@ func TestWorkflowCacheSizeRefused(t *testing.T) {
 func TestConfigReference(t *testing.T) {
 	clearA2AflowEnv(t)
 	got := configReference(testApp())
-	path := filepath.Join("..", "..", "docs", "config.md")
-	if *updateReference {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if checkReference(t, "config.md", got, "TestConfigReference") {
 		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("docs/config.md is stale: run `go generate ./internal/cli` (go test ./internal/cli -run TestConfigReference -update)")
 	}
 	for _, key := range []string{"wait-timeout", "idle-timeout", "config", "ui-oidc-issuer", "system-prompt", "remote-agents"} {
 		if !strings.Contains(got, "| `"+key+"` |") {
