@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -119,6 +120,19 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 	if data, _ := parts[len(parts)-1].Data().(map[string]any); data["service"] != "github" || data["authType"] != "bearer" || data["agent"] != "beta" {
 		t.Errorf("alpha's auth-required status carries %v, want service github, auth type bearer, agent beta", parts[len(parts)-1].Data())
 	}
+
+	// Bad answers are refused as invalid params, and the task still waits.
+	for name, part := range map[string]*a2a.Part{
+		"a reference of the caller's": a2a.NewDataPart(map[string]any{"credentialRef": "cred-0123456789abcdef01234567", "service": "github", "agent": "beta"}),
+		"no credential":               a2a.NewTextPart("   "),
+	} {
+		m := a2a.NewMessage(a2a.MessageRoleUser, part)
+		m.TaskID = id
+		if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m}); !errors.Is(err, a2a.ErrInvalidParams) {
+			t.Errorf("%s: %v, want invalid params", name, err)
+		}
+	}
+	waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "A GitHub token that can read octo/widgets, please.", time.Second)
 
 	// A token GitHub refuses: gamma asks again, and so do beta and alpha.
 	task = send(t, ctx, c, id, bad)

@@ -640,6 +640,13 @@ func validateSendMessageRequest(req *a2a.SendMessageRequest) error {
 		if !utf8.ValidString(p.Text()) {
 			return invalid("message.parts[%d].text is not valid UTF-8", i)
 		}
+		if data, ok := p.Data().(map[string]any); ok && data[wire.CredentialRefKey] != nil {
+			// A reference is what the server puts in place of a secret it
+			// sealed (takeCredential): one a caller wrote would point a
+			// waiting task at a credential it was not given for.
+			return invalid("message.parts[%d] carries a credential reference (%q), which only the server sets: send the credential itself, as the message's text or a data part {%q: \"...\"}",
+				i, wire.CredentialRefKey, wire.CredentialSecretKey)
+		}
 	}
 	return nil
 }
