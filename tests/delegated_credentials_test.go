@@ -72,7 +72,7 @@ func (g *fakeGitHub) called() []string {
 // credential request, the same way a local RequireCredential asks; the
 // user's tokens (one GitHub refuses, then a good one, over a stream with
 // a push webhook watching; then the good one again, typed at the REPL on a
-// terminal) are sealed by alpha's API, sent by alpha's worker to beta's
+// terminal, and piped to `a2aflow send --credential`) are sealed by alpha's API, sent by alpha's worker to beta's
 // task only, sealed again by beta, sent on to gamma's task, sealed by gamma
 // and used there. No token is anywhere in the clear: not in the three
 // Temporal histories (every run of every workflow), not in GetTask or
@@ -173,7 +173,23 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 		}
 	})
 
-	places := map[string]string{"alpha's stream": streamed.String(), "the REPL's terminal": terminal}
+	// And with `a2aflow send --credential`, which reads it from stdin (a
+	// pipe here), not from its command line.
+	var cliOut string
+	t.Run("send --credential", func(t *testing.T) {
+		task := routerSend(t, ctx, c, "", a2a.NewTextPart("@beta @issues List the open issues of octo/widgets"))
+		waitTask(t, ctx, c, task.ID, a2a.TaskStateAuthRequired, "A GitHub token that can read octo/widgets, please.", time.Minute)
+		cmd := exec.Command(binary, "send", "--agent", alpha.APIURL+"/agents/router", "--task", string(task.ID), "--credential")
+		cmd.Stdin = strings.NewReader(good + "\n")
+		out, err := cmd.CombinedOutput()
+		cliOut = string(out)
+		if err != nil || !strings.Contains(cliOut, ": completed") {
+			t.Fatalf("send --credential: %v\n%s", err, out)
+		}
+		waitTask(t, ctx, c, task.ID, a2a.TaskStateCompleted, "2 open issue(s) in octo/widgets.", time.Minute)
+	})
+
+	places := map[string]string{"alpha's stream": streamed.String(), "the REPL's terminal": terminal, "send --credential's output": cliOut}
 	if raw, err := os.ReadFile(replLog); err == nil {
 		places["the REPL's log file"] = string(raw)
 		if !strings.Contains(string(raw), "@beta @issues") {
