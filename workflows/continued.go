@@ -79,7 +79,7 @@ type continuedTask struct {
 	// Skill is what the skill said it can be restarted from.
 	Skill *skillState `json:"skill,omitempty"`
 	// CredentialWait is the credential the task waits for, if any.
-	CredentialWait *CredentialRequest `json:"credentialWait,omitempty"`
+	CredentialWait *wire.CredentialRequest `json:"credentialWait,omitempty"`
 	// Runs counts the task's workflow runs before this one.
 	Runs int `json:"runs"`
 	// Extensions are the extensions the latest message's request activated.

@@ -82,9 +82,9 @@ func (t *Task) RequireCredential(ctx workflow.Context, req CredentialRequest, op
 		req.Prompt = fmt.Sprintf("Please provide a %s credential for %s.", orDefault(req.AuthType, "secret"), req.Service)
 	}
 	r := t.r
-	r.credentials.wait = &req
+	r.credentials.wait = &wire.CredentialRequest{Service: req.Service, AuthType: req.AuthType, Prompt: req.Prompt}
 	defer func() { r.credentials.wait = nil }()
-	m, err := t.waitWith(ctx, a2a.TaskStateAuthRequired, req.Service, req.Prompt, credentialRequestPart(req), opts)
+	m, err := t.waitWith(ctx, a2a.TaskStateAuthRequired, req.Service, req.Prompt, credentialRequestPart(*r.credentials.wait), opts)
 	if err != nil {
 		return CredentialRef{}, err
 	}
@@ -96,17 +96,29 @@ func (t *Task) RequireCredential(ctx workflow.Context, req CredentialRequest, op
 	return ref, nil
 }
 
-// credentialRequestPart is the data part of the auth-required status.
-func credentialRequestPart(req CredentialRequest) *a2a.Part {
-	p := a2a.NewDataPart(map[string]any{"authType": req.AuthType, "service": req.Service})
+// credentialRequestPart is the data part of the auth-required status: the
+// auth type and the service, and the agent a delegated credential is for.
+func credentialRequestPart(req wire.CredentialRequest) *a2a.Part {
+	data := map[string]any{"authType": req.AuthType, "service": req.Service}
+	if req.Agent != "" {
+		data[wire.CredentialAgentKey] = req.Agent
+	}
+	p := a2a.NewDataPart(data)
 	p.MediaType = "application/json"
 	return p
 }
 
 // credentialRefIn reads the reference out of an answer the API rewrote.
 func credentialRefIn(m *a2a.Message) (CredentialRef, bool) {
+	ref, _, ok := credentialAnswerIn(m)
+	return ref, ok
+}
+
+// credentialAnswerIn reads the reference out of an answer the API rewrote,
+// and the remote agent it was given for ("" for the task's own).
+func credentialAnswerIn(m *a2a.Message) (ref CredentialRef, agent string, ok bool) {
 	if m == nil {
-		return CredentialRef{}, false
+		return CredentialRef{}, "", false
 	}
 	for _, p := range m.Parts {
 		if p == nil {
@@ -122,20 +134,21 @@ func credentialRefIn(m *a2a.Message) (CredentialRef, bool) {
 		}
 		service, _ := data["service"].(string)
 		authType, _ := data["authType"].(string)
-		return CredentialRef{Ref: ref, Service: service, AuthType: authType}, true
+		agent, _ := data[wire.CredentialAgentKey].(string)
+		return CredentialRef{Ref: ref, Service: service, AuthType: authType}, agent, true
 	}
-	return CredentialRef{}, false
+	return CredentialRef{}, "", false
 }
 
 // validateCredentialAnswer refuses, while the task waits for a credential,
-// a message that does not carry it as a reference for the right service:
-// the secret must not reach history.
+// a message that does not carry it as a reference for the right service
+// (and remote agent): the secret must not reach history.
 func (r *run) validateCredentialAnswer(m *a2a.Message) error {
 	req := r.credentials.wait
 	if req == nil || r.task.Status.State != a2a.TaskStateAuthRequired {
 		return nil
 	}
-	if ref, ok := credentialRefIn(m); ok && ref.Service == req.Service {
+	if ref, agent, ok := credentialAnswerIn(m); ok && ref.Service == req.Service && agent == req.Agent {
 		return nil
 	}
 	return temporal.NewApplicationError(
@@ -151,12 +164,12 @@ func orDefault(s, def string) string {
 }
 
 // credentials is the credentials unit of a run (units.go): the credential
-// RequireCredential waits for.
+// RequireCredential, or a delegation's auth-required question, waits for.
 type credentials struct {
 	unitBase
 	r *run `carry:"-"`
 
-	wait *CredentialRequest
+	wait *wire.CredentialRequest
 }
 
 var _ unit = (*credentials)(nil)

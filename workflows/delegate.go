@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/a2aflow/a2aflow/internal/engine/link"
@@ -128,7 +129,7 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	d := &t.r.delegations
 	d.calls++
 	c := &call{t: t, req: req, n: d.calls, budget: budget, record: len(d.list)}
-	res, err := c.send(ctx, parts, "", "", "")
+	res, err := c.send(ctx, parts, "", "", "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -148,12 +149,12 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 		case state.Terminal():
 			return nil, &RemoteTaskError{Agent: req.Agent, TaskID: task.ID, State: state, Reason: MessageText(task.Status.Message)}
 		case wire.Interrupted(state) && !wire.IsAnsweredQuestion(task.Status, answered):
-			answer, err := c.answer(ctx, task)
+			answer, credential, err := c.answer(ctx, task)
 			if err != nil {
 				return nil, c.stop(ctx, task, err)
 			}
 			answered = wire.QuestionID(task.Status)
-			res, err := c.send(ctx, answer.Parts, task.ID, task.ContextID, answered)
+			res, err := c.send(ctx, answer.Parts, task.ID, task.ContextID, answered, credential)
 			if err != nil {
 				return nil, c.stop(ctx, task, err)
 			}
@@ -223,8 +224,10 @@ func budgetAttempts(budget time.Duration) int32 {
 }
 
 // send sends parts as the call's next message; to a new remote task when
-// taskID is empty, else as the answer to the question answered.
-func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID, answered string) (*wire.RemoteTaskResult, error) {
+// taskID is empty, else as the answer to the question answered. credential,
+// when not empty, is the reference of the credential that answers it: the
+// activity sends its secret instead of parts (which name the reference).
+func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.TaskID, contextID, answered, credential string) (*wire.RemoteTaskResult, error) {
 	c.sent++
 	msg := &a2a.Message{
 		// Deterministic: a retried or replayed send carries the same ID.
@@ -241,7 +244,7 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		RetryPolicy:         c.retry(),
 	}, summary))
 	var res wire.RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, wire.ActivitySendRemoteMessage, wire.RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, wire.ActivitySendRemoteMessage, wire.RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered, Credential: credential}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed("send a message to", err)
 	}
@@ -283,24 +286,95 @@ func (c *call) failed(what string, err error) error {
 	return fmt.Errorf("could not %s agent %s: %w", what, c.req.Agent, err)
 }
 
+// delegatedCredentialChange is the workflow.GetVersion change ID of a
+// remote agent's auth-required question answered with a credential. Tasks
+// that started before it asked req.Answer, else their user with a plain
+// wait, and sent the answer as recorded: the user's secret was in our
+// task's history, GetTask, streams and push notifications. From version 1
+// the user is asked as by RequireCredential (call.credential) and the
+// secret never enters the workflow.
+const delegatedCredentialChange = "a2aflow.delegated-credential"
+
 // answer gets the answer to the remote task's question: from req.Answer,
-// or from our user, our task waiting with the remote question.
-func (c *call) answer(ctx workflow.Context, task *a2a.Task) (*a2a.Message, error) {
+// or from our user, our task waiting with the remote question. An
+// auth-required question is always our user's to answer, with a credential
+// (call.credential): its reference is returned with the answer.
+func (c *call) answer(ctx workflow.Context, task *a2a.Task) (answer *a2a.Message, credential string, err error) {
 	question := task.Status.Message
+	if task.Status.State == a2a.TaskStateAuthRequired &&
+		workflow.GetVersion(ctx, delegatedCredentialChange, workflow.DefaultVersion, 1) >= 1 {
+		return c.credential(ctx, task)
+	}
 	if c.req.Answer != nil {
 		answer, err := c.req.Answer(ctx, question)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if answer != nil && len(answer.Parts) > 0 {
-			return answer, nil
+			return answer, "", nil
 		}
 	}
 	prompt := MessageText(question)
 	if prompt == "" {
 		prompt = fmt.Sprintf("Agent %s needs more input.", c.req.Agent)
 	}
-	return c.t.wait(ctx, task.Status.State, "remote:"+c.req.Agent, prompt, nil)
+	answer, err = c.t.wait(ctx, task.Status.State, "remote:"+c.req.Agent, prompt, nil)
+	return answer, "", err
+}
+
+// credential asks our user for the credential the remote task asks for
+// (auth-required) the way RequireCredential does: our task is
+// auth-required with the remote question and a credential request naming
+// the agent; the API seals the user's secret for that agent and remote task
+// alone, and the answer recorded carries its reference, which the send
+// activity opens. Neither req.Answer (an LLM's words are no credential)
+// nor a message that came while our task was working answers it: such a
+// message is kept in history as it came, and the question is asked again.
+func (c *call) credential(ctx workflow.Context, task *a2a.Task) (*a2a.Message, string, error) {
+	req := remoteCredentialRequest(c.req.Agent, task)
+	r := c.t.r
+	r.credentials.wait = &req
+	defer func() { r.credentials.wait = nil }()
+	for {
+		m, err := c.t.waitWith(ctx, a2a.TaskStateAuthRequired, "remote:"+c.req.Agent, req.Prompt, credentialRequestPart(req), nil)
+		if err != nil {
+			return nil, "", err
+		}
+		if ref, agent, ok := credentialAnswerIn(m); ok && ref.Service == req.Service && agent == req.Agent {
+			return m, ref.Ref, nil
+		}
+	}
+}
+
+// remoteCredentialRequest is what our user is asked for when agent's task
+// is auth-required: the service and auth type its status names (a data
+// part {"service": ..., "authType": ...}, as an a2aflow agent's), else the
+// agent's name as the service; its status text as the prompt.
+func remoteCredentialRequest(agent string, task *a2a.Task) wire.CredentialRequest {
+	req := wire.CredentialRequest{Agent: agent, RemoteTask: string(task.ID)}
+	if m := task.Status.Message; m != nil {
+		for _, p := range m.Parts {
+			if p == nil {
+				continue
+			}
+			if data, ok := p.Data().(map[string]any); ok {
+				service, _ := data["service"].(string)
+				authType, _ := data["authType"].(string)
+				if req.Service == "" && strings.TrimSpace(service) != "" {
+					// Another server's words: one line, bounded.
+					req.Service, req.AuthType = wire.OneLine(service, 100), wire.OneLine(authType, 40)
+				}
+			}
+		}
+	}
+	if req.Service == "" {
+		req.Service = agent
+	}
+	req.Prompt = MessageText(task.Status.Message)
+	if req.Prompt == "" {
+		req.Prompt = fmt.Sprintf("Agent %s needs a %s credential for %s.", agent, orDefault(req.AuthType, "secret"), req.Service)
+	}
+	return req
 }
 
 // stop ends the call on err: when our task was canceled, the remote task is

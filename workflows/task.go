@@ -109,7 +109,7 @@ func (t *Task) Ask(ctx workflow.Context, slot, prompt string, opts ...AskOption)
 // message whose data part holds the credential's reference, never the
 // secret (see credentials.go).
 func (t *Task) RequireAuth(ctx workflow.Context, scheme, prompt string, opts ...AskOption) (*a2a.Message, error) {
-	req := CredentialRequest{Service: scheme, AuthType: scheme, Prompt: prompt}
+	req := wire.CredentialRequest{Service: scheme, AuthType: scheme, Prompt: prompt}
 	t.r.credentials.wait = &req
 	defer func() { t.r.credentials.wait = nil }()
 	return t.waitWith(ctx, a2a.TaskStateAuthRequired, scheme, prompt, credentialRequestPart(req), opts)

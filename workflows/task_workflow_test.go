@@ -490,7 +490,7 @@ func TestRequireAuth(t *testing.T) {
 		t.Errorf("the auth-required status says %v, want service github, auth type bearer", asked.Status.Message.Parts[1])
 	}
 	var appErr *temporal.ApplicationError
-	var req workflows.CredentialRequest
+	var req wire.CredentialRequest
 	if secret == nil || !errors.As(secret.rejected, &appErr) || appErr.Type() != wire.ErrTypeCredentialRequired ||
 		appErr.Details(&req) != nil || req.Service != "github" {
 		t.Errorf("the plain secret: %+v, want refused as %s with the request in its details", secret, wire.ErrTypeCredentialRequired)

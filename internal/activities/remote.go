@@ -20,6 +20,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 )
 
 // Remote calls other A2A agents for delegating tasks (workflows'
@@ -47,6 +48,10 @@ type Remote struct {
 	// PollInterval is how often a remote task whose card offers no
 	// streaming is polled; default 2 s.
 	PollInterval time.Duration
+	// Credentials opens the credentials our users gave for remote agents'
+	// auth-required questions (secrets.CredentialStore); nil refuses to
+	// send any (the worker has no --secrets-key).
+	Credentials DelegatedCredentials
 	// RequireSignedPeers refuses remote agents whose card does not verify
 	// (cardsign.VerifyAt: a signature by a key of the key set its jku names
 	// on the card's own origin), as a non-retryable error; the directory's
@@ -55,6 +60,14 @@ type Remote struct {
 
 	mu      sync.Mutex
 	clients map[clientKey]*remoteClient
+}
+
+// DelegatedCredentials opens a credential a user gave task taskID for
+// remote task remoteTask of agent (secrets.CredentialStore.DelegatedSecret):
+// an error wrapping workerenv.ErrNoCredential when ref names no credential
+// given for that agent's task.
+type DelegatedCredentials interface {
+	DelegatedSecret(ctx context.Context, taskID, ref, agent, remoteTask string) (string, error)
 }
 
 // clientKey is whose call to which agent a client is kept for: the same
@@ -81,10 +94,59 @@ type remoteClient struct {
 // recorded as the attempt's heartbeat before the next, so that an attempt
 // retried after our worker died meanwhile reads that task instead of
 // sending the message again.
+//
+// With in.Credential, the message answers the remote task's auth-required
+// question with the credential our user gave for it: see sendCredential.
 func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
 	if in.Message == nil || len(in.Message.Parts) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
 	}
+	if in.Credential != "" {
+		return a.sendCredential(ctx, in)
+	}
+	return a.sendMessage(ctx, in)
+}
+
+// sendCredential sends the remote task the credential in.Credential names,
+// which the API sealed for that agent's task (the task's own activities,
+// and any other agent or task, cannot open it): the secret, as the
+// message's text, replaces the parts history records (which name the
+// reference). An a2aflow agent takes it as its own credential answer and
+// seals it in turn. The request goes only over https, or to an agent the
+// operator configured (outbound.WithSecret). The secret is kept out of
+// what the activity returns and logs: were the agent to echo it, the echo
+// is redacted.
+func (a *Remote) sendCredential(ctx context.Context, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
+	if in.Message.TaskID == "" {
+		return nil, temporal.NewNonRetryableApplicationError("a credential answers a remote task's question: the message names no task", ErrTypeInvalidInput, nil)
+	}
+	if a.Credentials == nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %s asks for a credential, but this worker keeps no credentials (it has no --secrets-key)", in.Agent), wire.ErrTypeRemoteConfig, nil)
+	}
+	secret, err := a.Credentials.DelegatedSecret(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, in.Credential, in.Agent, string(in.Message.TaskID))
+	if errors.Is(err, workerenv.ErrNoCredential) {
+		activity.GetLogger(ctx).Warn("delegated credential refused", "agent", in.Agent, "remote_task", in.Message.TaskID, "error", err)
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("credential %s was not given for task %s of agent %s", in.Credential, in.Message.TaskID, in.Agent), wire.ErrTypeRemoteConfig, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read credential %s: %w", in.Credential, err) // the store may be back on the next attempt
+	}
+	msg := *in.Message
+	msg.Parts = a2a.ContentParts{a2a.NewTextPart(secret)}
+	in.Message = &msg
+	// Its errors say why in fixed words (callError), which never quote the
+	// agent; the worker's log gets the details, redacted (logRedacting).
+	res, err := a.sendMessage(outbound.WithSecret(logRedacting(ctx, secret)), in)
+	if err != nil {
+		return nil, err
+	}
+	return redactResult(res, secret), nil
+}
+
+// sendMessage sends in.Message (SendRemoteMessage).
+func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
 	rc, err := a.client(ctx, in.Agent, in.Extensions)
 	if err != nil {
 		return nil, err
@@ -225,7 +287,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 	}
 	metrics.Delegation(nil)
 	if sendErr != nil && sctx.Err() == nil {
-		activity.GetLogger(ctx).Info("remote task stream broke; the task is followed", "agent", in.Agent, "task", task.ID, "error", sendErr)
+		activity.GetLogger(ctx).Info("remote task stream broke; the task is followed", "agent", in.Agent, "task", task.ID, "error", redactError(sendErr, redactionOf(ctx)))
 	}
 	if readAgain || !settled(task.Status) {
 		// The task as the agent holds it now (a failed read: as last seen).
@@ -567,7 +629,7 @@ func (a *Remote) callError(ctx context.Context, rc *remoteClient, op string, err
 	}
 	a.mu.Unlock()
 	agent := rc.key.agent
-	activity.GetLogger(ctx).Warn("remote agent call failed", "agent", agent, "op", op, "error", err)
+	activity.GetLogger(ctx).Warn("remote agent call failed", "agent", agent, "op", op, "error", redactError(err, redactionOf(ctx)))
 	msg := fmt.Sprintf("agent %s: %s: %s", agent, op, reasonOf(err))
 	switch {
 	case outbound.Refused(err), errors.Is(err, outbound.ErrBodyTooLarge), errors.Is(err, remote.ErrCredentialsHost):

@@ -131,7 +131,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 // reaches Temporal history, streams or webhooks.
 func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, owner string, msg *a2a.Message, refused error) (*a2a.Message, error) {
 	var appErr *temporal.ApplicationError
-	var req workflows.CredentialRequest
+	var req wire.CredentialRequest
 	if !errors.As(refused, &appErr) || appErr.Details(&req) != nil || req.Service == "" {
 		return nil, toA2AError(refused)
 	}
@@ -145,17 +145,24 @@ func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, own
 			fmt.Sprintf("task %s waits for a %s credential for %s: send it as the message's text", taskID, orNone(req.AuthType), req.Service))
 	}
 	ref, err := s.credentials.Put(ctx, secrets.Credential{Service: req.Service, AuthType: req.AuthType, Secret: secret,
-		TaskID: string(taskID), Owner: owner, Created: time.Now().UTC()})
+		TaskID: string(taskID), Owner: owner, Created: time.Now().UTC(), Agent: req.Agent, RemoteTask: req.RemoteTask})
 	if err != nil {
 		s.logger.ErrorContext(ctx, "credential not stored", "task_id", taskID, "service", req.Service, "error", err)
 		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the %s credential could not be stored; nothing was recorded, send it again", req.Service))
 	}
-	refPart := a2a.NewDataPart(map[string]any{wire.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType})
+	data := map[string]any{wire.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType}
+	said := fmt.Sprintf("Credential provided for %s.", req.Service)
+	if req.Agent != "" {
+		// A credential a remote agent asked for: sealed for it alone.
+		data[wire.CredentialAgentKey] = req.Agent
+		said = fmt.Sprintf("Credential provided for %s (agent %s).", req.Service, req.Agent)
+	}
+	refPart := a2a.NewDataPart(data)
 	refPart.MediaType = "application/json"
 	out := &a2a.Message{
 		ID: msg.ID, Role: msg.Role, TaskID: msg.TaskID, ContextID: msg.ContextID,
 		ReferenceTasks: msg.ReferenceTasks, Extensions: msg.Extensions,
-		Parts: a2a.ContentParts{a2a.NewTextPart(fmt.Sprintf("Credential provided for %s.", req.Service)), refPart},
+		Parts: a2a.ContentParts{a2a.NewTextPart(said), refPart},
 	}
 	return out, nil
 }
@@ -632,6 +639,13 @@ func validateSendMessageRequest(req *a2a.SendMessageRequest) error {
 		}
 		if !utf8.ValidString(p.Text()) {
 			return invalid("message.parts[%d].text is not valid UTF-8", i)
+		}
+		if data, ok := p.Data().(map[string]any); ok && data[wire.CredentialRefKey] != nil {
+			// A reference is what the server puts in place of a secret it
+			// sealed (takeCredential): one a caller wrote would point a
+			// waiting task at a credential it was not given for.
+			return invalid("message.parts[%d] carries a credential reference (%q), which only the server sets: send the credential itself, as the message's text or a data part {%q: \"...\"}",
+				i, wire.CredentialRefKey, wire.CredentialSecretKey)
 		}
 	}
 	return nil

@@ -31,12 +31,13 @@ var (
 const MaxRedirects = 3
 
 // Refused reports whether err is a request the outbound policy refused: an
-// address it forbids, a host that does not resolve, an invalid URL or a
-// redirect it would not follow. Such a request never reached its server
+// address it forbids, a host that does not resolve, an invalid URL, a
+// redirect it would not follow or a secret it would not send in the clear
+// (ErrSecretRefused). Such a request never reached its server
 // (or, for a redirect, never reached the redirect's target).
 func Refused(err error) bool {
 	return errors.Is(err, ErrForbiddenAddress) || errors.Is(err, ErrRedirectRefused) ||
-		errors.Is(err, ErrInvalidURL)
+		errors.Is(err, ErrInvalidURL) || errors.Is(err, ErrSecretRefused)
 }
 
 // Options configure a Client. The zero value allows public addresses only,
@@ -223,6 +224,12 @@ type useTransport struct {
 }
 
 func (t *useTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.checkSecret(req); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
 	base := t.client.guardedTraced
 	if t.trusted[HostKey(req.URL)] {
 		base = t.client.trustedTraced

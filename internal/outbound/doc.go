@@ -16,6 +16,9 @@
 //     refused. No proxy is used.
 //   - Redirects are followed only to the same host, at most [MaxRedirects],
 //     never from https to http; each hop is dialed through the policy again.
+//   - A request carrying a user's secret ([WithSecret]: a credential a remote
+//     agent asked for) goes only over https or to a host the operator
+//     configured; over plain http elsewhere it fails with [ErrSecretRefused].
 //   - Each [Use] bounds its responses (a card 1 MiB, an A2A answer 64 MiB, a
 //     token 64 KiB) and its time (headers, overall); a body past its bound
 //     fails with [ErrBodyTooLarge] rather than being cut silently.

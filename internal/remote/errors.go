@@ -96,6 +96,7 @@ func httpStatus(err error) int {
 // and the network are not to be shown.
 const (
 	ReasonRefused       = "refused by the outbound policy"
+	ReasonSecretRefused = "a credential is sent to it only over https or when the operator configured the agent"
 	ReasonTooLarge      = "its answer is larger than a2aflow accepts"
 	ReasonCredentials   = "its credentials are registered for another host, so none are sent"
 	ReasonUnreachable   = "unreachable"
@@ -103,8 +104,10 @@ const (
 )
 
 // Reason says why a call to a remote agent failed in words that are safe to
-// give to a model or to a tenant: ReasonRefused (the outbound policy refused
-// the address or a redirect, so nothing reached the server), ReasonTooLarge,
+// give to a model or to a tenant: ReasonSecretRefused (a user's credential
+// was not sent over plain http to an agent the operator did not configure),
+// ReasonRefused (the outbound policy refused the address or a redirect, so
+// nothing reached the server), ReasonTooLarge,
 // ReasonCredentials, the A2A meaning of an A2A error ("task not found",
 // "authentication required"...), ReasonUnreachable (network errors,
 // timeouts, 408, 429 and 5xx), or ReasonNotAnA2AAgent (any other answer).
@@ -114,6 +117,8 @@ func Reason(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, outbound.ErrSecretRefused):
+		return ReasonSecretRefused
 	case outbound.Refused(err):
 		return ReasonRefused
 	case errors.Is(err, outbound.ErrBodyTooLarge):

@@ -31,6 +31,12 @@ type Credential struct {
 	// TaskID and Owner are the task it was given to and its owner.
 	TaskID string `json:"taskId"`
 	Owner  string `json:"owner,omitempty"`
+	// Agent and RemoteTask, set for a credential a remote agent asked for
+	// when the task delegated to it (Task.CallAgent), are that agent (as the
+	// task names it) and its task: the credential is for them alone
+	// (DelegatedSecret); the task's own activities do not read it (Secret).
+	Agent      string `json:"agent,omitempty"`
+	RemoteTask string `json:"remoteTask,omitempty"`
 	// Created is when it was given.
 	Created time.Time `json:"created"`
 }
@@ -77,11 +83,31 @@ func (s *CredentialStore) Put(ctx context.Context, c Credential) (string, error)
 }
 
 // Secret returns the secret of the credential ref of task taskID, for
-// activities (workflows.CredentialRef.Secret through workerenv).
+// activities (workflows.CredentialRef.Secret through workerenv). A
+// credential given for a remote agent is that agent's only: Secret does not
+// return it (ErrNoCredential).
 func (s *CredentialStore) Secret(ctx context.Context, taskID, ref string) (string, error) {
 	c, err := s.Get(ctx, taskID, ref)
 	if err != nil {
 		return "", err
+	}
+	if c.Agent != "" {
+		return "", fmt.Errorf("%w: credential %s was given for agent %s", ErrNoCredential, ref, c.Agent)
+	}
+	return c.Secret, nil
+}
+
+// DelegatedSecret returns the secret of the credential ref of task taskID
+// when it was given for remote task remoteTask of agent (Credential.Agent,
+// RemoteTask), for the activity that sends it there; any other credential
+// is ErrNoCredential.
+func (s *CredentialStore) DelegatedSecret(ctx context.Context, taskID, ref, agent, remoteTask string) (string, error) {
+	c, err := s.Get(ctx, taskID, ref)
+	if err != nil {
+		return "", err
+	}
+	if c.Agent == "" || c.Agent != agent || c.RemoteTask != remoteTask {
+		return "", fmt.Errorf("%w: credential %s was not given for task %s of agent %s", ErrNoCredential, ref, remoteTask, agent)
 	}
 	return c.Secret, nil
 }

@@ -98,3 +98,42 @@ func TestCredentialStore(t *testing.T) {
 		t.Error("a store without a key kept a credential")
 	}
 }
+
+// TestDelegatedCredential: a credential given for a remote agent's task
+// opens for that agent and task only, and never for the task's own
+// activities; a local one never opens for a remote agent.
+func TestDelegatedCredential(t *testing.T) {
+	ctx := context.Background()
+	store, err := blobstore.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, _ := secrets.NewSealer(secrets.NewKey())
+	cs := &secrets.CredentialStore{Store: store, Sealer: sealer, Namespace: "default"}
+	delegated, err := cs.Put(ctx, secrets.Credential{Service: "github", Secret: "ghp_remote", TaskID: "task-1", Agent: "issues", RemoteTask: "remote-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := cs.Put(ctx, secrets.Credential{Service: "github", Secret: "ghp_local", TaskID: "task-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cs.DelegatedSecret(ctx, "task-1", delegated, "issues", "remote-1"); err != nil || got != "ghp_remote" {
+		t.Errorf("DelegatedSecret for its agent and task = %q, %v", got, err)
+	}
+	if got, err := cs.Secret(ctx, "task-1", local); err != nil || got != "ghp_local" {
+		t.Errorf("Secret of the local credential = %q, %v", got, err)
+	}
+	for name, try := range map[string]func() (string, error){
+		"the task's activities":     func() (string, error) { return cs.Secret(ctx, "task-1", delegated) },
+		"another agent":             func() (string, error) { return cs.DelegatedSecret(ctx, "task-1", delegated, "evil", "remote-1") },
+		"another remote task":       func() (string, error) { return cs.DelegatedSecret(ctx, "task-1", delegated, "issues", "remote-2") },
+		"another task":              func() (string, error) { return cs.DelegatedSecret(ctx, "task-2", delegated, "issues", "remote-1") },
+		"a local one, to an agent":  func() (string, error) { return cs.DelegatedSecret(ctx, "task-1", local, "issues", "remote-1") },
+		"a local one, no agent set": func() (string, error) { return cs.DelegatedSecret(ctx, "task-1", local, "", "") },
+	} {
+		if got, err := try(); !errors.Is(err, secrets.ErrNoCredential) || got != "" {
+			t.Errorf("%s: %q, %v; want ErrNoCredential", name, got, err)
+		}
+	}
+}

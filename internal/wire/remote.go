@@ -42,6 +42,13 @@ type RemoteSendInput struct {
 	// [ActivityFollowRemoteTask] does), for up to a second, so that an
 	// answer the agent settles at once needs no follow.
 	Answered string `json:",omitempty"`
+	// Credential is, for the answer to the remote task's auth-required
+	// question, the reference of the credential our user gave for it
+	// (sealed by the API for this agent and remote task): the activity
+	// opens it and sends the secret as the message's text instead of
+	// Message's parts, which name the reference only, as history records
+	// them. It goes only over https or to an agent the operator configured.
+	Credential string `json:",omitempty"`
 }
 
 // RemoteFollowInput is the argument of [ActivityFollowRemoteTask].

@@ -153,6 +153,7 @@ func printTask(w io.Writer, task *a2a.Task, agentURL string) {
 		}
 	case a2a.TaskStateAuthRequired:
 		fmt.Fprintf(w, "The agent needs authentication: %s\n", text)
+		fmt.Fprintf(w, "Answer with: %s send --agent %s --task %s --credential (it reads the credential without echo)\n", cmdutil.ProgName(), agentURL, task.ID)
 	default:
 		if text != "" {
 			fmt.Fprintf(w, "Agent: %s\n", text)
@@ -174,18 +175,33 @@ func printHistory(w io.Writer, task *a2a.Task) {
 func newSendCmd() *cobra.Command {
 	f := &Flags{}
 	var taskID, contextID string
-	var stream bool
+	var stream, credential bool
 	var parts messageFlags // message_parts.go
 	cmd := &cobra.Command{
-		Use:   "send [--agent URL] [--task ID] [--context ID] [--stream] [--file PATH|URI] [--data JSON] [--metadata JSON] [--reference-task ID] [MESSAGE]",
+		Use:   "send [--agent URL] [--task ID] [--context ID] [--stream] [--file PATH|URI] [--data JSON] [--metadata JSON] [--reference-task ID] [--credential] [MESSAGE]",
 		Short: "Send a message to an A2A agent; with --task, answer a waiting task",
 		Long: "Send a message (text, files, data) to an A2A agent and show the task it starts or continues.\n" +
-			"--file, --data and --reference-task repeat; a file the agent's card does not take is refused by the agent.\n" + clientHelp,
+			"--file, --data and --reference-task repeat; a file the agent's card does not take is refused by the agent.\n" +
+			"--credential answers a task that waits for authentication: the credential is read from stdin, without echo\n" +
+			"when it is a terminal, so that it is in neither the command line nor the shell's history.\n" + clientHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text := ""
 			if len(args) == 1 {
 				text = args[0]
+			}
+			if credential {
+				if text != "" {
+					return fmt.Errorf("send --credential reads the credential from stdin: give no MESSAGE")
+				}
+				if taskID == "" {
+					return fmt.Errorf("send --credential answers a task that waits for authentication: give its --task")
+				}
+				secret, err := readCredential(cmd.InOrStdin(), cmd.ErrOrStderr(), "Credential (not shown): ")
+				if err != nil {
+					return err
+				}
+				text = secret
 			}
 			msg, err := parts.message(text)
 			if err != nil {
@@ -236,6 +252,7 @@ func newSendCmd() *cobra.Command {
 	cmd.Flags().StringVar(&taskID, "task", "", "task to continue, e.g. to answer its question")
 	cmd.Flags().StringVar(&contextID, "context", "", "conversation (context ID) the message belongs to")
 	cmd.Flags().BoolVar(&stream, "stream", false, "stream the task's events as they happen (SendStreamingMessage)")
+	cmd.Flags().BoolVar(&credential, "credential", false, "answer the --task waiting for authentication with a credential read from stdin (without echo on a terminal)")
 	parts.bind(cmd)
 	f.Bind(cmd, true)
 	return cmd
@@ -297,7 +314,7 @@ func followEvents(out io.Writer, f *Flags, op string, events func(func(a2a.Event
 			}
 			fmt.Fprintf(out, "The agent needs input. Answer with: %s send --agent %s --task %s \"...\"\n", cmdutil.ProgName(), f.agent, taskID)
 		case a2a.TaskStateAuthRequired:
-			fmt.Fprintln(out, "The agent needs authentication.")
+			fmt.Fprintf(out, "The agent needs authentication. Answer with: %s send --agent %s --task %s --credential (it reads the credential without echo)\n", cmdutil.ProgName(), f.agent, taskID)
 		}
 	}
 	return cmdutil.Exit(stateExitCode(state))

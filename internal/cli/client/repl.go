@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,6 +80,9 @@ type replTask struct {
 	taskID    a2a.TaskID
 	question  string
 	name      string
+	// credential says the task waits for a credential (auth-required):
+	// the next line is a secret, read without echo and never logged.
+	credential bool
 }
 
 func newREPLSession(s replSender, local string, servers func() ([]replServer, error), out io.Writer) *replSession {
@@ -110,10 +112,33 @@ func (r *replSession) prompt() string {
 	if name == "" {
 		name = r.current()
 	}
+	if t.taskID != "" && t.credential {
+		return fmt.Sprintf("%s [auth-required: %s]> ", name, t.question)
+	}
 	if t.taskID != "" {
 		return fmt.Sprintf("%s [input-required: %s]> ", name, t.question)
 	}
 	return name + "> "
+}
+
+// wantsCredential reports whether the next line answers a credential
+// request: the current agent's task is auth-required.
+func (r *replSession) wantsCredential() bool {
+	t := r.task(r.current())
+	return t.taskID != "" && t.credential
+}
+
+// handleCredential runs a line typed in answer to a credential request: a
+// ":command" runs as such (":quit" leaves), anything else is the secret,
+// sent as it is (no plain-text command: a secret may be the word "help").
+func (r *replSession) handleCredential(ctx context.Context, line string) error {
+	if strings.HasPrefix(strings.TrimSpace(line), ":") {
+		return r.handle(ctx, line)
+	}
+	if strings.TrimSpace(line) == "" {
+		return nil
+	}
+	return r.send(ctx, r.current(), strings.TrimSpace(line))
 }
 
 // handle runs one line; errors are shown and the REPL goes on, errQuit ends it.
@@ -295,7 +320,7 @@ func (r *replSession) send(ctx context.Context, url, text string) error {
 	if err != nil {
 		return a2aError("send", err)
 	}
-	t.taskID, t.question = "", ""
+	t.taskID, t.question, t.credential = "", "", false
 	return r.show(t, res)
 }
 
@@ -308,9 +333,14 @@ func (r *replSession) show(t *replTask, res a2a.SendMessageResult) error {
 		fmt.Fprintf(r.out, "Task %s: %s\n", v.ID, stateName(v.Status.State))
 		text := replyText(v.Status.Message)
 		switch v.Status.State {
-		case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+		case a2a.TaskStateInputRequired:
 			t.taskID, t.question = v.ID, text
 			fmt.Fprintf(r.out, "Agent asks: %s\n", text)
+		case a2a.TaskStateAuthRequired:
+			question, service := credentialAsked(v.Status.Message)
+			t.taskID, t.question, t.credential = v.ID, question, true
+			fmt.Fprintf(r.out, "Agent asks for a credential: %s\n", question)
+			fmt.Fprintf(r.out, "The next line is the %scredential: it is not shown as you type (on a terminal) and never logged; :quit leaves.\n", service)
 		default:
 			if text != "" {
 				fmt.Fprintf(r.out, "Agent: %s\n", text)
@@ -326,6 +356,37 @@ func (r *replSession) show(t *replTask, res a2a.SendMessageResult) error {
 		return fmt.Errorf("send: unexpected result %T", res)
 	}
 	return nil
+}
+
+// credentialAsked is what an auth-required status asks: its text, and
+// what its credential request names ({"service": ..., "agent": ...}, the
+// agent when a delegated agent asks), as "github " or "github (for agent
+// beta) ", or "".
+func credentialAsked(m *a2a.Message) (question, service string) {
+	if m == nil {
+		return "A credential, please.", ""
+	}
+	var texts []string
+	for _, p := range m.Parts {
+		if p == nil {
+			continue
+		}
+		if p.Text() != "" {
+			texts = append(texts, p.Text())
+		}
+		if d, ok := p.Data().(map[string]any); ok && service == "" {
+			if s, ok := d["service"].(string); ok && s != "" {
+				service = s + " "
+				if agent, ok := d["agent"].(string); ok && agent != "" {
+					service = fmt.Sprintf("%s(for agent %s) ", service, agent)
+				}
+			}
+		}
+	}
+	if question = strings.Join(texts, " "); question == "" {
+		question = "A credential, please."
+	}
+	return question, service
 }
 
 // replyText renders a reply's parts like partsText, leaving out a data part
@@ -414,7 +475,7 @@ func (r *replSession) tool(ctx context.Context, agent, arg string) error {
 	if err != nil {
 		return a2aError("tool "+name+" (router agent "+url+")", err)
 	}
-	t.taskID, t.question = "", ""
+	t.taskID, t.question, t.credential = "", "", false
 	return r.show(t, res)
 }
 
@@ -507,26 +568,43 @@ func (r *replSession) close() {
 }
 
 // run reads lines until :quit, end of input or the end of ctx (Ctrl-C), and
-// then stops the :listen child, if any.
+// then stops the :listen child, if any. A line that answers a credential
+// request is read without echo when in is a terminal, and the log gets a
+// placeholder instead.
 func (r *replSession) run(ctx context.Context, in io.Reader, errOut io.Writer) error {
 	defer r.close()
+	reader := newLineReader(in)
+	defer reader.restore()      // Ctrl-C while a credential is typed: echo back on
+	requests := make(chan bool) // a line is wanted; true: a credential's
 	lines := make(chan string)
 	readErr := make(chan error, 1)
 	go func() {
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-		for sc.Scan() {
+		for {
 			select {
-			case lines <- sc.Text():
+			case secret := <-requests:
+				line, err := reader.read(secret)
+				if err != nil {
+					readErr <- err
+					return
+				}
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
 			case <-ctx.Done():
 				return
 			}
 		}
-		readErr <- sc.Err()
 	}()
 	for {
 		r.checkListener(errOut)
 		fmt.Fprint(r.out, r.prompt())
+		secret := r.wantsCredential()
+		select {
+		case requests <- secret:
+		case <-ctx.Done():
+		}
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(r.out)
@@ -534,13 +612,28 @@ func (r *replSession) run(ctx context.Context, in io.Reader, errOut io.Writer) e
 			return nil
 		case err := <-readErr:
 			fmt.Fprintln(r.out)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
 			return err
 		case line := <-lines:
+			if secret && reader.terminal {
+				fmt.Fprintln(r.out) // the Enter typed was not echoed either
+			}
 			if r.log != nil {
-				fmt.Fprintln(r.log, line)
+				if secret && !strings.HasPrefix(strings.TrimSpace(line), ":") {
+					fmt.Fprintln(r.log, credentialNotLogged)
+				} else {
+					fmt.Fprintln(r.log, line)
+				}
 			}
 			r.checkListener(errOut) // it may have ended while the user typed
-			err := r.handle(ctx, line)
+			var err error
+			if secret {
+				err = r.handleCredential(ctx, line)
+			} else {
+				err = r.handle(ctx, line)
+			}
 			if errors.Is(err, errQuit) {
 				return nil
 			}

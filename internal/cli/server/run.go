@@ -182,14 +182,20 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	mcpClient := &activities.MCP{Servers: servers, Keyring: cfg.keyring, Outbound: out, Logger: logger}
 	closeStore := closeAll
 	closeAll = func() { mcpClient.Close(); closeStore() }
+	// Credentials users gave for remote agents' auth-required questions,
+	// which the send activity opens for the agent's task that asked.
+	remoteAgents := &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners,
+		RequireSignedPeers: cfg.RequireSignedPeers}
+	if cfg.Secrets.credentials != nil {
+		remoteAgents.Credentials = cfg.Secrets.credentials
+	}
 	activities.Set{
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
 		LLM:              &activities.LLM{Provider: provider, Providers: providers},
 		Tasks:            &activities.Tasks{Client: c},
 		HistoryPages:     &activities.HistoryPages{Store: payloads},
-		Remote: &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners,
-			RequireSignedPeers: cfg.RequireSignedPeers},
+		Remote:           remoteAgents,
 		// File parts given by URI, fetched for the model through the guard.
 		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
 		// The skills of remote agents, for the tools of LLM agents from

@@ -54,6 +54,16 @@ func TestReplayHistories(t *testing.T) {
 		// send streams the remote task past it, and no follow activity
 		// runs.
 		{name: "router-delegation-owner", fixture: "testdata/router-delegation-owner.history.json"},
+		// "@beta @issues ...": the router delegates to another a2aflow's
+		// router, which delegates to an issues agent asking for a GitHub
+		// token (auth-required, twice: the first token is refused). Recorded
+		// before a delegated credential request was asked as a credential:
+		// the question relayed as a plain one, the token in the answer.
+		{name: "router-delegation-auth", fixture: "testdata/router-delegation-auth.history.json"},
+		// The same since it is (GetVersion a2aflow.delegated-credential at
+		// 1): the task is auth-required with a credential request naming
+		// the agent, and the answers and the sends carry references.
+		{name: "router-delegation-credential", fixture: "testdata/router-delegation-credential.history.json"},
 		// The router's LLM routes to the remote agent and answers the remote
 		// question itself (HANDLE_DIRECTLY).
 		{name: "router-llm", fixture: "testdata/router-llm.history.json"},
