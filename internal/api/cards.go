@@ -1,8 +1,14 @@
 package api
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -57,9 +63,58 @@ func (s *Server) card(agent *workflows.Agent, prefix string) gin.HandlerFunc {
 		addGRPCInterfaces(card, s.grpcCardAddr(c.Request), agent.Name, agent.Name == s.agents.Default().Name)
 		s.cfg.Auth.Declare(card)
 		s.signCard(c.Request, card)
-		a2asrv.NewAgentCardHandler(cardProducer(card)).ServeHTTP(c.Writer, c.Request)
+		rec := &cardRecorder{header: http.Header{}, code: http.StatusOK}
+		a2asrv.NewAgentCardHandler(cardProducer(card)).ServeHTTP(rec, c.Request)
+		s.writeCard(c, rec)
 	}
 }
+
+// CardMaxAge is how long a client or cache may keep an agent card without
+// asking again (Cache-Control max-age): the cards change only when the
+// server restarts with other agents or settings.
+const CardMaxAge = 5 * time.Minute
+
+// writeCard writes the card handler's answer with the validators A2A asks a
+// card server to give (its caching guidance: Cache-Control with max-age, an
+// ETag, Last-Modified), and answers a conditional GET whose If-None-Match
+// names the card as served with 304 Not Modified.
+func (s *Server) writeCard(c *gin.Context, rec *cardRecorder) {
+	body := rec.body.Bytes()
+	h := c.Writer.Header()
+	for k, v := range rec.header {
+		h[k] = v
+	}
+	if rec.code != http.StatusOK {
+		c.Status(rec.code)
+		_, _ = c.Writer.Write(body)
+		return
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(CardMaxAge.Seconds())))
+	h.Set("Last-Modified", s.started.Format(http.TimeFormat))
+	for _, tag := range strings.Split(c.GetHeader("If-None-Match"), ",") {
+		if t := strings.TrimPrefix(strings.TrimSpace(tag), "W/"); t == etag || t == "*" {
+			h.Del("Content-Length")
+			c.Status(http.StatusNotModified)
+			return
+		}
+	}
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(body)
+}
+
+// cardRecorder keeps a2a-go's card handler's answer for writeCard.
+type cardRecorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *cardRecorder) Header() http.Header         { return r.header }
+func (r *cardRecorder) WriteHeader(code int)        { r.code = code }
+func (r *cardRecorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 // cardExtensions returns the agent's extensions as its card declares them.
 func cardExtensions(agent *workflows.Agent) []a2a.AgentExtension {

@@ -164,6 +164,8 @@ type Server struct {
 	// closed hints the streams of tasks ended outside their handler, with a
 	// Notifier (closedwatch.go).
 	closed *closedWatch
+	// started is when the cards were made: their Last-Modified (cards.go).
+	started time.Time
 }
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
@@ -202,7 +204,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{cfg: cfg, temporal: c, agents: reg, limits: newRequestLimits(cfg.Limits), handlers: map[string]a2asrv.RequestHandler{},
-		services: map[string]*TaskService{}}
+		services: map[string]*TaskService{}, started: time.Now().UTC().Truncate(time.Second)}
 	if cfg.Notifier != nil {
 		s.closed = newClosedWatch(c, cfg.Namespace, cfg.Notifier, cfg.Logger)
 	}
