@@ -88,6 +88,15 @@ func TestGRPCBinding(t *testing.T) {
 		if code, reason := errorInfo(err); code != codes.Unimplemented || reason != "METHOD_NOT_FOUND" {
 			t.Errorf("unknown agent: %s %s (%v), want Unimplemented METHOD_NOT_FOUND", code, reason, err)
 		}
+		// The a2a-version metadata is checked as the HTTP bindings check the
+		// A2A-Version header: UNIMPLEMENTED, as A2A 1.0's table gives.
+		_, err = send(metadata.AppendToOutgoingContext(authed, "a2a-version", "99.0"), "echo", "hi")
+		if code, reason := errorInfo(err); code != codes.Unimplemented || reason != "VERSION_NOT_SUPPORTED" {
+			t.Errorf("a2a-version 99.0: %s %s (%v), want Unimplemented VERSION_NOT_SUPPORTED", code, reason, err)
+		}
+		if _, err := send(metadata.AppendToOutgoingContext(authed, "a2a-version", "1.0"), "echo", "hi"); err != nil {
+			t.Errorf("a2a-version 1.0: %v", err)
+		}
 		_, err = send(authed, "echo", strings.Repeat("x", 5<<20))
 		if status.Code(err) != codes.ResourceExhausted {
 			t.Errorf("a 5 MiB message: %v, want ResourceExhausted (the 4 MiB body limit)", err)

@@ -91,7 +91,9 @@ var errorCodes = []errorCode{
 	{sentinel: a2a.ErrInvalidAgentResponse, rpcCode: -32006, status: http.StatusInternalServerError, grpc: "INTERNAL"},
 	{sentinel: a2a.ErrExtendedCardNotConfigured, rpcCode: -32007, status: http.StatusBadRequest, grpc: "FAILED_PRECONDITION"},
 	{sentinel: a2a.ErrExtensionSupportRequired, rpcCode: -32008, status: http.StatusBadRequest, grpc: "FAILED_PRECONDITION"},
-	{sentinel: a2a.ErrVersionNotSupported, rpcCode: -32009, status: http.StatusBadRequest, grpc: "FAILED_PRECONDITION"},
+	// UNIMPLEMENTED as A2A 1.0's table gives (a2a-go v2.4.0 says
+	// FAILED_PRECONDITION; its clients never send another version).
+	{sentinel: a2a.ErrVersionNotSupported, rpcCode: -32009, status: http.StatusBadRequest, grpc: "UNIMPLEMENTED", fixesA2AGo: true},
 	{sentinel: a2a.ErrUnauthenticated, rpcCode: -31401, status: http.StatusUnauthorized, grpc: "UNAUTHENTICATED"},
 	{sentinel: a2a.ErrUnauthorized, rpcCode: -31403, status: http.StatusForbidden, grpc: "PERMISSION_DENIED"},
 	{sentinel: errDecisionRefused, rpcCode: -31409, status: http.StatusConflict, grpc: "FAILED_PRECONDITION",

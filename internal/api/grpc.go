@@ -213,6 +213,13 @@ func (s *Server) grpcAdmit(ctx context.Context, fullMethod string) (*grpcCall, c
 		r.RemoteAddr = p.Addr.String()
 	}
 	call.http = r.WithContext(ctx)
+	// The a2a-version metadata as the A2A-Version header of the HTTP
+	// bindings: absent, 1.0 or 0.3 pass (the service called says which),
+	// any other version is refused before anything runs.
+	if v := protocolVersion(r); v != "1.0" && v != "0.3" {
+		return call, ctx, grpcError(a2a.NewError(a2a.ErrVersionNotSupported,
+			fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", bounded(v, maxLoggedID))))
+	}
 
 	// limitRefused, authenticate and limitRate of the HTTP API, in order.
 	auth, rates := s.cfg.Auth, s.limits.rates
