@@ -158,12 +158,17 @@ func fillMissingParams(env jsonrpcEnvelope) ([]byte, error) {
 	if len(bytes.TrimSpace(env.Params)) != 0 {
 		return nil, nil
 	}
+	return withParams(env, json.RawMessage("{}"))
+}
+
+// withParams returns the JSON-RPC request of env with params.
+func withParams(env jsonrpcEnvelope, params json.RawMessage) ([]byte, error) {
 	return json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  string          `json:"method"`
 		Params  json.RawMessage `json:"params"`
-	}{env.Version, env.ID, env.Method, json.RawMessage("{}")})
+	}{env.Version, env.ID, env.Method, params})
 }
 
 // v1ParamsTypes gives the params type of each A2A 1.0 JSON-RPC method, for

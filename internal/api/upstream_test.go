@@ -181,6 +181,17 @@ var upstreamCanaries = []upstreamCanary{
 		ours:  canaryAnswer{status: 400, reason: "PARSE_ERROR"},
 	},
 
+	{
+		name: "jsonrpc-proto-field-names", correction: "protoFieldNames", file: "protonames.go",
+		upstream: "reads A2A 1.0 JSON-RPC params by their JSON names only, so that a field written with its proto name, " +
+			"as ProtoJSON parsers accept, is ignored (a2asrv/jsonrpc.go decodes params with encoding/json)",
+		transport: jsonRPC10, method: "POST", path: "/",
+		body:  `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"task_id":"t","url":"https://93.184.215.14/hook"}}`,
+		a2aGo: canaryAnswer{status: 200, call: `CreateTaskPushConfig "" https://93.184.215.14/hook`},
+		// The config reached the task's workflow (the fake is unavailable).
+		ours: canaryAnswer{status: 200, rpcCode: -32000, call: wire.UpdateCreatePushConfig + " https://93.184.215.14/hook"},
+	},
+
 	// JSON-RPC envelopes.
 	{
 		name: "jsonrpc-batch", correction: "parseJSONRPCEnvelope", file: "a2agofixes.go",

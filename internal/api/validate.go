@@ -111,6 +111,14 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 	if normalised != nil {
 		body, env.Params = normalised, json.RawMessage("{}")
 	}
+	if protocolVersion(r) == "1.0" {
+		// A correction (protonames.go): proto field names as JSON names.
+		if params := protoFieldNames(env.Method, env.Params); params != nil {
+			if rebuilt, err := withParams(env, params); err == nil {
+				body, env.Params = rebuilt, params
+			}
+		}
+	}
 	// a2aflow's own: A2A's params are objects (or null, read as absent),
 	// whatever the method and version (a2a-go refuses others with -32602
 	// too, but inside the stream for a streaming method, and its 0.3
