@@ -238,6 +238,12 @@ func searchKeyword(info *workflowpb.WorkflowExecutionInfo, name string) string {
 // the payload store, to the last historyLength messages (nil: all).
 func (s *TaskService) withHistory(ctx context.Context, snap *wire.TaskSnapshot, historyLength *int) (*wire.TaskSnapshot, error) {
 	if len(snap.EarlierHistory) == 0 {
+		// The snapshot may hold more than this caller asks for: an update's
+		// result answering a message sent again (its message ID known) was
+		// made for the first send's historyLength.
+		if snap.Task != nil && historyLength != nil && len(snap.Task.History) > max(*historyLength, 0) {
+			snap.Task.History = wire.LastMessages(snap.Task.History, historyLength)
+		}
 		return snap, nil
 	}
 	if s.payloads == nil {
