@@ -53,6 +53,8 @@ test: vet workflowcheck examples kubernetes
 examples:
 	cd examples/approval-pipeline && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
+	cd examples/tck-agent && $(GO) mod tidy -diff && $(GO) vet ./... && \
+		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
 
 ## kubernetes: deploy/kubernetes's manifests decode strictly into the Kubernetes API's own types
 ## (k8s.io/api, offline) and fit together: selectors, probes on /healthz and /readyz, PDBs, HPAs
