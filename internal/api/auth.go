@@ -638,7 +638,13 @@ func (s *TaskService) extendedCard(ctx context.Context) (*a2a.AgentCard, error) 
 	}
 	if c.Agents != nil {
 		// The agents this caller may use, when it may not use all.
-		params["agents"] = slices.Clone(c.Agents)
+		// []any: the gRPC binding's card is a protobuf Struct, which
+		// takes no []string.
+		agents := make([]any, len(c.Agents))
+		for i, a := range c.Agents {
+			agents[i] = a
+		}
+		params["agents"] = agents
 	}
 	card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
 		URI:         CallerExtensionURI,
