@@ -9,8 +9,8 @@ package tests
 // their own expenses through serve; on the replica, alice's key and
 // carol's token scoped to travel drive every A2A method over every binding
 // and version (JSON-RPC, HTTP+JSON, gRPC; 1.0 and 0.3) at their own
-// expense, the expenses agent's card, MCP's tools and the approvals
-// routes: each is refused with PermissionDenied (-31403, HTTP 403, gRPC
+// expense, the expenses agent's card, MCP's tools, the approvals routes
+// and alice's waitpoint read without its token: each is refused with PermissionDenied (-31403, HTTP 403, gRPC
 // PERMISSION_DENIED) and changes nothing; on travel they run the whole
 // chain of methods. A token without any agent scope may use no agent.
 //
@@ -219,6 +219,28 @@ func TestAgentPermissions(t *testing.T) {
 				t.Errorf("GET /approvals as %s lists %s: %s", tn, approval, a.raw)
 			}
 		}
+	})
+
+	t.Run("waitpoint routes", func(t *testing.T) {
+		// alice's changes task waits on a waitpoint; the replica limits her to travel.
+		msg := &wireMessage{id: "msg-alice-" + a2a.NewMessageID(), text: "Restart the payments database " + nonce}
+		task := open.send(t, alice, "/agents/changes", msg, nil)
+		if task.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("changes task is %s, want input-required", task.Status.State)
+		}
+		path := "/waitpoints/" + string(task.ID) + "-waitpoint-1"
+		var view struct {
+			Token string `json:"token"`
+		}
+		_ = json.Unmarshal(open.expect(t, alice, restCall(http.MethodGet, path, ""), http.StatusOK).raw, &view)
+		if view.Token == "" {
+			t.Fatalf("GET %s as alice where she may use changes: no token", path)
+		}
+		limited.expect(t, alice, restCall(http.MethodGet, path, ""), http.StatusForbidden)
+		// The token stays a capability of its own.
+		byToken := restCall(http.MethodGet, path, "")
+		byToken.waitpointToken = view.Token
+		limited.expect(t, alice, byToken, http.StatusOK)
 	})
 
 	t.Run("nothing changed", func(t *testing.T) {
