@@ -146,6 +146,9 @@ func (s *Server) findApprovals(ctx context.Context, who wire.Caller, group, agen
 	}
 	var views []ApprovalView
 	for _, e := range resp.GetExecutions() {
+		if !mayUse(ctx, keywordOf(e.GetSearchAttributes().GetIndexedFields()[wire.AgentKey.GetName()])) {
+			continue // an agent the caller may not use (permissions.go)
+		}
 		approvals, err := s.taskApprovals(ctx, e.GetExecution().GetWorkflowId(), who)
 		if err != nil {
 			continue // a task that ended or moved on since the listing
@@ -223,7 +226,15 @@ func (s *Server) approval(ctx context.Context, id string, who wire.Caller) (Appr
 		if a.ID == id {
 			desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(taskID), "")
 			if err != nil {
+				if c, ok := callerFrom(ctx); ok && c.Agents != nil {
+					return ApprovalView{}, err // its agent is unknown, so is the permission
+				}
 				return s.view(a, nil), nil
+			}
+			// An approval the caller may see, of an agent it may not use
+			// (permissions.go).
+			if err := permitAgent(ctx, searchKeyword(desc.GetWorkflowExecutionInfo(), wire.AgentKey.GetName())); err != nil {
+				return ApprovalView{}, err
 			}
 			return s.view(a, desc.GetWorkflowExecutionInfo().GetSearchAttributes()), nil
 		}
@@ -256,6 +267,10 @@ func (s *Server) decideApproval(c *gin.Context) {
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("%s is not an approver of any group", who.Approver)))
 		return
 	}
+	if err := s.permitApproval(c.Request.Context(), c.Param("id"), who); err != nil {
+		failApprovals(c, err)
+		return
+	}
 	via := "rest"
 	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" {
 		via = v
@@ -269,6 +284,32 @@ func (s *Server) decideApproval(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, a)
+}
+
+// permitApproval refuses a decision on an approval of an agent the caller
+// may not use (permissions.go), before it reaches the task: as not found
+// when the caller may not see the approval either (approval), else as
+// PermissionDenied. A caller who may use every agent is not checked here.
+func (s *Server) permitApproval(ctx context.Context, id string, who wire.Caller) error {
+	if c, ok := callerFrom(ctx); !ok || c.Agents == nil {
+		return nil
+	}
+	taskID, ok := wire.ApprovalTaskID(id)
+	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
+		return nil // decide answers not found
+	}
+	desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(taskID), "")
+	if err != nil {
+		return nil // no such task: decide answers not found
+	}
+	if mayUse(ctx, searchKeyword(desc.GetWorkflowExecutionInfo(), wire.AgentKey.GetName())) {
+		return nil
+	}
+	_, err = s.approval(ctx, id, who) // not found, or PermissionDenied
+	if err == nil {
+		err = a2a.NewError(a2a.ErrUnauthorized, "permission denied")
+	}
+	return err
 }
 
 func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalInput) (workflows.Approval, error) {

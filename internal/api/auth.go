@@ -31,6 +31,11 @@ const (
 	APIKeySchemeName a2a.SecuritySchemeName = "apiKey"
 	// BearerSchemeName names the bearer JWT scheme in agent cards.
 	BearerSchemeName a2a.SecuritySchemeName = "bearer"
+	// OpenIDConnectSchemeName names the OpenID Connect scheme that cards
+	// declare when JWTs have an issuer (permissions.go): the same bearer
+	// JWTs, with the issuer's discovery document and the scopes each agent
+	// needs.
+	OpenIDConnectSchemeName a2a.SecuritySchemeName = "openIdConnect"
 	// DefaultAPIKeyHeader is the request header carrying an API key unless
 	// AuthConfig.APIKeyHeader says otherwise.
 	DefaultAPIKeyHeader = "X-API-Key"
@@ -80,6 +85,11 @@ type AuthConfig struct {
 	APIKeyHeader string
 	// JWT configures bearer JWTs in the Authorization header. Default: none.
 	JWT JWTConfig
+	// APIKeyAgents maps the principal of an API key to the agents it may
+	// use (permissions.go); a principal not listed may use every agent.
+	// Every name must be a key of APIKeys. Default: none, every key may
+	// use every agent.
+	APIKeyAgents map[string][]string
 	// Logger receives JWKS refresh failures and refused credentials (at
 	// debug); default slog.Default().
 	Logger *slog.Logger
@@ -108,6 +118,21 @@ type JWTConfig struct {
 	// Leeway tolerates clock skew when checking "exp" and "nbf";
 	// default none.
 	Leeway time.Duration
+	// AgentScopePrefix, when set (e.g. DefaultAgentScopePrefix), limits a
+	// token to the agents its scopes name: scope AgentScopePrefix+NAME
+	// lets it use agent NAME, AgentScopePrefix+"*" every agent. Scopes are
+	// read from the "scope" claim (space-separated, RFC 9068) and the "scp"
+	// claim (a string or a list). Default: none (permissions.go).
+	AgentScopePrefix string
+	// AgentsClaim, when set, names a claim listing the agents a token may
+	// use (a list of names, or one string of names separated by spaces or
+	// commas; "*" for all). With AgentScopePrefix too, either grants.
+	// Default: none.
+	AgentsClaim string
+	// OpenIDConnectURL is the OpenID Connect discovery URL cards declare
+	// for bearer JWTs; default Issuer + "/.well-known/openid-configuration"
+	// when Issuer is an http(s) URL, else none.
+	OpenIDConnectURL string
 	// HTTPClient fetches JWKSURL; default a client with a 10 s timeout.
 	HTTPClient *http.Client
 }
@@ -120,6 +145,9 @@ type Identity struct {
 	Scheme a2a.SecuritySchemeName
 	// ExpiresAt is when the caller's token expires; zero for an API key.
 	ExpiresAt time.Time
+	// Agents are the agents the caller may use; nil: every agent
+	// (permissions.go).
+	Agents []string
 }
 
 // Authenticator checks the credentials of A2A requests against an
@@ -133,6 +161,9 @@ type Authenticator struct {
 	parser   *jwt.Parser
 	claim    string
 	logger   *slog.Logger
+	// perms are the agent permissions of API keys and tokens
+	// (permissions.go).
+	perms permissions
 }
 
 // apiKey is one configured key, kept as a hash so that comparing takes the
@@ -160,6 +191,9 @@ func NewAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, erro
 		return nil, err
 	}
 	if err := a.setJWT(ctx, cfg.JWT); err != nil {
+		return nil, err
+	}
+	if err := a.setPermissions(cfg); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -353,7 +387,7 @@ func (a *Authenticator) checkAPIKey(key string) (Identity, error) {
 	if found == "" {
 		return Identity{}, &credentialError{scheme: APIKeySchemeName, reason: "unknown API key"}
 	}
-	return Identity{Principal: found, Scheme: APIKeySchemeName}, nil
+	return Identity{Principal: found, Scheme: APIKeySchemeName, Agents: a.perms.keyAgents(found)}, nil
 }
 
 func (a *Authenticator) checkJWT(raw string) (Identity, error) {
@@ -367,7 +401,7 @@ func (a *Authenticator) checkJWT(raw string) (Identity, error) {
 	if principal == "" {
 		return Identity{}, &credentialError{scheme: BearerSchemeName, reason: fmt.Sprintf("the token has no %s claim naming the caller", a.claim)}
 	}
-	id := Identity{Principal: principal, Scheme: BearerSchemeName}
+	id := Identity{Principal: principal, Scheme: BearerSchemeName, Agents: a.perms.tokenAgents(claims)}
 	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
 		id.ExpiresAt = exp.Time
 	}
@@ -472,6 +506,7 @@ func (a *Authenticator) Declare(card *a2a.AgentCard) {
 			Description:  fmt.Sprintf("A JWT with an exp claim; its %q claim is the caller's principal.", a.claim),
 		}
 		card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirements{BearerSchemeName: {}})
+		a.perms.declare(card) // the scopes of the agent (permissions.go)
 	}
 	card.Capabilities.ExtendedAgentCard = true
 }
@@ -590,12 +625,26 @@ func (s *TaskService) extendedCard(ctx context.Context) (*a2a.AgentCard, error) 
 	if !ok || c.auth == nil {
 		return nil, a2a.ErrExtendedCardNotConfigured
 	}
+	// Only an agent the caller may use has a card for it (permissions.go).
+	if err := permitAgent(ctx, s.agent.Name); err != nil {
+		return nil, err
+	}
 	card := AgentCard(s.agent, c.cardURL)
 	addGRPCInterfaces(card, c.grpcAddr, s.agent.Name, s.defaultAgent)
 	c.auth.Declare(card)
 	params := map[string]any{"principal": c.Principal, "scheme": string(c.Scheme)}
 	if !c.ExpiresAt.IsZero() {
 		params["expiresAt"] = c.ExpiresAt.UTC().Format(time.RFC3339)
+	}
+	if c.Agents != nil {
+		// The agents this caller may use, when it may not use all.
+		// []any: the gRPC binding's card is a protobuf Struct, which
+		// takes no []string.
+		agents := make([]any, len(c.Agents))
+		for i, a := range c.Agents {
+			agents[i] = a
+		}
+		params["agents"] = agents
 	}
 	card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
 		URI:         CallerExtensionURI,

@@ -454,8 +454,11 @@ func TestAuthCards(t *testing.T) {
 				Description: "An API key issued by the operator of this server; the key's name is the caller's principal."},
 			BearerSchemeName: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
 				Description: `A JWT with an exp claim; its "sub" claim is the caller's principal.`},
+			// The issuer is an https URL: its discovery document (permissions.go).
+			OpenIDConnectSchemeName: a2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: testIssuer + "/.well-known/openid-configuration",
+				Description: "OpenID Connect: the issuer's access tokens, sent as bearer JWTs."},
 		},
-		Requirements: a2a.SecurityRequirementsOptions{{APIKeySchemeName: {}}, {BearerSchemeName: {}}},
+		Requirements: a2a.SecurityRequirementsOptions{{APIKeySchemeName: {}}, {BearerSchemeName: {}}, {OpenIDConnectSchemeName: {}}},
 		Extended:     true,
 	}
 	tests := []struct {
@@ -500,16 +503,17 @@ func TestAuthCards(t *testing.T) {
 				t.Fatal(err)
 			}
 			var types []string
-			for _, name := range []string{"apiKey", "bearer"} {
+			for _, name := range []string{"apiKey", "bearer", "openIdConnect"} {
 				if s, ok := v0.SecuritySchemes[name]; ok {
-					types = append(types, fmt.Sprint(s["type"], " ", s["in"], " ", s["name"], " ", s["scheme"]))
+					types = append(types, fmt.Sprint(s["type"], " ", s["in"], " ", s["name"], " ", s["scheme"], " ", s["openIdConnectUrl"]))
 				}
 			}
 			var wantTypes []string
 			var wantSecurity []map[string][]string
 			if tt.want.Extended {
-				wantTypes = []string{"apiKey header X-API-Key <nil>", "http <nil> <nil> Bearer"}
-				wantSecurity = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+				wantTypes = []string{"apiKey header X-API-Key <nil> <nil>", "http <nil> <nil> Bearer <nil>",
+					"openIdConnect <nil> <nil> <nil> " + testIssuer + "/.well-known/openid-configuration"}
+				wantSecurity = []map[string][]string{{"apiKey": {}}, {"bearer": {}}, {"openIdConnect": {}}}
 			}
 			if diff := cmp.Diff(wantTypes, types); diff != "" {
 				t.Errorf("0.3 securitySchemes (-want +got):\n%s", diff)
@@ -550,7 +554,7 @@ func TestAuthCards(t *testing.T) {
 		if err != nil || time.Until(exp) < 50*time.Minute || time.Until(exp) > time.Hour {
 			t.Errorf("expiresAt = %v (%v), want about an hour from now", ext.Params["expiresAt"], err)
 		}
-		if card.Name != "other" || !card.Capabilities.ExtendedAgentCard || len(card.SecuritySchemes) != 2 {
+		if card.Name != "other" || !card.Capabilities.ExtendedAgentCard || len(card.SecuritySchemes) != 3 {
 			t.Errorf("extended card = %+v, want the other agent's card with its security", card)
 		}
 	})

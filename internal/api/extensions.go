@@ -113,8 +113,9 @@ func checkRequiredExtensions(ctx context.Context, agent string) error {
 		"agent %s requires the extension %s: list it in the %s header", agent, strings.Join(n.missing, ", "), a2a.SvcParamExtensions))
 }
 
-// gatedService refuses every task method of a request that lacks a
-// required extension before the service sees it. GetExtendedAgentCard is
+// gatedService refuses every task method of a caller that may not use the
+// agent (permissions.go) or of a request that lacks a required extension
+// before the service sees it. GetExtendedAgentCard is
 // not gated: a client reads cards to learn which extensions it needs.
 type gatedService struct {
 	a2asrv.RequestHandler
@@ -123,9 +124,18 @@ type gatedService struct {
 
 var _ a2asrv.RequestHandler = gatedService{}
 
+// check refuses a caller that may not use the agent (permissions.go), then
+// a request lacking a required extension.
+func (g gatedService) check(ctx context.Context) error {
+	if err := permitAgent(ctx, g.agent); err != nil {
+		return err
+	}
+	return checkRequiredExtensions(ctx, g.agent)
+}
+
 func gate[Req, Resp any](g gatedService, f func(context.Context, Req) (Resp, error)) func(context.Context, Req) (Resp, error) {
 	return func(ctx context.Context, req Req) (Resp, error) {
-		if err := checkRequiredExtensions(ctx, g.agent); err != nil {
+		if err := g.check(ctx); err != nil {
 			var zero Resp
 			return zero, err
 		}
@@ -135,7 +145,7 @@ func gate[Req, Resp any](g gatedService, f func(context.Context, Req) (Resp, err
 
 func gateStream[Req any](g gatedService, f func(context.Context, Req) iter.Seq2[a2a.Event, error]) func(context.Context, Req) iter.Seq2[a2a.Event, error] {
 	return func(ctx context.Context, req Req) iter.Seq2[a2a.Event, error] {
-		if err := checkRequiredExtensions(ctx, g.agent); err != nil {
+		if err := g.check(ctx); err != nil {
 			return errorEvents(err)
 		}
 		return f(ctx, req)

@@ -87,6 +87,7 @@ func (s *Server) newMCP() *mcpService {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	m.addTools()
+	m.server.AddReceivingMiddleware(m.listPermittedTools)
 	get := func(*http.Request) *mcp.Server { return m.server }
 	opts := mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: s.cfg.MaxBodyBytes,

@@ -121,6 +121,35 @@ func (m *mcpService) addTools() {
 		})
 }
 
+// listPermittedTools is the middleware that lists, in tools/list, only the
+// tools of agents the caller may use (permissions.go); the helper tools
+// are listed to all.
+func (m *mcpService) listPermittedTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*mcp.ListToolsResult)
+		if err != nil || method != "tools/list" || !ok {
+			return res, err
+		}
+		var request context.Context
+		if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+			request, _ = extra.TokenInfo.Extra[mcpRequestKey].(context.Context)
+		}
+		if request == nil {
+			return res, err
+		}
+		filtered := *list
+		filtered.Tools = nil
+		for _, tool := range list.Tools {
+			if _, agent := m.s.services[tool.Name]; agent && !mayUse(request, tool.Name) {
+				continue
+			}
+			filtered.Tools = append(filtered.Tools, tool)
+		}
+		return &filtered, nil
+	}
+}
+
 // agentToolDescription describes agent's tool from its card: what it does,
 // its skills, and how a call goes.
 func agentToolDescription(agent *workflows.Agent) string {
@@ -213,6 +242,9 @@ func (m *mcpService) toolFailure(ctx context.Context, err error) (*mcp.CallToolR
 
 // callAgent is the tool of svc's agent.
 func (m *mcpService) callAgent(ctx context.Context, req *mcp.CallToolRequest, svc *TaskService, in agentToolInput) (*mcp.CallToolResult, error) {
+	if err := permitAgent(ctx, svc.agent.Name); err != nil { // permissions.go
+		return nil, err
+	}
 	ctx = withNegotiated(ctx, negotiate(requestHeader(req), svc.agent))
 	if err := checkRequiredExtensions(ctx, svc.agent.Name); err != nil {
 		return nil, err
@@ -295,6 +327,10 @@ func (m *mcpService) serviceOf(ctx context.Context, taskID string) (*TaskService
 	svc := m.s.services[searchKeyword(info, wire.AgentKey.GetName())]
 	if svc == nil || !svc.callerSees(ctx, info) {
 		return nil, taskNotFound()
+	}
+	// The caller's own task, of an agent it may not use (permissions.go).
+	if err := permitAgent(ctx, svc.agent.Name); err != nil {
+		return nil, err
 	}
 	return svc, nil
 }

@@ -186,8 +186,11 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 // for HTTP+JSON only: over JSON-RPC the error stays inside the stream, as
 // a2a-go's client reads it.)
 func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
-	noteCall(r.Context(), "SubscribeToTask", id) // for the access log (accesslog.go)
-	err := checkTaskID(string(id))
+	noteCall(r.Context(), "SubscribeToTask", id)  // for the access log (accesslog.go)
+	err := permitAgent(r.Context(), s.agent.Name) // as gatedService does (permissions.go)
+	if err == nil {
+		err = checkTaskID(string(id))
+	}
 	if err == nil {
 		var snap *wire.TaskSnapshot
 		ctx, cancel := context.WithTimeout(r.Context(), s.queryTimeout)

@@ -80,6 +80,14 @@ func (s *Server) getWaitpoint(c *gin.Context) {
 		failApprovals(c, err)
 		return
 	}
+	if !byToken {
+		// The owner's own waitpoint, of an agent it may not use
+		// (permissions.go); a token opens its waitpoint for any holder.
+		if err := s.permitTask(ctx, taskID); err != nil {
+			failApprovals(c, err)
+			return
+		}
+	}
 	view := WaitpointView{Waitpoint: w}
 	if !byToken {
 		view.Token = s.cfg.Waitpoints.Token(id, w.Created)
@@ -163,6 +171,19 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, WaitpointView{Waitpoint: w})
+}
+
+// permitTask refuses a task of an agent the caller may not use
+// (permissions.go), once the caller is known to see the task.
+func (s *Server) permitTask(ctx context.Context, taskID string) error {
+	if c, ok := callerFrom(ctx); !ok || c.Agents == nil {
+		return nil
+	}
+	desc, err := s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
+	if err != nil {
+		return toA2AError(err)
+	}
+	return permitAgent(ctx, searchKeyword(desc.GetWorkflowExecutionInfo(), wire.AgentKey.GetName()))
 }
 
 // canonicalPayload checks a payload's size and compacts it; it keeps the

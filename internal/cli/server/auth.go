@@ -28,6 +28,10 @@ type authConfig struct {
 	JWTIssuer     string
 	JWTAudience   string
 	JWTClaim      string
+	APIKeyAgents  string
+	JWTScopes     string
+	JWTAgents     string
+	JWTOIDCURL    string
 
 	// authenticator is built by build from the flags above.
 	authenticator *api.Authenticator
@@ -45,6 +49,10 @@ func (c *authConfig) bind(fs *pflag.FlagSet) {
 	b.String(&c.JWTIssuer, "jwt-issuer", "A2AFLOW_JWT_ISSUER", "", "required iss claim of bearer JWTs; empty: not checked")
 	b.String(&c.JWTAudience, "jwt-audience", "A2AFLOW_JWT_AUDIENCE", "", "required aud value of bearer JWTs; empty: not checked")
 	b.String(&c.JWTClaim, "jwt-principal-claim", "A2AFLOW_JWT_PRINCIPAL_CLAIM", api.DefaultPrincipalClaim, "JWT claim naming the caller")
+	b.String(&c.APIKeyAgents, "api-key-agents", "A2AFLOW_API_KEY_AGENTS", "", `agents each API key may use, "alice:travel,echo;bob:expenses"; a key not listed may use every agent (docs/guides/permissions.md)`)
+	b.String(&c.JWTScopes, "jwt-agent-scope-prefix", "A2AFLOW_JWT_AGENT_SCOPE_PREFIX", "", `limit each JWT to the agents its scopes name: with "`+api.DefaultAgentScopePrefix+`", scope `+api.DefaultAgentScopePrefix+`travel lets it use travel (`+api.DefaultAgentScopePrefix+`* every agent), and cards require the scope; empty: every JWT may use every agent`)
+	b.String(&c.JWTAgents, "jwt-agents-claim", "A2AFLOW_JWT_AGENTS_CLAIM", "", "limit each JWT to the agents this claim lists (a list, or names separated by spaces or commas; * for all); empty: off")
+	b.String(&c.JWTOIDCURL, "jwt-openid-config-url", "A2AFLOW_JWT_OPENID_CONFIG_URL", "", "OpenID Connect discovery URL that cards declare (an openIdConnect scheme with each agent's scope); default <jwt-issuer>/.well-known/openid-configuration when --jwt-issuer is an http(s) URL")
 }
 
 // build checks the flags and prepares the authenticator, fetching the JWKS
@@ -84,16 +92,24 @@ func (c *authConfig) build(ctx context.Context, logger *slog.Logger) error {
 		// Editors end files with a newline that is not part of the secret.
 		secret = strings.TrimRight(string(raw), "\r\n")
 	}
+	keyAgents, err := api.ParseApproverGroups(c.APIKeyAgents) // the same "name:a,b;name2:c" form
+	if err != nil {
+		return fmt.Errorf("--api-key-agents: %w", err)
+	}
 	a, err := api.NewAuthenticator(ctx, api.AuthConfig{
 		APIKeys:      keys,
+		APIKeyAgents: keyAgents,
 		APIKeyHeader: c.APIKeyHeader,
 		JWT: api.JWTConfig{
-			HS256Secret:    []byte(secret),
-			JWKSURL:        c.JWKSURL,
-			JWKSFile:       c.JWKSFile,
-			Issuer:         c.JWTIssuer,
-			Audience:       c.JWTAudience,
-			PrincipalClaim: c.JWTClaim,
+			HS256Secret:      []byte(secret),
+			JWKSURL:          c.JWKSURL,
+			JWKSFile:         c.JWKSFile,
+			Issuer:           c.JWTIssuer,
+			Audience:         c.JWTAudience,
+			PrincipalClaim:   c.JWTClaim,
+			AgentScopePrefix: c.JWTScopes,
+			AgentsClaim:      c.JWTAgents,
+			OpenIDConnectURL: c.JWTOIDCURL,
 		},
 		Logger: logger,
 	})
@@ -108,6 +124,9 @@ func (c *authConfig) build(ctx context.Context, logger *slog.Logger) error {
 		}
 		if secret != "" || c.JWKSURL != "" || c.JWKSFile != "" {
 			schemes = append(schemes, "bearer JWT")
+		}
+		if len(keyAgents) > 0 || c.JWTScopes != "" || c.JWTAgents != "" {
+			schemes = append(schemes, "agent permissions")
 		}
 		logger.Info("authentication on", "schemes", strings.Join(schemes, "; "))
 	}

@@ -261,6 +261,9 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if err != nil {
 		return err
 	}
+	if err := cfg.Auth.authenticator.CheckAgents(reg.Names()); err != nil {
+		return fmt.Errorf("--api-key-agents: %w", err)
+	}
 	cardSigner, err := cfg.CardKey.signer() // keys.go
 	if err != nil {
 		return err
