@@ -1,6 +1,9 @@
 package models
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // OAuthLogin is an OAuth 2.0 login a2aflow made to call a remote agent as a
 // user (a2aflow agents login): the authorization server's endpoints, the
@@ -52,3 +55,16 @@ type OAuthLogin struct {
 
 // TableName is oauth_logins.
 func (OAuthLogin) TableName() string { return "oauth_logins" }
+
+// SetAgentAuthRef sets the auth reference of the shared entry called name
+// (an OAuth login made for it); ErrNotFound if there is none.
+func (s *Store) SetAgentAuthRef(name, ref string) error {
+	res := SharedScope.in(s.db).Model(&RemoteAgent{}).Where("name = ?", name).Update("auth_ref", ref)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("agent %s: %w", name, ErrNotFound)
+	}
+	return nil
+}

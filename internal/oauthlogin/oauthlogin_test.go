@@ -325,3 +325,34 @@ func TestFromCardOpenIDConnect(t *testing.T) {
 		t.Errorf("client credentials only: %v, want ErrNoOAuth", err)
 	}
 }
+
+// The device code flow: the user allows the device on the provider's page;
+// a2aflow polls and gets the token.
+func TestDeviceCode(t *testing.T) {
+	op := oauthtest.Start(t, time.Minute)
+	p, err := oauthlogin.Discover(context.Background(), http.DefaultClient, op.Issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Scopes = nil // no ID token: the example storage looks the device user up by name where it keeps IDs
+	var out bytes.Buffer
+	f := &oauthlogin.Flow{Provider: p, Client: oauthlogin.Client{ID: oauthtest.DeviceClientID, Secret: oauthtest.DeviceClientSecret},
+		Out: &out, OpenBrowser: op.DeviceBrowser()}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tok, err := f.DeviceCode(ctx)
+	if err != nil {
+		t.Fatalf("device login: %v\n%s", err, out.String())
+	}
+	if tok.AccessToken == "" || !strings.Contains(out.String(), "enter the code") {
+		t.Errorf("token %t, printed %q", tok.AccessToken != "", out.String())
+	}
+	if got := op.Grants("urn:ietf:params:oauth:grant-type:device_code"); got != 1 {
+		t.Errorf("device code grants = %d, want 1", got)
+	}
+	// Without a device endpoint the flow says to use the browser.
+	p.DeviceURL = ""
+	if _, err := (&oauthlogin.Flow{Provider: p}).DeviceCode(ctx); err == nil || !strings.Contains(err.Error(), "without --device") {
+		t.Errorf("no device endpoint: %v", err)
+	}
+}

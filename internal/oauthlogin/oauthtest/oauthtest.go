@@ -32,6 +32,13 @@ import (
 // with the loopback redirect http://127.0.0.1/callback (any port).
 const ClientID = "a2aflow-cli"
 
+// DeviceClientID and DeviceClientSecret are the confidential client of
+// the device code flow.
+const (
+	DeviceClientID     = "a2aflow-device"
+	DeviceClientSecret = "device-secret"
+)
+
 // UserID is the subject of the test user.
 const UserID = "id1"
 
@@ -59,7 +66,10 @@ func Start(t testing.TB, ttl time.Duration) *Server {
 	}
 	issuer := "http://" + ln.Addr().String()
 	users := storage.NewUserStore(issuer)
-	clients := map[string]*storage.Client{ClientID: storage.NativeClient(ClientID, "http://127.0.0.1/callback")}
+	clients := map[string]*storage.Client{
+		ClientID:       storage.NativeClient(ClientID, "http://127.0.0.1/callback"),
+		DeviceClientID: storage.DeviceClient(DeviceClientID, DeviceClientSecret),
+	}
 	s := &Server{Issuer: issuer, Storage: storage.NewStorageWithClients(users, clients),
 		grants: map[string]int{}, failed: map[string]int{}, user: "test-user@127.0.0.1"}
 	s.ttl.Store(int64(ttl))
@@ -192,6 +202,39 @@ func (s *Server) Browser() func(authURL string) error {
 		}
 		if !bytes.Contains(body, []byte("logged in")) {
 			return errors.New("the loopback listener did not confirm the login: " + string(body))
+		}
+		return nil
+	}
+}
+
+// DeviceBrowser returns what a user does with the verification URL of the
+// device code flow (with its user_code): logs in on the provider's device
+// page and allows the device.
+func (s *Server) DeviceBrowser() func(verificationURL string) error {
+	return func(verificationURL string) error {
+		u, err := url.Parse(verificationURL)
+		if err != nil {
+			return err
+		}
+		code := u.Query().Get("user_code")
+		if code == "" {
+			return fmt.Errorf("no user_code in %s", verificationURL)
+		}
+		jar, _ := cookiejar.New(nil)
+		hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+		resp, err := hc.PostForm(s.Issuer+"/device/login", url.Values{"user_code": {code}, "username": {s.user}, "password": {"verysecure"}})
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		resp, err = hc.PostForm(s.Issuer+"/device/confirm", url.Values{"action": {"allowed"}})
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(body, []byte("authorization allowed")) {
+			return errors.New("the device was not allowed: " + string(body))
 		}
 		return nil
 	}
