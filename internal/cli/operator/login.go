@@ -78,7 +78,7 @@ this command again.`,
 			}
 			defer closeDB()
 			// A directory name, or a URL.
-			agentURL, entry := args[0], ""
+			agentURL, entry, previousRef := args[0], "", ""
 			if !strings.Contains(agentURL, "://") {
 				store, err := l.db.Open()
 				if err != nil {
@@ -92,12 +92,9 @@ this command again.`,
 					}
 					return err
 				}
-				entry, agentURL = a.Name, a.URL
+				entry, agentURL, previousRef = a.Name, a.URL, a.AuthRef
 				if name == "" {
 					name = a.Name
-					if a.AuthRef != "" {
-						name = a.AuthRef
-					}
 				}
 			}
 			clients, err := remote.Endpoint{URL: agentURL, Trusted: true}.Clients(directoryOutbound())
@@ -163,6 +160,9 @@ this command again.`,
 					return err
 				}
 				fmt.Fprintf(w, "directory agent %s now calls with it (auth reference %s)\n", entry, name)
+				if previousRef != "" && previousRef != name {
+					fmt.Fprintf(w, "(its auth reference was %s; an entry %s of a worker's --outbound-credentials file would still win over the login)\n", previousRef, name)
+				}
 			} else {
 				fmt.Fprintf(w, "call with it: %s send --agent %s --auth-ref %s ..., or %s agents add %s --auth-ref %s\n",
 					cmdutil.ProgName(), agentURL, name, cmdutil.ProgName(), agentURL, name)
@@ -171,7 +171,7 @@ this command again.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&name, "name", "", "the login's name (its auth reference); default the directory agent's name (or its auth reference), else the card's name")
+	fs.StringVar(&name, "name", "", "the login's name (its auth reference); default the directory agent's name (which becomes its auth reference), else the card's name")
 	b := cmdutil.Bind(fs)
 	b.String(&clientID, "client-id", "A2AFLOW_LOGIN_CLIENT_ID", "", "OAuth client ID a2aflow is registered as with the authorization server (a public client: PKCE, no secret)")
 	b.Secret(&clientSecret, "client-secret", "A2AFLOW_LOGIN_CLIENT_SECRET", "client secret, for a confidential client (kept sealed with the login); prefer the environment variable")
