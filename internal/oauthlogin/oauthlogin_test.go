@@ -17,10 +17,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"golang.org/x/oauth2"
+	"gorm.io/gorm"
 
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/oauthlogin"
 	"github.com/a2aflow/a2aflow/internal/oauthlogin/oauthtest"
+	"github.com/a2aflow/a2aflow/internal/pgtest"
 	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/internal/secrets"
 )
@@ -222,9 +224,46 @@ func TestStoreHoldsNoClearToken(t *testing.T) {
 // many callers in two processes (two stores on the same database) want it,
 // and the rotated refresh token is stored back sealed.
 func TestRefreshAcrossWorkers(t *testing.T) {
-	e := newEnv(t, 2*time.Second) // expires_in 1 (whole seconds, rounded down)
+	t.Run("sqlite", func(t *testing.T) {
+		e := newEnv(t, 2*time.Second) // expires_in 1 (whole seconds, rounded down)
+		refreshAcrossWorkers(t, e, openDB(t, e.dir))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		srv, err := pgtest.Start()
+		var missing *pgtest.MissingError
+		switch {
+		case errors.As(err, &missing) && os.Getenv("CI") != "true":
+			t.Skipf("PostgreSQL tests skipped: %v", err)
+		case err != nil:
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Stop)
+		dsn, err := srv.NewDatabase("oauthlogin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, 2*time.Second)
+		e.db = openDSN(t, dsn)
+		e.store = &oauthlogin.Store{DB: e.db.DB(), Sealer: e.sealer, ExpiryDelta: 200 * time.Millisecond}
+		refreshAcrossWorkers(t, e, openDSN(t, dsn))
+	})
+}
+
+func openDSN(t *testing.T, dsn string) *models.Store {
+	t.Helper()
+	db, err := models.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// refreshAcrossWorkers: e's store is one worker, a store over db (the same
+// database) the other.
+func refreshAcrossWorkers(t *testing.T, e *env, db *models.Store) {
 	first := e.login(t, "protected")
-	other := &oauthlogin.Store{DB: openDB(t, e.dir).DB(), Sealer: e.sealer, ExpiryDelta: 200 * time.Millisecond}
+	other := &oauthlogin.Store{DB: db.DB(), Sealer: e.sealer, ExpiryDelta: 200 * time.Millisecond}
 	sources := []oauth2.TokenSource{e.store.TokenSource("protected", nil), other.TokenSource("protected", nil)}
 	tok, err := sources[0].Token()
 	if err != nil || tok.AccessToken != first.AccessToken {
@@ -354,5 +393,28 @@ func TestDeviceCode(t *testing.T) {
 	p.DeviceURL = ""
 	if _, err := (&oauthlogin.Flow{Provider: p}).DeviceCode(ctx); err == nil || !strings.Contains(err.Error(), "without --device") {
 		t.Errorf("no device endpoint: %v", err)
+	}
+}
+
+// A process that took the lease and died holds the others up for the
+// lease only: then one of them refreshes.
+func TestDeadLeaseHolder(t *testing.T) {
+	e := newEnv(t, 2*time.Second)
+	e.login(t, "protected")
+	e.store.Lease = 500 * time.Millisecond
+	time.Sleep(1100 * time.Millisecond) // expired
+	if err := e.db.DB().Model(&models.OAuthLogin{}).Where("name = ?", "protected").
+		Updates(map[string]any{"lease_holder": "dead", "lease_until": time.Now().UTC().Add(500 * time.Millisecond), "version": gorm.Expr("version + 1")}).Error; err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if _, err := e.store.TokenSource("protected", nil).Token(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(began); waited < 400*time.Millisecond {
+		t.Errorf("refreshed after %s, while another process held the lease", waited)
+	}
+	if got := e.op.Grants("refresh_token"); got != 1 {
+		t.Errorf("refreshes = %d, want 1", got)
 	}
 }
