@@ -418,3 +418,37 @@ func TestDeadLeaseHolder(t *testing.T) {
 		t.Errorf("refreshes = %d, want 1", got)
 	}
 }
+
+// Logout revokes the refresh token at the provider (RFC 7009) and deletes
+// the login.
+func TestLogout(t *testing.T) {
+	e := newEnv(t, time.Minute)
+	ctx := context.Background()
+	p, err := oauthlogin.Discover(ctx, http.DefaultClient, e.op.Issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	f := &oauthlogin.Flow{Provider: p, Client: oauthlogin.Client{ID: oauthtest.ClientID}, Out: &out, OpenBrowser: e.op.Browser()}
+	tok, err := f.AuthorizationCode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Save(ctx, oauthlogin.Login{Name: "oidc", AgentURL: e.agent.URL, Provider: p, Client: f.Client, Token: tok}); err != nil {
+		t.Fatal(err)
+	}
+	found, revoked, err := e.store.Logout(ctx, "oidc", nil)
+	if !found || !revoked || err != nil {
+		t.Fatalf("Logout = %t %t %v", found, revoked, err)
+	}
+	cfg := &oauth2.Config{ClientID: oauthtest.ClientID, Endpoint: oauth2.Endpoint{TokenURL: p.TokenURL, AuthStyle: oauth2.AuthStyleInParams}}
+	if _, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken, Expiry: time.Unix(1, 0)}).Token(); err == nil {
+		t.Error("the refresh token still works after the logout")
+	}
+	if infos, _ := e.store.List(ctx); len(infos) != 0 {
+		t.Errorf("logins after the logout: %+v", infos)
+	}
+	if found, _, err := e.store.Logout(ctx, "oidc", nil); found || err != nil {
+		t.Errorf("second Logout = %t %v", found, err)
+	}
+}

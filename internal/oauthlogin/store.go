@@ -387,3 +387,71 @@ func (s *storeSource) release(ctx context.Context, held int64) {
 		Where("name = ? AND version = ? AND lease_holder = ?", s.name, held, s.holder).
 		Updates(map[string]any{"lease_holder": "", "lease_until": time.Time{}, "version": held + 1})
 }
+
+// Logout revokes the login's refresh token (and access token) at the
+// authorization server's revocation endpoint (RFC 7009), when it has one,
+// through hc, then deletes the login. It reports whether there was a login
+// and whether the server revoked its tokens; a failed revocation is
+// returned after the login is deleted all the same.
+func (s *Store) Logout(ctx context.Context, name string, hc *http.Client) (found, revoked bool, err error) {
+	row, ok, err := s.get(ctx, name)
+	if err != nil || !ok {
+		return false, false, err
+	}
+	var rerr error
+	if row.RevocationURL != "" {
+		rerr = s.revoke(ctx, row, hc)
+		revoked = rerr == nil
+	}
+	if _, err := s.Delete(ctx, name); err != nil {
+		return true, false, err
+	}
+	return true, revoked, rerr
+}
+
+// revoke posts each token of row to its revocation endpoint: the refresh
+// token first (which ends the grant at most servers), then the access
+// token.
+func (s *Store) revoke(ctx context.Context, row models.OAuthLogin, hc *http.Client) error {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	secret, err := s.open(row.Name, "clientSecret", row.ClientSecret)
+	if err != nil {
+		return err
+	}
+	for _, t := range []struct{ field, hint string }{{"refreshToken", "refresh_token"}, {"accessToken", "access_token"}} {
+		enc := row.RefreshToken
+		if t.field == "accessToken" {
+			enc = row.AccessToken
+		}
+		tok, err := s.open(row.Name, t.field, enc)
+		if err != nil {
+			return err
+		}
+		if tok == "" {
+			continue
+		}
+		form := url.Values{"token": {tok}, "token_type_hint": {t.hint}}
+		if secret == "" {
+			form.Set("client_id", row.ClientID)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, row.RevocationURL, strings.NewReader(form.Encode()))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if secret != "" {
+			req.SetBasicAuth(url.QueryEscape(row.ClientID), url.QueryEscape(secret))
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("revoke at %s: %w", row.RevocationURL, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("revoke at %s: HTTP %d", row.RevocationURL, resp.StatusCode)
+		}
+	}
+	return nil
+}

@@ -251,7 +251,7 @@ func newAgentsLogoutCmd() *cobra.Command {
 	l := &loginFlags{}
 	cmd := &cobra.Command{
 		Use:   "logout NAME",
-		Short: "Forget an OAuth login: its sealed tokens are deleted (revoke them at the authorization server to end them there too)",
+		Short: "Forget an OAuth login: its tokens are revoked at the authorization server (RFC 7009, when it names a revocation endpoint) and deleted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			logins, closeDB, err := cmdutil.OpenLogins(l.db, l.key.Get(), true)
@@ -259,14 +259,22 @@ func newAgentsLogoutCmd() *cobra.Command {
 				return fmt.Errorf("agents logout: %w", err)
 			}
 			defer closeDB()
-			ok, err := logins.Delete(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if !ok {
+			ok, revoked, err := logins.Logout(cmd.Context(), args[0], loginHTTP)
+			if !ok && err == nil {
 				return fmt.Errorf("agents logout: no OAuth login named %q", args[0])
 			}
+			if !ok {
+				return fmt.Errorf("agents logout: %w", err)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "forgot OAuth login %s\n", args[0])
+			switch {
+			case err != nil:
+				return fmt.Errorf("agents logout: its tokens were deleted here, but not revoked at the authorization server: %w", err)
+			case revoked:
+				fmt.Fprintln(cmd.OutOrStdout(), "its tokens were revoked at the authorization server")
+			default:
+				fmt.Fprintln(cmd.OutOrStdout(), "the authorization server names no revocation endpoint: its tokens live on there until they expire")
+			}
 			return nil
 		},
 	}
