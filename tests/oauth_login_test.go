@@ -28,7 +28,7 @@ const jwtPrefix = "eyJhbGciOi"
 // refresh token, the delegation fails saying to run agents login again. No
 // token is in alpha's files or logs.
 func TestOAuthLoginDelegation(t *testing.T) {
-	op := oauthtest.Start(t, 30*time.Second)
+	op := oauthtest.Start(t, 40*time.Second) // refreshed 10 s before its expiry: at about 29 s
 	beta := startServe(t, t.TempDir(), "--jwks-url", op.JWKSURL(), "--jwt-issuer", op.Issuer)
 	alphaDir := t.TempDir()
 	alpha := startServe(t, alphaDir, "--log-level", "debug", "--peer", "beta="+beta.APIURL+"/agents/echo")
@@ -113,8 +113,8 @@ func TestOAuthLoginDelegation(t *testing.T) {
 
 	// The access token expires (refreshed 10 s before, as oauth2 does):
 	// the next delegation refreshes it once, and beta takes the new one.
-	op.SetAccessTTL(12 * time.Second) // the refreshed one is due at once
-	time.Sleep(time.Until(loggedIn.Add(21 * time.Second)))
+	op.SetAccessTTL(15 * time.Second) // the refreshed one is due after about 4 s
+	time.Sleep(time.Until(loggedIn.Add(31 * time.Second)))
 	if task := delegate("after the expiry"); !echoed(task, "after the expiry") {
 		t.Fatalf("delegation after the expiry: %s %q", task.Status.State, statusText(task))
 	}
@@ -131,7 +131,7 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	if err := op.RevokeAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(5500 * time.Millisecond)
 	task := delegate("after the revocation")
 	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "agents login beta") {
 		t.Errorf("delegation after the revocation: %s %q, want failed saying to run agents login beta", task.Status.State, statusText(task))
