@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/coreos/go-oidc/v3/oidc"
 )
 
 // Provider is the authorization server of a login: its endpoints and the
@@ -106,20 +107,24 @@ func FromCard(ctx context.Context, hc *http.Client, card *a2a.AgentCard) (Provid
 	return Provider{}, ErrNoOAuth
 }
 
-// Discover reads an OpenID Connect discovery document (an issuer URL gets
-// /.well-known/openid-configuration appended) and asks for the scopes
+// Discover reads an OpenID Connect discovery document with
+// github.com/coreos/go-oidc (which checks that the document names the
+// issuer it was fetched for): issuerOrURL is the issuer, or its
+// /.well-known/openid-configuration URL. The login asks for the scopes
 // openid and offline_access.
 func Discover(ctx context.Context, hc *http.Client, issuerOrURL string) (Provider, error) {
-	u := issuerOrURL
-	if !strings.Contains(u, "/.well-known/") {
-		u = strings.TrimSuffix(u, "/") + "/.well-known/openid-configuration"
-	}
-	md, err := fetchMetadata(ctx, hc, u)
+	issuer := strings.TrimSuffix(issuerOrURL, "/.well-known/openid-configuration")
+	op, err := oidc.NewProvider(oidc.ClientContext(ctx, hc), issuer)
 	if err != nil {
-		return Provider{}, err
+		return Provider{}, fmt.Errorf("OpenID Connect discovery of %s: %w", issuer, err)
 	}
-	var p Provider
-	p.fill(md)
+	var md metadata
+	if err := op.Claims(&md); err != nil {
+		return Provider{}, fmt.Errorf("OpenID Connect discovery of %s: %w", issuer, err)
+	}
+	ep := op.Endpoint()
+	p := Provider{AuthURL: ep.AuthURL, TokenURL: ep.TokenURL, DeviceURL: ep.DeviceAuthURL}
+	p.fill(md) // the revocation endpoint
 	p.Scopes = oidcScopes(nil)
 	return p, p.validate()
 }
