@@ -35,6 +35,12 @@ type Credentials struct {
 	// OAuth2 gets (and refreshes) an access token with the client
 	// credentials grant and sends it as a bearer token.
 	OAuth2 *OAuth2 `json:"oauth2,omitempty"`
+	// Login is an OAuth 2.0 login made with the authorization code (or
+	// device code) flow (a2aflow agents login): its access token, refreshed
+	// as it expires, is sent as a bearer token. It is never read from a
+	// credentials file: the keyring finds logins in the database
+	// (Keyring.Logins).
+	Login LoginTokens `json:"-"`
 	// Hosts are the hosts the credentials are registered for, "host" (any
 	// port) or "host:port": they are sent to no other. Empty: in a2aflow's
 	// worker, only to the host of the directory entry that names them (see
@@ -90,6 +96,42 @@ type OAuth2 struct {
 	ClientSecret string   `json:"clientSecret"`
 	Scopes       []string `json:"scopes,omitempty"`
 }
+
+// LoginTokens are the tokens of an OAuth 2.0 login (package oauthlogin
+// keeps them sealed in the database).
+type LoginTokens interface {
+	// TokenSource returns the login's access tokens, refreshed through
+	// tokenClient as they expire. A refresh the authorization server
+	// refuses (a revoked or expired refresh token) is an error matching
+	// ErrLoginRequired.
+	TokenSource(tokenClient *http.Client) oauth2.TokenSource
+	// TokenURL is the token endpoint (the operator's: trusted by the
+	// outbound policy, as a credentials file's tokenUrl is).
+	TokenURL() string
+	// String names the login, never a token.
+	String() string
+}
+
+// ErrLoginRequired: an OAuth login's tokens were refused or are gone; the
+// user must log in again (a2aflow agents login).
+var ErrLoginRequired = errors.New("the OAuth login must be made again")
+
+// LoginRequiredError is a login whose refresh the authorization server
+// refused, or that has no usable token left. It matches ErrLoginRequired.
+type LoginRequiredError struct {
+	// Name is the login's name (its auth reference).
+	Name string
+	// Why says what happened, without a token ("the authorization server
+	// refused the refresh token (invalid_grant)").
+	Why string
+}
+
+func (e *LoginRequiredError) Error() string {
+	return fmt.Sprintf("OAuth login %s: %s: run `a2aflow agents login %s` again", e.Name, e.Why, e.Name)
+}
+
+// Unwrap makes the error match ErrLoginRequired.
+func (e *LoginRequiredError) Unwrap() error { return ErrLoginRequired }
 
 // TokenFetchTimeout bounds one request to an OAuth2 token endpoint. A token
 // fetch does not follow the context of the request that needed it (the token
@@ -192,6 +234,9 @@ func (c *Credentials) Validate() error {
 		}
 		auth = append(auth, "oauth2")
 	}
+	if c.Login != nil {
+		auth = append(auth, "an OAuth login")
+	}
 	if len(auth) > 1 {
 		return fmt.Errorf("%s and %s both use the Authorization header: keep one", auth[0], auth[1])
 	}
@@ -233,11 +278,16 @@ func (c *Credentials) httpClient() (*http.Client, error) {
 	return c.client, c.err
 }
 
-// tokenSource returns the OAuth2 token source of c (nil without OAuth2),
+// tokenSource returns the OAuth2 token source of c (nil without OAuth2 or
+// a login),
 // built on first use with tokenClient, which fetches the tokens: every
 // client of c shares it, and the token it caches until it expires.
 func (c *Credentials) tokenSource(tokenClient *http.Client) oauth2.TokenSource {
 	c.tokensOnce.Do(func() {
+		if c.Login != nil {
+			c.tokens = c.Login.TokenSource(tokenClient)
+			return
+		}
 		o := c.OAuth2
 		if o == nil {
 			return
@@ -300,6 +350,10 @@ func newCredentialTransport(c *Credentials, base http.RoundTripper, tokens oauth
 	if o := c.OAuth2; o != nil {
 		t.tokens = tokens
 		t.tokenURL = redactURL(o.TokenURL)
+	}
+	if c.Login != nil {
+		t.tokens = tokens
+		t.tokenURL = redactURL(c.Login.TokenURL())
 	}
 	return t
 }
@@ -405,6 +459,9 @@ func (c *Credentials) String() string {
 	}
 	if c.OAuth2 != nil {
 		parts = append(parts, c.OAuth2.String())
+	}
+	if c.Login != nil {
+		parts = append(parts, c.Login.String())
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -2,7 +2,8 @@
 // cards (A2A 1.0 or 0.3), builds a2a-go clients for whatever transport a
 // card offers, and carries the outbound credentials (API key in a header,
 // query or cookie, bearer, basic, OAuth2 client credentials, or several at
-// once) that the CLI, the REPL and the delegation activities call with.
+// once; or an OAuth login's access token, package oauthlogin's) that the
+// CLI, the REPL and the delegation activities call with.
 //
 // In the worker, an [Endpoint] (an agent's URL, whether the operator
 // trusts its host, its credentials) gives the HTTP clients of one agent,

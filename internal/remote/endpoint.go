@@ -113,7 +113,10 @@ func (e Endpoint) clients(out *outbound.Client, uses ...outbound.Use) ([]*http.C
 		return nil, &HostMismatchError{Ref: e.AuthRef, Host: u.Host, Registered: c.Hosts}
 	}
 	var tokens oauth2.TokenSource
-	if c.OAuth2 != nil {
+	switch {
+	case c.Login != nil:
+		tokens = c.tokenSource(out.HTTPClient(outbound.OAuth2Token.Trusting(c.Login.TokenURL())))
+	case c.OAuth2 != nil:
 		tokens = c.tokenSource(out.HTTPClient(outbound.OAuth2Token.Trusting(c.OAuth2.TokenURL)))
 	}
 	for _, hc := range cs {

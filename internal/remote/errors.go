@@ -64,7 +64,7 @@ func Meaning(err error) string {
 // error. An A2A error about the request itself (task not found, invalid
 // params, unauthenticated, HTTP 4xx...) is not.
 func Retryable(err error) bool {
-	if err == nil {
+	if err == nil || errors.Is(err, ErrLoginRequired) {
 		return false
 	}
 	for _, m := range errorMeanings {
@@ -108,7 +108,8 @@ const (
 // was not sent over plain http to an agent the operator did not configure),
 // ReasonRefused (the outbound policy refused the address or a redirect, so
 // nothing reached the server), ReasonTooLarge,
-// ReasonCredentials, the A2A meaning of an A2A error ("task not found",
+// ReasonCredentials, an OAuth login to make again (LoginRequiredError: its
+// name and the command), the A2A meaning of an A2A error ("task not found",
 // "authentication required"...), ReasonUnreachable (network errors,
 // timeouts, 408, 429 and 5xx), or ReasonNotAnA2AAgent (any other answer).
 // Never a status code, a body, an address or a message of the server: the
@@ -127,6 +128,10 @@ func Reason(err error) string {
 		return ReasonCredentials
 	case errors.Is(err, ErrInvalidCard):
 		return ReasonNotAnA2AAgent
+	}
+	var login *LoginRequiredError
+	if errors.As(err, &login) {
+		return login.Error() // names the login and what to run, no token
 	}
 	if m := Meaning(err); m != "" {
 		return m

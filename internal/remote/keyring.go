@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Keyring holds named credentials: an agent directory entry's auth
@@ -18,6 +19,29 @@ import (
 // sent (see Credentials.Hosts and Endpoint.Clients).
 type Keyring struct {
 	creds map[string]*Credentials
+	// logins finds the names the file lacks among the OAuth logins
+	// (WithLogins); each is built once and kept, so that its tokens are
+	// shared by every call.
+	logins    LoginSource
+	loginMu   sync.Mutex
+	loginCred map[string]*Credentials
+}
+
+// LoginSource finds OAuth logins by name (package oauthlogin's store).
+type LoginSource interface {
+	// LoginCredentials returns the credentials of the login named name
+	// (Login and Hosts set), or ok false when there is none.
+	LoginCredentials(name string) (c *Credentials, ok bool, err error)
+}
+
+// WithLogins returns a keyring that has k's credentials and, for the names
+// k lacks, the logins of src. k may be nil (no credentials file).
+func (k *Keyring) WithLogins(src LoginSource) *Keyring {
+	out := &Keyring{logins: src, loginCred: map[string]*Credentials{}}
+	if k != nil {
+		out.creds = k.creds
+	}
+	return out
 }
 
 // NewKeyring returns a keyring of the given named credentials. The map is
@@ -212,9 +236,25 @@ func (k *Keyring) Credentials(ref string) (*Credentials, error) {
 		return nil, &UnknownCredentialsError{Ref: ref}
 	}
 	c, ok := k.creds[ref]
-	if !ok {
+	if ok {
+		return c, nil
+	}
+	if k.logins == nil {
 		return nil, &UnknownCredentialsError{Ref: ref}
 	}
+	k.loginMu.Lock()
+	defer k.loginMu.Unlock()
+	if c := k.loginCred[ref]; c != nil {
+		return c, nil
+	}
+	c, ok, err := k.logins.LoginCredentials(ref)
+	if err != nil {
+		return nil, fmt.Errorf("OAuth login %s: %w", ref, err)
+	}
+	if !ok {
+		return nil, &UnknownCredentialsError{Ref: ref, Logins: true}
+	}
+	k.loginCred[ref] = c
 	return c, nil
 }
 
@@ -239,9 +279,16 @@ func (k *Keyring) Endpoint(url string, trusted bool, ref string) (Endpoint, erro
 }
 
 // UnknownCredentialsError is returned for an auth reference the keyring lacks.
-type UnknownCredentialsError struct{ Ref string }
+type UnknownCredentialsError struct {
+	Ref string
+	// Logins says the OAuth logins were looked in too.
+	Logins bool
+}
 
 func (e *UnknownCredentialsError) Error() string {
+	if e.Logins {
+		return "no credentials named " + e.Ref + " are configured (see --outbound-credentials) and no OAuth login has that name (a2aflow agents login)"
+	}
 	return "no credentials named " + e.Ref + " are configured (see --outbound-credentials)"
 }
 

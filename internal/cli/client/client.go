@@ -119,7 +119,7 @@ func (f *Flags) Bind(cmd *cobra.Command, withAgent bool) {
 	if fl := fs.Lookup("auth-ref"); fl != nil {
 		f.authRefFlag = fl
 	} else {
-		b.String(&f.authRef, "auth-ref", "A2AFLOW_CLIENT_AUTH_REF", "", "call the agent with the credentials of this name in the --outbound-credentials file")
+		b.String(&f.authRef, "auth-ref", "A2AFLOW_CLIENT_AUTH_REF", "", "call the agent with the credentials of this name in the --outbound-credentials file, or without a file with the OAuth login of this name (agents login; the database and secrets key of $A2AFLOW_DATA_DIR, $A2AFLOW_DATABASE, $A2AFLOW_SECRETS_KEY)")
 	}
 	b.String(&f.binding, "binding", "A2AFLOW_CLIENT_BINDING", "", "use only this protocol binding of the agent's card: jsonrpc, rest or grpc; default the card's first interface the client speaks, gRPC included")
 	b.String(&f.protocolVersion, "protocol-version", "A2AFLOW_CLIENT_PROTOCOL_VERSION", "", "use only this A2A protocol version of the agent's card: 1.0 or 0.3; default the client's choice")
@@ -191,7 +191,10 @@ func (f *Flags) Credentials() (*remote.Credentials, error) {
 		return inline, nil
 	}
 	if file == "" {
-		return nil, fmt.Errorf("--auth-ref %s needs --outbound-credentials FILE, where the credentials named %s are", ref, ref)
+		if len(set) > 0 {
+			return nil, fmt.Errorf("--auth-ref %s names an OAuth login: do not also set %s", ref, strings.Join(set, ", "))
+		}
+		return loginCredentials(ref)
 	}
 	if len(set) > 0 {
 		return nil, fmt.Errorf("--auth-ref %s takes the credentials from %s: do not also set %s", ref, file, strings.Join(set, ", "))
@@ -206,6 +209,27 @@ func (f *Flags) Credentials() (*remote.Credentials, error) {
 			return nil, fmt.Errorf("%w; %s has %s", err, file, strings.Join(names, ", "))
 		}
 		return nil, err
+	}
+	return c, nil
+}
+
+// loginCredentials are the credentials of the OAuth login ref (a2aflow
+// agents login) in the database of $A2AFLOW_DATABASE, else
+// $A2AFLOW_DATA_DIR (./data), sealed with $A2AFLOW_SECRETS_KEY or that data
+// dir's key. The database stays open for the command, which may refresh
+// the tokens.
+func loginCredentials(ref string) (*remote.Credentials, error) {
+	db := cmdutil.Database{DataDir: cmdutil.DataDir(), DSN: os.Getenv(cmdutil.EnvDatabase)}
+	logins, _, err := cmdutil.OpenLogins(db, "", true)
+	if err != nil {
+		return nil, fmt.Errorf("--auth-ref %s without --outbound-credentials names an OAuth login (%s agents login), but: %w", ref, cmdutil.ProgName(), err)
+	}
+	c, ok, err := logins.LoginCredentials(ref)
+	if err != nil {
+		return nil, fmt.Errorf("--auth-ref %s: %w", ref, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("--auth-ref %s: no OAuth login of that name in %s (%s agents login), and no --outbound-credentials FILE given", ref, db.Path(), cmdutil.ProgName())
 	}
 	return c, nil
 }

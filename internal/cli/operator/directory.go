@@ -89,8 +89,9 @@ func (d *directoryFlags) fetchAgent(ctx context.Context, url string) (*a2a.Agent
 func newAgentsCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agents",
-		Short: "The directory of known remote A2A agents: add, list, remove, refresh",
-		Long: `The directory of known remote A2A agents: add, list, remove, refresh.
+		Short: "The directory of known remote A2A agents: add, list, remove, refresh; OAuth logins to them",
+		Long: `The directory of known remote A2A agents: add, list, remove, refresh; and OAuth
+logins to agents that ask for a user's authorization (login, logins, logout).
 
 Agents added here (and with serve --peer) are the operator's: shared with every
 owner of tasks, and their host is trusted by the outbound policy (reached even on
@@ -98,7 +99,8 @@ loopback or a private network). Agents a task remembers (remember_agent) belong
 to the task's owner and obey --outbound-allow-hosts; list shows them with their
 owner, remove --owner removes one.`,
 	}
-	root.AddCommand(newAgentsAddCmd(), newAgentsListCmd(), newAgentsRemoveCmd(), newAgentsRefreshCmd())
+	root.AddCommand(newAgentsAddCmd(), newAgentsListCmd(), newAgentsRemoveCmd(), newAgentsRefreshCmd(),
+		newAgentsLoginCmd(), newAgentsLoginsCmd(), newAgentsLogoutCmd())
 	return root
 }
 

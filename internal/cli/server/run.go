@@ -21,8 +21,10 @@ import (
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/oauthlogin"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
+	"github.com/a2aflow/a2aflow/internal/secrets"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/internal/workerenv"
 	"github.com/a2aflow/a2aflow/llm"
@@ -107,6 +109,18 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		return nil, err
 	}
 	closeAll := func() { _ = store.Close() }
+	// The OAuth logins of a2aflow agents login answer the auth references
+	// the credentials file lacks, their tokens sealed with the secrets key.
+	keyring := cfg.keyring
+	if len(cfg.Secrets.keys) > 0 {
+		sealer, err := secrets.NewSealer(cfg.Secrets.keys...)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("--secrets-key: %w", err)
+		}
+		keyring = keyring.WithLogins(&oauthlogin.Store{DB: store.DB(), Sealer: sealer})
+		cfg.keyring = keyring // serve's peer checks too
+	}
 	wopts, err := cfg.Deployment.workerOptions(engine.WorkerOptions())
 	if err != nil {
 		closeAll()
@@ -162,7 +176,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	// Delegation to remote A2A agents and the directory tools, the directory
 	// seen as the task's owner sees it.
 	owners := &activities.WorkflowOwners{Client: c}
-	directory := &activities.Directory{Store: store, Keyring: cfg.keyring, Outbound: out, Owners: owners}
+	directory := &activities.Directory{Store: store, Keyring: keyring, Outbound: out, Owners: owners}
 	// The MCP servers of the program and the config file, whose tools LLM
 	// agents call; their sessions end with the worker.
 	servers, err := cfg.mcpServers()
@@ -174,17 +188,17 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		if srv.Credentials == "" {
 			continue
 		}
-		if _, err := cfg.keyring.Credentials(srv.Credentials); err != nil {
+		if _, err := keyring.Credentials(srv.Credentials); err != nil {
 			closeAll()
 			return nil, fmt.Errorf("MCP server %q: %w", srv.Name, err)
 		}
 	}
-	mcpClient := &activities.MCP{Servers: servers, Keyring: cfg.keyring, Outbound: out, Logger: logger}
+	mcpClient := &activities.MCP{Servers: servers, Keyring: keyring, Outbound: out, Logger: logger}
 	closeStore := closeAll
 	closeAll = func() { mcpClient.Close(); closeStore() }
 	// Credentials users gave for remote agents' auth-required questions,
 	// which the send activity opens for the agent's task that asked.
-	remoteAgents := &activities.Remote{Directory: store, Keyring: cfg.keyring, Outbound: out, Owners: owners,
+	remoteAgents := &activities.Remote{Directory: store, Keyring: keyring, Outbound: out, Owners: owners,
 		RequireSignedPeers: cfg.RequireSignedPeers}
 	if cfg.Secrets.credentials != nil {
 		remoteAgents.Credentials = cfg.Secrets.credentials

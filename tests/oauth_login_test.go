@@ -1,0 +1,161 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/internal/oauthlogin/oauthtest"
+)
+
+// jwtPrefix starts every JWT zitadel signs ({"alg":"RS256",...} in
+// base64url): no file or log of alpha may hold one.
+const jwtPrefix = "eyJhbGciOi"
+
+// TestOAuthLoginDelegation: beta is an a2aflow server whose agents take
+// bearer JWTs of an OpenID provider (zitadel's OP, in this test). The
+// operator of alpha logs in to beta once with `a2aflow agents login beta`
+// (authorization code + PKCE, the browser played by the test), and then
+// alpha's router delegates to beta's echo agent with the stored token, and
+// `a2aflow send --auth-ref beta` calls it too. The access token expires and
+// is refreshed (counted at the provider); once the provider revokes the
+// refresh token, the delegation fails saying to run agents login again. No
+// token is in alpha's files or logs.
+func TestOAuthLoginDelegation(t *testing.T) {
+	op := oauthtest.Start(t, 40*time.Second) // refreshed 10 s before its expiry: at about 29 s
+	beta := startServe(t, t.TempDir(), "--jwks-url", op.JWKSURL(), "--jwt-issuer", op.Issuer)
+	alphaDir := t.TempDir()
+	alpha := startServe(t, alphaDir, "--log-level", "debug", "--peer", "beta="+beta.APIURL+"/agents/echo")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, _ := newClient(t, ctx, alpha.APIURL+"/agents/router")
+	env := []string{"A2AFLOW_DATA_DIR=" + alphaDir}
+
+	// Without a login beta refuses the CLI; the card declares no oauth2
+	// scheme, so a login needs --issuer.
+	r := runCLIEnv(t, env, "send", "--agent", beta.APIURL+"/agents/echo", "hello")
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "authentication required") {
+		t.Errorf("send without a login: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLIEnv(t, env, "agents", "login", "beta", "--client-id", oauthtest.ClientID)
+	if r.code == 0 || !strings.Contains(r.stderr, "--issuer") {
+		t.Errorf("login without --issuer to a card that names no provider: exit %d, %s", r.code, r.stderr)
+	}
+
+	// The login: the command prints the URL, the "browser" follows it.
+	p := start(t, "agents login", env, "agents", "login", "beta", "--client-id", oauthtest.ClientID, "--issuer", op.Issuer)
+	p.waitOutput("/auth?", 30*time.Second)
+	var authURL string
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, op.Issuer+"/auth?") {
+			authURL = l
+		}
+	}
+	for _, want := range []string{"code_challenge_method=S256", "code_challenge=", "redirect_uri=http%3A%2F%2F127.0.0.1%3A", "offline_access"} {
+		if !strings.Contains(authURL, want) {
+			t.Errorf("authorization URL %q lacks %s", authURL, want)
+		}
+	}
+	if err := op.Browser()(authURL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("agents login did not finish")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(p.out.String(), "directory agent beta now calls with it") {
+		t.Fatalf("agents login: exit %d\n%s", code, p.out.String())
+	}
+	loggedIn := time.Now()
+	r = runCLIEnv(t, env, "agents", "logins")
+	if r.code != 0 || !strings.Contains(r.stdout, "beta") || strings.Contains(r.stdout, jwtPrefix) {
+		t.Errorf("agents logins: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Delegation with the stored token, and the CLI with it.
+	delegate := func(text string) *a2a.Task {
+		t.Helper()
+		task := send(t, ctx, c, "", "@beta "+text)
+		deadline := time.Now().Add(time.Minute)
+		for !task.Status.State.Terminal() && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			var err error
+			if task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return task
+	}
+	echoed := func(task *a2a.Task, text string) bool {
+		raw, _ := json.Marshal(task)
+		return task.Status.State == a2a.TaskStateCompleted && strings.Contains(string(raw), text)
+	}
+	if task := delegate("hello over oauth"); !echoed(task, "hello over oauth") {
+		t.Fatalf("delegation with the login: %s %q", task.Status.State, statusText(task))
+	}
+	r = runCLIEnv(t, env, "send", "--agent", beta.APIURL+"/agents/echo", "--auth-ref", "beta", "hi from the cli")
+	if r.code != 0 || !strings.Contains(r.stdout, "hi from the cli") {
+		t.Errorf("send --auth-ref beta: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := op.Grants("authorization_code"); got != 1 {
+		t.Errorf("codes redeemed = %d, want 1", got)
+	}
+	if got := op.Grants("refresh_token"); got != 0 {
+		t.Errorf("refreshes before expiry = %d, want 0", got)
+	}
+
+	// The access token expires (refreshed 10 s before, as oauth2 does):
+	// the next delegation refreshes it once, and beta takes the new one.
+	op.SetAccessTTL(15 * time.Second) // the refreshed one is due after about 4 s
+	time.Sleep(time.Until(loggedIn.Add(31 * time.Second)))
+	if task := delegate("after the expiry"); !echoed(task, "after the expiry") {
+		t.Fatalf("delegation after the expiry: %s %q", task.Status.State, statusText(task))
+	}
+	if got := op.Grants("refresh_token"); got != 1 {
+		t.Errorf("refreshes after one expiry = %d, want 1", got)
+	}
+	r = runCLIEnv(t, env, "agents", "logins", "--json")
+	if !strings.Contains(r.stdout, `"Refreshes": 1`) {
+		t.Errorf("agents logins after the refresh: %s%s", r.stdout, r.stderr)
+	}
+
+	// Revoked at the provider: the next refresh is refused, and the task
+	// fails saying to log in again; so does the CLI.
+	if err := op.RevokeAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5500 * time.Millisecond)
+	task := delegate("after the revocation")
+	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "agents login beta") {
+		t.Errorf("delegation after the revocation: %s %q, want failed saying to run agents login beta", task.Status.State, statusText(task))
+	}
+	r = runCLIEnv(t, env, "send", "--agent", beta.APIURL+"/agents/echo", "--auth-ref", "beta", "again")
+	if r.code == 0 || !strings.Contains(r.stderr, "run `a2aflow agents login beta` again") {
+		t.Errorf("send after the revocation: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := op.Refused("refresh_token"); got < 1 {
+		t.Errorf("refused refreshes = %d, want at least 1", got)
+	}
+
+	// No token in alpha's files (its database, Temporal's, payloads) nor in
+	// its debug log.
+	_ = filepath.Walk(alphaDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		if raw, _ := os.ReadFile(path); strings.Contains(string(raw), jwtPrefix) {
+			t.Errorf("%s holds a JWT in clear", path)
+		}
+		return nil
+	})
+	if strings.Contains(alpha.proc().out.String(), jwtPrefix) {
+		t.Error("alpha's log holds a JWT")
+	}
+}
