@@ -183,11 +183,14 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 // continue-as-new (carry and restore in continued.go, the units' own) unless
 // it says `carry:"-"`: TestUnitsCarryTheirState holds that promise.
 type run struct {
-	task      *a2a.Task      // its History is unused: see history
-	agentName string         `carry:"-"` // the next run's input
-	owner     string         `carry:"-"` // the next run's input
-	busy      BusyPolicy     `carry:"-"` // the agent's
-	notifier  wire.Notifier  `carry:"-"` // the worker's
+	task      *a2a.Task     // its History is unused: see history
+	agentName string        `carry:"-"` // the next run's input
+	owner     string        `carry:"-"` // the next run's input
+	busy      BusyPolicy    `carry:"-"` // the agent's
+	notifier  wire.Notifier `carry:"-"` // the worker's
+	// usageMemo is the token usage last written to this run's memo
+	// (RecordUsageMemo); a continued run writes it again at its first answer.
+	usageMemo TokenUsage     `carry:"-"`
 	logger    log.Logger     `carry:"-"`
 	first     *a2a.Message   // the message that started the task (Task.Message)
 	history   historyState   // the messages (history.go)

@@ -121,6 +121,8 @@ type config struct {
 	fileAgents []agentSection
 	// fileMCPServers are the file's [[mcp-servers]] sections.
 	fileMCPServers []activities.MCPServer
+	// filePrices are the file's [[llm-prices]] sections.
+	filePrices activities.Prices
 	// warnings gets the file's deprecated keys (the command's stderr).
 	warnings io.Writer
 }
