@@ -2,18 +2,17 @@ package models
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
 // TestLLMUsageTotals: a call recorded again (a retried activity) replaces
 // its row; totals group by each key and filter by owner.
 func TestLLMUsageTotals(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "a2aflow.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	eachBackend(t, func(t *testing.T, b backend) { testLLMUsageTotals(t, b) })
+}
+
+func testLLMUsageTotals(t *testing.T, b backend) {
+	s, _ := openNew(t, b)
 	ctx := context.Background()
 	rec := func(task, run, act, owner, agent string, in, out int64, cost float64) {
 		t.Helper()
