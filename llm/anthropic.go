@@ -78,7 +78,10 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	}
 	resp := Response{
 		Model: string(msg.Model),
-		Usage: Usage{InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens},
+		// Anthropic counts the prompt's cached (read and written) tokens
+		// apart; Usage.InputTokens counts them all, as OpenAI does.
+		Usage: Usage{InputTokens: msg.Usage.InputTokens + msg.Usage.CacheReadInputTokens + msg.Usage.CacheCreationInputTokens,
+			CachedInputTokens: msg.Usage.CacheReadInputTokens, OutputTokens: msg.Usage.OutputTokens},
 	}
 	var texts []string
 	for _, block := range msg.Content {

@@ -111,7 +111,7 @@ func TestAnthropicStructuredOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Response{Text: `{"city":"Lisbon","days":3}`, Usage: Usage{25, 10}, StopReason: StopEnd, Model: "claude-test"}, resp); diff != "" {
+	if diff := cmp.Diff(Response{Text: `{"city":"Lisbon","days":3}`, Usage: Usage{InputTokens: 25, OutputTokens: 10}, StopReason: StopEnd, Model: "claude-test"}, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 	wantBody := jsonOf(t, `{

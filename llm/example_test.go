@@ -150,7 +150,7 @@ func ExampleFunction() {
 	//   told: That answer is invalid: the answer is not valid: Key: 'Plan.Days' Error:Field validation for 'Days' failed on the 'min' tag. Answer again with only a JSON object that matches the schema.
 	// TASK_STATE_COMPLETED
 	// plan: {"city":"Lisbon","days":3}
-	// usage: {InputTokens:200 OutputTokens:40 Calls:2}
+	// usage: {InputTokens:200 CachedInputTokens:0 OutputTokens:40 Calls:2 CostUSD:0}
 }
 
 // AddInput is the argument of the add tool.
@@ -215,7 +215,7 @@ func ExampleWorker() {
 	// call 2 sees tool: 2 adults, 3 children
 	// call 3 sees tool: 5
 	// TASK_STATE_COMPLETED Booked a table for 5.
-	// usage: {InputTokens:300 OutputTokens:60 Calls:3}
+	// usage: {InputTokens:300 CachedInputTokens:0 OutputTokens:60 Calls:3 CostUSD:0}
 }
 
 // A Tool can also be called without a model, by a skill or a router that
@@ -303,5 +303,5 @@ func ExampleNewOpenAI() {
 	fmt.Printf("%s (%s, %s, %+v)\n", resp.Text, resp.Model, resp.StopReason, resp.Usage)
 	// Output:
 	// /v1/chat/completions true
-	// Lisbon. (llama3.2, end, {InputTokens:12 OutputTokens:3})
+	// Lisbon. (llama3.2, end, {InputTokens:12 CachedInputTokens:0 OutputTokens:3 CostUSD:0})
 }

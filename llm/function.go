@@ -28,6 +28,7 @@ func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, er
 	var zero T
 	o := newOptions(opts)
 	o.applyDefaults(ctx)
+	defer usageMemo(ctx, o)
 	schema, err := SchemaFor[T]() //workflowcheck:ignore reflection over a Go type: the same schema on every replay
 	if err != nil {
 		return zero, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidRequest, nil)
@@ -73,9 +74,19 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 		return Response{}, err
 	}
 	if o.usage != nil {
-		o.usage.AddTokenUsage(workflows.TokenUsage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, Calls: 1})
+		o.usage.AddTokenUsage(workflows.TokenUsage{InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,
+			OutputTokens: resp.Usage.OutputTokens, Calls: 1, CostUSD: resp.Usage.CostUSD})
+		o.calls++
 	}
 	return resp, nil
+}
+
+// usageMemo writes the task's usage into its memo once, after a Function or
+// Worker run that made calls (see workflows.Task.RecordUsageMemo).
+func usageMemo(ctx workflow.Context, o *callOptions) {
+	if o.usage != nil && o.calls > 0 {
+		o.usage.RecordUsageMemo(ctx)
+	}
 }
 
 // IsNotConfigured reports whether err is an LLM call failing because the

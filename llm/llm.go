@@ -102,10 +102,18 @@ type Request struct {
 	MaxTokens int64 `json:"maxTokens,omitempty"`
 }
 
-// Usage counts the tokens of one or more calls.
+// Usage counts the tokens of one or more calls, and what they cost.
 type Usage struct {
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
+	// InputTokens counts every prompt token, CachedInputTokens those of
+	// them the provider read from its prompt cache (billed lower).
+	InputTokens       int64 `json:"inputTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
+	OutputTokens      int64 `json:"outputTokens"`
+	// CostUSD is the call's cost by the worker's price table
+	// ([[llm-prices]] in the config file), set by the CompleteChat activity
+	// and so recorded in the task's history with the answer; 0 when the
+	// table has no price for the call's provider and model.
+	CostUSD float64 `json:"costUSD,omitempty"`
 }
 
 // StopReason says why the model stopped.

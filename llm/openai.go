@@ -82,7 +82,8 @@ func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	resp := Response{
 		Text:  choice.Message.Content,
 		Model: completion.Model,
-		Usage: Usage{InputTokens: completion.Usage.PromptTokens, OutputTokens: completion.Usage.CompletionTokens},
+		Usage: Usage{InputTokens: completion.Usage.PromptTokens, CachedInputTokens: completion.Usage.PromptTokensDetails.CachedTokens,
+			OutputTokens: completion.Usage.CompletionTokens},
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {

@@ -146,7 +146,7 @@ func TestOpenAIResponseFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Response{Text: `{"city":"Lisbon","days":3}`, Usage: Usage{20, 9}, StopReason: StopEnd, Model: "gpt-test"}, resp); diff != "" {
+	if diff := cmp.Diff(Response{Text: `{"city":"Lisbon","days":3}`, Usage: Usage{InputTokens: 20, OutputTokens: 9}, StopReason: StopEnd, Model: "gpt-test"}, resp); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
 	got := (*reqs)[0]

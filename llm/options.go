@@ -57,6 +57,7 @@ type callOptions struct {
 	provider    string
 	system      string
 	usage       *workflows.Task
+	calls       int // calls made with usage, by this Function or Run
 	maxAttempts int
 	maxTurns    int
 	maxTokens   int64

@@ -43,6 +43,7 @@ func Worker(tools ...Tool) *ToolLoop {
 func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Option) (string, error) {
 	o := newOptions(opts)
 	o.applyDefaults(ctx)
+	defer usageMemo(ctx, o)
 	byName := map[string]Tool{}
 	specs := make([]ToolSpec, 0, len(l.tools))
 	for _, t := range l.tools {

@@ -377,7 +377,9 @@ func TestDelegation(t *testing.T) {
 		if r := routeOf(t, task); r["decision"] != "REMOTE" || r["agent"] != "ext" || r["by"] != "llm" {
 			t.Errorf("route = %v, want REMOTE to ext by llm", r)
 		}
-		replayAndRecord(t, ctx, s, task.ID, "router-llm.history.json")
+		// router-llm.history.json was recorded before the task's token
+		// usage went into its memo (GetVersion a2aflow.llm-usage-memo).
+		replayAndRecord(t, ctx, s, task.ID, "router-llm-usage.history.json")
 	})
 
 	t.Run("credentials from the keyring", func(t *testing.T) {

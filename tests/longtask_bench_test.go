@@ -43,10 +43,15 @@ const (
 	// longBenchFirst is the first turn of the early window, and
 	// longBenchWindow the turns of each window.
 	longBenchFirst  = 10
-	longBenchWindow = 50
-	// longBenchRecent is the historyLength of every SendMessage and of the
-	// windows' GetTask reads.
+	longBenchWindow = 100
+	// longBenchRecent is the historyLength of the windows' GetTask reads.
+	// The SendMessages set none: they get the server's default answer, the
+	// messages since the caller's own (issue #31 item 6).
 	longBenchRecent = 10
+	// longBenchOldDefault is the historyLength a SendMessage without one
+	// was answered with before that default (the API's
+	// DefaultHistoryLength), sent a few times after turn N for the record.
+	longBenchOldDefault = 1000
 	// longBenchFullReads is how many GetTask reads of the whole history
 	// are timed after each window.
 	longBenchFullReads = 5
@@ -67,25 +72,27 @@ func longBenchTurnCount() int {
 }
 
 // BenchmarkLongConversation runs one travel task for N turns (Book a flight,
-// Lisbon, then invalid dates: each turn is a blocking SendMessage with
-// historyLength 10, answered with the question asked again) through the
-// official a2a-go client over JSON-RPC, and measures:
+// Lisbon, then invalid dates: each turn is a blocking SendMessage without
+// historyLength, as a2a-go sends by default, answered with the question
+// asked again and, by the server's default, the turn's messages only)
+// through the official a2a-go client over JSON-RPC, and measures:
 //
-//   - over the 50 turns from turn 10 and the 50 turns ending at N:
+//   - over the 100 turns from turn 10 and the 100 turns ending at N:
 //     SendMessage and GetTask (historyLength 10, one after each turn) p50
 //     and p95, the ratios N/10 (goal: at most 1.2), and the server's CPU
 //     per turn;
-//   - the same for a fresh task's turns 10-59, each right after one of the
-//     old task's last 50 turns, and the ratios N/fresh;
+//   - the same for a fresh task's turns 10-109, each right after one of the
+//     old task's last 100 turns, and the ratios N/fresh;
 //   - history events and bytes (proto sizes, read with GetWorkflowHistory)
 //     per turn in the two windows of the long task;
 //   - the turns during which the task continued as new (its run ID changed,
 //     by DescribeWorkflowExecution after every turn) against the others;
 //   - for the record: the runs (visibility), the largest run's events, each
 //     run's first event (the continue-as-new input), GetTask of the whole
-//     history (the pages) after each window, a few SendMessage without
-//     historyLength (a2a-go's default, answered with the whole history)
-//     after turn N, and the trend by blocks of turns and by turn in the run.
+//     history (the pages) after each window, a few SendMessage with
+//     historyLength 1,000 (what a send without one was answered with before
+//     the turn's default) after turn N, and the trend by blocks of turns
+//     and by turn in the run.
 //
 // The conversation is one task, whatever b.N: the first call of the leaf
 // (b.N=1) holds it, and the later call `make bench` asks for (b.N=200)
@@ -160,9 +167,9 @@ type longConv struct {
 	turns       int
 	log         []longTurn // log[i] for turn i; log[0] is before the first
 	early, late longWindow
-	// fresh is a fresh task's turns 10-59, interleaved with late.
+	// fresh is a fresh task's turns 10-109, interleaved with late.
 	fresh longWindow
-	// sendAll is SendMessage without historyLength after turn N.
+	// sendAll is SendMessage with historyLength 1,000 after turn N.
 	sendAll      benchSample
 	blocks       []longBlock
 	runs         []longRun
@@ -194,8 +201,7 @@ func runLongConversation(b *testing.B, turns int) *longConv {
 	}
 	b.Cleanup(tc.Close)
 	pid := benchPid(s)
-	recent := longBenchRecent
-	cfg := &a2a.SendMessageConfig{HistoryLength: &recent}
+	var cfg *a2a.SendMessageConfig // no historyLength: the default answer
 
 	id := conv.startTask(b, ctx, c, "long", cfg)
 	desc := func() (runID string, events, bytes int64) {
@@ -266,19 +272,21 @@ func runLongConversation(b *testing.B, turns int) *longConv {
 	conv.loads = append(conv.loads, "end "+loadAvg())
 
 	// Every message is there once: start, question, Lisbon, question, then
-	// an answer and a question per turn.
-	if want := 4 + 2*turns; conv.late.fullMsgs != want {
+	// an answer and a question per turn; GetTask without historyLength
+	// reads the latest 1,000 (the server's default).
+	if want := min(longBenchOldDefault, 4+2*turns); conv.late.fullMsgs != want {
 		b.Errorf("GetTask returned %d messages after %d turns, want %d", conv.late.fullMsgs, turns, want)
 	}
-	// What a client that sets no historyLength (a2a-go's default) waits
-	// for at turn N: every answer carries the whole history.
+	// What a send without historyLength cost before the default answer
+	// was the turn's: historyLength 1,000 at turn N.
+	old := longBenchOldDefault
 	for i := turns + 1; i <= turns+longBenchFullReads; i++ {
-		task, d, err := conv.send(ctx, c, id, fmt.Sprintf("long-%05d", i), fmt.Sprintf("day %d", i), nil)
+		task, d, err := conv.send(ctx, c, id, fmt.Sprintf("long-%05d", i), fmt.Sprintf("day %d", i), &a2a.SendMessageConfig{HistoryLength: &old})
 		if err != nil {
-			b.Fatalf("turn %d without historyLength: %v", i, err)
+			b.Fatalf("turn %d with historyLength %d: %v", i, old, err)
 		}
-		if want := 4 + 2*i; len(task.History) != want {
-			b.Errorf("turn %d without historyLength: %d messages, want %d", i, len(task.History), want)
+		if want := min(old, 4+2*i); len(task.History) != want {
+			b.Errorf("turn %d with historyLength %d: %d messages, want %d", i, old, len(task.History), want)
 		}
 		conv.sendAll.lat = append(conv.sendAll.lat, d)
 	}
@@ -327,7 +335,12 @@ func (conv *longConv) turn(b *testing.B, ctx context.Context, c *a2aclient.Clien
 	if err := benchWantTask(task, a2a.TaskStateInputRequired, want); err != nil {
 		b.Fatalf("%s task, turn %d: %v", name, i, err)
 	}
-	if want := min(*cfg.HistoryLength, 4+2*i); len(task.History) != want {
+	if cfg == nil || cfg.HistoryLength == nil {
+		// The default answer: the caller's message and the question.
+		if len(task.History) != 2 || task.History[0].ID != fmt.Sprintf("%s-%05d", name, i) {
+			b.Fatalf("%s task, turn %d: SendMessage without historyLength returned %d messages, want 2 (the caller's and the question)", name, i, len(task.History))
+		}
+	} else if want := min(*cfg.HistoryLength, 4+2*i); len(task.History) != want {
 		b.Fatalf("%s task, turn %d: SendMessage(historyLength %d) returned %d messages, want %d", name, i, *cfg.HistoryLength, len(task.History), want)
 	}
 	return d
@@ -584,7 +597,7 @@ func (conv *longConv) report(b *testing.B) {
 	b.ReportMetric(float64(conv.maxRunEvents()), "max-run-events")
 	b.ReportMetric(l.full.pct(50), "getall-tN-p50-ms")
 	b.ReportMetric(float64(l.fullMsgs), "getall-tN-msgs")
-	b.ReportMetric(conv.sendAll.pct(50), "send-nolimit-tN-p50-ms")
+	b.ReportMetric(conv.sendAll.pct(50), "send-h1000-tN-p50-ms")
 	b.ReportMetric(0, "ns/op") // one conversation, whatever b.N
 }
 
@@ -633,8 +646,8 @@ func (conv *longConv) summary() string {
 	row("GetTask(all) p50 ms", e.full.pct(50), l.full.pct(50))
 	row("GetTask(all) messages", float64(e.fullMsgs), float64(l.fullMsgs))
 	fmt.Fprintf(&sb, "  (history per turn over %d and %d turns that stayed in one run)\n", e.counted, l.counted)
-	fmt.Fprintf(&sb, "  SendMessage without historyLength after turn %d (the whole history in every answer): p50 %.1f ms over %d turns\n",
-		conv.turns, conv.sendAll.pct(50), len(conv.sendAll.lat))
+	fmt.Fprintf(&sb, "  SendMessage with historyLength %d after turn %d (the former default answer): p50 %.1f ms over %d turns\n",
+		longBenchOldDefault, conv.turns, conv.sendAll.pct(50), len(conv.sendAll.lat))
 
 	can, after, other := conv.canTurns()
 	fmt.Fprintf(&sb, "  continue-as-new: %d turns changed run: p50 %.1f ms, p95 %.1f ms, max %.1f ms; the turns after them p50 %.1f ms; all other turns p50 %.1f ms, p95 %.1f ms\n",

@@ -67,9 +67,17 @@ func TestNondeterminismAndRollback(t *testing.T) {
 	orders, _ = newClient(t, ctx, apiURL+"/agents/orders")
 	task := send2(t, ctx, orders, answer)
 	wantState(t, task, a2a.TaskStateCompleted, "v1 ordered desks")
-	again := send2(t, ctx, orders, answer)
-	if len(again.History) != len(task.History) {
-		t.Errorf("the answer sent again changed the history: %d messages, then %d", len(task.History), len(again.History))
+	before, err := orders.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send2(t, ctx, orders, answer)
+	after, err := orders.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.History) != len(before.History) {
+		t.Errorf("the answer sent again changed the history: %d messages, then %d", len(before.History), len(after.History))
 	}
 }
 

@@ -166,7 +166,16 @@ func TestSendMessageIsIdempotent(t *testing.T) {
 				t.Errorf("retried SendMessage: task %s (%s), first was %s (%s)", b.ID, b.Status.State, a.ID, a.Status.State)
 			}
 			if n := len(b.History); n != len(a.History) {
-				t.Errorf("retried SendMessage recorded the message twice: %d messages, want %d", n, len(a.History))
+				t.Errorf("retried SendMessage answered %d messages, the first %d", n, len(a.History))
+			}
+			// The answers hold the messages since the caller's own: the
+			// whole history tells whether it was recorded twice.
+			got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: a.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if users := countRole(got.History, a2a.MessageRoleUser); users != 1 {
+				t.Errorf("retried SendMessage recorded the message %d times, want once", users)
 			}
 		})
 	}

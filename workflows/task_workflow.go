@@ -183,11 +183,14 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 // continue-as-new (carry and restore in continued.go, the units' own) unless
 // it says `carry:"-"`: TestUnitsCarryTheirState holds that promise.
 type run struct {
-	task      *a2a.Task      // its History is unused: see history
-	agentName string         `carry:"-"` // the next run's input
-	owner     string         `carry:"-"` // the next run's input
-	busy      BusyPolicy     `carry:"-"` // the agent's
-	notifier  wire.Notifier  `carry:"-"` // the worker's
+	task      *a2a.Task     // its History is unused: see history
+	agentName string        `carry:"-"` // the next run's input
+	owner     string        `carry:"-"` // the next run's input
+	busy      BusyPolicy    `carry:"-"` // the agent's
+	notifier  wire.Notifier `carry:"-"` // the worker's
+	// usageMemo is the token usage last written to this run's memo
+	// (RecordUsageMemo); a continued run writes it again at its first answer.
+	usageMemo TokenUsage     `carry:"-"`
 	logger    log.Logger     `carry:"-"`
 	first     *a2a.Message   // the message that started the task (Task.Message)
 	history   historyState   // the messages (history.go)
@@ -261,7 +264,7 @@ func (r *run) registerHandlers(ctx workflow.Context) error {
 		if err := r.checkAccess(in.Agent, in.Owner); err != nil {
 			return nil, err
 		}
-		return r.snapshot(in.HistoryLength), nil
+		return r.snapshot(r.sinceLength(in.HistorySince, in.HistoryLength)), nil
 	}); err != nil {
 		return fmt.Errorf("set query handler %s: %w", wire.QueryGetTask, err)
 	}
@@ -390,9 +393,34 @@ type sendResult struct {
 func (r *run) onSendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
 	res, err := r.sendMessage(ctx, in)
 	if err == nil && in.WantTask && res.Decision == nil {
-		res.Task = r.smallSnapshot(in.HistoryLength)
+		historyLength := in.HistoryLength
+		if in.HistorySince && in.Message != nil {
+			// Only sends that ask for it (new callers) take this path, so
+			// recorded histories replay as they ran.
+			historyLength = r.sinceLength(string(in.Message.ID), historyLength)
+		}
+		res.Task = r.smallSnapshot(historyLength)
 	}
 	return res, err
+}
+
+// sinceLength is the history length that starts at message id (included)
+// when the workflow holds it among its recent messages and that is within
+// limit (nil: no limit); else limit. id "" is limit.
+func (r *run) sinceLength(id string, limit *int) *int {
+	if id == "" {
+		return limit
+	}
+	recent := r.history.recent
+	for i := len(recent) - 1; i >= 0; i-- {
+		if recent[i] != nil && string(recent[i].ID) == id {
+			if n := len(recent) - i; limit == nil || n < *limit {
+				return &n
+			}
+			return limit
+		}
+	}
+	return limit
 }
 
 // smallSnapshot is the task as GetTask would read it, when its JSON is at

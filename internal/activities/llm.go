@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/metrics"
+	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 	"github.com/a2aflow/a2aflow/llm"
 )
 
@@ -22,6 +24,18 @@ type LLM struct {
 	// Providers are the providers a call may name (llm.Request.Provider,
 	// llm.WithProvider), by name; a call naming none uses Provider.
 	Providers map[string]llm.Provider
+	// Prices price each call (the config file's [[llm-prices]]): the cost
+	// goes into the answer's Usage.CostUSD, recorded in the task's history.
+	Prices Prices
+	// Usage, when set, records each call's tokens and cost for the usage
+	// totals (GET /usage, a2aflow usage), keyed by the call's activity so
+	// that a retried attempt replaces its row (models.LLMUsage).
+	Usage UsageRecorder
+}
+
+// UsageRecorder keeps the usage of LLM calls: *models.Store.
+type UsageRecorder interface {
+	RecordLLMUsage(ctx context.Context, u models.LLMUsage) error
 }
 
 // CompleteChat makes one LLM call. Failures become Temporal errors that
@@ -45,15 +59,45 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	}
 	logger := activity.GetLogger(ctx)
 	resp, err := p.Complete(ctx, req)
-	metrics.LLMCall(p.Name(), p.Model(), err, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	model := req.Model
+	if model == "" {
+		model = p.Model()
+	}
+	task := workerenv.TaskOf(ctx)
+	if err == nil {
+		resp.Usage.CostUSD, _ = a.Prices.Cost(p.Name(), model, resp.Model, resp.Usage)
+	}
+	metrics.LLMCall(metrics.LLMCallLabels{Provider: p.Name(), Model: model, Agent: task.Agent, Tenant: task.Owner}, err, resp.Usage.InputTokens,
+		resp.Usage.CachedInputTokens, resp.Usage.OutputTokens, resp.Usage.CostUSD)
 	if err != nil {
 		err = temporalError(err)
 		logger.Warn("LLM call failed", "provider", p.Name(), "error", err)
 		return llm.Response{}, err
 	}
 	logger.Debug("LLM call", "provider", p.Name(), "model", resp.Model,
-		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens, "stop", resp.StopReason)
+		"input_tokens", resp.Usage.InputTokens, "cached_input_tokens", resp.Usage.CachedInputTokens,
+		"output_tokens", resp.Usage.OutputTokens, "cost_usd", resp.Usage.CostUSD, "stop", resp.StopReason)
+	a.record(ctx, task, p.Name(), model, resp.Usage)
 	return resp, nil
+}
+
+// record keeps the call's usage for the totals. A failure to record is
+// logged, not returned: the call succeeded and was paid for, and a retry
+// would pay again; the task's own metadata still counts it.
+func (a *LLM) record(ctx context.Context, task workerenv.Task, provider, model string, u llm.Usage) {
+	if a.Usage == nil || !activity.IsActivity(ctx) {
+		return
+	}
+	info := activity.GetInfo(ctx)
+	if task.ID == "" {
+		task.ID = info.WorkflowExecution.ID
+	}
+	row := models.LLMUsage{TaskID: task.ID, RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID,
+		Owner: task.Owner, ContextID: task.ContextID, Agent: task.Agent, Provider: provider, Model: model,
+		InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD}
+	if err := a.Usage.RecordLLMUsage(ctx, row); err != nil {
+		activity.GetLogger(ctx).Warn("LLM usage not recorded for the totals", "error", err)
+	}
 }
 
 // temporalError classifies a provider error for Temporal's retry policy.

@@ -28,6 +28,13 @@ import (
 
 // loadTask reads task id with its last historyLength messages (nil: all).
 func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength *int) (*wire.TaskSnapshot, error) {
+	return s.loadTaskSince(ctx, id, historyLength, "")
+}
+
+// loadTaskSince is loadTask with the history cut, by the workflow, to the
+// messages since message since (included) when the workflow holds it among
+// its recent messages (wire.GetTaskInput.HistorySince); "" cuts nothing.
+func (s *TaskService) loadTaskSince(ctx context.Context, id a2a.TaskID, historyLength *int, since string) (*wire.TaskSnapshot, error) {
 	if err := checkTaskID(string(id)); err != nil {
 		return nil, err
 	}
@@ -37,7 +44,7 @@ func (s *TaskService) loadTask(ctx context.Context, id a2a.TaskID, historyLength
 		resp, err := s.temporal.QueryWorkflowWithOptions(qctx, &client.QueryWorkflowWithOptionsRequest{
 			WorkflowID: string(id),
 			QueryType:  wire.QueryGetTask,
-			Args:       []any{wire.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength}},
+			Args:       []any{wire.GetTaskInput{Agent: s.agent.Name, Owner: principal(ctx), HistoryLength: historyLength, HistorySince: since}},
 			// A closed workflow is read from its history, not by a replay.
 			QueryRejectCondition: enums.QUERY_REJECT_CONDITION_NOT_OPEN,
 		})

@@ -108,6 +108,9 @@ type Config struct {
 	// limit than "all"): reading a long task's whole history costs time in
 	// proportion to its age. Default 1,000; negative: all.
 	DefaultHistoryLength int
+	// Usage sums the LLM usage the workers recorded (GET /usage); nil: the
+	// route answers that this server keeps none.
+	Usage UsageReader
 	// Credentials keeps the credentials users give tasks that ask for them
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
@@ -256,6 +259,7 @@ func (s *Server) routes() *gin.Engine {
 		r.Handle(method, MCPPath, mcpSvc.serve)
 	}
 	s.approvalRoutes(r)
+	s.usageRoutes(r) // usage.go
 	s.waitpointRoutes(r)
 	if s.cfg.Routes != nil {
 		s.cfg.Routes(r)

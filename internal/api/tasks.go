@@ -93,8 +93,16 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 	if req.Config != nil {
 		historyLength = req.Config.HistoryLength
 	}
+	// Without historyLength, the answer holds the messages since the
+	// caller's own (within the default limit): the size of the turn, not of
+	// the task, which A2A allows ("the server MAY apply a lower limit").
+	// GetTask keeps the default limit. See docs/concepts.md.
+	var since string
+	if historyLength == nil && req.Message != nil {
+		since = req.Message.ID
+	}
 	historyLength = s.historyLimit(historyLength)
-	res, err := s.send(ctx, req, returnImmediately, &historyLength)
+	res, err := s.send(ctx, req, returnImmediately, &taskWant{historyLength: historyLength, since: since != ""})
 	if err != nil {
 		return nil, err
 	}
@@ -110,18 +118,37 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		if err != nil {
 			return nil, err
 		}
-		return snap.Task, nil
+		return sinceMessage(snap.Task, since), nil
 	}
 	if !res.Settled && !returnImmediately {
 		// The task continued as new, or too many senders waited: follow its
 		// events until it is interrupted or ends, within the bound.
 		s.await(ctx, res.taskID, res.EventSeq, res.deadline, settles(true))
 	}
-	snap, err := s.loadTask(ctx, res.taskID, historyLength)
+	snap, err := s.loadTaskSince(ctx, res.taskID, historyLength, since)
 	if err != nil {
 		return nil, err
 	}
-	return snap.Task, nil
+	return sinceMessage(snap.Task, since), nil
+}
+
+// sinceMessage cuts t's history to the messages since the one whose ID is
+// since (included) when it holds it; since "" leaves it. The workflow
+// already cut it (wire.SendMessageInput.HistorySince); this covers the
+// reads it could not: a closed run, a worker of an earlier version.
+func sinceMessage(t *a2a.Task, since string) *a2a.Task {
+	if since != "" && t != nil {
+		t.History = wire.SinceMessage(t.History, since)
+	}
+	return t
+}
+
+// taskWant is what a caller that answers with the task asks of the
+// SendMessage update's result: the history length it answers with and
+// whether the history starts at the caller's message.
+type taskWant struct {
+	historyLength *int
+	since         bool
 }
 
 // takeCredential answers a task waiting for a credential (refused says
@@ -226,9 +253,10 @@ const maxContinuingRetries = 10
 // send delivers req's message through the SendMessage update. It waits for
 // the worker to accept the message (the message is then durable) and, for a
 // blocking send, for the update's result, each within the wait bound. A
-// caller that answers with the task gives wantTask, the history length it
-// answers with: the result then carries the task when it is small.
-func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool, wantTask **int) (sent, error) {
+// caller that answers with the task gives want (the history length it
+// answers with, and whether it starts at the caller's message): the result
+// then carries the task when it is small.
+func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool, want *taskWant) (sent, error) {
 	if err := validateSendMessageRequest(req); err != nil {
 		return sent{}, err
 	}
@@ -244,8 +272,8 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	owner := principal(ctx)
 	in := wire.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately,
 		Extensions: activatedExtensions(ctx)}
-	if wantTask != nil {
-		in.WantTask, in.HistoryLength = true, *wantTask
+	if want != nil {
+		in.WantTask, in.HistoryLength, in.HistorySince = true, want.historyLength, want.since
 	}
 	// The message may be an approval decision (approval.go): it carries who
 	// sends it, from authentication or, with it off, the X-Approver header.

@@ -125,6 +125,21 @@ idempotency key in the request's ` + "`_meta`" + ` (` + "`io.a2aflow/idempotency
 		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
 	}
 	b.WriteString(`
+## LLM prices
+
+` + "`[[llm-prices]]`" + ` sections are the worker's price table: what each provider's model costs, in USD per
+million tokens. The worker prices every LLM call with it in the call's activity, so the cost is
+recorded in the task's history with the answer (` + "`usage.costUSD`" + `); a call without a price costs 0.
+Totals: the task's metadata and memo (` + "`a2aflow.llmUsage`" + `), ` + "`GET /usage`" + `, ` + "`a2aflow usage`" + ` and
+the ` + "`a2aflow_llm_cost_usd_total`" + ` series ([cost and usage](guides/cost.md)).
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.LLMPriceKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
 Example:
 
 ` + "```toml" + `
@@ -167,6 +182,13 @@ when = "amount > 1000"
 groups = ["finance"]
 timeout = "48h"
 grantable = true
+
+[[llm-prices]]
+provider = "openai"
+model = "gpt-4o-mini*"
+input = 0.15
+cached-input = 0.075
+output = 0.60
 ` + "```" + `
 `)
 	return b.String()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -171,6 +172,7 @@ func (a *logActivityInbound) ExecuteActivity(ctx context.Context, in *intercepto
 		var keys taskKeys
 		if converter.GetDefaultDataConverter().FromPayload(p, &keys) == nil {
 			ctx = context.WithValue(ctx, taskKeysKey{}, keys)
+			ctx = workerenv.WithTask(ctx, keys.TaskID, keys.ContextID, keys.Agent)
 			annotateActivitySpan(ctx, keys) // tracing.go
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
@@ -93,6 +94,7 @@ func (a *ownerActivityInbound) ExecuteActivity(ctx context.Context, in *intercep
 		var owner string
 		if converter.GetDefaultDataConverter().FromPayload(p, &owner) == nil {
 			ctx = context.WithValue(ctx, ownerCtxKey{}, owner)
+			ctx = workerenv.WithOwner(ctx, owner)
 		}
 	}
 	return a.Next.ExecuteActivity(ctx, in)

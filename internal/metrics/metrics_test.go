@@ -28,8 +28,8 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 }
 
 func TestSeries(t *testing.T) {
-	LLMCall("openai", "gpt-x", nil, 10, 3)
-	LLMCall("openai", "gpt-x", errors.New("429"), 0, 0)
+	LLMCall(LLMCallLabels{Provider: "openai", Model: "gpt-x"}, nil, 10, 0, 3, 0)
+	LLMCall(LLMCallLabels{Provider: "openai", Model: "gpt-x"}, errors.New("429"), 0, 0, 0, 0)
 	Delegation(nil)
 	WebhookDelivery(WebhookPush, errors.New("refused"))
 	StuckAnswered("NONDETERMINISM")

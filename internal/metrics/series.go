@@ -45,8 +45,16 @@ var (
 	}, []string{"provider", "model", "outcome"})
 	llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "a2aflow_llm_tokens_total",
-		Help: "LLM tokens by provider, model and kind (input, output).",
+		Help: "LLM tokens by provider, model and kind (input, output; cached_input: the part of input read from the provider's prompt cache).",
 	}, []string{"provider", "model", "kind"})
+	llmCost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_llm_cost_usd_total",
+		Help: "Cost of the LLM calls that answered, in USD by the worker's price table ([[llm-prices]]), by provider, model, agent and tenant (the task's owner, \"\" without authentication). Counted as the calls are paid: an attempt whose answer was lost and retried counts twice here, once in the usage totals (GET /usage).",
+	}, []string{"provider", "model", "agent", "tenant"})
+	llmAgentTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "a2aflow_llm_agent_tokens_total",
+		Help: "LLM tokens by agent, tenant (the task's owner) and kind (input, output), counted like a2aflow_llm_cost_usd_total.",
+	}, []string{"agent", "tenant", "kind"})
 	delegations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "a2aflow_delegation_calls_total",
 		Help: "Calls to remote A2A agents by outcome (ok, error).",
@@ -58,7 +66,7 @@ var (
 )
 
 func init() {
-	Registry.MustRegister(requests, requestDuration, tasksStarted, sseSubscribers, streamQueries, streamFollowers, stuckAnswered, llmCalls, llmTokens, delegations, webhooks)
+	Registry.MustRegister(requests, requestDuration, tasksStarted, sseSubscribers, streamQueries, streamFollowers, stuckAnswered, llmCalls, llmTokens, llmCost, llmAgentTokens, delegations, webhooks)
 	// Series whose labels are all known start at zero, so that a rate or
 	// an alert sees them before the first event.
 	for _, o := range []string{"ok", "error"} {
@@ -106,14 +114,28 @@ func StreamFollower(delta int) { streamFollowers.Add(float64(delta)) }
 // "NONDETERMINISM" or "TASK_STUCK".
 func StuckAnswered(reason string) { stuckAnswered.WithLabelValues(reason).Inc() }
 
-// LLMCall counts an LLM call and its tokens.
-func LLMCall(provider, model string, err error, inputTokens, outputTokens int64) {
-	llmCalls.WithLabelValues(provider, model, outcome(err)).Inc()
+// LLMCallLabels are the labels of an LLM call's series: the provider and
+// model, and the agent and tenant (owner) of the task that made it.
+type LLMCallLabels struct {
+	Provider, Model, Agent, Tenant string
+}
+
+// LLMCall counts an LLM call, its tokens and its cost in USD.
+func LLMCall(l LLMCallLabels, err error, inputTokens, cachedInputTokens, outputTokens int64, costUSD float64) {
+	llmCalls.WithLabelValues(l.Provider, l.Model, outcome(err)).Inc()
 	if inputTokens > 0 {
-		llmTokens.WithLabelValues(provider, model, "input").Add(float64(inputTokens))
+		llmTokens.WithLabelValues(l.Provider, l.Model, "input").Add(float64(inputTokens))
+		llmAgentTokens.WithLabelValues(l.Agent, l.Tenant, "input").Add(float64(inputTokens))
+	}
+	if cachedInputTokens > 0 {
+		llmTokens.WithLabelValues(l.Provider, l.Model, "cached_input").Add(float64(cachedInputTokens))
 	}
 	if outputTokens > 0 {
-		llmTokens.WithLabelValues(provider, model, "output").Add(float64(outputTokens))
+		llmTokens.WithLabelValues(l.Provider, l.Model, "output").Add(float64(outputTokens))
+		llmAgentTokens.WithLabelValues(l.Agent, l.Tenant, "output").Add(float64(outputTokens))
+	}
+	if err == nil && costUSD > 0 {
+		llmCost.WithLabelValues(l.Provider, l.Model, l.Agent, l.Tenant).Add(costUSD)
 	}
 }
 

@@ -53,6 +53,12 @@ type SendMessageInput struct {
 	// Task), with HistoryLength applied, when it is small: a blocking
 	// SendMessage then answers without a query that reads the task again.
 	WantTask bool `json:",omitempty"`
+	// HistorySince limits the history of the task in the result further,
+	// to the messages since Message (the caller's own, included), when the
+	// workflow still holds it among its recent messages: the default answer
+	// of a SendMessage without historyLength, whose size is the turn's, not
+	// the task's (docs/concepts.md). Within HistoryLength either way.
+	HistorySince bool `json:",omitempty"`
 	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
 	PushConfig *a2a.PushConfig
 	// Approver and ApproverGroups identify the sender when the message is
@@ -89,6 +95,10 @@ type GetTaskInput struct {
 	Owner string
 	// HistoryLength limits the returned history: nil all, 0 none, N the last N.
 	HistoryLength *int
+	// HistorySince, a message ID, limits the history further to the
+	// messages since that one (included), when the workflow still holds it
+	// among its recent messages ([SendMessageInput] HistorySince).
+	HistorySince string `json:",omitempty"`
 }
 
 // ErrTypeNoFirstMessage is the error type a workflow that never received its
@@ -114,6 +124,17 @@ func LastMessages(history []*a2a.Message, historyLength *int) []*a2a.Message {
 		n = len(history)
 	}
 	return append([]*a2a.Message(nil), history[len(history)-n:]...)
+}
+
+// SinceMessage returns the messages of history from the one whose ID is id
+// (the last such), or history itself when none is.
+func SinceMessage(history []*a2a.Message, id string) []*a2a.Message {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i] != nil && history[i].ID == id {
+			return history[i:]
+		}
+	}
+	return history
 }
 
 // QueryEvents returns a task's numbered events after a sequence number (A2A

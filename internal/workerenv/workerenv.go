@@ -53,3 +53,33 @@ func From(ctx context.Context) (*Env, error) {
 	}
 	return env, nil
 }
+
+// Task is the task whose activity runs, as the worker's interceptors pass
+// it from the workflow in Temporal headers (internal/engine): its ID,
+// context and agent, and its owner (the principal that created it, ""
+// without authentication).
+type Task struct {
+	ID, ContextID, Agent string
+	Owner                string
+}
+
+type taskKey struct{}
+type ownerKey struct{}
+
+// WithTask returns ctx carrying the task's ID, context and agent.
+func WithTask(ctx context.Context, id, contextID, agent string) context.Context {
+	return context.WithValue(ctx, taskKey{}, Task{ID: id, ContextID: contextID, Agent: agent})
+}
+
+// WithOwner returns ctx carrying the task's owner.
+func WithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// TaskOf returns the task of the activity running with ctx, as far as the
+// headers told (zero fields otherwise).
+func TaskOf(ctx context.Context) Task {
+	t, _ := ctx.Value(taskKey{}).(Task)
+	t.Owner, _ = ctx.Value(ownerKey{}).(string)
+	return t
+}

@@ -121,6 +121,8 @@ type config struct {
 	fileAgents []agentSection
 	// fileMCPServers are the file's [[mcp-servers]] sections.
 	fileMCPServers []activities.MCPServer
+	// filePrices are the file's [[llm-prices]] sections.
+	filePrices activities.Prices
 	// warnings gets the file's deprecated keys (the command's stderr).
 	warnings io.Writer
 }
@@ -133,7 +135,7 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group`)
 	b.String(&c.TemporalUIURL, "temporal-ui-url", cmdutil.EnvTemporalUIURL, "", "Temporal Web UI base URL for links from approvals; serve sets its own")
 	b.Int(&c.DefaultHistoryLength, "default-history-length", "A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000,
-		"how many of a task's latest messages a read that sets no historyLength gets; 0 for all, which costs time in proportion to a long task's age")
+		"how many of a task's latest messages a read that sets no historyLength gets (a SendMessage without one: the messages since the caller's own, within this); 0 for all, which costs time in proportion to a long task's age")
 	b.Duration(&c.WaitTimeout, "wait-timeout", "A2AFLOW_WAIT_TIMEOUT", 30*time.Second,
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is")
 	c.HTTP.bind(fs)

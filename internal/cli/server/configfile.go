@@ -168,7 +168,7 @@ func (c *config) readConfigFile(fs *pflag.FlagSet) error {
 		}
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	c.fileAgents, c.fileMCPServers = nil, nil
+	c.fileAgents, c.fileMCPServers, c.filePrices = nil, nil, nil
 	known := configKeys(c.app)
 	return c.applyTable(fs, path, "", k.Raw(), known)
 }
@@ -198,6 +198,13 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			c.fileMCPServers = servers
 			continue
+		case prefix == "" && name == "llm-prices":
+			prices, err := parseLLMPrices(path, v)
+			if err != nil {
+				return err
+			}
+			c.filePrices = prices
+			continue
 		case prefix == "" && name == "config":
 			return fmt.Errorf("config file %s: key \"config\": a config file cannot name another", path)
 		}
@@ -221,7 +228,7 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			continue
 		}
-		candidates := []string{"agents", "mcp-servers"}
+		candidates := []string{"agents", "mcp-servers", "llm-prices"}
 		for k := range known {
 			candidates = append(candidates, k)
 		}

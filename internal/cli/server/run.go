@@ -206,7 +206,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	activities.Set{
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
-		LLM:              &activities.LLM{Provider: provider, Providers: providers},
+		LLM:              &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store},
 		Tasks:            &activities.Tasks{Client: c},
 		HistoryPages:     &activities.HistoryPages{Store: payloads},
 		Remote:           remoteAgents,
@@ -282,6 +282,17 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if err != nil {
 		return err
 	}
+	// The usage totals (GET /usage) read the LLM calls the workers recorded
+	// in a2aflow's database, the one they share.
+	var usage api.UsageReader
+	if cfg.DataDir != "" || cfg.DatabaseDSN != "" {
+		store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		usage = store
+	}
 	draining := make(chan struct{}) // closed on shutdown: streams end
 	apiURL := cfg.PublicURL
 	if apiURL == "" {
@@ -302,6 +313,7 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		WaitTimeout:    cfg.WaitTimeout,
 		UICodecOrigins: cfg.UICodecOrigins,
 		Credentials:    cfg.Secrets.credentials,
+		Usage:          usage,
 		Waitpoints:     wire.NewWaitpointTokens(cfg.Secrets.keys...),
 		Routes:         cfg.app.Routes,
 		AccessLog:      cfg.AccessLog,

@@ -67,6 +67,9 @@ func TestReplayHistories(t *testing.T) {
 		// The router's LLM routes to the remote agent and answers the remote
 		// question itself (HANDLE_DIRECTLY).
 		{name: "router-llm", fixture: "testdata/router-llm.history.json"},
+		// The same since the task's token usage and cost go into its memo
+		// once per LLM answer (GetVersion a2aflow.llm-usage-memo at 1).
+		{name: "router-llm-usage", fixture: "testdata/router-llm-usage.history.json"},
 		// The router's LLM finds the city missing (human_input): the task
 		// asks the user, and routes again with the answer (the clock tool).
 		{name: "router-human-input", fixture: "testdata/router-human-input.history.json"},
