@@ -405,3 +405,46 @@ func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 	}
 	waitRuns(v.Runs + 1)
 }
+
+// TestReplayRecordedScheduledExpensesHistory: a run of a schedule (its
+// first message in the workflow's input, the schedule's push config from
+// the start) of an expense over the limit, approved through REST, replays
+// against the current code. With A2AFLOW_RECORD_HISTORY=1 it writes
+// cmd/a2aflow/internal/demo/testdata/expenses-scheduled.history.json.
+func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
+	hooks := newWebhookReceiver(t)
+	s := startServe(t, t.TempDir(), "--push-allow-hosts", "loopback")
+	ctx := testContext(t)
+	var sched api.ScheduleView
+	req := api.ScheduleRequest{Agent: "expenses", Message: api.ScheduleMessage{Text: "250 EUR monthly conference ticket"},
+		Cron: "0 9 1 * *", TimeZone: "Europe/Paris", Paused: true,
+		PushConfig: &a2a.PushConfig{URL: hooks.URL + "/hook", Token: "hook-token-0123456789"}}
+	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", "", req, &sched); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules/"+sched.ID+":trigger", "", nil, nil); code != http.StatusOK {
+		t.Fatalf("trigger: %d %s", code, body)
+	}
+	var runID string
+	eventually(t, 30*time.Second, func() error {
+		var v api.ScheduleView
+		scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v)
+		if len(v.RecentRuns) != 1 {
+			return fmt.Errorf("no run yet")
+		}
+		runID = v.RecentRuns[0].TaskID
+		return nil
+	})
+	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	task := waitState(t, ctx, c, a2a.TaskID(runID), a2a.TaskStateInputRequired)
+	approval := string(task.ID) + "-approval-1"
+	if code := postJSON(t, s.APIURL+"/approvals/"+approval+"/decision", map[string]string{"X-Approver": "fiona"},
+		map[string]any{"approved": true, "comment": "monthly"}, nil); code != 200 {
+		t.Fatalf("POST /approvals/%s/decision: HTTP %d", approval, code)
+	}
+	done := waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)
+	if first := done.History; len(first) == 0 || first[0].ID != runID || workflows.MessageText(first[0]) != "250 EUR monthly conference ticket" {
+		t.Errorf("the run's first message: %+v, want the schedule's text with the task's ID as its ID", first)
+	}
+	replayAndRecord(t, ctx, s, task.ID, "expenses-scheduled.history.json")
+}
