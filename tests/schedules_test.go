@@ -353,6 +353,7 @@ func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 		t.Fatalf("pause: %d %s", code, body)
 	}
 	eventually(t, 30*time.Second, func() error {
+		v = api.ScheduleView{}
 		if code, body := scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v); code != http.StatusOK {
 			return fmt.Errorf("describe: %d %s", code, body)
 		}
@@ -447,4 +448,114 @@ func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
 		t.Errorf("the run's first message: %+v, want the schedule's text with the task's ID as its ID", first)
 	}
 	replayAndRecord(t, ctx, s, task.ID, "expenses-scheduled.history.json")
+}
+
+// TestScheduleOverlapPolicies: the two other policies on the slow agent
+// (3 s of work, every 2 s). buffer-one: each run starts once the previous
+// one ended (never overlapping, at most one waiting), so the runs follow
+// each other without a gap of a whole period. cancel-previous: each run
+// cancels the one under way, whose task ends canceled (A2A's canceled
+// state, as CancelTask would), and no two runs work at once either.
+func TestScheduleOverlapPolicies(t *testing.T) {
+	program := buildVersioned(t, "v1")
+	s := startServeProgram(t, program, t.TempDir(), nil)
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL+"/agents/slow")
+	tc := dialTemporal(t, s)
+	tasksOf := func(id string) []*a2a.Task {
+		list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*a2a.Task
+		for _, task := range list.Tasks {
+			if scheduleOf(task) == id {
+				out = append(out, task)
+			}
+		}
+		return out
+	}
+	for _, policy := range []string{"buffer-one", "cancel-previous"} {
+		t.Run(policy, func(t *testing.T) {
+			var sched api.ScheduleView
+			req := api.ScheduleRequest{Name: policy, Agent: "slow", Message: api.ScheduleMessage{Text: "3s"}, Every: "2s", Overlap: policy}
+			if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", "", req, &sched); code != http.StatusCreated {
+				t.Fatalf("create: %d %s", code, body)
+			}
+			eventually(t, 60*time.Second, func() error {
+				var v api.ScheduleView
+				scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v)
+				if v.Runs < 4 {
+					return fmt.Errorf("%d runs so far", v.Runs)
+				}
+				return nil
+			})
+			scheduleCall(t, "POST", s.APIURL+"/schedules/"+sched.ID+":pause", "", nil, nil)
+			var v api.ScheduleView
+			eventually(t, 30*time.Second, func() error {
+				v = api.ScheduleView{}
+				scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v)
+				for _, task := range tasksOf(sched.ID) {
+					if !task.Status.State.Terminal() {
+						return fmt.Errorf("task %s is %s", task.ID, task.Status.State)
+					}
+				}
+				if len(v.RunningTasks) > 0 {
+					var st []string
+					for _, id := range v.RunningTasks {
+						d, err := tc.DescribeWorkflowExecution(ctx, id, "")
+						if err != nil {
+							st = append(st, err.Error())
+							continue
+						}
+						st = append(st, d.GetWorkflowExecutionInfo().GetStatus().String())
+					}
+					return fmt.Errorf("runs under way: %v %v", v.RunningTasks, st)
+				}
+				return nil
+			})
+			tasks := tasksOf(sched.ID)
+			states := map[a2a.TaskState]int{}
+			var runs []slowRun
+			for _, task := range tasks {
+				states[task.Status.State]++
+				if task.Status.State != a2a.TaskStateCompleted {
+					continue
+				}
+				full, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := strings.Fields(workflows.MessageText(full.Status.Message))
+				b, _ := time.Parse(time.RFC3339Nano, f[0])
+				e, _ := time.Parse(time.RFC3339Nano, f[1])
+				runs = append(runs, slowRun{id: string(task.ID), began: b, end: e})
+			}
+			t.Logf("%s: %d runs, %d tasks by state %v, %d due times skipped", policy, v.Runs, len(tasks), states, v.SkippedOverlap)
+			if len(tasks) != v.Runs {
+				t.Errorf("%d tasks, the schedule counts %d runs", len(tasks), v.Runs)
+			}
+			slices.SortFunc(runs, func(a, b slowRun) int { return a.began.Compare(b.began) })
+			for i := 1; i < len(runs); i++ {
+				if runs[i].began.Before(runs[i-1].end) {
+					t.Errorf("run %s began before run %s ended", runs[i].id, runs[i-1].id)
+				}
+			}
+			switch policy {
+			case "buffer-one":
+				if states[a2a.TaskStateCompleted] != len(tasks) {
+					t.Errorf("buffer-one: tasks by state %v, want all completed", states)
+				}
+				for i := 1; i < len(runs); i++ {
+					if gap := runs[i].began.Sub(runs[i-1].end); gap > 1500*time.Millisecond {
+						t.Errorf("buffer-one: run %s started %s after the previous ended, want at once (it was buffered)", runs[i].id, gap)
+					}
+				}
+			case "cancel-previous":
+				if states[a2a.TaskStateCanceled] < 3 {
+					t.Errorf("cancel-previous: tasks by state %v, want the runs overtaken canceled", states)
+				}
+			}
+		})
+	}
 }

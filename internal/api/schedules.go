@@ -401,6 +401,12 @@ func (s *Server) schedule(ctx context.Context, id string) (ScheduleView, error) 
 	view.SkippedOverlap = d.Info.NumActionsSkippedOverlap
 	view.MissedCatchup = d.Info.NumActionsMissedCatchupWindow
 	for _, w := range d.Info.RunningWorkflows {
+		// The schedule's list of running workflows may lag a run's end:
+		// the run's workflow says whether it still runs.
+		if e, err := s.temporal.DescribeWorkflowExecution(ctx, w.WorkflowID, ""); err == nil &&
+			e.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			continue
+		}
 		view.RunningTasks = append(view.RunningTasks, w.WorkflowID)
 	}
 	view.RecentRuns = recentRuns(d.Info.RecentActions)
