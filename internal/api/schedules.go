@@ -54,8 +54,8 @@ type ScheduleMessage struct {
 // ScheduleRequest is the body of POST /schedules.
 type ScheduleRequest struct {
 	// Name is the client's name for the schedule, unique per owner: a
-	// create retried with the same name is the same schedule (409 if its
-	// settings differ... see createSchedule). Optional.
+	// create retried with the same name and settings answers the same
+	// schedule, with other settings 409. Optional.
 	Name string `json:"name,omitempty"`
 	// Agent serves the runs' tasks.
 	Agent   string          `json:"agent"`
@@ -115,7 +115,8 @@ type ScheduleView struct {
 	Paused        bool            `json:"paused"`
 	Note          string          `json:"note,omitempty"`
 	PushConfig    *a2a.PushConfig `json:"pushConfig,omitempty"`
-	// What Temporal tells of the schedule (describe only, but NextRuns).
+	// What Temporal tells of the schedule (a list shows RecentRuns and
+	// NextRuns only).
 	Runs           int           `json:"runs"`
 	SkippedOverlap int           `json:"skippedOverlap"`
 	MissedCatchup  int           `json:"missedCatchup"`
