@@ -28,6 +28,9 @@ import (
 //     self-approval. A decision by an approver who does not own the task
 //     records the decision and nothing else: no message in the task's
 //     history, no push config, and the answer is not the task.
+//   - A schedule (internal/api/schedules.go) follows the task's rule: it is
+//     seen and changed by its owner only, and each run is a task of that
+//     owner, started with the owner in its input.
 //   - Without authentication (a laptop) there is no owner: everyone is the
 //     owner, and an approver without configured groups may decide for any
 //     group (Approver groups nil). With authentication, the API sends

@@ -116,6 +116,19 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 			u.resume(ctx)
 		}
 	} else {
+		if in.Schedule != "" {
+			// A run of a schedule (a new input field: histories recorded
+			// before it never take this path). Its task names the schedule,
+			// has the schedule's push config, and its message, the same in
+			// every run, takes the task's ID as its own.
+			r.task.Metadata = map[string]any{wire.ScheduleMetadataKey: in.Schedule}
+			r.addPushConfig(in.PushConfig)
+			if in.Message != nil {
+				m := *in.Message
+				m.ID = string(r.task.ID)
+				in.Message = &m
+			}
+		}
 		if in.Message != nil {
 			if err := validateMessage(r.task, in.Message); err != nil {
 				return nil, err

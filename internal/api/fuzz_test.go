@@ -387,3 +387,33 @@ func fuzzRESTRequest(method uint8, path, query, contentType, body, version strin
 	}
 	return req
 }
+
+// ScheduleClient answers the schedules routes as an unavailable Temporal.
+func (fuzzTemporal) ScheduleClient() client.ScheduleClient { return fuzzSchedules{} }
+
+type fuzzSchedules struct{}
+
+func (fuzzSchedules) Create(context.Context, client.ScheduleOptions) (client.ScheduleHandle, error) {
+	return nil, errFuzzUnavailable
+}
+
+func (fuzzSchedules) List(context.Context, client.ScheduleListOptions) (client.ScheduleListIterator, error) {
+	return nil, errFuzzUnavailable
+}
+
+func (fuzzSchedules) GetHandle(_ context.Context, id string) client.ScheduleHandle {
+	return fuzzSchedule{id: id}
+}
+
+// fuzzSchedule is a schedule handle whose every call finds Temporal
+// unavailable (the embedded nil handle is never reached).
+type fuzzSchedule struct {
+	client.ScheduleHandle
+	id string
+}
+
+func (s fuzzSchedule) GetID() string { return s.id }
+func (fuzzSchedule) Describe(context.Context) (*client.ScheduleDescription, error) {
+	return nil, errFuzzUnavailable
+}
+func (fuzzSchedule) Delete(context.Context) error { return errFuzzUnavailable }

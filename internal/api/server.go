@@ -123,7 +123,7 @@ type Config struct {
 	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
 	// authentication and rate limit as the A2A routes; the caller is
 	// PrincipalFrom(c.Request.Context()). They must not take the paths a2aflow
-	// serves: /agents, /approvals, /waitpoints, /inbox, /mcp, /healthz, /readyz, /.well-known.
+	// serves: /agents, /approvals, /waitpoints, /schedules, /inbox, /mcp, /healthz, /readyz, /.well-known.
 	Routes func(gin.IRouter)
 	// ReadinessChecks are checks of /readyz besides Temporal's ("temporal",
 	// "namespace"): serve adds its worker's (health.go).
@@ -261,6 +261,7 @@ func (s *Server) routes() *gin.Engine {
 	s.approvalRoutes(r)
 	s.usageRoutes(r) // usage.go
 	s.waitpointRoutes(r)
+	s.scheduleRoutes(r) // schedules.go
 	if s.cfg.Routes != nil {
 		s.cfg.Routes(r)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -94,10 +95,31 @@ func (s *Sealer) Open(v string, taskID a2a.TaskID, configID string) (string, err
 		return "", ErrNoKey
 	}
 	plain, err := s.v2.Open(v, sealContext(taskID, configID))
-	if err != nil {
-		return "", ErrCannotOpen
+	if err == nil {
+		return plain, nil
 	}
-	return plain, nil
+	if schedule, ok := ScheduleOfRun(taskID); ok {
+		// A run of a schedule: the schedule's push config was sealed for
+		// the schedule, before any run had an ID.
+		if plain, err := s.v2.Open(v, sealContext(a2a.TaskID("schedule/"+schedule), configID)); err == nil {
+			return plain, nil
+		}
+	}
+	return "", ErrCannotOpen
+}
+
+// scheduleRunRe matches the workflow ID Temporal Schedules give a run: the
+// action's workflow ID (the schedule's ID), "-", the run's UTC time.
+var scheduleRunRe = regexp.MustCompile(`^(.+)-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$`)
+
+// ScheduleOfRun returns the schedule ID a task ID of a schedule's run
+// starts with. Task IDs the API gives are UUIDs, never of this shape.
+func ScheduleOfRun(taskID a2a.TaskID) (string, bool) {
+	m := scheduleRunRe.FindStringSubmatch(string(taskID))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 func (s *Sealer) openV1(v string) (string, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2aflow/a2aflow/internal/webhook"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 func mustPolicy(t *testing.T, allow ...string) *webhook.Policy {
@@ -281,5 +282,38 @@ func TestCheckAuth(t *testing.T) {
 				t.Errorf("error %q shows the secret", err)
 			}
 		})
+	}
+}
+
+// TestSealerScheduleRuns: a value sealed for a schedule (its push config,
+// before any run has an ID) opens for the schedule's runs, whose task IDs
+// are the schedule's ID and a time, and for no other task: not a run of
+// another schedule, not a task ID that merely contains the schedule's.
+func TestSealerScheduleRuns(t *testing.T) {
+	s, err := webhook.NewSealer(webhook.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sched = "sched-1c0d7f7e-5a3b-5d8e-9b0c-0f4d2e6b9a11"
+	sealed := s.Seal("hook-token", a2a.TaskID(wire.ScheduleSealBinding(sched)), "cfg-1")
+	if got, err := s.Open(sealed, a2a.TaskID(sched+"-2026-11-30T08:00:00Z"), "cfg-1"); err != nil || got != "hook-token" {
+		t.Errorf("a run of the schedule opens %q, %v", got, err)
+	}
+	for _, other := range []string{
+		"sched-00000000-0000-0000-0000-000000000000-2026-11-30T08:00:00Z", // another schedule's run
+		sched,                                  // the schedule's ID alone
+		"x" + sched + "-2026-11-30T08:00:00Z",  // a longer prefix
+		sched + "-2026-11-30T08:00:00Z-extra",  // not a run's ID
+		"6b0202ee-3c1f-4f1e-9a55-1d2c3b4a5f60", // a task of the API
+	} {
+		if _, err := s.Open(sealed, a2a.TaskID(other), "cfg-1"); !errors.Is(err, webhook.ErrCannotOpen) {
+			t.Errorf("task %s opens the schedule's secret (%v)", other, err)
+		}
+	}
+	if _, err := s.Open(sealed, a2a.TaskID(sched+"-2026-11-30T08:00:00Z"), "cfg-2"); !errors.Is(err, webhook.ErrCannotOpen) {
+		t.Errorf("another config of the run opens the schedule's secret (%v)", err)
+	}
+	if id, ok := webhook.ScheduleOfRun(a2a.TaskID(sched + "-2026-11-30T08:00:00Z")); !ok || id != sched {
+		t.Errorf("ScheduleOfRun = %q, %v", id, ok)
 	}
 }

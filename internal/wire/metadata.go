@@ -4,6 +4,15 @@ package wire
 // usage, a [TokenUsage] (JSON: {"inputTokens":..,"outputTokens":..,"calls":..}).
 const UsageMetadataKey = "a2aflow.llmUsage"
 
+// ScheduleMetadataKey is the task metadata key naming the schedule a task
+// is a run of (a string, the schedule's ID).
+const ScheduleMetadataKey = "a2aflow.schedule"
+
+// ScheduleSealBinding is the task ID a schedule's push config secrets are
+// sealed for: every run of the schedule opens them (the webhook sealer
+// recognises the runs' task IDs, the schedule's ID and a timestamp).
+func ScheduleSealBinding(scheduleID string) string { return "schedule/" + scheduleID }
+
 // ErrTypeCredentialRequired: the task waits for a credential and the
 // message carries none as a reference. Its details hold the
 // [CredentialRequest]; the API stores the secret and sends a reference.

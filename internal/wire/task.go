@@ -25,6 +25,16 @@ type TaskInput struct {
 	// GetVersion as before and gets the same behaviour; a newer one
 	// replaying that history skips the marker (the SDK allows it).
 	LongTasks bool `json:",omitempty"`
+	// Schedule is the ID of the schedule whose run this task is (the
+	// schedules REST resource, on Temporal Schedules): the task's metadata
+	// names it under [ScheduleMetadataKey], and its first message
+	// (Message, the same for every run) gets the task's ID as its own,
+	// so that every run's message ID is unique.
+	Schedule string `json:",omitempty"`
+	// PushConfig, when set, is a push notification config the task has
+	// from its start (a schedule's config for its runs' results). Its
+	// secrets are sealed for the schedule ([ScheduleSealBinding]).
+	PushConfig *a2a.PushConfig `json:",omitempty"`
 }
 
 // StartInput returns in. The task workflow's own input embeds a TaskInput

@@ -15,7 +15,7 @@ import (
 // Commands returns the operator's commands; replay runs app's agents.
 func Commands(app *server.App) []*cobra.Command {
 	return []*cobra.Command{
-		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd(), newUsageCmd(),
+		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd(), newUsageCmd(), newSchedulesCmd(),
 		newAgentsCmd(), newKeysCmd(), newDeploymentsCmd(), newReplayCmd(app),
 	}
 }

@@ -12,6 +12,7 @@
 //   - tickets waits for a ticket (a waitpoint), talks until told "done"
 //     (each turn a point to continue as new from) and waits for a second
 //     ticket: the waitpoint test across continue-as-new (tests/product_test.go);
+//   - slow works for the time it is told (the schedules test);
 //   - trips books a trip with an activity of its own named BookTrip, the
 //     name the a2aflow command's demo activity has: a program's names are
 //     its own (tests/product_test.go).
@@ -131,4 +132,26 @@ func trips() *workflows.Agent {
 	}
 }
 
-func main() { a2aflow.Main(orders(), notes(), tickets(), trips()) }
+// slow works for the duration its message's text gives ("3s"), a
+// durable timer, and answers with when it started and ended: the schedule
+// test (tests/schedules_test.go) checks that runs never overlap.
+func slow() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "slow",
+		Description: "Works for the duration it is sent, then says when it started and ended.",
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			d, err := time.ParseDuration(strings.TrimSpace(t.Text()))
+			if err != nil {
+				return err
+			}
+			began := workflow.Now(ctx)
+			if err := workflow.Sleep(ctx, d); err != nil {
+				return err
+			}
+			t.Reply(began.UTC().Format(time.RFC3339Nano) + " " + workflow.Now(ctx).UTC().Format(time.RFC3339Nano))
+			return nil
+		},
+	}
+}
+
+func main() { a2aflow.Main(orders(), notes(), tickets(), trips(), slow()) }

@@ -105,6 +105,11 @@ func TestReplayHistories(t *testing.T) {
 		// and the push deliveries (one activity per event) interleave
 		// with the answers. Every run of that session replayed.
 		{name: "travel-worker-paused", fixture: "testdata/travel-worker-paused.history.json"},
+		// A run of a schedule (Temporal Schedules): the task workflow
+		// started with its first message and the schedule's push config in
+		// its input (TaskInput.Schedule), an expense over the limit
+		// approved through REST.
+		{name: "expenses-scheduled", fixture: "testdata/expenses-scheduled.history.json"},
 	}
 	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {
