@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/llm"
 )
@@ -22,6 +23,12 @@ type LLM struct {
 	// Providers are the providers a call may name (llm.Request.Provider,
 	// llm.WithProvider), by name; a call naming none uses Provider.
 	Providers map[string]llm.Provider
+	// Live, when set, takes the answer's text as it is written: a call to
+	// a provider that streams (llm.Streamer) and asks for text, not a
+	// ResponseFormat, sends each piece to Live (hints.Delta: the task,
+	// the call, the attempt and the offset), for the API processes'
+	// subscribers. Nothing of it goes through the workflow.
+	Live hints.LiveNotifier
 }
 
 // CompleteChat makes one LLM call. Failures become Temporal errors that
@@ -44,7 +51,13 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		return llm.Response{}, temporal.NewNonRetryableApplicationError(llm.ErrNotConfigured.Error(), llm.ErrTypeNotConfigured, nil)
 	}
 	logger := activity.GetLogger(ctx)
-	resp, err := p.Complete(ctx, req)
+	var resp llm.Response
+	var err error
+	if s, ok := p.(llm.Streamer); ok && a.Live != nil && req.ResponseFormat == nil {
+		resp, err = a.stream(ctx, s, req)
+	} else {
+		resp, err = p.Complete(ctx, req)
+	}
 	metrics.LLMCall(p.Name(), p.Model(), err, resp.Usage.InputTokens, resp.Usage.OutputTokens)
 	if err != nil {
 		err = temporalError(err)
@@ -54,6 +67,35 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	logger.Debug("LLM call", "provider", p.Name(), "model", resp.Model,
 		"input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens, "stop", resp.StopReason)
 	return resp, nil
+}
+
+// stream makes the call with s, sending each piece of the answer to
+// a.Live as it arrives, and that the answer is complete once it is. A
+// failed attempt's answer is not marked complete: the next attempt starts
+// it again (its deltas name a higher attempt).
+func (a *LLM) stream(ctx context.Context, s llm.Streamer, req llm.Request) (llm.Response, error) {
+	info := activity.GetInfo(ctx)
+	d := hints.Delta{Task: info.WorkflowExecution.ID, Call: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID), Attempt: info.Attempt}
+	resp, err := s.CompleteStream(ctx, req, func(text string) {
+		d.Text = text
+		a.Live.Live(d)
+		d.Offset += len(text)
+	})
+	if err == nil {
+		d.Text, d.Done = "", true
+		a.Live.Live(d)
+	}
+	return resp, err
+}
+
+// LiveCallName names an LLM call among its task's live answers: the
+// activity's ID within the run, after the run's first 8 characters (IDs
+// start again in a continued run).
+func LiveCallName(runID, activityID string) string {
+	if len(runID) > 8 {
+		runID = runID[:8]
+	}
+	return runID + "-" + activityID
 }
 
 // temporalError classifies a provider error for Temporal's retry policy.
