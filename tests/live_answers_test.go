@@ -35,7 +35,7 @@ type liveFake struct {
 	mu        sync.Mutex
 	attempts  map[string]int
 	received  map[string]time.Time // when the last request for a message came
-	first     map[string]time.Time // when its answer's first token was flushed
+	first     map[string]time.Time // when its answer's first token was written
 }
 
 func newLiveFake(t testing.TB, ttft, gap time.Duration) *liveFake {
@@ -83,7 +83,7 @@ func newLiveFake(t testing.TB, ttft, gap time.Duration) *liveFake {
 }
 
 // times returns when the last request for user came and when its answer's
-// first token was flushed.
+// first token was written.
 func (f *liveFake) times(user string) (received, first time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

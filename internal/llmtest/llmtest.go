@@ -30,8 +30,8 @@ type Script struct {
 	CutAfter int
 	// InputTokens and OutputTokens are the usage reported at the end.
 	InputTokens, OutputTokens int64
-	// FirstToken, when set, is called right after the first piece was
-	// written and flushed (the provider's own time to first token).
+	// FirstToken, when set, is called right before the first piece is
+	// written (the provider's own time to first token).
 	FirstToken func()
 }
 
@@ -77,10 +77,10 @@ func (sc Script) pieces(each func(text string)) {
 		if i > 0 {
 			time.Sleep(sc.Gap)
 		}
-		each(p)
 		if i == 0 && sc.FirstToken != nil {
 			sc.FirstToken()
 		}
+		each(p)
 	}
 }
 
