@@ -232,7 +232,8 @@ func checkAnswered(t *testing.T, ctx context.Context, c *a2aclient.Client, r *li
 // mid-answer is retried and its answer starts over (append false): joined
 // as A2A joins chunks, the client has the answer once. A client that drops
 // its stream mid-answer and resubscribes gets the text so far in one chunk,
-// then the rest.
+// then the rest. `a2aflow send --stream` and the REPL print the answer as
+// it is written, once.
 func TestLiveAnswers(t *testing.T) {
 	fake := newLiveFake(t, 100*time.Millisecond, 40*time.Millisecond)
 	useLiveFake(t, fake)
@@ -264,6 +265,20 @@ func TestLiveAnswers(t *testing.T) {
 			t.Run("retry", func(t *testing.T) {
 				r := streamLive(t, ctx, c, d.name+": cut the first answer", 0)
 				checkAnswered(t, ctx, c, r, 1)
+			})
+			t.Run("cli", func(t *testing.T) {
+				// a2aflow send --stream prints the answer as it is written, on
+				// one [answer] line, and does not repeat it with the status;
+				// the REPL prints it as it is written too, once.
+				r := runCLI(t, "send", "--agent", url, "--stream", d.name+": streaming in the terminal")
+				wantRun(t, r, 0, "[answer] "+liveAnswerText+"\n[status] completed\n")
+				if n := strings.Count(r.stdout, liveAnswerText); n != 1 {
+					t.Errorf("the answer is printed %d times:\n%s", n, r.stdout)
+				}
+				out, errOut, code := runREPL(t, d.name+": streaming in the REPL\n:quit\n", "--agent", url, "--data-dir", t.TempDir())
+				if code != 0 || !strings.Contains(out, "Agent: "+liveAnswerText+"\nTask ") || strings.Count(out, liveAnswerText) != 1 {
+					t.Errorf("repl exit %d; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+				}
 			})
 			t.Run("resubscribe", func(t *testing.T) {
 				before := streamLive(t, ctx, c, d.name+": resubscribe mid-answer", 3)
