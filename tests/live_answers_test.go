@@ -226,7 +226,7 @@ func checkAnswered(t *testing.T, ctx context.Context, c *a2aclient.Client, r *li
 // TestLiveAnswers: the assistant's answer, streamed by a fake OpenAI
 // endpoint a word every 40 ms, reaches a2a-go clients as it is written, as
 // chunks of a live-answer artifact, before the task's final message, over
-// SSE (JSON-RPC) and gRPC, with `serve` and with `api` + `worker` (the
+// SSE (JSON-RPC, HTTP+JSON) and gRPC, with `serve` and with `api` + `worker` (the
 // deltas crossing processes over the Unix sockets beside their SQLite
 // database). The history keeps the answer once. A call whose stream is cut
 // mid-answer is retried and its answer starts over (append false): joined
@@ -253,7 +253,7 @@ func TestLiveAnswers(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			url := d.start(t) + "/agents/assistant"
 			ctx := testContext(t)
-			for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolGRPC} {
+			for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
 				t.Run(string(binding), func(t *testing.T) {
 					c := newBenchBinding(t, ctx, url, 1, binding).clients[0]
 					r := streamLive(t, ctx, c, d.name+" "+string(binding)+": tell me about streaming", 0)
