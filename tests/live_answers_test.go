@@ -297,3 +297,36 @@ func TestLiveAnswers(t *testing.T) {
 		})
 	}
 }
+
+// writeChat answers a Chat Completions request with message (an assistant
+// message's JSON, as textMessage and toolCallMessage write it): in the
+// streaming wire format, a word a chunk and the tool calls' arguments in
+// deltas, when the request asked to stream (stream: true), else whole.
+func writeChat(w http.ResponseWriter, stream bool, id, model, message string, in, out int64) {
+	if stream {
+		var m struct {
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		}
+		_ = json.Unmarshal([]byte(message), &m)
+		sc := llmtest.Script{Model: model, InputTokens: in, OutputTokens: out}
+		if m.Content != nil && *m.Content != "" {
+			sc.Pieces = strings.SplitAfter(*m.Content, " ")
+		}
+		for _, tc := range m.ToolCalls {
+			sc.ToolCalls = append(sc.ToolCalls, llmtest.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		llmtest.WriteOpenAI(w, sc)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":%q,"object":"chat.completion","created":1700000000,"model":%q,
+		"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
+		"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, id, model, message, in, out, in+out)
+}
