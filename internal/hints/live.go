@@ -227,19 +227,17 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 			s = &liveSent{attempt: a.attempt}
 			c.calls[a.call] = s
 		}
-		restart := false
-		if a.attempt != s.attempt {
-			if a.attempt < s.attempt {
-				continue
-			}
+		if a.attempt < s.attempt {
+			continue
+		}
+		if a.attempt > s.attempt { // a retried call: its answer starts over
 			*s = liveSent{attempt: a.attempt}
-			restart = s.sent == 0
 		}
 		if s.last {
 			continue
 		}
-		restart = restart || s.sent == 0
-		if s.sent == 0 && a.broken {
+		restart := s.sent == 0 // the stream's first chunk of this attempt
+		if restart && a.broken {
 			continue // its start is lost: nothing to show
 		}
 		n := len(a.text)
