@@ -228,7 +228,7 @@ func checkAnswered(t *testing.T, ctx context.Context, c *a2aclient.Client, r *li
 // chunks of a live-answer artifact, before the task's final message, over
 // SSE (JSON-RPC, HTTP+JSON) and gRPC, with `serve` and with `api` + `worker` (the
 // deltas crossing processes over the Unix sockets beside their SQLite
-// database). The history keeps the answer once. A call whose stream is cut
+// database, or PostgreSQL NOTIFY). The history keeps the answer once. A call whose stream is cut
 // mid-answer is retried and its answer starts over (append false): joined
 // as A2A joins chunks, the client has the answer once. A client that drops
 // its stream mid-answer and resubscribes gets the text so far in one chunk,
@@ -247,6 +247,11 @@ func TestLiveAnswers(t *testing.T) {
 		{"api+worker", func(t *testing.T) string {
 			d := startSplitDB(t, 1, true, sqliteHintsDB(t))
 			d.apis[0].waitOutput("Hints        Unix sockets in ", time.Second)
+			return d.APIURLs[0]
+		}},
+		{"api+worker+postgres", func(t *testing.T) string {
+			d := startSplitDB(t, 1, true, testPostgres(t))
+			d.apis[0].waitOutput("Hints        PostgreSQL LISTEN a2aflow_task_events", time.Second)
 			return d.APIURLs[0]
 		}},
 	} {

@@ -27,7 +27,7 @@ import (
 //     having it (the live path alone: activity, hint carrier, API, stream).
 //
 // With `serve` (the in-process broker) and with `api` + `worker` (Unix
-// datagrams beside their SQLite database).
+// datagrams beside their SQLite database, or PostgreSQL NOTIFY).
 func BenchmarkLiveFirstToken(b *testing.B) {
 	fake := newLiveFake(b, 50*time.Millisecond, 5*time.Millisecond)
 	useLiveFake(b, fake)
@@ -38,6 +38,7 @@ func BenchmarkLiveFirstToken(b *testing.B) {
 	}{
 		{"serve", func(b *testing.B) string { return startServe(b, b.TempDir()).APIURL }},
 		{"api+worker", func(b *testing.B) string { return startSplitDB(b, 1, false, sqliteHintsDB(b)).APIURLs[0] }},
+		{"api+worker+postgres", func(b *testing.B) string { return startSplitDB(b, 1, false, testPostgres(b)).APIURLs[0] }},
 	} {
 		b.Run(d.name, func(b *testing.B) {
 			url := d.deploy(b) + "/agents/assistant"
@@ -68,7 +69,7 @@ func BenchmarkLiveFirstToken(b *testing.B) {
 				b.ReportMetric(streamPct(relay, 95), "relay-p95-ms")
 				b.ReportMetric(0, "ns/op")
 				if b.N > 1 {
-					summary = append(summary, fmt.Sprintf("%-11s n=%-4d client TTFT p50 %7.2f | provider TTFT p50 %6.2f | over p50 %6.2f p95 %6.2f (goal p50 <= 30) | before p50 %6.2f | relay p50 %5.2f p95 %5.2f",
+					summary = append(summary, fmt.Sprintf("%-19s n=%-4d client TTFT p50 %7.2f | provider TTFT p50 %6.2f | over p50 %6.2f p95 %6.2f (goal p50 <= 30) | before p50 %6.2f | relay p50 %5.2f p95 %5.2f",
 						d.name, len(client), streamPct(client, 50), streamPct(provider, 50), streamPct(over, 50), streamPct(over, 95),
 						streamPct(before, 50), streamPct(relay, 50), streamPct(relay, 95)))
 				}

@@ -262,6 +262,13 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 			continue
 		case len(n.events) > 0:
 			for _, e := range n.events {
+				if lc != nil && e.Status != nil && (e.Status.Status.State.Terminal() || interrupted(e.Status.Status.State)) {
+					// The task's message landed: the answers being written
+					// end first, the one it holds completed from it.
+					if !yieldLive(taskID, live, lc, e.Status.Status.Message, yield) {
+						return
+					}
+				}
 				if !yield(e.A2A(), nil) || stop(e) {
 					return
 				}

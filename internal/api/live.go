@@ -1,6 +1,8 @@
 package api
 
 import (
+	"strings"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aflow/a2aflow/internal/hints"
@@ -16,4 +18,25 @@ func liveEvent(taskID a2a.TaskID, contextID string, ch hints.LiveChunk) *a2a.Tas
 		Artifact: &a2a.Artifact{ID: a2a.ArtifactID("live-" + ch.Call), Name: wire.LiveArtifactName,
 			Parts: a2a.ContentParts{a2a.NewTextPart(ch.Text)}, Metadata: meta},
 	}
+}
+
+// yieldLive yields the live chunks that came before the task's message
+// msg, then those that end the answers still open (hints.LiveCursor.Finish):
+// an answer whose rest had not come yet is completed from msg, so that a
+// client joining the chunks has the whole answer even when the message
+// overtook its last pieces.
+func yieldLive(taskID a2a.TaskID, contextID string, lc *hints.LiveCursor, msg *a2a.Message, yield func(a2a.Event, error) bool) bool {
+	chunks, _ := lc.Take()
+	var text strings.Builder
+	if msg != nil {
+		for _, p := range msg.Parts {
+			text.WriteString(p.Text())
+		}
+	}
+	for _, ch := range append(chunks, lc.Finish(text.String())...) {
+		if !yield(liveEvent(taskID, contextID, ch), nil) {
+			return false
+		}
+	}
+	return true
 }

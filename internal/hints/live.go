@@ -1,6 +1,7 @@
 package hints
 
 import (
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -264,4 +265,34 @@ func validPrefix(text []byte, start, end int) int {
 		end--
 	}
 	return end
+}
+
+// Finish ends the answers the stream has open when the task's message
+// lands (final, its text) before the rest of them did: the latest answer
+// whose text so far begins final gets the rest of final as its last chunk,
+// any other ends as it is (a last chunk without text).
+func (c *LiveCursor) Finish(final string) []LiveChunk {
+	l := &c.b.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lt := l.tasks[c.task]
+	if lt == nil {
+		return nil
+	}
+	var out []LiveChunk
+	matched := false
+	for i := len(lt.answers) - 1; i >= 0; i-- {
+		a := lt.answers[i]
+		s := c.calls[a.call]
+		if s == nil || s.last || s.sent == 0 || s.attempt != a.attempt {
+			continue
+		}
+		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Last: true}
+		if sent := string(a.text[:s.sent]); !matched && strings.HasPrefix(final, sent) {
+			ch.Text, matched = final[len(sent):], true
+		}
+		s.last = true
+		out = append(out, ch)
+	}
+	return out
 }

@@ -134,3 +134,24 @@ func TestEncodeLive(t *testing.T) {
 }
 
 func must(chunks []LiveChunk, _ <-chan struct{}) []LiveChunk { return chunks }
+
+// TestLiveFinish: when the task's message lands before an answer's last
+// pieces, the answer is completed from it; another open answer just ends.
+func TestLiveFinish(t *testing.T) {
+	b := New()
+	c := b.LiveCursor("t")
+	b.Live(Delta{Task: "t", Call: "a", Attempt: 1, Text: "Thinking"})
+	b.Live(Delta{Task: "t", Call: "b", Attempt: 1, Text: "The answer "})
+	var got string
+	text(must(c.Take()), &got)
+	chunks := c.Finish("The answer is 42.")
+	want := []LiveChunk{{Call: "b", Attempt: 1, Text: "is 42.", Last: true}, {Call: "a", Attempt: 1, Last: true}}
+	if diff := cmp.Diff(want, chunks); diff != "" {
+		t.Errorf("finish (-want +got):\n%s", diff)
+	}
+	// The late pieces change nothing for this stream.
+	b.Live(Delta{Task: "t", Call: "b", Attempt: 1, Offset: 11, Text: "is 42.", Done: true})
+	if chunks := must(c.Take()); len(chunks) != 0 {
+		t.Errorf("after finish: %+v", chunks)
+	}
+}
