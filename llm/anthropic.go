@@ -76,6 +76,12 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	if err != nil {
 		return Response{}, p.error(err)
 	}
+	return anthropicResponse(msg), nil
+}
+
+// anthropicResponse is the Response of a Message, whole or accumulated from
+// a stream.
+func anthropicResponse(msg *anthropic.Message) Response {
 	resp := Response{
 		Model: string(msg.Model),
 		// Anthropic counts the prompt's cached (read and written) tokens
@@ -112,7 +118,7 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 	if len(resp.ToolCalls) > 0 {
 		resp.StopReason = StopToolUse
 	}
-	return resp, nil
+	return resp
 }
 
 func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {

@@ -75,6 +75,12 @@ func (p *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, p.error(err, httpResp)
 	}
+	return openAIResponse(completion)
+}
+
+// openAIResponse is the Response of a Chat Completion, whole or accumulated
+// from a stream.
+func openAIResponse(completion *openai.ChatCompletion) (Response, error) {
 	if len(completion.Choices) == 0 {
 		return Response{}, fmt.Errorf("openai: the answer has no choices")
 	}

@@ -20,7 +20,7 @@ import (
 const e2eKey = "sk-e2e-secret-0123456789"
 
 // fakeOpenAI is an OpenAI Chat Completions endpoint scripted for the
-// assistant: it asks the user's city with ask_user, computes 6*7 with the
+// assistant, streaming its answers as OpenAI does (writeChat): it asks the user's city with ask_user, computes 6*7 with the
 // calculator, then answers; asked what came before, it lists the user
 // messages it was sent. It decides from each request alone, as a real model
 // does, so a retried call gets the same answer.
@@ -47,6 +47,7 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 		raw, _ := io.ReadAll(r.Body)
 		var req struct {
 			Model    string        `json:"model"`
+			Stream   bool          `json:"stream"`
 			Messages []chatMessage `json:"messages"`
 		}
 		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
@@ -86,10 +87,7 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 		default:
 			message = textMessage("I am lost.")
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-e2e","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`, req.Model, message)
+		writeChat(w, req.Stream, "chatcmpl-e2e", req.Model, message, 100, 20)
 	}))
 	t.Cleanup(f.Close)
 	return f

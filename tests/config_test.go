@@ -67,6 +67,7 @@ func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 		raw, _ := io.ReadAll(r.Body)
 		var req struct {
 			Model    string        `json:"model"`
+			Stream   bool          `json:"stream"`
 			Messages []chatMessage `json:"messages"`
 			Tools    []struct {
 				Function struct {
@@ -103,10 +104,7 @@ func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 		default:
 			message = textMessage("I am lost.")
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-config","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.Model, message)
+		writeChat(w, req.Stream, "chatcmpl-config", req.Model, message, 10, 5)
 	}))
 	t.Cleanup(f.Close)
 	return f

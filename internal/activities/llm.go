@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/workerenv"
@@ -31,6 +32,12 @@ type LLM struct {
 	// totals (GET /usage, a2aflow usage), keyed by the call's activity so
 	// that a retried attempt replaces its row (models.LLMUsage).
 	Usage UsageRecorder
+	// Live, when set, takes the answer's text as it is written: a call to
+	// a provider that streams (llm.Streamer) and asks for text, not a
+	// ResponseFormat, sends each piece to Live (hints.Delta: the task,
+	// the call, the attempt and the offset), for the API processes'
+	// subscribers. Nothing of it goes through the workflow.
+	Live hints.LiveNotifier
 }
 
 // UsageRecorder keeps the usage of LLM calls: *models.Store.
@@ -58,7 +65,13 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		return llm.Response{}, temporal.NewNonRetryableApplicationError(llm.ErrNotConfigured.Error(), llm.ErrTypeNotConfigured, nil)
 	}
 	logger := activity.GetLogger(ctx)
-	resp, err := p.Complete(ctx, req)
+	var resp llm.Response
+	var err error
+	if s, ok := p.(llm.Streamer); ok && a.Live != nil && req.ResponseFormat == nil {
+		resp, err = a.stream(ctx, s, req)
+	} else {
+		resp, err = p.Complete(ctx, req)
+	}
 	model := req.Model
 	if model == "" {
 		model = p.Model()
@@ -98,6 +111,35 @@ func (a *LLM) record(ctx context.Context, task workerenv.Task, provider, model s
 	if err := a.Usage.RecordLLMUsage(ctx, row); err != nil {
 		activity.GetLogger(ctx).Warn("LLM usage not recorded for the totals", "error", err)
 	}
+}
+
+// stream makes the call with s, sending each piece of the answer to
+// a.Live as it arrives, and that the answer is complete once it is. A
+// failed attempt's answer is not marked complete: the next attempt starts
+// it again (its deltas name a higher attempt).
+func (a *LLM) stream(ctx context.Context, s llm.Streamer, req llm.Request) (llm.Response, error) {
+	info := activity.GetInfo(ctx)
+	d := hints.Delta{Task: info.WorkflowExecution.ID, Call: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID), Attempt: info.Attempt}
+	resp, err := s.CompleteStream(ctx, req, func(text string) {
+		d.Text = text
+		a.Live.Live(d)
+		d.Offset += len(text)
+	})
+	if err == nil {
+		d.Text, d.Done = "", true
+		a.Live.Live(d)
+	}
+	return resp, err
+}
+
+// LiveCallName names an LLM call among its task's live answers: the
+// activity's ID within the run, after the run's first 8 characters (IDs
+// start again in a continued run).
+func LiveCallName(runID, activityID string) string {
+	if len(runID) > 8 {
+		runID = runID[:8]
+	}
+	return runID + "-" + activityID
 }
 
 // temporalError classifies a provider error for Temporal's retry policy.

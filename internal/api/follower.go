@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
@@ -229,10 +230,17 @@ func (f *follower) take(c *followCursor) next {
 
 // follow yields the task's events after seq until stop accepts one, the
 // caller stops reading or ctx ends, taking them from the task's follower
-// in this process (see above).
-func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, stop func(wire.Event) bool, yield func(a2a.Event, error) bool) {
+// in this process (see above). With a live context ID (the task's), the
+// chunks of the answers its LLM calls are writing come between them
+// (live.go), when this process hears of them (s.notifier).
+func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, live string, stop func(wire.Event) bool, yield func(a2a.Event, error) bool) {
 	f, c := s.followers.join(s, taskID, principal(ctx), seq)
 	defer s.followers.leave(f, c)
+	var lc *hints.LiveCursor
+	var liveChanged <-chan struct{}
+	if live != "" && s.notifier != nil {
+		lc = s.notifier.LiveCursor(string(taskID))
+	}
 	for {
 		// The server is shutting down: end the stream now, cleanly. The
 		// client resubscribes (to another replica, or to this server once
@@ -254,6 +262,13 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 			continue
 		case len(n.events) > 0:
 			for _, e := range n.events {
+				if lc != nil && e.Status != nil && (e.Status.Status.State.Terminal() || interrupted(e.Status.Status.State)) {
+					// The task's message landed: the answers being written
+					// end first, the one it holds completed from it.
+					if !yieldLive(taskID, live, lc, e.Status.Status.Message, yield) {
+						return
+					}
+				}
 				if !yield(e.A2A(), nil) || stop(e) {
 					return
 				}
@@ -268,12 +283,26 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 			}
 			return
 		}
+		// No event: the answers being written, if any.
+		if lc != nil {
+			chunks, changed := lc.Take()
+			liveChanged = changed
+			for _, ch := range chunks {
+				if !yield(liveEvent(taskID, live, ch), nil) {
+					return
+				}
+			}
+			if len(chunks) > 0 {
+				continue
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.shuttingDown:
 			return
 		case <-n.changed:
+		case <-liveChanged:
 		}
 	}
 }

@@ -99,7 +99,7 @@ func startStream(t *testing.T, ctx context.Context, s *TaskService, fake *follow
 	var once sync.Once
 	go func() {
 		defer close(ts.done)
-		s.follow(ctx, "task-1", seq, func(wire.Event) bool { return false }, func(e a2a.Event, err error) bool {
+		s.follow(ctx, "task-1", seq, "", func(wire.Event) bool { return false }, func(e a2a.Event, err error) bool {
 			if err != nil {
 				t.Errorf("stream from %d: %v", seq, err)
 				return false

@@ -507,7 +507,7 @@ func (m *mcpService) deliver(ctx context.Context, svc *TaskService, msg *a2a.Mes
 		seq, worked = snap.EventSeq, true
 	}
 	var failed error
-	svc.follow(ctx, res.taskID, seq, func(e wire.Event) bool { return settles(true)(e, &worked) },
+	svc.follow(ctx, res.taskID, seq, "", func(e wire.Event) bool { return settles(true)(e, &worked) },
 		func(e a2a.Event, err error) bool {
 			if err != nil {
 				failed = err

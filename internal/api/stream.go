@@ -76,7 +76,7 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		if task.Status.State.Terminal() {
 			return
 		}
-		s.follow(ctx, res.taskID, out.Last, stop, yield)
+		s.follow(ctx, res.taskID, out.Last, task.ContextID, stop, yield)
 	}
 }
 
@@ -130,7 +130,7 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 		if !yield(snap.Task, nil) {
 			return
 		}
-		s.follow(ctx, req.ID, snap.EventSeq, func(e wire.Event) bool {
+		s.follow(ctx, req.ID, snap.EventSeq, snap.Task.ContextID, func(e wire.Event) bool {
 			return e.Status != nil && e.Status.Status.State.Terminal()
 		}, yield)
 	}

@@ -413,7 +413,7 @@ func (s *TaskService) await(ctx context.Context, taskID a2a.TaskID, seq int64, d
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	worked := false
-	s.follow(ctx, taskID, seq, func(e wire.Event) bool { return stop(e, &worked) },
+	s.follow(ctx, taskID, seq, "", func(e wire.Event) bool { return stop(e, &worked) },
 		func(a2a.Event, error) bool { return true })
 }
 

@@ -19,6 +19,7 @@ import "sync"
 type Broker struct {
 	mu   sync.Mutex
 	subs map[string]map[*Subscription]struct{}
+	live live // the answers being written (live.go)
 }
 
 // New returns an empty broker.

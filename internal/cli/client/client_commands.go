@@ -266,6 +266,8 @@ func followEvents(out io.Writer, f *Flags, op string, events func(func(a2a.Event
 	var taskID a2a.TaskID
 	approvalID := "" // the approval the task waits for, from its status message
 	enc := json.NewEncoder(out)
+	live := &livePrinter{out: out, prefix: "[answer] "}
+	defer live.end()
 	for ev, err := range events {
 		if err != nil {
 			return a2aError(op, err)
@@ -289,14 +291,21 @@ func followEvents(out io.Writer, f *Flags, op string, events func(func(a2a.Event
 			state, taskID = e.Status.State, e.TaskID
 			approvalID = pendingApproval(e.Status.Message)
 			if !f.json {
+				shown := live.shown(messageText(e.Status.Message))
+				live.end()
 				line := "[status] " + stateName(e.Status.State)
-				if t := messageText(e.Status.Message); t != "" {
+				if t := messageText(e.Status.Message); t != "" && !shown {
 					line += ": " + t
 				}
 				fmt.Fprintln(out, line)
 			}
 		case *a2a.TaskArtifactUpdateEvent:
+			if !f.json && isLive(e) {
+				live.chunk(e) // the model's answer as it is written
+				break
+			}
 			if !f.json && e.Artifact != nil {
+				live.end()
 				fmt.Fprintf(out, "[artifact] %s: %s\n", e.Artifact.Name, partsText(e.Artifact.Parts))
 			}
 		case *a2a.Message:

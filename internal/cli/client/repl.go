@@ -342,6 +342,9 @@ func (r *replSession) show(t *replTask, res a2a.SendMessageResult) error {
 			fmt.Fprintf(r.out, "Agent asks for a credential: %s\n", question)
 			fmt.Fprintf(r.out, "The next line is the %scredential: it is not shown as you type (on a terminal) and never logged; :quit leaves.\n", service)
 		default:
+			if shown, ok := r.sender.(interface{ shown(string) bool }); ok && shown.shown(text) {
+				break // printed as the model wrote it
+			}
 			if text != "" {
 				fmt.Fprintf(r.out, "Agent: %s\n", text)
 			}
@@ -650,6 +653,7 @@ type clientSender struct {
 	f       *Flags
 	clients map[string]*a2aclient.Client
 	cards   map[string]*a2a.AgentCard
+	live    *livePrinter // prints the answers being written; nil: SendMessage
 }
 
 func (c *clientSender) Card(ctx context.Context, url string) (*a2a.AgentCard, error) {
@@ -676,8 +680,41 @@ func (c *clientSender) Send(ctx context.Context, url string, msg *a2a.Message) (
 		}
 		c.clients[url] = cl
 	}
-	return cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	card, err := c.Card(ctx, url)
+	if err != nil || !card.Capabilities.Streaming || c.live == nil {
+		return cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	}
+	// An agent that streams: the model's answer is printed as it is
+	// written (a2aflow's live answers), and the task read at the end.
+	var last a2a.SendMessageResult
+	var taskID a2a.TaskID
+	for ev, err := range cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}) {
+		if err != nil {
+			c.live.end()
+			return nil, err
+		}
+		switch e := ev.(type) {
+		case *a2a.Message:
+			last = e
+		case *a2a.Task:
+			taskID = e.ID
+		case *a2a.TaskStatusUpdateEvent:
+			taskID = e.TaskID
+		case *a2a.TaskArtifactUpdateEvent:
+			if isLive(e) {
+				c.live.chunk(e)
+			}
+		}
+	}
+	c.live.end()
+	if last != nil || taskID == "" {
+		return last, nil
+	}
+	return cl.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
 }
+
+// shown reports whether text is the answer Send just printed live.
+func (c *clientSender) shown(text string) bool { return c.live != nil && c.live.shown(text) }
 
 func (c *clientSender) close() {
 	for _, cl := range c.clients {
@@ -730,6 +767,7 @@ func newREPLCmd() *cobra.Command {
 				out, logW = io.MultiWriter(out, lf), lf
 			}
 			s := newREPLSession(sender, f.agent, servers, out)
+			sender.live = &livePrinter{out: out, prefix: "Agent: "}
 			s.log = logW
 			s.remember = func(url string, card *a2a.AgentCard) error {
 				store, err := db.Open()

@@ -206,7 +206,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	activities.Set{
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
-		LLM:              &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store},
+		LLM:              &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store, Live: liveOf(notifier)},
 		Tasks:            &activities.Tasks{Client: c},
 		HistoryPages:     &activities.HistoryPages{Store: payloads},
 		Remote:           remoteAgents,

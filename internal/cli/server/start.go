@@ -304,6 +304,25 @@ func (ns hintFanout) Notify(taskID string, seq int64) {
 	}
 }
 
+// Live sends the deltas of the answers being written to each notifier that
+// takes them (hints.LiveNotifier).
+func (ns hintFanout) Live(d hints.Delta) {
+	for _, n := range ns {
+		if l, ok := n.(hints.LiveNotifier); ok {
+			l.Live(d)
+		}
+	}
+}
+
+// liveOf is where a worker whose hints go to n sends the deltas of the
+// answers being written: n itself when it takes them.
+func liveOf(n wire.Notifier) hints.LiveNotifier {
+	if l, ok := n.(hints.LiveNotifier); ok {
+		return l
+	}
+	return nil
+}
+
 // printout is what a process says on standard output once it serves: what
 // serves where.
 type printout struct {

@@ -16,6 +16,7 @@ package pghints
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -30,6 +31,14 @@ import (
 // Channel is the PostgreSQL notification channel of the hints; each
 // notification's payload is a task ID, or [All].
 const Channel = "a2aflow_task_events"
+
+// LiveChannel is the PostgreSQL notification channel of the live answers'
+// deltas; each notification's payload is a hints.LiveBatch (JSON) of at
+// most maxLivePayload bytes (PostgreSQL takes up to 8000).
+const LiveChannel = "a2aflow_task_live"
+
+// maxLivePayload bounds one live notification's payload.
+const maxLivePayload = 7000
 
 // All is the payload of a hint for every task: hints may have been lost.
 const All = hints.All
@@ -64,6 +73,7 @@ func connConfig(dsn string) (*pgx.ConnConfig, error) {
 // also says when it sends [All]). It implements wire.Notifier.
 type Sender struct {
 	*hints.Outbox
+	live *hints.LiveOutbox
 	pool *pgxpool.Pool
 }
 
@@ -79,7 +89,7 @@ func NewSender(dsn string, logger *slog.Logger) (*Sender, error) {
 		return nil, err
 	}
 	pc.ConnConfig = cc
-	pc.MaxConns = 1 // sends are serial
+	pc.MaxConns = 2 // hints and live answers, each sent serially
 	pool, err := pgxpool.NewWithConfig(context.Background(), pc)
 	if err != nil {
 		return nil, fmt.Errorf("hints database: %w", err)
@@ -90,11 +100,26 @@ func NewSender(dsn string, logger *slog.Logger) (*Sender, error) {
 		_, err := pool.Exec(sctx, "SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id", Channel, ids)
 		return err
 	}
-	return &Sender{Outbox: hints.NewOutbox(send, "PostgreSQL", logger), pool: pool}, nil
+	sendLive := func(ctx context.Context, batch []hints.Delta) error {
+		sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		defer cancel()
+		msgs := hints.EncodeLive(batch, maxLivePayload)
+		payloads := make([]string, len(msgs))
+		for i, m := range msgs {
+			payloads[i] = string(m)
+		}
+		_, err := pool.Exec(sctx, "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", LiveChannel, payloads)
+		return err
+	}
+	return &Sender{Outbox: hints.NewOutbox(send, "PostgreSQL", logger), live: hints.NewLiveOutbox(sendLive, "PostgreSQL", logger), pool: pool}, nil
 }
+
+// Live implements hints.LiveNotifier: the deltas go out on LiveChannel.
+func (s *Sender) Live(d hints.Delta) { s.live.Live(d) }
 
 // Close stops sending and closes the connection.
 func (s *Sender) Close() {
+	s.live.Close()
 	s.Outbox.Close()
 	s.pool.Close()
 }
@@ -152,12 +177,24 @@ func listen(ctx context.Context, cfg *pgx.ConnConfig, b *hints.Broker, listening
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{Channel}.Sanitize()); err != nil {
 		return err
 	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{LiveChannel}.Sanitize()); err != nil {
+		return err
+	}
 	listening()
 	b.NotifyAll()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if n.Channel == LiveChannel {
+			var batch hints.LiveBatch
+			if json.Unmarshal([]byte(n.Payload), &batch) == nil {
+				for _, d := range batch.Live {
+					b.Live(d)
+				}
+			}
+			continue
 		}
 		if n.Payload == All {
 			b.NotifyAll()

@@ -159,3 +159,57 @@ func TestSenderLostHints(t *testing.T) {
 		hintstest.Hinted(t, other.C, time.Second)
 	})
 }
+
+// TestLive: the deltas of a live answer, one longer than a notification's
+// payload among them, reach the listener's broker through LiveChannel in
+// order, and join into the answer.
+func TestLive(t *testing.T) {
+	dsn := postgres(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := hints.New()
+	sub := b.Subscribe("task-a")
+	defer sub.Close()
+	if err := pghints.Listen(ctx, dsn, b, logger); err != nil {
+		t.Fatal(err)
+	}
+	hintstest.Hinted(t, sub.C, 10*time.Second) // listening
+	c := b.LiveCursor("task-a")
+	c.Take()
+	s, err := pghints.NewSender(dsn, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := ""
+	delta := hints.Delta{Task: "task-a", Call: "run-1", Attempt: 1}
+	for i := range 30 {
+		piece := fmt.Sprintf("word %d ", i)
+		if i == 15 {
+			piece = string(make([]byte, 20<<10)) // longer than a notification's payload
+		}
+		delta.Text = piece
+		s.Live(delta)
+		delta.Offset += len(piece)
+		want += piece
+	}
+	delta.Text, delta.Done = "", true
+	s.Live(delta)
+	got, last := "", false
+	deadline := time.Now().Add(10 * time.Second)
+	for !last && time.Now().Before(deadline) {
+		chunks, changed := c.Take()
+		for _, ch := range chunks {
+			got += ch.Text
+			last = last || ch.Last
+		}
+		select {
+		case <-changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if !last || got != want {
+		t.Errorf("last %v, got %d bytes of %d", last, len(got), len(want))
+	}
+}

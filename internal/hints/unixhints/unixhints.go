@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,6 +63,7 @@ func Dir(dbPath string) string { return dbPath + ".hints" }
 // wire.Notifier.
 type Sender struct {
 	*hints.Outbox
+	live    *hints.LiveOutbox
 	dir     string
 	logger  *slog.Logger
 	mu      sync.Mutex // guards the fields below (send runs on the Outbox's goroutine; Close on another)
@@ -78,11 +80,49 @@ func NewSender(dir string, logger *slog.Logger) (*Sender, error) {
 	}
 	s := &Sender{dir: dir, logger: logger, targets: map[string]*net.UnixConn{}}
 	s.Outbox = hints.NewOutbox(s.send, "Unix sockets in "+dir, logger)
+	s.live = hints.NewLiveOutbox(s.sendLive, "Unix sockets in "+dir, logger)
 	return s, nil
+}
+
+// Live implements hints.LiveNotifier: the deltas go to every listener, in
+// datagrams of their own (JSON objects, where hints are task IDs).
+func (s *Sender) Live(d hints.Delta) { s.live.Live(d) }
+
+// sendLive sends a batch of deltas to every listener in the folder (one
+// found for the first time gets All first, as send does).
+func (s *Sender) sendLive(_ context.Context, batch []hints.Delta) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fresh, err := s.refresh()
+	if err != nil {
+		return err
+	}
+	msgs := hints.EncodeLive(batch, maxDatagram)
+	var errs []error
+	for path, c := range s.targets {
+		if fresh[path] { // as send does: it may have missed hints
+			if err := write(c, []string{hints.All}); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(path), err))
+				continue
+			}
+		}
+		if err := c.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, m := range msgs {
+			if _, err := c.Write(m); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(path), err))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Close stops sending and closes the sockets.
 func (s *Sender) Close() {
+	s.live.Close()
 	s.Outbox.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,6 +284,17 @@ func Listen(ctx context.Context, dir string, b *hints.Broker, logger *slog.Logge
 					logger.Warn("task event hints socket failed: streams hear of new events at their safety poll from now on", "path", path, "error", err)
 				}
 				return
+			}
+			if n > 0 && buf[0] == '{' { // live answers' deltas
+				var batch hints.LiveBatch
+				if err := json.Unmarshal(buf[:n], &batch); err != nil {
+					logger.Debug("task event hints socket: a datagram that is not a batch of deltas", "error", err)
+					continue
+				}
+				for _, d := range batch.Live {
+					b.Live(d)
+				}
+				continue
 			}
 			for id := range strings.SplitSeq(string(buf[:n]), "\n") {
 				switch id {

@@ -169,3 +169,59 @@ func TestListenPathTooLong(t *testing.T) {
 		t.Fatal("Listen accepted a socket path longer than a Unix socket address holds")
 	}
 }
+
+// TestLiveAcrossProcesses: the deltas of a live answer, a long one split
+// over several datagrams among them, reach the broker of every listener
+// in order, and join into the answer.
+func TestLiveAcrossProcesses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := dir(t)
+	var cursors []*hints.LiveCursor
+	for range 2 {
+		broker := hints.New()
+		if err := unixhints.Listen(ctx, d, broker, quiet); err != nil {
+			t.Fatal(err)
+		}
+		c := broker.LiveCursor("task-a")
+		c.Take()
+		cursors = append(cursors, c)
+	}
+	s, err := unixhints.NewSender(d, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := ""
+	delta := hints.Delta{Task: "task-a", Call: "run-1", Attempt: 1}
+	for i := range 50 {
+		piece := fmt.Sprintf("word %d ", i)
+		if i == 25 {
+			piece = string(make([]byte, 40<<10)) // longer than a datagram
+		}
+		delta.Text = piece
+		s.Live(delta)
+		delta.Offset += len(piece)
+		want += piece
+	}
+	delta.Text, delta.Done = "", true
+	s.Live(delta)
+	for i, c := range cursors {
+		got, last := "", false
+		deadline := time.Now().Add(5 * time.Second)
+		for !last && time.Now().Before(deadline) {
+			chunks, changed := c.Take()
+			for _, ch := range chunks {
+				got += ch.Text
+				last = last || ch.Last
+			}
+			select {
+			case <-changed:
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		if !last || got != want {
+			t.Errorf("listener %d: last %v, got %d bytes of %d", i, last, len(got), len(want))
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/internal/hints"
+	"github.com/a2aflow/a2aflow/internal/wire"
+)
+
+// liveEvent is a chunk of a live answer as a stream carries it: an
+// artifact-update of the call's live artifact (wire.LiveMetadataKey).
+func liveEvent(taskID a2a.TaskID, contextID string, ch hints.LiveChunk) *a2a.TaskArtifactUpdateEvent {
+	meta := map[string]any{wire.LiveMetadataKey: map[string]any{"call": ch.Call, "attempt": ch.Attempt}}
+	return &a2a.TaskArtifactUpdateEvent{
+		TaskID: taskID, ContextID: contextID, Append: !ch.Restart, LastChunk: ch.Last, Metadata: meta,
+		Artifact: &a2a.Artifact{ID: a2a.ArtifactID("live-" + ch.Call), Name: wire.LiveArtifactName,
+			Parts: a2a.ContentParts{a2a.NewTextPart(ch.Text)}, Metadata: meta},
+	}
+}
+
+// yieldLive yields the live chunks that came before the task's message
+// msg, then those that end the answers still open (hints.LiveCursor.Finish):
+// an answer whose rest had not come yet is completed from msg, so that a
+// client joining the chunks has the whole answer even when the message
+// overtook its last pieces.
+func yieldLive(taskID a2a.TaskID, contextID string, lc *hints.LiveCursor, msg *a2a.Message, yield func(a2a.Event, error) bool) bool {
+	chunks, _ := lc.Take()
+	var text strings.Builder
+	if msg != nil {
+		for _, p := range msg.Parts {
+			text.WriteString(p.Text())
+		}
+	}
+	for _, ch := range append(chunks, lc.Finish(text.String())...) {
+		if !yield(liveEvent(taskID, contextID, ch), nil) {
+			return false
+		}
+	}
+	return true
+}

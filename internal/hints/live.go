@@ -1,0 +1,298 @@
+package hints
+
+import (
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Live answers: the text an LLM call of a task is writing, carried from
+// the CompleteChat activity to the API processes as Deltas, beside the
+// hints and over the same carriers (in one process the Broker, between
+// processes pghints and unixhints), never through the workflow: history
+// records the final answer once, as the task's message.
+//
+// Like a hint, a delta is a best effort: one that is lost leaves a gap in
+// its answer, whose subscribers then see no more of it live and get the
+// whole answer when the task's message lands, from the workflow. A delta
+// names its attempt and its byte offset in the answer, so a delta sent
+// twice is taken once, and a retried call (a new attempt) starts its
+// answer again instead of adding a second copy to the first.
+
+// Delta is a piece of the answer one LLM call writes for a task.
+type Delta struct {
+	// Task is the task's ID.
+	Task string `json:"t"`
+	// Call names the LLM call within the task (its run and activity).
+	Call string `json:"c"`
+	// Attempt is the activity's attempt, from 1: a higher one starts the
+	// answer again.
+	Attempt int32 `json:"a"`
+	// Offset is where Text starts in the attempt's answer, in bytes.
+	Offset int `json:"o"`
+	// Text is the piece.
+	Text string `json:"x,omitempty"`
+	// Done: the attempt's answer is complete (or the attempt ended).
+	Done bool `json:"d,omitempty"`
+}
+
+// LiveNotifier takes the deltas of the answers being written. Live must not
+// block: it is called for every piece of every answer.
+type LiveNotifier interface {
+	Live(d Delta)
+}
+
+const (
+	// maxLiveAnswer bounds the text an API keeps of one answer; the rest
+	// of a longer answer comes with the task's message.
+	maxLiveAnswer = 1 << 20
+	// maxLiveTasks bounds the tasks with answers an API keeps.
+	maxLiveTasks = 4096
+	// liveKeepDone is how long an answer is kept once done (or silent).
+	liveKeepDone = time.Minute
+	// liveKeepSilent is how long an answer not done is kept without news
+	// (its worker may be gone; a retry starts it again).
+	liveKeepSilent = 10 * time.Minute
+)
+
+// liveAnswer is what an API knows of one call's answer.
+type liveAnswer struct {
+	call    string
+	attempt int32
+	text    []byte
+	done    bool
+	broken  bool // a delta was lost: no more of this attempt live
+	updated time.Time
+}
+
+// liveTask holds the answers of one task, in the order they started.
+type liveTask struct {
+	answers []*liveAnswer
+	changed chan struct{} // closed and replaced when an answer changes
+	updated time.Time
+}
+
+// live is the Broker's store of answers.
+type live struct {
+	mu    sync.Mutex
+	tasks map[string]*liveTask
+	swept time.Time
+}
+
+// Live implements LiveNotifier: the broker keeps the answer and wakes its
+// streams.
+func (b *Broker) Live(d Delta) {
+	l := &b.live
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tasks == nil {
+		l.tasks = map[string]*liveTask{}
+	}
+	if now.Sub(l.swept) > 10*time.Second || len(l.tasks) >= maxLiveTasks {
+		l.sweep(now)
+	}
+	lt := l.tasks[d.Task]
+	if lt == nil {
+		lt = &liveTask{changed: make(chan struct{})}
+		l.tasks[d.Task] = lt
+	}
+	var a *liveAnswer
+	for _, x := range lt.answers {
+		if x.call == d.Call {
+			a = x
+		}
+	}
+	if a == nil {
+		a = &liveAnswer{call: d.Call, attempt: d.Attempt}
+		lt.answers = append(lt.answers, a)
+	}
+	switch {
+	case d.Attempt < a.attempt:
+		return // an earlier attempt's late piece
+	case d.Attempt > a.attempt:
+		*a = liveAnswer{call: d.Call, attempt: d.Attempt}
+	}
+	if !a.broken {
+		end := d.Offset + len(d.Text)
+		switch {
+		case d.Offset > len(a.text):
+			a.broken = true // a piece was lost
+		case end > len(a.text):
+			add := d.Text[len(a.text)-d.Offset:]
+			if len(a.text)+len(add) > maxLiveAnswer {
+				a.broken = true
+				break
+			}
+			a.text = append(a.text, add...)
+		}
+	}
+	if d.Done {
+		a.done = true
+	}
+	a.updated, lt.updated = now, now
+	close(lt.changed)
+	lt.changed = make(chan struct{})
+}
+
+// sweep forgets the answers done or silent for long. Call with l.mu held.
+func (l *live) sweep(now time.Time) {
+	l.swept = now
+	var oldest string
+	for id, lt := range l.tasks {
+		kept := lt.answers[:0]
+		for _, a := range lt.answers {
+			if (a.done || a.broken) && now.Sub(a.updated) < liveKeepDone || !a.done && now.Sub(a.updated) < liveKeepSilent {
+				kept = append(kept, a)
+			}
+		}
+		lt.answers = kept
+		if len(kept) == 0 {
+			close(lt.changed)
+			delete(l.tasks, id)
+			continue
+		}
+		if oldest == "" || lt.updated.Before(l.tasks[oldest].updated) {
+			oldest = id
+		}
+	}
+	if len(l.tasks) >= maxLiveTasks && oldest != "" {
+		close(l.tasks[oldest].changed)
+		delete(l.tasks, oldest)
+	}
+}
+
+// LiveChunk is a piece of an answer for one stream (LiveCursor.Take).
+type LiveChunk struct {
+	// Call names the LLM call; Attempt its attempt.
+	Call    string
+	Attempt int32
+	// Text is the piece.
+	Text string
+	// Restart: the piece starts the answer (again): it replaces what the
+	// stream sent of the call before (A2A artifact-update append false).
+	Restart bool
+	// Last: the answer is complete.
+	Last bool
+}
+
+// LiveCursor is one stream's position in the live answers of a task.
+type LiveCursor struct {
+	b     *Broker
+	task  string
+	calls map[string]*liveSent
+	seen  bool // the first Take happened
+}
+
+type liveSent struct {
+	attempt int32
+	sent    int
+	last    bool
+}
+
+// LiveCursor returns a cursor over taskID's live answers for one stream.
+// Its first Take returns the answers still being written (each from its
+// start), later ones what was added since, and the answers started since.
+func (b *Broker) LiveCursor(taskID string) *LiveCursor {
+	return &LiveCursor{b: b, task: taskID, calls: map[string]*liveSent{}}
+}
+
+// Take returns the chunks the stream has not sent, and a channel closed
+// when there may be more.
+func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
+	l := &c.b.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tasks == nil {
+		l.tasks = map[string]*liveTask{}
+	}
+	lt := l.tasks[c.task]
+	if lt == nil {
+		// Nothing yet: a placeholder whose channel the first delta closes.
+		lt = &liveTask{changed: make(chan struct{}), updated: time.Now()}
+		l.tasks[c.task] = lt
+	}
+	first := !c.seen
+	c.seen = true
+	var out []LiveChunk
+	for _, a := range lt.answers {
+		s := c.calls[a.call]
+		if s == nil {
+			if first && a.done {
+				// Done before this stream joined: the task's message
+				// brings it (or brought it).
+				c.calls[a.call] = &liveSent{attempt: a.attempt, sent: len(a.text), last: true}
+				continue
+			}
+			s = &liveSent{attempt: a.attempt}
+			c.calls[a.call] = s
+		}
+		if a.attempt < s.attempt {
+			continue
+		}
+		if a.attempt > s.attempt { // a retried call: its answer starts over
+			*s = liveSent{attempt: a.attempt}
+		}
+		if s.last {
+			continue
+		}
+		restart := s.sent == 0 // the stream's first chunk of this attempt
+		if restart && a.broken {
+			continue // its start is lost: nothing to show
+		}
+		n := len(a.text)
+		if !a.done || a.broken {
+			n = validPrefix(a.text, s.sent, n) // whole characters only
+		}
+		if n <= s.sent && !(a.done && s.sent > 0) {
+			continue
+		}
+		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Text: string(a.text[s.sent:n]), Restart: restart, Last: a.done && n == len(a.text)}
+		if ch.Text == "" && !ch.Last {
+			continue
+		}
+		s.sent, s.last = n, ch.Last
+		out = append(out, ch)
+	}
+	return out, lt.changed
+}
+
+// validPrefix is the end, at most end, of text's longest prefix from start
+// made of whole UTF-8 characters.
+func validPrefix(text []byte, start, end int) int {
+	for end > start && !utf8.Valid(text[start:end]) {
+		end--
+	}
+	return end
+}
+
+// Finish ends the answers the stream has open when the task's message
+// lands (final, its text) before the rest of them did: the latest answer
+// whose text so far begins final gets the rest of final as its last chunk,
+// any other ends as it is (a last chunk without text).
+func (c *LiveCursor) Finish(final string) []LiveChunk {
+	l := &c.b.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lt := l.tasks[c.task]
+	if lt == nil {
+		return nil
+	}
+	var out []LiveChunk
+	matched := false
+	for i := len(lt.answers) - 1; i >= 0; i-- {
+		a := lt.answers[i]
+		s := c.calls[a.call]
+		if s == nil || s.last || s.sent == 0 || s.attempt != a.attempt {
+			continue
+		}
+		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Last: true}
+		if sent := string(a.text[:s.sent]); !matched && strings.HasPrefix(final, sent) {
+			ch.Text, matched = final[len(sent):], true
+		}
+		s.last = true
+		out = append(out, ch)
+	}
+	return out
+}

@@ -1,0 +1,157 @@
+package hints
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// text joins chunks as an A2A client joins artifact chunks: a chunk that
+// restarts replaces what came before.
+func text(chunks []LiveChunk, into *string) (last bool) {
+	for _, ch := range chunks {
+		if ch.Restart {
+			*into = ""
+		}
+		*into += ch.Text
+		last = last || ch.Last
+	}
+	return last
+}
+
+// TestLiveAnswers: a stream gets the pieces in order, once each (a delta
+// sent twice is taken once); a retried call starts its answer over instead
+// of adding a second copy; a stream that joins mid-answer gets the text so
+// far, then the rest; one that joins after the answer is done gets nothing
+// of it (the task's message brings it).
+func TestLiveAnswers(t *testing.T) {
+	b := New()
+	early := b.LiveCursor("t1")
+	if chunks, _ := early.Take(); len(chunks) != 0 {
+		t.Fatalf("chunks before any delta: %v", chunks)
+	}
+	d := Delta{Task: "t1", Call: "run-1", Attempt: 1}
+	send := func(text string, done bool) {
+		d.Text, d.Done = text, done
+		b.Live(d)
+		d.Offset += len(text)
+	}
+	send("Hel", false)
+	send("lo, ", false)
+	b.Live(Delta{Task: "t1", Call: "run-1", Attempt: 1, Offset: 0, Text: "Hel"}) // sent twice
+	var got string
+	chunks, changed := early.Take()
+	text(chunks, &got)
+	if got != "Hello, " || !chunks[0].Restart {
+		t.Fatalf("early stream: %q %+v", got, chunks)
+	}
+	// The attempt fails; the retry writes the answer again.
+	d = Delta{Task: "t1", Call: "run-1", Attempt: 2}
+	send("Hello, ", false)
+	select {
+	case <-changed:
+	default:
+		t.Fatal("a delta did not wake the stream")
+	}
+	chunks, _ = early.Take()
+	text(chunks, &got)
+	if got != "Hello, " {
+		t.Fatalf("after the retry's first piece: %q (%+v)", got, chunks)
+	}
+	late := b.LiveCursor("t1")
+	var lateGot string
+	text(must(late.Take()), &lateGot)
+	if lateGot != "Hello, " {
+		t.Fatalf("stream joining mid-answer: %q", lateGot)
+	}
+	send("world", false)
+	send("!", true)
+	if !text(must(early.Take()), &got) || got != "Hello, world!" {
+		t.Fatalf("early stream at the end: %q", got)
+	}
+	if !text(must(late.Take()), &lateGot) || lateGot != "Hello, world!" {
+		t.Fatalf("late stream at the end: %q", lateGot)
+	}
+	if chunks := must(b.LiveCursor("t1").Take()); len(chunks) != 0 {
+		t.Fatalf("a stream joining after the answer got %+v", chunks)
+	}
+	// An earlier attempt's late delta changes nothing.
+	b.Live(Delta{Task: "t1", Call: "run-1", Attempt: 1, Offset: 7, Text: "late"})
+	if chunks := must(early.Take()); len(chunks) != 0 {
+		t.Fatalf("late delta of attempt 1: %+v", chunks)
+	}
+}
+
+// TestLiveAnswerGap: a lost delta stops the answer live; streams keep what
+// they had and get the answer with the task's message.
+func TestLiveAnswerGap(t *testing.T) {
+	b := New()
+	c := b.LiveCursor("t")
+	b.Live(Delta{Task: "t", Call: "c", Attempt: 1, Offset: 0, Text: "ab"})
+	var got string
+	text(must(c.Take()), &got)
+	b.Live(Delta{Task: "t", Call: "c", Attempt: 1, Offset: 4, Text: "ef"}) // "cd" lost
+	text(must(c.Take()), &got)
+	b.Live(Delta{Task: "t", Call: "c", Attempt: 1, Offset: 6, Text: "g", Done: true})
+	text(must(c.Take()), &got)
+	if got != "ab" {
+		t.Fatalf("got %q, want ab", got)
+	}
+	if chunks := must(b.LiveCursor("t").Take()); len(chunks) != 0 {
+		t.Fatalf("a stream joining a broken answer got %+v", chunks)
+	}
+}
+
+// TestEncodeLive: batches stay under the size given, a long text is split
+// at character boundaries, and the pieces join up again.
+func TestEncodeLive(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6000 bytes
+	msgs := EncodeLive([]Delta{{Task: "t", Call: "c", Attempt: 1, Text: "hi"}, {Task: "t", Call: "c", Attempt: 1, Offset: 2, Text: long, Done: true}}, 1000)
+	b := New()
+	cur := b.LiveCursor("t")
+	cur.Take()
+	for _, m := range msgs {
+		if len(m) > 1000 {
+			t.Fatalf("message of %d bytes", len(m))
+		}
+		var batch LiveBatch
+		if err := json.Unmarshal(m, &batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range batch.Live {
+			b.Live(d)
+		}
+	}
+	var got string
+	if !text(must(cur.Take()), &got) {
+		t.Error("the answer did not end")
+	}
+	if diff := cmp.Diff("hi"+long, got); diff != "" {
+		t.Errorf("joined text (-want +got):\n%s", diff)
+	}
+}
+
+func must(chunks []LiveChunk, _ <-chan struct{}) []LiveChunk { return chunks }
+
+// TestLiveFinish: when the task's message lands before an answer's last
+// pieces, the answer is completed from it; another open answer just ends.
+func TestLiveFinish(t *testing.T) {
+	b := New()
+	c := b.LiveCursor("t")
+	b.Live(Delta{Task: "t", Call: "a", Attempt: 1, Text: "Thinking"})
+	b.Live(Delta{Task: "t", Call: "b", Attempt: 1, Text: "The answer "})
+	var got string
+	text(must(c.Take()), &got)
+	chunks := c.Finish("The answer is 42.")
+	want := []LiveChunk{{Call: "b", Attempt: 1, Text: "is 42.", Last: true}, {Call: "a", Attempt: 1, Last: true}}
+	if diff := cmp.Diff(want, chunks); diff != "" {
+		t.Errorf("finish (-want +got):\n%s", diff)
+	}
+	// The late pieces change nothing for this stream.
+	b.Live(Delta{Task: "t", Call: "b", Attempt: 1, Offset: 11, Text: "is 42.", Done: true})
+	if chunks := must(c.Take()); len(chunks) != 0 {
+		t.Errorf("after finish: %+v", chunks)
+	}
+}

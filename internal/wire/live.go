@@ -1,0 +1,15 @@
+package wire
+
+// LiveMetadataKey marks the artifact-update events that carry an answer an
+// LLM call is writing, token by token ("live answers"): its value, in the
+// event's and the artifact's metadata, is {"call": name, "attempt": n}.
+// Such an artifact (ID "live-" + the call's name, name LiveArtifactName) is
+// a preview of the text being written and never part of the task: the task
+// keeps the final answer once, as its message. Its first chunk (append
+// false) starts the text, later ones (append true) add to it, and a chunk
+// with append false again starts it over (a retried call); lastChunk ends
+// it.
+const LiveMetadataKey = "a2aflow.live"
+
+// LiveArtifactName is the name of the live answers' artifacts.
+const LiveArtifactName = "live-answer"
