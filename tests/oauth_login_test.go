@@ -37,19 +37,16 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	c, _ := newClient(t, ctx, alpha.APIURL+"/agents/router")
 	env := []string{"A2AFLOW_DATA_DIR=" + alphaDir}
 
-	// Without a login beta refuses the CLI; the card declares no oauth2
-	// scheme, so a login needs --issuer.
+	// Without a login beta refuses the CLI.
 	r := runCLIEnv(t, env, "send", "--agent", beta.APIURL+"/agents/echo", "hello")
 	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "authentication required") {
 		t.Errorf("send without a login: exit %d, %s%s", r.code, r.stdout, r.stderr)
 	}
-	r = runCLIEnv(t, env, "agents", "login", "beta", "--client-id", oauthtest.ClientID)
-	if r.code == 0 || !strings.Contains(r.stderr, "--issuer") {
-		t.Errorf("login without --issuer to a card that names no provider: exit %d, %s", r.code, r.stderr)
-	}
 
-	// The login: the command prints the URL, the "browser" follows it.
-	p := start(t, "agents login", env, "agents", "login", "beta", "--client-id", oauthtest.ClientID, "--issuer", op.Issuer)
+	// The login: beta's card declares its issuer as an openIdConnect scheme
+	// (its --jwt-issuer), which the command discovers; it prints the URL,
+	// the "browser" follows it.
+	p := start(t, "agents login", env, "agents", "login", "beta", "--client-id", oauthtest.ClientID)
 	p.waitOutput("/auth?", 30*time.Second)
 	var authURL string
 	for _, line := range strings.Split(p.out.String(), "\n") {
@@ -69,6 +66,9 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	case <-p.done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("agents login did not finish")
+	}
+	if !strings.Contains(p.out.String(), "as its card's scheme openIdConnect says") {
+		t.Errorf("agents login did not use the card's openIdConnect scheme:\n%s", p.out.String())
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(p.out.String(), "directory agent beta now calls with it") {
 		t.Fatalf("agents login: exit %d\n%s", code, p.out.String())
