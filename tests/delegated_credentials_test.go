@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/ptytest"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -314,7 +315,7 @@ func filesUnder(t *testing.T, dir string) string {
 // the terminal showed.
 func replAnswersCredential(t *testing.T, agentURL, logFile, token string) string {
 	t.Helper()
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	shown := &syncBuffer{}
 	go func() {
 		buf := make([]byte, 4096)
@@ -359,12 +360,12 @@ func replAnswersCredential(t *testing.T, agentURL, logFile, token string) string
 		t.Fatal(err)
 	}
 	// The user types once the prompt shows, and the echo is off by then.
-	waitShown("credential prompt", "[auth-required: A GitHub token that can read octo/widgets, please.]> ", func() bool { return !echoing(t, slave) })
+	waitShown("credential prompt", "[auth-required: A GitHub token that can read octo/widgets, please.]> ", func() bool { return !ptytest.Echoing(t, slave) })
 	if _, err := master.WriteString(token + "\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitShown("answer", "Agent: 2 open issue(s) in octo/widgets.", nil)
-	if !echoing(t, slave) {
+	if !ptytest.Echoing(t, slave) {
 		t.Error("the terminal does not echo after the credential")
 	}
 	if _, err := master.WriteString(":quit\n"); err != nil {

@@ -2,18 +2,6 @@
 
 package tests
 
-import (
-	"os"
-	"os/exec"
-	"testing"
-)
-
-// openPTY: the tests open pseudo-terminals on Linux only.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Skip("pseudo-terminals are opened on Linux only")
-	return nil, nil
-}
-
-func echoing(*testing.T, *os.File) bool { return true }
+import "os/exec"
 
 func onTerminal(*exec.Cmd) {}

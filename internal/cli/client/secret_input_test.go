@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/ptytest"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
@@ -76,7 +77,7 @@ func TestREPLCredentialNotLogged(t *testing.T) {
 // are, and the terminal echoes again afterwards.
 func TestREPLCredentialWithoutEcho(t *testing.T) {
 	const secret = "ghp_TypedAtTheTerminal123"
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	var shown syncBuffer // what the terminal shows: the echo of what is typed
 	go func() {
 		buf := make([]byte, 1024)
@@ -101,13 +102,13 @@ func TestREPLCredentialWithoutEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the credential's prompt and the echo off", func() bool {
-		return strings.Contains(out.String(), "[auth-required: A GitHub token, please.]> ") && !echoing(t, slave)
+		return strings.Contains(out.String(), "[auth-required: A GitHub token, please.]> ") && !ptytest.Echoing(t, slave)
 	})
 	if _, err := master.WriteString(secret + "\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the answer", func() bool { return strings.Contains(out.String(), "2 open issues.") })
-	waitUntil(t, "the echo back on", func() bool { return echoing(t, slave) })
+	waitUntil(t, "the echo back on", func() bool { return ptytest.Echoing(t, slave) })
 	if _, err := master.WriteString(":quit\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestReadCredential(t *testing.T) {
 		t.Errorf("an empty line: %v, want errNoCredential", err)
 	}
 
-	master, slave := openPTY(t)
+	master, slave := ptytest.Open(t)
 	var shown syncBuffer
 	go func() {
 		buf := make([]byte, 1024)
@@ -165,7 +166,7 @@ func TestReadCredential(t *testing.T) {
 		s, err := readCredential(slave, &promptOut, "Credential: ")
 		done <- result{s, err}
 	}()
-	waitUntil(t, "the prompt and the echo off", func() bool { return promptOut.String() == "Credential: " && !echoing(t, slave) })
+	waitUntil(t, "the prompt and the echo off", func() bool { return promptOut.String() == "Credential: " && !ptytest.Echoing(t, slave) })
 	if _, err := master.WriteString("ghp_typed\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestReadCredential(t *testing.T) {
 	if r.err != nil || r.secret != "ghp_typed" {
 		t.Fatalf("from a terminal: %q, %v", r.secret, r.err)
 	}
-	if !echoing(t, slave) {
+	if !ptytest.Echoing(t, slave) {
 		t.Error("the terminal does not echo after the credential was read")
 	}
 	if strings.Contains(shown.String(), "ghp_typed") {

@@ -1,4 +1,9 @@
-package client
+//go:build linux
+
+// Package ptytest opens pseudo-terminals for tests of what a program does on
+// a terminal (reading a secret without echo): Linux only; elsewhere the tests
+// that need one skip.
+package ptytest
 
 import (
 	"fmt"
@@ -9,9 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal: the master (what the terminal shows, and
-// where the test types) and the slave (the program's stdin).
-func openPTY(t *testing.T) (master, slave *os.File) {
+// Open opens a pseudo-terminal: the master (what the terminal shows, where
+// the test types) and the slave (the program's terminal). It skips the test
+// where none can be opened, and closes both with the test.
+func Open(t testing.TB) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -35,8 +41,8 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
-// echoing reports whether the terminal echoes what is typed.
-func echoing(t *testing.T, tty *os.File) bool {
+// Echoing reports whether the terminal echoes what is typed.
+func Echoing(t testing.TB, tty *os.File) bool {
 	t.Helper()
 	tio, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
 	if err != nil {
