@@ -48,6 +48,16 @@ type CallRequest struct {
 	// NoArtifacts leaves the remote task's artifacts out of our task; they
 	// are still in the result.
 	NoArtifacts bool
+	// ContextID continues a conversation with the remote agent: the
+	// ContextID of an earlier call's CallResult (or one the remote agent
+	// gave otherwise). Empty: the remote agent starts a new context.
+	ContextID string
+	// ReferenceTaskIDs are remote tasks the message refers to (its
+	// referenceTaskIds), e.g. an earlier call's CallResult.TaskID.
+	ReferenceTaskIDs []a2a.TaskID
+	// Metadata is the first message's metadata (extension-specific keys).
+	// It is sent as is and recorded in our task's history: no secrets.
+	Metadata map[string]any
 }
 
 // CallResult is a completed remote call.
@@ -129,7 +139,7 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	d := &t.r.delegations
 	d.calls++
 	c := &call{t: t, req: req, n: d.calls, budget: budget, record: len(d.list)}
-	res, err := c.send(ctx, parts, "", "", "", "")
+	res, err := c.send(ctx, parts, "", req.ContextID, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +246,10 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		TaskID:    taskID,
 		ContextID: contextID,
 		Parts:     parts,
+	}
+	if c.sent == 1 {
+		// The call's first message: the caller's references and metadata.
+		msg.ReferenceTasks, msg.Metadata = c.req.ReferenceTaskIDs, c.req.Metadata
 	}
 	summary := fmt.Sprintf("send to %s: %s", c.req.Agent, wire.OneLine(partsSummary(parts), 120))
 	actx := workflow.WithActivityOptions(ctx, withSummary(workflow.ActivityOptions{
