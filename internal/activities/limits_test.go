@@ -99,9 +99,19 @@ func TestCompleteChatGivesUpWaiting(t *testing.T) {
 	if p.calls.Load() != 0 {
 		t.Errorf("the provider got %d calls", p.calls.Load())
 	}
-	// Another tenant's slot is its own.
-	if id, _, err := store.AcquireLLMLease(context.Background(), limitKey(lim, "bob"), models.LeaseLimit{Concurrency: 1}, time.Minute, time.Now()); err != nil || id == "" {
-		t.Errorf("bob's slot is taken by the anonymous tenant's holder: %q %v", id, err)
+	// Another tenant's slot is its own: bob's call takes it at once, while
+	// the anonymous tenant's would still wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	release, err := a.acquire(ctx, "openai", "limited", "bob")
+	if err != nil {
+		t.Fatalf("bob's call waited for the anonymous tenant's slot: %v", err)
+	}
+	defer release()
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancelShort()
+	if _, err := a.acquire(short, "openai", "limited", ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the anonymous tenant's second call: %v, want it still waiting", err)
 	}
 }
 
