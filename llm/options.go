@@ -21,6 +21,9 @@ const (
 	ErrTypeNotConfigured = "LLMNotConfigured"
 	// ErrTypeRateLimited: the provider answered 429. Retried, after its Retry-After.
 	ErrTypeRateLimited = "LLMRateLimited"
+	// ErrTypeLimited: the call waited half of its attempt's time for a slot
+	// of its model's limit ([[llm-limits]]) in vain. Retried.
+	ErrTypeLimited = "LLMLimited"
 	// ErrTypeUnavailable: the provider answered 5xx (or 408/409). Retried.
 	ErrTypeUnavailable = "LLMUnavailable"
 	// ErrTypeRejected: the provider refused the request (another 4xx: bad

@@ -38,6 +38,12 @@ type LLM struct {
 	// the call, the attempt and the offset), for the API processes'
 	// subscribers. Nothing of it goes through the workflow.
 	Live hints.LiveNotifier
+	// Limits are the rate and concurrency limits of the calls (the config
+	// file's [[llm-limits]]), held in Leases, the database every worker
+	// shares: a call waits in its activity for a slot of its provider's
+	// model (limits.go).
+	Limits Limits
+	Leases LeaseStore
 }
 
 // UsageRecorder keeps the usage of LLM calls: *models.Store.
@@ -65,18 +71,22 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		return llm.Response{}, temporal.NewNonRetryableApplicationError(llm.ErrNotConfigured.Error(), llm.ErrTypeNotConfigured, nil)
 	}
 	logger := activity.GetLogger(ctx)
-	var resp llm.Response
-	var err error
-	if s, ok := p.(llm.Streamer); ok && a.Live != nil && req.ResponseFormat == nil {
-		resp, err = a.stream(ctx, s, req)
-	} else {
-		resp, err = p.Complete(ctx, req)
-	}
 	model := req.Model
 	if model == "" {
 		model = p.Model()
 	}
 	task := workerenv.TaskOf(ctx)
+	release, err := a.acquire(ctx, p.Name(), model, task.Owner)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	var resp llm.Response
+	if s, ok := p.(llm.Streamer); ok && a.Live != nil && req.ResponseFormat == nil {
+		resp, err = a.stream(ctx, s, req)
+	} else {
+		resp, err = p.Complete(ctx, req)
+	}
+	release()
 	if err == nil {
 		resp.Usage.CostUSD, _ = a.Prices.Cost(p.Name(), model, resp.Model, resp.Usage)
 	}

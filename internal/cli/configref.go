@@ -140,6 +140,21 @@ the ` + "`a2aflow_llm_cost_usd_total`" + ` series ([cost and usage](guides/cost.
 		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
 	}
 	b.WriteString(`
+## LLM limits
+
+` + "`[[llm-limits]]`" + ` sections limit the LLM calls to a provider's model: how many may start per second
+(` + "`rate`" + `) and how many may run at once (` + "`concurrency`" + `), across every worker process that shares
+the database (` + "`--database`" + `, the data dir's SQLite file by default). A call waits for a slot in its
+activity, heartbeating, without using up attempts of its retry policy; a worker that dies frees its
+slots within 30 s ([limits on LLM calls](guides/llm-agents.md#limits-on-llm-calls)).
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.LLMLimitKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
 Example:
 
 ` + "```toml" + `
@@ -189,6 +204,12 @@ model = "gpt-4o-mini*"
 input = 0.15
 cached-input = 0.075
 output = 0.60
+
+[[llm-limits]]
+provider = "openai"
+model = "gpt-4o*"
+rate = 5
+concurrency = 10
 ` + "```" + `
 `)
 	return b.String()

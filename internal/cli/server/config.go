@@ -123,6 +123,8 @@ type config struct {
 	fileMCPServers []activities.MCPServer
 	// filePrices are the file's [[llm-prices]] sections.
 	filePrices activities.Prices
+	// fileLimits are the file's [[llm-limits]] sections.
+	fileLimits activities.Limits
 	// warnings gets the file's deprecated keys (the command's stderr).
 	warnings io.Writer
 }

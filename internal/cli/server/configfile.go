@@ -168,7 +168,7 @@ func (c *config) readConfigFile(fs *pflag.FlagSet) error {
 		}
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	c.fileAgents, c.fileMCPServers, c.filePrices = nil, nil, nil
+	c.fileAgents, c.fileMCPServers, c.filePrices, c.fileLimits = nil, nil, nil, nil
 	known := configKeys(c.app)
 	return c.applyTable(fs, path, "", k.Raw(), known)
 }
@@ -205,6 +205,13 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			c.filePrices = prices
 			continue
+		case prefix == "" && name == "llm-limits":
+			limits, err := parseLLMLimits(path, v)
+			if err != nil {
+				return err
+			}
+			c.fileLimits = limits
+			continue
 		case prefix == "" && name == "config":
 			return fmt.Errorf("config file %s: key \"config\": a config file cannot name another", path)
 		}
@@ -228,7 +235,7 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			continue
 		}
-		candidates := []string{"agents", "mcp-servers", "llm-prices"}
+		candidates := []string{"agents", "mcp-servers", "llm-prices", "llm-limits"}
 		for k := range known {
 			candidates = append(candidates, k)
 		}

@@ -206,10 +206,11 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	activities.Set{
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
-		LLM:              &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store, Live: liveOf(notifier)},
-		Tasks:            &activities.Tasks{Client: c},
-		HistoryPages:     &activities.HistoryPages{Store: payloads},
-		Remote:           remoteAgents,
+		LLM: &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store, Live: liveOf(notifier),
+			Limits: cfg.fileLimits, Leases: store},
+		Tasks:        &activities.Tasks{Client: c},
+		HistoryPages: &activities.HistoryPages{Store: payloads},
+		Remote:       remoteAgents,
 		// File parts given by URI, fetched for the model through the guard.
 		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
 		// The skills of remote agents, for the tools of LLM agents from
