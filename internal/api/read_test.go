@@ -45,7 +45,6 @@ func TestWithHistoryTrims(t *testing.T) {
 	}
 }
 
-
 func deref(p *int) any {
 	if p == nil {
 		return "nil"
