@@ -354,8 +354,9 @@ func TestPushNotifications(t *testing.T) {
 		if code, body := rest(http.MethodGet, "", ""); code != http.StatusOK || strings.Count(body, `"url"`) != 2 {
 			t.Errorf("REST list: %d %s", code, body)
 		}
-		if code, body := rest(http.MethodDelete, "/rest-1", ""); code != http.StatusOK {
-			t.Errorf("REST delete: %d %s", code, body)
+		// google.protobuf.Empty's JSON, which a2a-sdk's REST client decodes.
+		if code, body := rest(http.MethodDelete, "/rest-1", ""); code != http.StatusOK || strings.TrimSpace(body) != "{}" {
+			t.Errorf("REST delete: %d %q, want 200 {}", code, body)
 		}
 		if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "rpc-1"}); err != nil {
 			t.Errorf("JSON-RPC delete: %v", err)

@@ -315,12 +315,22 @@ const maxErrorBodyBytes = 64 << 10
 // before the mux, so that http.Redirect writes no HTML body: the guard,
 // which rewrote redirects that are not JSON into error bodies, no longer
 // does (canary rest-redirect-passes).
+//
+// And a success without a body (emptyAsObject, for DELETE) gets the empty
+// JSON object: a2a-go v2.4.0's a2asrv/rest.go handleDeleteTaskPushConfig
+// answers DeleteTaskPushNotificationConfig with 200, Content-Type
+// application/json and no body at all, which is not JSON; the method's
+// answer is google.protobuf.Empty, whose JSON is {} (what a2a-sdk's REST
+// client, which decodes every answer, reads). Canary
+// rest-delete-push-config-empty-body.
 type restResponseGuard struct {
 	http.ResponseWriter
-	wroteHeader bool
-	status      int
-	hold        int // 0 pass through, holdPlain or holdJSON
-	held        bytes.Buffer
+	wroteHeader   bool
+	status        int
+	hold          int // 0 pass through, holdPlain or holdJSON
+	held          bytes.Buffer
+	emptyAsObject bool // a success with no body answers {}
+	wrote         int  // bytes passed through
 }
 
 const (
@@ -350,6 +360,7 @@ func (g *restResponseGuard) Write(p []byte) (int, error) {
 		g.WriteHeader(http.StatusOK)
 	}
 	if g.hold == 0 {
+		g.wrote += len(p)
 		return g.ResponseWriter.Write(p)
 	}
 	if g.held.Len()+len(p) > maxErrorBodyBytes {
@@ -384,6 +395,13 @@ func (g *restResponseGuard) Unwrap() http.ResponseWriter { return g.ResponseWrit
 
 // finish writes a held response.
 func (g *restResponseGuard) finish() {
+	if g.hold == 0 && g.emptyAsObject && g.wrote == 0 && (!g.wroteHeader || g.status == http.StatusOK) {
+		if !g.wroteHeader {
+			g.ResponseWriter.Header().Set("Content-Type", "application/json")
+		}
+		_, _ = g.ResponseWriter.Write([]byte("{}"))
+		return
+	}
 	switch g.hold {
 	case holdPlain:
 		msg := strings.TrimSpace(g.held.String())
@@ -510,4 +528,57 @@ func withStatus(body []byte, code int, status string) []byte {
 		return nil
 	}
 	return append(out, '\n')
+}
+
+// emptyResultGuard holds a JSON-RPC answer and gives a success that has
+// neither "result" nor "error" the member "result": null, as JSON-RPC 2.0
+// (§5: "result ... is REQUIRED on success") has it and as a2aflow's 0.3
+// JSON-RPC answers the same method.
+//
+// Corrects a2a-go v2.4.0's a2asrv/jsonrpc.go, whose response's result is
+// omitempty: DeleteTaskPushNotificationConfig, whose result is nil, answers
+// {"jsonrpc":"2.0","id":ID}, which a2a-sdk's JSON-RPC client refuses ("it
+// has neither 'result' nor 'error'"). guardBinding uses it for that method
+// alone. Canary jsonrpc-delete-push-config-no-result.
+type emptyResultGuard struct {
+	http.ResponseWriter
+	status int
+	held   bytes.Buffer
+}
+
+func (g *emptyResultGuard) WriteHeader(status int) {
+	if g.status == 0 {
+		g.status = status
+	}
+}
+
+func (g *emptyResultGuard) Write(p []byte) (int, error) {
+	if g.status == 0 {
+		g.status = http.StatusOK
+	}
+	return g.held.Write(p)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (g *emptyResultGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+// finish writes the held answer, with "result": null when it lacks both.
+func (g *emptyResultGuard) finish() {
+	body := g.held.Bytes()
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) == nil && doc["jsonrpc"] != nil {
+		_, hasResult := doc["result"]
+		_, hasError := doc["error"]
+		if !hasResult && !hasError {
+			doc["result"] = json.RawMessage("null")
+			if fixed, err := json.Marshal(doc); err == nil {
+				body = fixed
+				g.ResponseWriter.Header().Del("Content-Length")
+			}
+		}
+	}
+	if g.status != 0 {
+		g.ResponseWriter.WriteHeader(g.status)
+	}
+	_, _ = g.ResponseWriter.Write(body)
 }

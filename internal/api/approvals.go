@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -118,6 +119,13 @@ func (s *Server) findApprovals(ctx context.Context, who wire.Caller, group, agen
 	for _, v := range []string{group, agent, contextID} {
 		if len(v) > 256 {
 			return nil, badRequest("filter values must be at most 256 bytes")
+		}
+		// Temporal's gRPC client cannot carry invalid UTF-8 (a 500), and a
+		// NUL in a visibility query stalls it until the deadline (a 500
+		// after 10 seconds): neither names an agent, group or context.
+		// Found by schemathesis (tests/schemathesis_test.go).
+		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return nil, badRequest("filter values must be UTF-8 text without NUL")
 		}
 	}
 	q := []string{fmt.Sprintf("WorkflowType = %s", wire.QuoteQueryValue(wire.TaskWorkflowName))}

@@ -234,8 +234,8 @@ func checkAnswer(rec *httptest.ResponseRecorder) error {
 		}
 		return sc.Err()
 	}
-	if status == http.StatusNoContent || (status == http.StatusOK && len(bytes.TrimSpace(body)) == 0) {
-		return nil // DeleteTaskPushNotificationConfig over HTTP+JSON answers nothing
+	if status == http.StatusNoContent {
+		return nil
 	}
 	return checkJSONAnswer(body)
 }

@@ -108,6 +108,7 @@ type canaryAnswer struct {
 	reason      string // the ErrorInfo reason of a google.rpc.Status body
 	message     string // a part of the error's message
 	call        string // a call the stub service (a2a-go) or fake Temporal (a2aflow) received
+	resultless  bool   // JSON-RPC: a success with neither result nor error
 	check       func(canaryRun) error
 }
 
@@ -345,7 +346,31 @@ var upstreamCanaries = []upstreamCanary{
 		ours: canaryAnswer{status: 503, reason: "SERVER_ERROR", call: wire.UpdateCreatePushConfig + " https://93.184.215.14/hook"},
 	},
 
+	{
+		name: "jsonrpc-delete-push-config-no-result", correction: "emptyResultGuard", file: "a2agofixes.go",
+		upstream: "answers a successful DeleteTaskPushNotificationConfig over JSON-RPC without \"result\" " +
+			"(a2asrv/jsonrpc.go's response has result omitempty)",
+		transport: jsonRPC10, method: "POST", path: "/",
+		body:   `{"jsonrpc":"2.0","id":1,"method":"DeleteTaskPushNotificationConfig","params":{"taskId":"t","id":"c"}}`,
+		a2aGo:  canaryAnswer{status: 200, resultless: true, call: `DeleteTaskPushConfig "t" "c"`},
+		oursIn: "TestDeletePushConfigAnswers",
+	},
+
 	// HTTP+JSON responses.
+	{
+		name: "rest-delete-push-config-empty-body", correction: "restResponseGuard", file: "a2agofixes.go",
+		upstream: "answers a successful DeleteTaskPushNotificationConfig over HTTP+JSON with 200 application/json and no body " +
+			"(a2asrv/rest.go handleDeleteTaskPushConfig)",
+		transport: rest10, method: "DELETE", path: "/tasks/t/pushNotificationConfigs/c",
+		a2aGo: canaryAnswer{status: 200, contentType: "application/json", call: `DeleteTaskPushConfig "t" "c"`,
+			check: func(run canaryRun) error {
+				if run.rec.Body.Len() != 0 {
+					return fmt.Errorf("body %q, want none", run.rec.Body.String())
+				}
+				return nil
+			}},
+		oursIn: "TestDeletePushConfigAnswers",
+	},
 	{
 		name: "rest-unknown-path", correction: "restResponseGuard", file: "a2agofixes.go",
 		upstream: "answers an unknown HTTP+JSON path with net/http's text/plain 404 " +
@@ -533,7 +558,9 @@ func (a canaryAnswer) mismatch(run canaryRun, jsonRPC bool) string {
 		switch err := json.Unmarshal(body, &resp); {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("not a JSON-RPC response: %v", err))
-		case a.rpcCode == 0 && (resp.Error != nil || resp.Result == nil):
+		case a.resultless && (resp.Error != nil || resp.Result != nil):
+			problems = append(problems, "a result or an error, want neither")
+		case a.rpcCode == 0 && !a.resultless && (resp.Error != nil || resp.Result == nil):
 			problems = append(problems, "an error, want a result")
 		case a.rpcCode != 0 && (resp.Error == nil || resp.Error.Code != a.rpcCode):
 			problems = append(problems, fmt.Sprintf("want error %d", a.rpcCode))
@@ -823,5 +850,42 @@ func googleStatus(want string) func(canaryRun) error {
 			return fmt.Errorf("status %q, want %q", body.Error.Status, want)
 		}
 		return nil
+	}
+}
+
+// TestDeletePushConfigAnswers drives a2a-go's 1.0 transports around the stub
+// service through guardBinding, as a2aflow serves them: a successful
+// DeleteTaskPushNotificationConfig answers JSON-RPC's "result": null and
+// HTTP+JSON's {} (canaries jsonrpc-delete-push-config-no-result and
+// rest-delete-push-config-empty-body show a2a-go's answers without them).
+// Found by a2a-sdk, the official Python client (tests/python_test.go), which
+// refuses both uncorrected answers.
+func TestDeletePushConfigAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		handler  http.Handler
+		req      *http.Request
+		wantBody string
+	}{
+		{"JSON-RPC", a2asrv.NewJSONRPCHandler(&canaryService{}),
+			httptest.NewRequest("POST", "/", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"DeleteTaskPushNotificationConfig","params":{"taskId":"t","id":"c"}}`)),
+			`{"id":7,"jsonrpc":"2.0","result":null}`},
+		{"HTTP+JSON", a2asrv.NewRESTHandler(&canaryService{}),
+			httptest.NewRequest("DELETE", "/tasks/t/pushNotificationConfigs/c", nil), `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.Header.Set("A2A-Version", "1.0")
+			if tc.req.Method == "POST" {
+				tc.req.Header.Set("Content-Type", "application/json")
+			}
+			rec := httptest.NewRecorder()
+			guardBinding(tc.handler).ServeHTTP(rec, tc.req)
+			if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+				t.Errorf("answer %d %q, want 200 application/json", rec.Code, rec.Header().Get("Content-Type"))
+			}
+			if got := strings.TrimSpace(rec.Body.String()); got != tc.wantBody {
+				t.Errorf("body %s, want %s", got, tc.wantBody)
+			}
+		})
 	}
 }

@@ -51,8 +51,9 @@ func guardBinding(next http.Handler) http.Handler {
 			return
 		}
 		var ok bool
+		var method string
 		if jsonRPC {
-			ok = checkJSONRPCRequest(w, r)
+			method, ok = checkJSONRPCRequest(w, r)
 		} else {
 			ok = checkRESTRequest(w, r)
 		}
@@ -64,11 +65,18 @@ func guardBinding(next http.Handler) http.Handler {
 			// with no response to correct. (a2av0's writeJSONRPCError, in
 			// a2acompat/a2av0/jsonrpc_server.go, sets no Content-Type, so
 			// that net/http sniffs a 0.3 error as text/plain: not
-			// corrected.)
+			// corrected.) But one: a result-less success (a correction,
+			// emptyResultGuard).
+			if method == "DeleteTaskPushNotificationConfig" && protocolVersion(r) == "1.0" {
+				g := &emptyResultGuard{ResponseWriter: w}
+				next.ServeHTTP(g, r)
+				g.finish()
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
-		g := &restResponseGuard{ResponseWriter: w}
+		g := &restResponseGuard{ResponseWriter: w, emptyAsObject: r.Method == http.MethodDelete}
 		next.ServeHTTP(g, r)
 		g.finish()
 	})
@@ -79,10 +87,12 @@ func guardBinding(next http.Handler) http.Handler {
 // they are wrong; otherwise it leaves the (possibly normalised) body in r.
 // The answer's HTTP status is 200, as JSON-RPC has it, but for a body that
 // could not be read or is not JSON.
-func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
-	fail := func(status int, id json.RawMessage, sentinel error, format string, args ...any) bool {
+//
+// It returns the request's JSON-RPC method.
+func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) {
+	fail := func(status int, id json.RawMessage, sentinel error, format string, args ...any) (string, bool) {
 		writeA2AError(w, bindingJSONRPC, id, status, a2a.NewError(sentinel, fmt.Sprintf(format, args...)))
-		return false
+		return "", false
 	}
 	// a2aflow's own: a JSON body (a2a-go reads any Content-Type).
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
@@ -128,10 +138,10 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if err := checkV1Params(r, env); err != nil {
 		writeA2AError(w, bindingJSONRPC, env.ID, 0, err)
-		return false
+		return "", false
 	}
 	setBody(r, body)
-	return true
+	return env.Method, true
 }
 
 // checkRESTRequest checks an HTTP+JSON request's path, query and body. Its
