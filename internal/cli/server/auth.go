@@ -49,8 +49,8 @@ func (c *authConfig) bind(fs *pflag.FlagSet) {
 	b.String(&c.JWTIssuer, "jwt-issuer", "A2AFLOW_JWT_ISSUER", "", "required iss claim of bearer JWTs; empty: not checked")
 	b.String(&c.JWTAudience, "jwt-audience", "A2AFLOW_JWT_AUDIENCE", "", "required aud value of bearer JWTs; empty: not checked")
 	b.String(&c.JWTClaim, "jwt-principal-claim", "A2AFLOW_JWT_PRINCIPAL_CLAIM", api.DefaultPrincipalClaim, "JWT claim naming the caller")
-	b.String(&c.APIKeyAgents, "api-key-agents", "A2AFLOW_API_KEY_AGENTS", "", `agents each API key may use, "alice:travel,echo;bob:expenses"; a key not listed may use every agent (docs/guides/permissions.md)`)
-	b.String(&c.JWTScopes, "jwt-agent-scope-prefix", "A2AFLOW_JWT_AGENT_SCOPE_PREFIX", "", `limit each JWT to the agents its scopes name: with "`+api.DefaultAgentScopePrefix+`", scope `+api.DefaultAgentScopePrefix+`travel lets it use travel (`+api.DefaultAgentScopePrefix+`* every agent), and cards require the scope; empty: every JWT may use every agent`)
+	b.String(&c.APIKeyAgents, "api-key-agents", "A2AFLOW_API_KEY_AGENTS", "", `agents each API key may use, "alice:orders,billing;bob:payroll"; a key not listed may use every agent (docs/guides/permissions.md)`)
+	b.String(&c.JWTScopes, "jwt-agent-scope-prefix", "A2AFLOW_JWT_AGENT_SCOPE_PREFIX", "", `limit each JWT to the agents its scopes name: with "`+api.DefaultAgentScopePrefix+`", scope `+api.DefaultAgentScopePrefix+`orders lets it use orders (`+api.DefaultAgentScopePrefix+`* every agent), and cards require the scope; empty: every JWT may use every agent`)
 	b.String(&c.JWTAgents, "jwt-agents-claim", "A2AFLOW_JWT_AGENTS_CLAIM", "", "limit each JWT to the agents this claim lists (a list, or names separated by spaces or commas; * for all); empty: off")
 	b.String(&c.JWTOIDCURL, "jwt-openid-config-url", "A2AFLOW_JWT_OPENID_CONFIG_URL", "", "OpenID Connect discovery URL that cards declare (an openIdConnect scheme with each agent's scope); default <jwt-issuer>/.well-known/openid-configuration when --jwt-issuer is an http(s) URL")
 }
