@@ -147,7 +147,11 @@ func (f *ssrfLLM) toolResults() []string {
 
 // leaks are what an error given to a caller or a model must not show: what
 // the canaries answer, and the policy's inner words.
-var leaks = []string{"root-password", "internal dashboard", "loopback address", "cloud metadata", "dial tcp", "404", "Not Found"}
+var leaks = []string{"root-password", "internal dashboard", "loopback address", "cloud metadata", "dial tcp", "Not Found"}
+
+// status404 is an HTTP status 404 in a text, not the digits inside a port
+// number (127.0.0.2:40491).
+var status404 = regexp.MustCompile(`\b404\b`)
 
 func noLeak(t *testing.T, what, text string) {
 	t.Helper()
@@ -155,6 +159,9 @@ func noLeak(t *testing.T, what, text string) {
 		if strings.Contains(text, l) {
 			t.Errorf("%s %q shows %q", what, text, l)
 		}
+	}
+	if status404.MatchString(text) {
+		t.Errorf("%s %q shows the status 404", what, text)
 	}
 }
 
