@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 )
@@ -23,69 +22,31 @@ var llmLimitKeys = []string{"provider", "model", "rate", "concurrency", "per-ten
 
 // parseLLMLimits reads the file's [[llm-limits]] tables.
 func parseLLMLimits(path string, v any) (activities.Limits, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("config file %s: key \"llm-limits\": want [[llm-limits]] tables", path)
-	}
-	var out activities.Limits
-	seen := map[string]bool{}
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("config file %s: llm-limits[%d]: want a table", path, i)
-		}
-		var l activities.Limit
-		for raw, v := range m {
-			k := strings.ReplaceAll(raw, "_", "-")
-			var err error
-			switch k {
-			case "provider":
-				l.Provider, err = stringValue(v)
-			case "model":
-				l.Model, err = stringValue(v)
-			case "rate":
-				l.Rate, err = numberValue(v, "calls per second")
-			case "concurrency":
-				var n float64
-				n, err = numberValue(v, "calls at once")
-				if err == nil && n != float64(int(n)) {
-					err = fmt.Errorf("want a whole number of calls")
-				}
-				l.Concurrency = int(n)
-			case "per-tenant":
-				var ok bool
-				if l.PerTenant, ok = v.(bool); !ok {
-					err = fmt.Errorf("want true or false")
-				}
-			default:
-				return nil, fmt.Errorf("config file %s: llm-limits[%d]: unknown key %q%s", path, i, k, didYouMean(k, llmLimitKeys))
+	set := func(l *activities.Limit, k string, v any) (known bool, err error) {
+		switch k {
+		case "provider":
+			l.Provider, err = stringValue(v)
+		case "model":
+			l.Model, err = stringValue(v)
+		case "rate":
+			l.Rate, err = numberValue(v, "calls per second")
+		case "concurrency":
+			var n float64
+			n, err = numberValue(v, "calls at once")
+			if err == nil && n != float64(int(n)) {
+				err = fmt.Errorf("want a whole number of calls")
 			}
-			if err != nil {
-				return nil, fmt.Errorf("config file %s: llm-limits[%d]: key %q: bad value %s: %v", path, i, k, showValue(v), err)
+			l.Concurrency = int(n)
+		case "per-tenant":
+			var ok bool
+			if l.PerTenant, ok = v.(bool); !ok {
+				err = fmt.Errorf("want true or false")
 			}
+		default:
+			return false, nil
 		}
-		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("config file %s: llm-limits[%d]: %w", path, i, err)
-		}
-		if key := l.Provider + "\x00" + l.Model; seen[key] {
-			return nil, fmt.Errorf("config file %s: llm-limits: %s %s has two limits", path, l.Provider, l.Model)
-		} else {
-			seen[key] = true
-		}
-		out = append(out, l)
+		return true, err
 	}
-	return out, nil
-}
-
-// numberValue reads a TOML number (integer or float).
-func numberValue(v any, unit string) (float64, error) {
-	switch n := v.(type) {
-	case float64:
-		return n, nil
-	case int64:
-		return float64(n), nil
-	case int:
-		return float64(n), nil
-	}
-	return 0, fmt.Errorf("want a number (%s)", unit)
+	return parseTables(path, "llm-limits", v, llmLimitKeys, set, (*activities.Limit).Validate,
+		func(l activities.Limit) string { return l.Provider + "\x00" + l.Model }, "two limits")
 }
