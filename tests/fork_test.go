@@ -7,8 +7,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -310,5 +314,133 @@ func waitTaskState(t testing.TB, ctx context.Context, c interface {
 			t.Fatalf("task %s is %s after 30s, want %s", id, task.Status.State, state)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRetryFailedLLMStep: the assistant's last model call fails while the
+// provider is down (503, ten attempts), which fails the task; once the
+// provider is back, retry forks the failed task at its end: the model calls
+// and the user's answer before the failed call are not made again (counted
+// at the fake provider), the failed call is, and the task completes. The
+// original stays failed. Then the agent changes: a config agent's system
+// prompt is edited and serve restarted; a fork of its task made before is
+// refused with a clear error (409) before any model call runs.
+func TestRetryFailedLLMStep(t *testing.T) {
+	fake := newFakeOpenAI(t)
+	var down atomic.Bool
+	var refused atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []chatMessage `json:"messages"`
+		}
+		_ = json.Unmarshal(raw, &req)
+		if n := len(req.Messages); down.Load() && n > 0 && req.Messages[n-1].ToolCallID == "call_calc" {
+			refused.Add(1)
+			w.Header().Set("Retry-After-Ms", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"error":{"message":"the provider is down","type":"server_error"}}`)
+			return
+		}
+		out, _ := http.NewRequestWithContext(r.Context(), r.Method, fake.URL+r.URL.Path, bytes.NewReader(raw))
+		out.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(proxy.Close)
+	t.Setenv("OPENAI_BASE_URL", proxy.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", e2eKey)
+	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
+	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	config := filepath.Join(t.TempDir(), "a2aflow.toml")
+	writeHelper := func(prompt string) {
+		if err := os.WriteFile(config, []byte(`
+[[agents]]
+name = "helper"
+description = "Answers with a calculator."
+system-prompt = "`+prompt+`"
+tools = ["calculator", "ask_user"]
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeHelper("You are a concise helper.")
+	s := startServe(t, t.TempDir(), "--config", config)
+	ctx := testContext(t)
+	agentURL := s.APIURL + "/agents/assistant"
+	c, _ := newClient(t, ctx, agentURL)
+
+	down.Store(true)
+	task := send(t, ctx, c, "", "What is 6*7, and where am I?")
+	wantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
+	task = send(t, ctx, c, task.ID, "Lisbon")
+	if task.Status.State != a2a.TaskStateFailed {
+		task = waitTaskState(t, ctx, c, task.ID, a2a.TaskStateFailed)
+	}
+	if refused.Load() == 0 {
+		t.Fatalf("the provider refused no call; the task is %s: %q", task.Status.State, statusText(task))
+	}
+	fake.mu.Lock()
+	before := len(fake.calls)
+	fake.mu.Unlock()
+
+	down.Store(false)
+	code, body := forkCall(t, agentURL+"/tasks/"+string(task.ID)+":retry", map[string]any{})
+	if code != http.StatusOK {
+		t.Fatalf("retry: HTTP %d %s", code, body)
+	}
+	var retried a2a.Task
+	if err := json.Unmarshal(body, &retried); err != nil {
+		t.Fatal(err)
+	}
+	if retried.Status.State != a2a.TaskStateCompleted {
+		retried = *waitTaskState(t, ctx, c, retried.ID, a2a.TaskStateCompleted)
+	}
+	if o := forkOrigin(&retried); o["from"] != string(task.ID) || o["retry"] != true {
+		t.Errorf("the retry's metadata %v, want a retry of %s", retried.Metadata, task.ID)
+	}
+	fake.mu.Lock()
+	calls := slices.Clone(fake.calls)
+	fake.mu.Unlock()
+	if len(calls) != before+1 || !strings.HasPrefix(calls[len(calls)-1], "tool:") {
+		t.Errorf("the provider got %d calls before the retry and %v in all: want the failed call only, once more", before, calls)
+	}
+	orig, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || orig.Status.State != a2a.TaskStateFailed {
+		t.Errorf("the original after the retry: %v %v, want it failed still", orig, err)
+	}
+
+	// The agent changes.
+	helperURL := s.APIURL + "/agents/helper"
+	hc, _ := newClient(t, ctx, helperURL)
+	ht := send(t, ctx, hc, "", "What is 6*7, and where am I?")
+	wantState(t, ht, a2a.TaskStateInputRequired, "Which city are you in?")
+	s.proc().stop()
+	writeHelper("You are a verbose helper.")
+	s.restart()
+	fake.mu.Lock()
+	before = len(fake.calls)
+	fake.mu.Unlock()
+	code, body = forkCall(t, helperURL+"/tasks/"+string(ht.ID)+":fork", map[string]any{"atMessage": 2})
+	if code != http.StatusConflict || !strings.Contains(string(body), "the agent changed since task "+string(ht.ID)+" ran") ||
+		!strings.Contains(string(body), "CompleteChat") {
+		t.Errorf("fork after the agent changed: HTTP %d %s, want 409 naming the changed call", code, body)
+	}
+	fake.mu.Lock()
+	after := len(fake.calls)
+	fake.mu.Unlock()
+	if after != before {
+		t.Errorf("the refused fork called the provider %d times", after-before)
 	}
 }
