@@ -58,7 +58,7 @@ func BenchmarkForkLongTask(b *testing.B) {
 	fork := forkREST(b, s.APIURL, task.ID, len(full.History))
 	forked := time.Since(began)
 	b.StopTimer()
-	if fork.Status.State != a2a.TaskStateCompleted || bookingOf(b, fork) != bookingOf(b, task) {
+	if fork.Status.State != a2a.TaskStateCompleted || forkBooking(b, fork) != forkBooking(b, task) {
 		b.Fatalf("the fork is %s with %+v, want completed with the original's booking", fork.Status.State, fork.Artifacts)
 	}
 	if n := len(bookings(b, dataDir)); n != booked {

@@ -75,8 +75,8 @@ func (f *forkReplay) decode() {
 		return
 	}
 	f.in = &in
-	if len(f.used) != len(in.Activities) {
-		f.used = make([]bool, len(in.Activities))
+	if len(f.used) < len(in.Activities) {
+		f.used = append(f.used, make([]bool, len(in.Activities)-len(f.used))...)
 	}
 }
 
