@@ -255,7 +255,8 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 	}
 	slices.Reverse(runs)
 
-	fork := &wire.ForkInput{From: id, FromContextID: contextID}
+	started := runs[0][0].GetEventTime().AsTime()
+	fork := &wire.ForkInput{From: id, FromContextID: contextID, Started: &started}
 	var first *a2a.Message
 	if p := runs[0][0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads(); len(p) > 0 {
 		var in wire.TaskInput

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -27,6 +28,9 @@ type ForkInput struct {
 	// From is the original task, FromContextID its context.
 	From          a2a.TaskID `json:"from"`
 	FromContextID string     `json:"fromContextId,omitempty"`
+	// Started is when the original's first run started: the fork reads its
+	// context's earlier tasks as of then (Task.ContextThread).
+	Started *time.Time `json:"started,omitempty"`
 	// AtMessage is the fork point: recorded inputs are delivered while the
 	// fork's history holds fewer messages.
 	AtMessage int `json:"atMessage"`
