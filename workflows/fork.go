@@ -69,7 +69,8 @@ func (f *forkReplay) restore(c *continuedTask) {
 // replays nothing (it cannot happen: the API wrote it).
 func (f *forkReplay) decode() {
 	var in wire.ForkInput
-	if err := json.Unmarshal(f.input, &in); err != nil {
+	err := json.Unmarshal(f.input, &in) //workflowcheck:ignore
+	if err != nil {
 		f.r.logger.Error("fork input does not decode; the fork runs live", "error", err)
 		f.live, f.cut = true, true
 		return
@@ -244,7 +245,8 @@ func (f *forkReplay) deliver(ctx workflow.Context, in wire.RecordedInput) error 
 	switch in.Update {
 	case wire.UpdateSendMessage:
 		var m wire.SendMessageInput
-		if err := json.Unmarshal(arg, &m); err != nil {
+		err := json.Unmarshal(arg, &m) //workflowcheck:ignore
+		if err != nil {
 			return err
 		}
 		m.ReturnImmediately, m.WantTask, m.HistoryLength, m.HistorySince, m.PushConfig = true, false, nil, false, nil
@@ -254,19 +256,21 @@ func (f *forkReplay) deliver(ctx workflow.Context, in wire.RecordedInput) error 
 		if err := r.validateSendMessage(ctx, m); err != nil {
 			return err
 		}
-		_, err := r.sendMessage(ctx, m)
+		_, err = r.sendMessage(ctx, m)
 		return err
 	case wire.UpdateDecideApproval:
 		var d wire.DecideApprovalInput
-		if err := json.Unmarshal(arg, &d); err != nil {
+		err := json.Unmarshal(arg, &d) //workflowcheck:ignore
+		if err != nil {
 			return err
 		}
 		r.updates++
-		_, err := r.decide(ctx, d)
+		_, err = r.decide(ctx, d)
 		return err
 	case wire.UpdateCompleteWaitpoint:
 		var c wire.CompleteWaitpointInput
-		if err := json.Unmarshal(arg, &c); err != nil {
+		err := json.Unmarshal(arg, &c) //workflowcheck:ignore
+		if err != nil {
 			return err
 		}
 		c.Token = nil // the original's token opens the original's waitpoint only
@@ -274,7 +278,7 @@ func (f *forkReplay) deliver(ctx workflow.Context, in wire.RecordedInput) error 
 			return err
 		}
 		r.updates++
-		_, err := r.completeWaitpoint(ctx, c)
+		_, err = r.completeWaitpoint(ctx, c)
 		return err
 	}
 	return fmt.Errorf("unknown input %s", in.Update)
