@@ -9,4 +9,5 @@ func init() {
 	link.NewTaskWorkflow = func(agents any, o link.Options) any {
 		return newTaskWorkflow(agents.([]*Agent), o).run
 	}
+	link.NewForkInterceptor = func() any { return newForkInterceptor() }
 }

@@ -97,6 +97,13 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 			ContextID: in.ContextID,
 			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ptr(workflow.Now(ctx).UTC())},
 		}
+		if in.Fork != nil {
+			// A fork (a new input field: histories recorded before it
+			// never take this path).
+			if err := r.fork.begin(in.Fork); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
@@ -134,6 +141,10 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 				return nil, err
 			}
 			r.receive(ctx, in.Message)
+			if in.Fork != nil {
+				last := len(r.history.recent) - 1
+				r.history.recent[last] = forkFirstMessage(r.history.recent[last], in.Fork.From)
+			}
 		}
 		// Wait for the first message (it normally arrives with the start,
 		// through Update-with-Start) or for a cancel before anything ran.
@@ -175,6 +186,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 	skillCtx, cancelSkill := workflow.WithCancel(workflow.WithValue(ctx, taskKey{}, t))
 	r.cancelSkill = cancelSkill
 	r.watchLimits(skillCtx)
+	r.fork.deliverInputs(skillCtx)
 	err := agent.Handle(skillCtx, t)
 	var continued *workflow.ContinueAsNewError
 	if r.continuing && errors.As(err, &continued) {
@@ -223,6 +235,7 @@ type run struct {
 	credentials credentials // credentials.go
 	push        pushState   // webhooks: push.go
 	delegations delegations // delegate.go
+	fork        forkReplay  // a fork's replay of its original: fork.go
 
 	// A task that is canceled or failing does not continue as new.
 	cancelRequested bool                `carry:"-"`

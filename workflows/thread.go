@@ -113,11 +113,17 @@ func (t *Task) ReferencedTask(ctx workflow.Context, id a2a.TaskID) (*a2a.Task, e
 func (t *Task) ContextThread(ctx workflow.Context) (Thread, error) {
 	actx := workflow.WithActivityOptions(ctx, withSummary(readTaskOptions, "read context "+t.r.task.ContextID))
 	var earlier []*a2a.Message
+	started := workflow.GetInfo(ctx).WorkflowStartTime
+	if f := t.r.fork.in; f != nil && f.Started != nil {
+		// A fork reads the context as its original did: the tasks started
+		// before the original (a new input field: no recorded history has it).
+		started = *f.Started
+	}
 	err := workflow.ExecuteActivity(actx, wire.ActivityContextHistory, wire.ContextHistoryInput{
 		ContextID:     t.r.task.ContextID,
 		Owner:         t.r.owner,
 		Exclude:       t.r.task.ID,
-		StartedBefore: workflow.GetInfo(ctx).WorkflowStartTime,
+		StartedBefore: started,
 	}).Get(ctx, &earlier)
 	if err != nil {
 		return Thread{}, fmt.Errorf("read the earlier tasks of context %s: %w", t.r.task.ContextID, err)

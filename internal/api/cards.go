@@ -118,10 +118,9 @@ func (r *cardRecorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 // cardExtensions returns the agent's extensions as its card declares them.
 func cardExtensions(agent *workflows.Agent) []a2a.AgentExtension {
-	if len(agent.Extensions) == 0 {
-		return nil
-	}
-	return slices.Clone(agent.Extensions)
+	return append(slices.Clone(agent.Extensions), a2a.AgentExtension{URI: ForkExtensionURI,
+		Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
+			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"})
 }
 
 // JWKSPath is where the public key of signed cards is served.

@@ -98,6 +98,8 @@ var errorCodes = []errorCode{
 	{sentinel: a2a.ErrUnauthorized, rpcCode: -31403, status: http.StatusForbidden, grpc: "PERMISSION_DENIED"},
 	{sentinel: errDecisionRefused, rpcCode: -31409, status: http.StatusConflict, grpc: "FAILED_PRECONDITION",
 		reason: "DECISION_REFUSED", domain: refusalDomain},
+	{sentinel: errForkRefused, rpcCode: -31409, status: http.StatusConflict, grpc: "FAILED_PRECONDITION",
+		reason: "FORK_REFUSED", domain: refusalDomain},
 	{sentinel: errTooManyRequests, rpcCode: CodeTooManyRequests, status: http.StatusTooManyRequests, grpc: "RESOURCE_EXHAUSTED",
 		reason: "RATE_LIMITED", domain: refusalDomain},
 	{sentinel: errMisdirectedRequest, rpcCode: CodeMisdirectedRequest, status: http.StatusMisdirectedRequest, grpc: "FAILED_PRECONDITION",

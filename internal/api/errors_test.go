@@ -52,6 +52,7 @@ var wantCodes = []wantCode{
 	{a2a.ErrUnauthenticated, -31401, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", a2a.ProtocolDomain},
 	{a2a.ErrUnauthorized, -31403, 403, "PERMISSION_DENIED", "UNAUTHORIZED", a2a.ProtocolDomain},
 	{errDecisionRefused, -31409, 409, "FAILED_PRECONDITION", "DECISION_REFUSED", refusalDomain},
+	{errForkRefused, -31409, 409, "FAILED_PRECONDITION", "FORK_REFUSED", refusalDomain},
 	{errTooManyRequests, -31429, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED", refusalDomain},
 	{errMisdirectedRequest, -31421, 421, "FAILED_PRECONDITION", "MISDIRECTED_REQUEST", refusalDomain},
 	{errors.New("no sentinel"), -32603, 500, "INTERNAL", "INTERNAL_ERROR", a2a.ProtocolDomain},

@@ -96,6 +96,8 @@ func TestRequiredExtension(t *testing.T) {
 	want := []a2a.AgentExtension{
 		{URI: requiredExt, Required: true, Description: "must be activated"},
 		{URI: optionalExt, Params: map[string]any{"level": "basic"}},
+		{URI: api.ForkExtensionURI, Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
+			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"}, // on every card
 	}
 	if diff := cmp.Diff(want, card.Capabilities.Extensions); diff != "" {
 		t.Errorf("card extensions (-want +got):\n%s", diff)

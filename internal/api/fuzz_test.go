@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	querypb "go.temporal.io/api/query/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -417,3 +418,14 @@ func (fuzzSchedule) Describe(context.Context) (*client.ScheduleDescription, erro
 	return nil, errFuzzUnavailable
 }
 func (fuzzSchedule) Delete(context.Context) error { return errFuzzUnavailable }
+
+// GetWorkflowHistory answers an empty history: a fork of a task the fake
+// knows finds no run to read (404).
+func (fuzzTemporal) GetWorkflowHistory(context.Context, string, string, bool, enums.HistoryEventFilterType) client.HistoryEventIterator {
+	return emptyHistory{}
+}
+
+type emptyHistory struct{}
+
+func (emptyHistory) HasNext() bool                          { return false }
+func (emptyHistory) Next() (*historypb.HistoryEvent, error) { return nil, io.EOF }

@@ -330,6 +330,10 @@ func (s *Server) agentEndpoint(agent *workflows.Agent, svc *TaskService, gated a
 		}
 		// The A2A-Extensions header against the agent's (extensions.go).
 		r = negotiateExtensions(w, r, agent)
+		// The fork extension's routes and methods (fork.go).
+		if (jsonRPC && svc.serveForkRPC(w, r)) || (!jsonRPC && svc.serveForkREST(w, r)) {
+			return
+		}
 		// A stream takes one of the client's slots and has no deadline.
 		done, serve := s.openStream(w, r, jsonRPC)
 		if !serve {

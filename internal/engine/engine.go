@@ -10,6 +10,7 @@
 package engine
 
 import (
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -37,6 +38,14 @@ const DefaultRetryBudget = link.DefaultRetryBudget
 // reg's agents, to register under wire.TaskWorkflowName.
 func TaskWorkflow(reg *Registry, o Options) any {
 	return link.NewTaskWorkflow(reg.Agents(), o)
+}
+
+// NewForkInterceptor returns the worker interceptor that answers the
+// activities of a forked task from the original's recorded results
+// (docs/guides/fork.md). Every worker and replayer of the task workflow
+// needs it: a fork's history replays only with it.
+func NewForkInterceptor() interceptor.WorkerInterceptor {
+	return link.NewForkInterceptor().(interceptor.WorkerInterceptor)
 }
 
 // WorkerRegistry is what a worker, a workflow replayer or the SDK's test

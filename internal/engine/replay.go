@@ -10,6 +10,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -48,7 +49,8 @@ func NewReplayer(reg *Registry, o ReplayOptions) (*Replayer, error) {
 	if reg == nil {
 		return nil, fmt.Errorf("engine: NewReplayer needs a registry")
 	}
-	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{ExternalStorage: o.ExternalStorage})
+	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{ExternalStorage: o.ExternalStorage,
+		Interceptors: []interceptor.WorkerInterceptor{NewForkInterceptor()}})
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,10 @@ type TaskInput struct {
 	// from its start (a schedule's config for its runs' results). Its
 	// secrets are sealed for the schedule ([ScheduleSealBinding]).
 	PushConfig *a2a.PushConfig `json:",omitempty"`
+	// Fork, when set, makes the task a fork of another (docs/guides/fork.md):
+	// its skill runs on the original's recorded results and inputs up to
+	// the fork point. Message is then the original's first message.
+	Fork *ForkInput `json:",omitempty"`
 }
 
 // StartInput returns in. The task workflow's own input embeds a TaskInput

@@ -27,7 +27,7 @@ unsupported...), 1 any other error.`
 // Commands returns the client commands, which work against any A2A agent
 // (1.0 or 0.3, JSON-RPC, HTTP+JSON or gRPC), not only a2aflow, and the REPL.
 func Commands() []*cobra.Command {
-	return []*cobra.Command{newCardCmd(), newSendCmd(), newGetCmd(), newListCmd(), newCancelCmd(), newSubscribeCmd(), newPushCmd(), newREPLCmd()}
+	return []*cobra.Command{newCardCmd(), newSendCmd(), newGetCmd(), newListCmd(), newCancelCmd(), newForkCmd(), newRetryCmd(), newSubscribeCmd(), newPushCmd(), newREPLCmd()}
 }
 
 func newCardCmd() *cobra.Command {

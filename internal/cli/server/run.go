@@ -129,7 +129,8 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	wopts = cfg.Lifecycle.workerOptions(wopts)
 	wopts.Interceptors = append(wopts.Interceptors,
 		engine.NewLoggingInterceptor(), // task keys on workflow and activity logs
-		engine.NewOwnerInterceptor())   // the task's owner for its activities
+		engine.NewOwnerInterceptor(),   // the task's owner for its activities
+		engine.NewForkInterceptor())    // a fork's recorded activity results
 	// What the agents' own activities reach from their context: the
 	// database and the credentials users gave their tasks (workerenv).
 	env := &workerenv.Env{DB: store.DB()}

@@ -88,3 +88,8 @@ type Options struct {
 // func(workflow.Context, input) (*wire.TaskSnapshot, error)) serving
 // agents, a []*workflows.Agent with unique names. Package workflows sets it.
 var NewTaskWorkflow func(agents any, o Options) any
+
+// NewForkInterceptor returns the worker interceptor (an
+// interceptor.WorkerInterceptor) that answers a fork's activities from its
+// recorded results. Package workflows sets it.
+var NewForkInterceptor func() any

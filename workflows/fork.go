@@ -1,0 +1,329 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/a2aflow/a2aflow/internal/wire"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Forks (docs/guides/fork.md). A fork is a new task whose input holds the
+// original's recorded activity results and inputs (wire.ForkInput). Its
+// skill runs from the start; the fork unit below delivers the recorded
+// inputs, each when the task waits for input, while the task's history
+// holds fewer messages than the fork point, and the worker interceptor of
+// this file answers the skill's activities from the recorded results:
+// such an activity is never scheduled, so no side effect runs twice.
+
+// forkReplay is the fork unit: the state of a fork's replay of its
+// original. A task that is no fork has no input and does nothing.
+type forkReplay struct {
+	unitBase
+	r *run `carry:"-"`
+
+	// input is the wire.ForkInput's JSON (in, decoded, is this run's).
+	input json.RawMessage
+	in    *wire.ForkInput `carry:"-"`
+	used  []bool          // per recorded activity: its result was used
+	next  int             // the next recorded input to deliver
+	cut   bool            // the fork point is reached: no more input is delivered
+	live  bool            // the replay is over: every activity runs
+	// refused is why the fork failed: the agent changed since the original ran.
+	refused string
+}
+
+// carriedFork is the fork unit's part of continuedTask.
+type carriedFork struct {
+	Input   json.RawMessage `json:"input"`
+	Used    []bool          `json:"used,omitempty"`
+	Next    int             `json:"next,omitempty"`
+	Cut     bool            `json:"cut,omitempty"`
+	Live    bool            `json:"live,omitempty"`
+	Refused string          `json:"refused,omitempty"`
+}
+
+func (f *forkReplay) carry(c *continuedTask) {
+	if f.input == nil {
+		return
+	}
+	c.Fork = &carriedFork{Input: f.input, Used: slices.Clone(f.used), Next: f.next, Cut: f.cut, Live: f.live, Refused: f.refused}
+}
+
+func (f *forkReplay) restore(c *continuedTask) {
+	if c.Fork == nil {
+		return
+	}
+	f.input, f.used, f.next, f.cut, f.live, f.refused = c.Fork.Input, slices.Clone(c.Fork.Used), c.Fork.Next, c.Fork.Cut, c.Fork.Live, c.Fork.Refused
+	f.decode()
+}
+
+// decode reads the input's JSON; a fork whose input does not decode
+// replays nothing (it cannot happen: the API wrote it).
+func (f *forkReplay) decode() {
+	var in wire.ForkInput
+	err := json.Unmarshal(f.input, &in) //workflowcheck:ignore
+	if err != nil {
+		f.r.logger.Error("fork input does not decode; the fork runs live", "error", err)
+		f.live, f.cut = true, true
+		return
+	}
+	f.in = &in
+	if len(f.used) < len(in.Activities) {
+		f.used = append(f.used, make([]bool, len(in.Activities)-len(f.used))...)
+	}
+}
+
+// begin makes the run a fork of in, in its first run.
+func (f *forkReplay) begin(in *wire.ForkInput) error {
+	raw, err := json.Marshal(in) //workflowcheck:ignore (the JSON of the same input is the same bytes)
+	if err != nil {
+		return err
+	}
+	f.input = raw
+	f.decode()
+	r := f.r
+	if r.task.Metadata == nil {
+		r.task.Metadata = map[string]any{}
+	}
+	r.task.Metadata[wire.ForkMetadataKey] = f.origin()
+	return nil
+}
+
+func (f *forkReplay) origin() map[string]any {
+	o := map[string]any{"from": string(f.in.From), "atMessage": f.in.AtMessage}
+	if f.in.Retry {
+		o["retry"] = true
+	}
+	if f.refused != "" {
+		o["refused"] = f.refused
+	}
+	return o
+}
+
+// limit is how many of the recorded activities the fork may use now: those
+// that completed before the next input to deliver (all after the last).
+func (f *forkReplay) limit() int {
+	if f.next < len(f.in.Inputs) {
+		return min(f.in.Inputs[f.next].After, len(f.in.Activities))
+	}
+	return len(f.in.Activities)
+}
+
+// answer answers an activity call of the fork from its recorded results:
+// a settled future and true, or false when the activity must run (the
+// replay is over, or this is no fork). A call that matches no recorded
+// result while some remain fails the fork and never runs.
+func (f *forkReplay) answer(ctx workflow.Context, activityType string, args []any) (workflow.Future, bool) {
+	if f.in == nil || f.live || !wire.ForkRecorded(activityType) {
+		return nil, false
+	}
+	r := f.r
+	payloads, err := converter.GetDefaultDataConverter().ToPayloads(args...)
+	if err != nil {
+		return nil, false // the SDK refuses it the same way
+	}
+	var data [][]byte
+	for _, p := range payloads.GetPayloads() {
+		data = append(data, p.GetData())
+	}
+	hash := wire.ForkHash(data, r.task.ID, r.task.ContextID)
+	limit := f.limit()
+	for i := 0; i < limit; i++ {
+		a := f.in.Activities[i]
+		if f.used[i] || a.Type != activityType || a.Hash != hash {
+			continue
+		}
+		f.used[i] = true
+		fut, set := workflow.NewFuture(ctx)
+		if a.Failure != nil {
+			set.Set(nil, temporal.NewApplicationErrorWithOptions(a.Failure.Message, a.Failure.Type,
+				temporal.ApplicationErrorOptions{NonRetryable: a.Failure.NonRetryable}))
+		} else if len(a.Result) == 0 {
+			set.Set(nil, nil)
+		} else {
+			out := &commonpb.Payloads{}
+			for _, p := range a.Result {
+				out.Payloads = append(out.Payloads, &commonpb.Payload{Metadata: p.Metadata, Data: p.Data})
+			}
+			set.Set(out, nil)
+		}
+		return fut, true
+	}
+	unused := slices.Index(f.used[:limit], false)
+	if unused < 0 && (f.cut || f.next >= len(f.in.Inputs) || r.history.total() >= f.in.AtMessage) {
+		// Past the fork point: from here the task runs live.
+		f.goLive()
+		return nil, false
+	}
+	var why string
+	if unused >= 0 {
+		why = fmt.Sprintf("its skill calls %s with an input the original's call %d (%s) did not have",
+			activityType, unused+1, f.in.Activities[unused].Type)
+		if i := slices.IndexFunc(f.in.Activities[unused:limit], func(a wire.RecordedActivity) bool { return a.Type == activityType }); i < 0 {
+			why = fmt.Sprintf("its skill calls %s where the original called %s (call %d)",
+				activityType, f.in.Activities[unused].Type, unused+1)
+		}
+	} else {
+		why = fmt.Sprintf("its skill calls %s, which the original had not completed before its next input", activityType)
+	}
+	err = f.refuse(ctx, why)
+	fut, set := workflow.NewFuture(ctx)
+	set.Set(nil, err)
+	return fut, true
+}
+
+// goLive ends the replay: no more recorded input is delivered, every
+// activity runs.
+func (f *forkReplay) goLive() {
+	if f.live {
+		return
+	}
+	f.live, f.cut = true, true
+	if n := len(f.used) - len(slices.DeleteFunc(slices.Clone(f.used), func(u bool) bool { return u })); n > 0 {
+		f.r.logger.Info("fork runs live", "recorded results used", n, "of", len(f.used))
+	}
+}
+
+// refuse fails the fork: the agent changed since the original ran.
+func (f *forkReplay) refuse(ctx workflow.Context, why string) error {
+	msg := fmt.Sprintf("the agent changed since task %s ran: %s; the fork stopped before running anything live", f.in.From, why)
+	err := temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeForkMismatch, nil)
+	if f.refused == "" {
+		f.refused = msg
+		f.r.task.Metadata[wire.ForkMetadataKey] = f.origin()
+		f.r.failWith(ctx, err)
+	}
+	f.live, f.cut = true, true
+	return err
+}
+
+// deliverInputs delivers the recorded inputs, each when the task waits for
+// input, until the fork point. It runs in the skill's context (the
+// activities of the decisions it delivers are answered from the records).
+func (f *forkReplay) deliverInputs(ctx workflow.Context) {
+	if f.in == nil || f.cut {
+		return
+	}
+	r := f.r
+	stopped := func() bool { return r.task.Status.State.Terminal() || r.failure != nil || f.cut }
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for f.next < len(f.in.Inputs) {
+			if err := workflow.Await(ctx, func() bool { return stopped() || wire.Interrupted(r.task.Status.State) }); err != nil || stopped() {
+				return
+			}
+			if r.history.total() >= f.in.AtMessage {
+				break
+			}
+			if err := f.deliver(ctx, f.in.Inputs[f.next]); err != nil {
+				_ = f.refuse(ctx, fmt.Sprintf("its recorded input %d (%s) is refused: %s", f.next+1, f.in.Inputs[f.next].Update, userMessage(err)))
+				return
+			}
+			f.next++
+			// The input moves the task on: wait for its next status.
+			seq := r.statusSeq
+			if err := workflow.Await(ctx, func() bool { return stopped() || r.statusSeq > seq }); err != nil {
+				return
+			}
+		}
+		f.cut = true
+	})
+}
+
+// deliver hands one recorded input to the task as its update would, with
+// the original's IDs replaced by the fork's.
+func (f *forkReplay) deliver(ctx workflow.Context, in wire.RecordedInput) error {
+	r := f.r
+	arg := wire.ForkArg(in.Arg, f.in.From, r.task.ID, f.in.FromContextID, r.task.ContextID)
+	switch in.Update {
+	case wire.UpdateSendMessage:
+		var m wire.SendMessageInput
+		err := json.Unmarshal(arg, &m) //workflowcheck:ignore
+		if err != nil {
+			return err
+		}
+		m.ReturnImmediately, m.WantTask, m.HistoryLength, m.HistorySince, m.PushConfig = true, false, nil, false, nil
+		if m.Message != nil {
+			m.Message.TaskID, m.Message.ContextID = "", ""
+		}
+		if err := r.validateSendMessage(ctx, m); err != nil {
+			return err
+		}
+		_, err = r.sendMessage(ctx, m)
+		return err
+	case wire.UpdateDecideApproval:
+		var d wire.DecideApprovalInput
+		err := json.Unmarshal(arg, &d) //workflowcheck:ignore
+		if err != nil {
+			return err
+		}
+		r.updates++
+		_, err = r.decide(ctx, d)
+		return err
+	case wire.UpdateCompleteWaitpoint:
+		var c wire.CompleteWaitpointInput
+		err := json.Unmarshal(arg, &c) //workflowcheck:ignore
+		if err != nil {
+			return err
+		}
+		c.Token = nil // the original's token opens the original's waitpoint only
+		if err := r.validateWaitpointCompletion(ctx, c); err != nil {
+			return err
+		}
+		r.updates++
+		_, err = r.completeWaitpoint(ctx, c)
+		return err
+	}
+	return fmt.Errorf("unknown input %s", in.Update)
+}
+
+// forkFirstMessage is the fork's first message as its history shows it:
+// the original's, listing the original in referenceTaskIds. The skill
+// reads the original's unchanged (Task.ReferenceTaskIDs is the skill's
+// input).
+func forkFirstMessage(m *a2a.Message, from a2a.TaskID) *a2a.Message {
+	c := *m
+	c.ReferenceTasks = append(slices.Clone(m.ReferenceTasks), from)
+	return &c
+}
+
+// NewForkInterceptor returns the worker interceptor that answers a fork's
+// activities from its recorded results. Every worker and replayer of task
+// workflows must have it: without it a fork's history does not replay.
+func newForkInterceptor() interceptor.WorkerInterceptor { return &forkInterceptor{} }
+
+type forkInterceptor struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*forkInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &forkInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
+}
+
+type forkInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+}
+
+func (i *forkInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&forkOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}})
+}
+
+type forkOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+}
+
+func (o *forkOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
+	if t, ok := TaskFrom(ctx); ok {
+		if fut, answered := t.r.fork.answer(ctx, activityType, args); answered {
+			return fut
+		}
+	}
+	return o.Next.ExecuteActivity(ctx, activityType, args...)
+}
