@@ -81,6 +81,10 @@ type config struct {
 	// WorkflowCacheSize is the worker's sticky workflow cache: how many
 	// task workflows it keeps in memory between turns (run.go).
 	WorkflowCacheSize int
+	// EagerActivities lets the worker start the activities a workflow task
+	// schedules at once, from that task's completion, instead of through
+	// the task queue (worker.Options.DisableEagerActivities when false).
+	EagerActivities bool
 	// Deployment is Worker Versioning of serve and worker (deployments.go).
 	Deployment deploymentConfig
 	// Conn is how clients reach Temporal, and the embedded frontend's TLS
