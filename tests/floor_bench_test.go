@@ -240,9 +240,9 @@ func benchStatusText(task *a2a.Task) string {
 }
 
 // benchTurnEvents runs op and counts the events of its workflow's history:
-// all of them when from is 0, those after the history's last-but-one
-// WorkflowExecutionUpdateCompleted (the turn op timed, after its setup)
-// when from is -1. desc lists them as benchHistory does.
+// all of them when from is 0, those from the first workflow task after the
+// history's last-but-one WorkflowExecutionUpdateCompleted (the turn op
+// timed, after its setup) when from is -1. desc lists them as benchHistory does.
 func benchTurnEvents(ctx context.Context, c client.Client, op benchIDOp, from int) (int, string, error) {
 	id, _, err := op(ctx, 0)
 	if err != nil {
@@ -268,7 +268,13 @@ func benchTurnEvents(ctx context.Context, c client.Client, op benchIDOp, from in
 		if len(updateEnds) < 2 {
 			return 0, "", fmt.Errorf("history of %s has %d updates completed, want 2 or more", id, len(updateEnds))
 		}
+		// The setup's last turn may write after its update completed
+		// (the task's state, once the update handler has answered): the
+		// turn begins with its workflow task.
 		start = updateEnds[len(updateEnds)-2] + 1
+		for start < len(types) && types[start] != benchEventAbbrev(enums.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) {
+			start++
+		}
 	}
 	size := 0
 	for _, s := range sizes[start:] {
@@ -416,6 +422,10 @@ type a2aGoEcho struct{}
 func (a2aGoEcho) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		text := workflows.MessageText(ec.Message)
+		// a2a-go wants a task (or a message) first.
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(text))), nil)
 	}
 }

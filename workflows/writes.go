@@ -1,9 +1,6 @@
 package workflows
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
 
@@ -101,7 +98,7 @@ func (r *run) flushWrites(ctx workflow.Context, memo bool) {
 		pending := r.memoPending
 		r.memoPending = nil
 		if err := workflow.UpsertMemo(ctx, pending); err != nil {
-			r.logger.Warn("upsert memo", "keys", slices.Sorted(maps.Keys(pending)), "error", err)
+			r.logger.Warn("upsert memo", "error", err)
 		}
 	}
 }
