@@ -568,12 +568,12 @@ func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
 			WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				wire.ContextIDKey.ValueSet(contextID),
-				wire.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
+				wire.TaskStateKey.ValueSet(string(a2a.TaskStateWorking)),
 				wire.AgentKey.ValueSet(agent.Name),
 				wire.SkillKey.ValueSet(agent.DefaultSkill()),
 			),
 			Memo: map[string]any{"agent": agent.Name, "text": text},
-		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID})
+		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID, LongTasks: true, MergedWrites: true})
 		h, err := r.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{

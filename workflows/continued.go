@@ -293,11 +293,12 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *skillState) er
 		r.continuing = false
 		return workflow.ErrCanceled
 	}
+	r.flushWrites(dctx, true) // the next run starts with this run's search attributes and memo
 	state := r.carry(t, skill)
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
 	return workflow.NewContinueAsNewError(dctx, wire.TaskWorkflowName, runInput{
-		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner}, Continued: state,
+		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, MergedWrites: r.merged}, Continued: state,
 	})
 }
 

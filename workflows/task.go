@@ -270,6 +270,10 @@ func (t *Task) SetMetadata(ctx workflow.Context, key string, value any) {
 		t.r.task.Metadata = map[string]any{}
 	}
 	t.r.task.Metadata[key] = value
+	if t.r.merged {
+		t.r.setMemo(key, value) // writes.go
+		return
+	}
 	if err := workflow.UpsertMemo(ctx, map[string]any{key: value}); err != nil {
 		t.r.logger.Warn("upsert memo", "key", key, "error", err)
 	}

@@ -105,9 +105,11 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 			}
 		}
 	}
+	r.merged = in.MergedWrites
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
+	r.startWrites(ctx, in.Continued != nil) // writes.go
 	agent, known := w.agents[in.Agent]
 	var t *Task
 	if c := in.Continued; c != nil {
@@ -156,6 +158,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 				if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueUnset()); err != nil {
 					r.logger.Warn("unset task state search attribute", "error", err)
 				}
+				r.merged = false // no more writes
 				if err := r.drain(ctx); err != nil {
 					return nil, err
 				}
@@ -265,6 +268,12 @@ type run struct {
 	runs        int                `carry:"counted"` // runs of the task before this one
 	updates     int                `carry:"-"`       // updates accepted in this run
 	idleTimeout time.Duration      `carry:"-"`       // the agent's
+
+	// Merged writes (TaskInput.MergedWrites, writes.go): the A2ATaskState
+	// visibility has, and the memo keys not written yet.
+	merged      bool           `carry:"-"` // the run's input
+	visible     a2a.TaskState  `carry:"-"` // the state at the run's start: written before it continued
+	memoPending map[string]any `carry:"-"` // written before the run continues
 }
 
 // sendWaiter is one blocking SendMessage update waiting for the skill.
@@ -581,7 +590,7 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
 	}})
 	r.statusSeq = r.lastSeq
-	if prev != state {
+	if prev != state && !r.merged { // merged: written once per workflow task (writes.go)
 		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)
 		}
@@ -622,6 +631,7 @@ func (r *run) finish(ctx workflow.Context, err error, canceled bool) {
 	default:
 		r.setStatus(ctx, a2a.TaskStateCompleted, r.finalMessage)
 	}
+	r.flushWrites(ctx, true) // before the run ends: no pass of writes.go's coroutine may come
 	r.inbox = nil
 }
 

@@ -203,7 +203,15 @@ func status(state a2a.TaskState, m *messageView) statusView {
 	return statusView{State: state, Message: m}
 }
 
+// TestAskTwiceThenComplete runs a task that asks twice, with its
+// A2ATaskState written at every change and with merged writes
+// (TaskInput.MergedWrites: once per workflow task, when it changed).
 func TestAskTwiceThenComplete(t *testing.T) {
+	t.Run("per-change", func(t *testing.T) { testAskTwiceThenComplete(t, false) })
+	t.Run("merged", func(t *testing.T) { testAskTwiceThenComplete(t, true) })
+}
+
+func testAskTwiceThenComplete(t *testing.T, merged bool) {
 	type seen struct {
 		ID        a2a.TaskID
 		ContextID string
@@ -253,7 +261,7 @@ func TestAskTwiceThenComplete(t *testing.T) {
 		sendDate = sendMessage(env, wire.SendMessageInput{Message: date})
 	}, 3*time.Minute)
 
-	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "planner", ContextID: testContextID})
+	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "planner", ContextID: testContextID, MergedWrites: merged})
 
 	final := finalTask(t, env)
 
@@ -350,6 +358,11 @@ func TestAskTwiceThenComplete(t *testing.T) {
 		string(a2a.TaskStateInputRequired),
 		string(a2a.TaskStateWorking),
 		string(a2a.TaskStateCompleted),
+	}
+	if merged {
+		// The task starts working (the API's start says so); each answer
+		// that ends with the next question writes nothing.
+		wantStates = []string{string(a2a.TaskStateInputRequired), string(a2a.TaskStateCompleted)}
 	}
 	if diff := cmp.Diff(wantStates, *states); diff != "" {
 		t.Errorf("upserted %s values (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)

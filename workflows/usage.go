@@ -69,6 +69,11 @@ func (t *Task) RecordUsageMemo(ctx workflow.Context) {
 	if u == t.r.usageMemo {
 		return
 	}
+	if t.r.merged {
+		t.r.setMemo(wire.UsageMetadataKey, u) // writes.go; no version marker
+		t.r.usageMemo = u
+		return
+	}
 	if workflow.GetVersion(ctx, usageMemoChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}

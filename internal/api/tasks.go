@@ -503,7 +503,9 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	}
 	sa := []temporal.SearchAttributeUpdate{
 		wire.ContextIDKey.ValueSet(contextID),
-		wire.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
+		// The first message makes the task working in its first
+		// workflow task (TaskInput.MergedWrites): the start says so.
+		wire.TaskStateKey.ValueSet(string(a2a.TaskStateWorking)),
 		wire.AgentKey.ValueSet(s.agent.Name),
 	}
 	if skill := s.agent.DefaultSkill(); skill != "" {
@@ -529,7 +531,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// follow the deployment's current build.
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
 }
 

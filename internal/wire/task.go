@@ -25,6 +25,17 @@ type TaskInput struct {
 	// GetVersion as before and gets the same behaviour; a newer one
 	// replaying that history skips the marker (the SDK allows it).
 	LongTasks bool `json:",omitempty"`
+	// MergedWrites, set by the API for the tasks it starts (which it
+	// starts with A2ATaskState working, the state their first message
+	// puts them in), writes the task's A2ATaskState search attribute once
+	// per workflow task, when the state differs from the one visibility
+	// has, instead of at every status change (a turn that answers a
+	// waiting task and asks again writes none), and its memo only when the
+	// task waits or continues as new (a completed task's metadata is in
+	// its result): fewer history events and visibility writes per turn.
+	// A continued run has it from the run before. Histories recorded
+	// without it replay as before.
+	MergedWrites bool `json:",omitempty"`
 	// Schedule is the ID of the schedule whose run this task is (the
 	// schedules REST resource, on Temporal Schedules): the task's metadata
 	// names it under [ScheduleMetadataKey], and its first message

@@ -81,6 +81,10 @@ type config struct {
 	// WorkflowCacheSize is the worker's sticky workflow cache: how many
 	// task workflows it keeps in memory between turns (run.go).
 	WorkflowCacheSize int
+	// EagerActivities lets the worker start the activities a workflow task
+	// schedules at once, from that task's completion, instead of through
+	// the task queue (worker.Options.DisableEagerActivities when false).
+	EagerActivities bool
 	// Deployment is Worker Versioning of serve and worker (deployments.go).
 	Deployment deploymentConfig
 	// Conn is how clients reach Temporal, and the embedded frontend's TLS
@@ -230,6 +234,8 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 	c.bindRetryBudget(fs)
 	b.Int(&c.WorkflowCacheSize, "workflow-cache-size", "A2AFLOW_WORKFLOW_CACHE_SIZE", DefaultWorkflowCacheSize,
 		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits")
+	b.Bool(&c.EagerActivities, "eager-activities", "A2AFLOW_EAGER_ACTIVITIES", true,
+		"start the activities a task schedules (tool, model and remote agent calls, webhook deliveries) on this worker at once, in the reply to the workflow task that scheduled them (Temporal's eager activity execution); false sends every activity through the task queue, to any worker polling it")
 	b.StringSlice(&c.OutboundAllowHosts, "outbound-allow-hosts", "A2AFLOW_OUTBOUND_ALLOW_HOSTS", nil,
 		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated")
 }

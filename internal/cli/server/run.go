@@ -127,6 +127,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		return nil, err
 	}
 	wopts = cfg.Lifecycle.workerOptions(wopts)
+	wopts.DisableEagerActivities = !cfg.EagerActivities
 	wopts.Interceptors = append(wopts.Interceptors,
 		engine.NewLoggingInterceptor(), // task keys on workflow and activity logs
 		engine.NewOwnerInterceptor(),   // the task's owner for its activities
