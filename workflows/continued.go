@@ -75,6 +75,8 @@ type continuedTask struct {
 	Waitpoints carriedWaitpoints `json:"waitpoints"`
 	// Grants are the grants unit's (approval.go).
 	Grants []grant `json:"grants,omitempty"`
+	// Budgets are the budgets unit's (budget.go).
+	Budgets []budgetRaise `json:"budgets,omitempty"`
 
 	// Skill is what the skill said it can be restarted from.
 	Skill *skillState `json:"skill,omitempty"`

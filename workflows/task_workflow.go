@@ -223,6 +223,7 @@ type run struct {
 	credentials credentials // credentials.go
 	push        pushState   // webhooks: push.go
 	delegations delegations // delegate.go
+	budgets     budgets     // what approvers allowed beyond LLM budgets: budget.go
 
 	// A task that is canceled or failing does not continue as new.
 	cancelRequested bool                `carry:"-"`
