@@ -126,7 +126,7 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	if err := os.WriteFile(path, []byte(budgetsConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, filepath.Join(dir, "data"), "--config", path, "--approver-groups", "fiona:finance,olga:ops")
+	s := startServe(t, filepath.Join(dir, "data"), "--config", path, "--approver-groups", "fiona:finance;olga:ops")
 	ctx := testContext(t)
 
 	start := func(agent, text string) a2a.TaskID {
