@@ -66,12 +66,29 @@ func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, er
 	}
 }
 
-// complete runs one CompleteChat activity and records its token usage.
+// complete runs one CompleteChat activity and records its token usage,
+// once the task's and its tenant's budgets allow it (budget.go).
 func complete(ctx workflow.Context, o *callOptions, req Request, summary string) (Response, error) {
+	if err := checkTaskBudget(ctx, o); err != nil {
+		return Response{}, err
+	}
 	actx := workflow.WithActivityOptions(ctx, withSummary(o.activity, summary))
 	var resp Response
-	if err := workflow.ExecuteActivity(actx, ActivityCompleteChat, req).Get(ctx, &resp); err != nil {
-		return Response{}, err
+	for {
+		req.TenantBudgetRaises = tenantRaises(o)
+		err := workflow.ExecuteActivity(actx, ActivityCompleteChat, req).Get(ctx, &resp)
+		if tb, spent := tenantBudgetSpent(err); spent {
+			// The tenant's budget for the period is spent: ask for more
+			// (or fail), then call again.
+			if err := raiseTenantBudget(ctx, o, tb); err != nil {
+				return Response{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return Response{}, err
+		}
+		break
 	}
 	if o.usage != nil {
 		o.usage.AddTokenUsage(workflows.TokenUsage{InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,

@@ -100,6 +100,12 @@ type Request struct {
 	// MaxTokens limits the answer; 0 means the provider's default (4096
 	// for Anthropic, which requires a limit; none for OpenAI).
 	MaxTokens int64 `json:"maxTokens,omitempty"`
+	// TenantBudgetRaises are what approvers allowed the task to spend
+	// beyond its tenant's budgets ([[llm-budgets]]), by period ("day",
+	// "week", "month"): the CompleteChat activity refuses the call with an
+	// ErrTypeTenantBudgetExceeded error when the tenant's spend in a
+	// period has reached its budget plus this.
+	TenantBudgetRaises map[string]float64 `json:"tenantBudgetRaises,omitempty"`
 }
 
 // Usage counts the tokens of one or more calls, and what they cost.

@@ -35,6 +35,15 @@ const (
 	ErrTypeInvalidOutput = "LLMInvalidOutput"
 	// ErrTypeTooManyTurns: a Worker loop did not finish within its turns.
 	ErrTypeTooManyTurns = "LLMTooManyTurns"
+	// ErrTypeBudgetExceeded: the task's spend reached its budget
+	// ([WithBudget], [[llm-budgets]]) and the budget says fail, or its
+	// approval was rejected. Not retried: the task fails with it.
+	ErrTypeBudgetExceeded = "LLMBudgetExceeded"
+	// ErrTypeTenantBudgetExceeded: the CompleteChat activity refused a call
+	// because the tenant's spend in the period reached its budget
+	// ([[llm-budgets]]); its details are a [TenantBudget]. Not retried:
+	// the workflow side asks for more or fails with ErrTypeBudgetExceeded.
+	ErrTypeTenantBudgetExceeded = "LLMTenantBudgetExceeded"
 )
 
 // DefaultActivityOptions are the activity options of an LLM call unless
@@ -60,6 +69,7 @@ type callOptions struct {
 	provider    string
 	system      string
 	usage       *workflows.Task
+	budget      *Budget
 	calls       int // calls made with usage, by this Function or Run
 	maxAttempts int
 	maxTurns    int
@@ -95,6 +105,9 @@ func WithDefaults(ctx workflow.Context, provider, model string) workflow.Context
 // applyDefaults fills the model and provider the call did not name from
 // ctx's WithDefaults.
 func (o *callOptions) applyDefaults(ctx workflow.Context) {
+	if b, ok := ctx.Value(budgetKey{}).(Budget); ok && o.budget == nil {
+		o.budget = &b
+	}
 	if d, ok := ctx.Value(defaultsKey{}).(callDefaults); ok {
 		if o.model == "" {
 			o.model = d.model

@@ -77,6 +77,8 @@ type continuedTask struct {
 	Grants []grant `json:"grants,omitempty"`
 	// Fork is the fork unit's (fork.go), for a fork only.
 	Fork *carriedFork `json:"fork,omitempty"`
+	// Budgets are the budgets unit's (budget.go).
+	Budgets []budgetRaise `json:"budgets,omitempty"`
 
 	// Skill is what the skill said it can be restarted from.
 	Skill *skillState `json:"skill,omitempty"`

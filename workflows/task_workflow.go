@@ -239,6 +239,7 @@ type run struct {
 	push        pushState   // webhooks: push.go
 	delegations delegations // delegate.go
 	fork        forkReplay  // a fork's replay of its original: fork.go
+	budgets     budgets     // what approvers allowed beyond LLM budgets: budget.go
 
 	// A task that is canceled or failing does not continue as new.
 	cancelRequested bool                `carry:"-"`

@@ -61,7 +61,7 @@ type unit interface {
 // both could claim goes to the first (a waitpoint's payload before a
 // decision).
 func (r *run) units() []unit {
-	return []unit{&r.waitpoints, &r.approvals, &r.grants, &r.credentials, &r.push, &r.delegations, &r.fork}
+	return []unit{&r.waitpoints, &r.approvals, &r.grants, &r.credentials, &r.push, &r.delegations, &r.budgets, &r.fork}
 }
 
 // bind points every unit back at its run.
@@ -73,6 +73,7 @@ func (r *run) bind() {
 	r.push.r = r
 	r.delegations.r = r
 	r.fork.r = r
+	r.budgets.r = r
 }
 
 // claimant returns the unit that claims a message, if one does.

@@ -132,6 +132,8 @@ func fill(v reflect.Value, path string) {
 		v.SetInt(int64(len(path)))
 	case reflect.Bool:
 		v.SetBool(true)
+	case reflect.Float64:
+		v.SetFloat(float64(len(path)) + 0.25)
 	case reflect.Interface:
 		v.Set(reflect.ValueOf(path))
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -44,6 +45,13 @@ type LLM struct {
 	// model (limits.go).
 	Limits Limits
 	Leases LeaseStore
+	// Budgets are the tenants' budgets per period (the config file's
+	// [[llm-budgets]]), checked against Spend, the recorded usage every
+	// worker shares, before each call (budgets.go).
+	Budgets TenantBudgets
+	Spend   SpendReader
+
+	now func() time.Time // the clock of the budgets' periods; nil: time.Now
 }
 
 // UsageRecorder keeps the usage of LLM calls: *models.Store.
@@ -76,6 +84,9 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		model = p.Model()
 	}
 	task := workerenv.TaskOf(ctx)
+	if err := a.checkTenantBudgets(ctx, task.Owner, req.TenantBudgetRaises); err != nil {
+		return llm.Response{}, err
+	}
 	release, err := a.acquire(ctx, p.Name(), model, task.Owner)
 	if err != nil {
 		return llm.Response{}, err

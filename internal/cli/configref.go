@@ -155,6 +155,21 @@ slots within 30 s ([limits on LLM calls](guides/llm-agents.md#limits-on-llm-call
 		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
 	}
 	b.WriteString(`
+## LLM budgets
+
+` + "`[[llm-budgets]]`" + ` sections are what a tenant's LLM calls may cost per day, week or month (UTC), in USD by
+the ` + "`[[llm-prices]]`" + ` table. Before each call the worker sums the tenant's recorded calls of the period
+(the usage table every worker shares); once they reached the budget, the task waits on an ordinary approval
+("tenant acme spent 50.10 of 50.00 USD this month; allow 10.00 more?") instead of calling, or fails when the
+budget or the agent says ` + "`fail`" + `. A task's own budget is its agent's ` + "`budget-usd`" + ` ([budgets](guides/cost.md#budgets)).
+
+| key | description |
+|---|---|
+`)
+	for _, k := range server.LLMBudgetKeys() {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.Key, mdCell(k.Doc))
+	}
+	b.WriteString(`
 Example:
 
 ` + "```toml" + `
@@ -198,6 +213,12 @@ groups = ["finance"]
 timeout = "48h"
 grantable = true
 
+[[agents]]
+name = "researcher"
+system-prompt = "You research what the user asks, step by step."
+budget-usd = 5
+budget-approvers = ["finance"]
+
 [[llm-prices]]
 provider = "openai"
 model = "gpt-4o-mini*"
@@ -210,6 +231,12 @@ provider = "openai"
 model = "gpt-4o*"
 rate = 5
 concurrency = 10
+
+[[llm-budgets]]
+tenant = "*"
+period = "month"
+usd = 200
+approvers = ["finance"]
 ` + "```" + `
 `)
 	return b.String()

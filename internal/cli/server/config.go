@@ -129,6 +129,8 @@ type config struct {
 	filePrices activities.Prices
 	// fileLimits are the file's [[llm-limits]] sections.
 	fileLimits activities.Limits
+	// fileBudgets are the file's [[llm-budgets]] sections.
+	fileBudgets activities.TenantBudgets
 	// warnings gets the file's deprecated keys (the command's stderr).
 	warnings io.Writer
 }

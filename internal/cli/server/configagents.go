@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +39,12 @@ type agentSection struct {
 	MCPTools     []string
 	MaxParallel  int
 	Approvals    []llmagents.ToolApproval
+	// The budget of the agent's tasks (budget-* keys): see budget.
+	BudgetUSD       float64
+	BudgetIncrement float64
+	BudgetApprovers []string
+	BudgetTimeout   time.Duration
+	BudgetFail      bool
 	// set are the keys the section holds.
 	set map[string]bool
 }
@@ -60,6 +67,11 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"max-parallel-tools", "LLM agent: how many tool calls of one turn run at once (default 8; 1: one after another)"},
 	{"tool-approvals", "LLM agent: [[agents.tool-approvals]] tables, each gating one tool (of any source) by name: tool, when (an expression over the call's arguments, e.g. amount > 1000), groups, required, timeout, on-timeout (reject, approve, escalate), escalate-to, escalate-timeout, grantable, title"},
 	{"max-turns", "LLM agent: the most model calls of one answer"},
+	{"budget-usd", "what one task's LLM calls may cost, in USD by the [[llm-prices]] table (any agent); once spent, the task waits on an approval to spend more"},
+	{"budget-increment", "what one approval lets a task spend more, in USD; default budget-usd"},
+	{"budget-approvers", "the approver groups that may let a task spend more (its own budget, and its tenant's [[llm-budgets]] that name none)"},
+	{"budget-timeout", "how long the approvers have (e.g. 24h); then the task fails; default forever"},
+	{"budget-fail", "true: a task whose budget is spent fails at once instead of asking"},
 	{"skills", "LLM agent: its card's skills, [[agents.skills]] with id, name, description, tags, examples; default one chat skill"},
 }
 
@@ -78,6 +90,16 @@ func (s agentSection) spec() llmagents.LLMAgentSpec {
 	return llmagents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
 		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns,
 		MCPServers: s.MCPServers, MCPTools: s.MCPTools, MaxParallelTools: s.MaxParallel, Approvals: s.Approvals}
+}
+
+// budget returns the section's budget-* keys as the budget of the agent's
+// tasks, and whether it sets one.
+func (s agentSection) budget() (llm.Budget, bool) {
+	if !s.set["budget-usd"] && !s.set["budget-approvers"] && !s.set["budget-fail"] {
+		return llm.Budget{}, false
+	}
+	return llm.Budget{USD: s.BudgetUSD, Increment: s.BudgetIncrement, Fail: s.BudgetFail,
+		Request: workflows.ApprovalRequest{Groups: s.BudgetApprovers, Timeout: s.BudgetTimeout}}, true
 }
 
 // parseAgentSections reads the file's agents value: an array of tables
@@ -193,6 +215,30 @@ func parseAgentSection(path, where, name string, m map[string]any, programTools 
 				return s, bad("want a whole number ≥ 1")
 			}
 			s.MaxParallel = int(n)
+		case "budget-usd", "budget-increment":
+			var n float64
+			if n, err = numberValue(v, "USD"); err == nil && (!(n > 0) || math.IsInf(n, 0)) {
+				return s, bad("want a finite amount above 0")
+			}
+			if key == "budget-usd" {
+				s.BudgetUSD = n
+			} else {
+				s.BudgetIncrement = n
+			}
+		case "budget-approvers":
+			s.BudgetApprovers, err = stringList(v)
+		case "budget-timeout":
+			var d string
+			if d, err = stringValue(v); err == nil {
+				if s.BudgetTimeout, err = time.ParseDuration(d); err == nil && s.BudgetTimeout <= 0 {
+					return s, bad("want a positive duration such as 24h")
+				}
+			}
+		case "budget-fail":
+			var ok bool
+			if s.BudgetFail, ok = v.(bool); !ok {
+				return s, bad("want true or false")
+			}
 		case "tool-approvals":
 			s.Approvals, err = parseToolApprovals(path, where, v)
 			if err != nil {
@@ -358,6 +404,14 @@ func (c *config) registry() (*engine.Registry, error) {
 		}
 		if s.set["while-working"] {
 			a.WhileWorking, _ = busyPolicy(s.WhileWorking)
+		}
+		if b, ok := s.budget(); ok {
+			// Any agent: its LLM calls have the section's budget unless
+			// a call sets its own (llm.WithBudget).
+			handle := a.Handle
+			a.Handle = func(ctx workflow.Context, t *workflows.Task) error {
+				return handle(llm.WithDefaultBudget(ctx, b), t)
+			}
 		}
 		if !s.isLLM() && (s.Provider != "" || s.Model != "") {
 			// A program's agent: its LLM calls default to the section's

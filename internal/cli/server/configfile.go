@@ -168,7 +168,7 @@ func (c *config) readConfigFile(fs *pflag.FlagSet) error {
 		}
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
-	c.fileAgents, c.fileMCPServers, c.filePrices, c.fileLimits = nil, nil, nil, nil
+	c.fileAgents, c.fileMCPServers, c.filePrices, c.fileLimits, c.fileBudgets = nil, nil, nil, nil, nil
 	known := configKeys(c.app)
 	return c.applyTable(fs, path, "", k.Raw(), known)
 }
@@ -212,6 +212,13 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			c.fileLimits = limits
 			continue
+		case prefix == "" && name == "llm-budgets":
+			budgets, err := parseLLMBudgets(path, v)
+			if err != nil {
+				return err
+			}
+			c.fileBudgets = budgets
+			continue
 		case prefix == "" && name == "config":
 			return fmt.Errorf("config file %s: key \"config\": a config file cannot name another", path)
 		}
@@ -235,7 +242,7 @@ func (c *config) applyTable(fs *pflag.FlagSet, path, prefix string, m map[string
 			}
 			continue
 		}
-		candidates := []string{"agents", "mcp-servers", "llm-prices", "llm-limits"}
+		candidates := []string{"agents", "mcp-servers", "llm-prices", "llm-limits", "llm-budgets"}
 		for k := range known {
 			candidates = append(candidates, k)
 		}

@@ -209,7 +209,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
 		LLM: &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store, Live: liveOf(notifier),
-			Limits: cfg.fileLimits, Leases: store},
+			Limits: cfg.fileLimits, Leases: store, Budgets: cfg.fileBudgets, Spend: store},
 		Tasks:        &activities.Tasks{Client: c},
 		HistoryPages: &activities.HistoryPages{Store: payloads},
 		Remote:       remoteAgents,
