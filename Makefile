@@ -80,7 +80,7 @@ bench:
 ## conversations, what a kill -9 mid-question loses. Installs the peers from PyPI into bench/peers/.venv-*
 ## (pinned); not part of `make test`. About 15 minutes on 2 cores; the table is docs/performance.md's.
 bench-peers:
-	$(GO) build -trimpath -o bin/peers-a2aflow ./bench/peers/a2aflow
+	$(GO) build -o bin/peers-a2aflow ./bench/peers/a2aflow
 	./bench/peers/venvs.sh
 	$(GO) run ./bench/peers/driver -bin bin/peers-a2aflow -dir bench/peers $(BENCH_PEERS_FLAGS)
 
