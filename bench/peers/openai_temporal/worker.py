@@ -38,14 +38,16 @@ async def book_trip(city: str) -> str:
 
 @workflow.defn
 class Booker:
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, tools: bool) -> None:
+        # Set before the first update (update-with-start) runs.
+        self.tools = tools
         self.items: list = []
         self.done = False
         self.lock = asyncio.Lock()
 
     @workflow.run
     async def run(self, tools: bool) -> None:
-        self.tools = tools
         await workflow.wait_condition(lambda: self.done and workflow.all_handlers_finished())
 
     @workflow.update
