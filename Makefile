@@ -78,7 +78,7 @@ bench:
 ## bench-peers: the same small agent on a2aflow, the OpenAI Agents SDK on Temporal, LangGraph and Google ADK
 ## (bench/peers), against one fake OpenAI-compatible model: turn latency, memory per 1,000 parked
 ## conversations, what a kill -9 mid-question loses. Installs the peers from PyPI into bench/peers/.venv-*
-## (pinned); not part of `make test`. About 15 minutes on 2 cores; the table is docs/performance.md's.
+## (pinned); not part of `make test`. BENCH_PEERS_FLAGS sets the sample sizes; the table is in docs/performance.md.
 bench-peers:
 	$(GO) build -o bin/peers-a2aflow ./bench/peers/a2aflow
 	./bench/peers/venvs.sh
