@@ -11,7 +11,7 @@ MODULE        := $(shell $(GO) list -m)
 LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/a2aflow' -e '.*/internal/cli' -e '.*/internal/cli/server' -e '.*/internal/cli/operator')
 HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli ./internal/cli/server ./internal/cli/operator ./cmd/a2aflow ./tests/...
 
-.PHONY: run build test examples vet workflowcheck bench fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
+.PHONY: run build test examples vet workflowcheck bench bench-peers fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
 
 ## run: build and start `a2aflow serve` (embedded Temporal + UI, worker, API on :8080)
 run: build
@@ -74,6 +74,15 @@ workflowcheck:
 ## bench: latency and throughput against raw Temporal SDK calls on the same server
 bench:
 	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 120m
+
+## bench-peers: the same small agent on a2aflow, the OpenAI Agents SDK on Temporal, LangGraph and Google ADK
+## (bench/peers), against one fake OpenAI-compatible model: turn latency, memory per 1,000 parked
+## conversations, what a kill -9 mid-question loses. Installs the peers from PyPI into bench/peers/.venv-*
+## (pinned); not part of `make test`. BENCH_PEERS_FLAGS sets the sample sizes; the table is in docs/performance.md.
+bench-peers:
+	$(GO) build -o bin/peers-a2aflow ./bench/peers/a2aflow
+	./bench/peers/venvs.sh
+	$(GO) run ./bench/peers/driver -bin bin/peers-a2aflow -dir bench/peers $(BENCH_PEERS_FLAGS)
 
 ## fuzz: short fuzzing of the JSON-RPC and HTTP+JSON request decoding, FUZZTIME (default 20s) per
 ## target; `make test` runs their seed corpora. A failing input lands in internal/api/testdata/fuzz/: commit it.

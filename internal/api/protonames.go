@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
+	a2apb03 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -113,4 +115,68 @@ func renameProtoFields(v any, md protoreflect.MessageDescriptor) bool {
 		}
 	}
 	return changed
+}
+
+// restProtoFieldNames renames the fields of an HTTP+JSON request body
+// written with their proto names to their JSON names, as protoFieldNames
+// does for JSON-RPC params, and returns the new body, or nil when there is
+// nothing to rename. The body's message is the one the path and the A2A
+// version (1.0 or 0.3) post: a SendMessageRequest to message:send and
+// message:stream, a push config to a task's pushNotificationConfigs.
+//
+// a2a-sdk's 0.3 HTTP+JSON client (a2a/compat/v0_3/rest_transport.py)
+// writes its bodies with MessageToDict(preserving_proto_field_name=True):
+// {"request": {"message_id": ..., "context_id": ...}, ...} for a message,
+// whose JSON name is "message"; a2a-go's 0.3 binding (a2apb/v0/pbjson)
+// reads the JSON names only and refused it (400, "message is required").
+// The 0.3 names come from the 0.3 proto (a2a-go v0.3's a2apb, the one
+// a2aflow's 0.3 gRPC binding serves). Correction of a2a-go, canaries
+// rest-proto-field-names and rest-proto-field-names-push-config
+// (upstream_test.go).
+func restProtoFieldNames(version, method, path string, body []byte) []byte {
+	if method != "POST" || !bytes.Contains(body, []byte("_")) {
+		return nil
+	}
+	var mds []protoreflect.MessageDescriptor
+	switch {
+	case strings.HasSuffix(path, "/message:send"), strings.HasSuffix(path, "/message:stream"):
+		if version == "0.3" {
+			mds = append(mds, a2apb03.File_a2a_proto.Messages().ByName("SendMessageRequest"))
+		} else {
+			mds = append(mds, a2aRequestMessage("SendMessage"))
+		}
+	case strings.HasSuffix(path, "/pushNotificationConfigs"):
+		// The whole create request ({parent, config_id, config}) or the
+		// config alone ({name, push_notification_config}): each renames
+		// only its own fields.
+		if version == "0.3" {
+			mds = append(mds, a2apb03.File_a2a_proto.Messages().ByName("CreateTaskPushNotificationConfigRequest"),
+				a2apb03.File_a2a_proto.Messages().ByName("TaskPushNotificationConfig"))
+		} else {
+			mds = append(mds, a2aRequestMessage("CreateTaskPushNotificationConfig"))
+		}
+	}
+	if len(mds) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil // the binding refuses it
+	}
+	changed := false
+	for _, md := range mds {
+		if md != nil {
+			changed = renameProtoFields(v, md) || changed
+		}
+	}
+	if !changed {
+		return nil
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return out
 }

@@ -193,6 +193,29 @@ var upstreamCanaries = []upstreamCanary{
 		ours: canaryAnswer{status: 200, rpcCode: -32000, call: wire.UpdateCreatePushConfig + " https://93.184.215.14/hook"},
 	},
 
+	{
+		name: "rest-proto-field-names", correction: "restProtoFieldNames", file: "protonames.go",
+		upstream: "reads a 0.3 HTTP+JSON body by its JSON names only, so that a SendMessageRequest written with the proto names " +
+			"(\"request\" for \"message\", \"message_id\"), as a2a-sdk's 0.3 client writes it, has no message " +
+			"(a2acompat/a2av0/rest_server.go handleSendMessage: a2apb/v0/pbjson FromProtoSendMessageRequest decodes with encoding/json)",
+		transport: rest03, method: "POST", path: "/v1/message:send",
+		body:  `{"request":{"message_id":"m-1","role":"ROLE_USER","content":[{"text":"hi"}]},"configuration":{"blocking":true,"accepted_output_modes":["text/plain"]}}`,
+		a2aGo: canaryAnswer{status: 400, message: "message"},
+		// The message reached Temporal (the fake is unavailable).
+		ours: canaryAnswer{status: 503},
+	},
+	{
+		name: "rest-proto-field-names-push-config", correction: "restProtoFieldNames", file: "protonames.go",
+		upstream: "reads a 0.3 HTTP+JSON CreateTaskPushNotificationConfigRequest by its JSON names only, so that its config " +
+			"written with the proto names (\"push_notification_config\"), as a2a-sdk's 0.3 client writes it, has no URL " +
+			"(a2acompat/a2av0/rest_server.go handleCreateTaskPushConfig: a2apb/v0/pbjson decodes with encoding/json)",
+		transport: rest03, method: "POST", path: "/v1/tasks/t/pushNotificationConfigs",
+		body:  `{"parent":"tasks/t","config_id":"c","config":{"name":"tasks/t/pushNotificationConfigs/c","push_notification_config":{"url":"https://93.184.215.14/hook"}}}`,
+		a2aGo: canaryAnswer{status: 400},
+		// The config reached Temporal (the fake is unavailable).
+		ours: canaryAnswer{status: 503, reason: "SERVER_ERROR", call: wire.UpdateCreatePushConfig + " https://93.184.215.14/hook"},
+	},
+
 	// JSON-RPC envelopes.
 	{
 		name: "jsonrpc-batch", correction: "parseJSONRPCEnvelope", file: "a2agofixes.go",

@@ -189,6 +189,10 @@ func checkRESTRequest(w http.ResponseWriter, r *http.Request) bool {
 		if jsonDepthExceeds(body, maxJSONDepth) {
 			return fail(0, a2a.ErrInvalidRequest, "the request body nests JSON deeper than %d levels", maxJSONDepth)
 		}
+		// A correction (protonames.go): proto field names as JSON names.
+		if renamed := restProtoFieldNames(protocolVersion(r), r.Method, r.URL.Path, body); renamed != nil {
+			body = renamed
+		}
 		if err := checkRESTSendMessage(r, body); err != nil {
 			writeA2AError(w, bindingREST, nil, 0, err)
 			return false
