@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 )
@@ -24,53 +23,28 @@ var llmBudgetKeys = []string{"tenant", "period", "usd", "increment", "approvers"
 
 // parseLLMBudgets reads the file's [[llm-budgets]] tables.
 func parseLLMBudgets(path string, v any) (activities.TenantBudgets, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("config file %s: key \"llm-budgets\": want [[llm-budgets]] tables", path)
-	}
-	var out activities.TenantBudgets
-	seen := map[string]bool{}
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("config file %s: llm-budgets[%d]: want a table", path, i)
-		}
-		var b activities.TenantBudget
-		for raw, v := range m {
-			k := strings.ReplaceAll(raw, "_", "-")
-			var err error
-			switch k {
-			case "tenant":
-				b.Tenant, err = stringValue(v)
-			case "period":
-				b.Period, err = stringValue(v)
-			case "usd":
-				b.USD, err = numberValue(v, "USD")
-			case "increment":
-				b.Increment, err = numberValue(v, "USD")
-			case "approvers":
-				b.Approvers, err = stringList(v)
-			case "fail":
-				var ok bool
-				if b.Fail, ok = v.(bool); !ok {
-					err = fmt.Errorf("want true or false")
-				}
-			default:
-				return nil, fmt.Errorf("config file %s: llm-budgets[%d]: unknown key %q%s", path, i, k, didYouMean(k, llmBudgetKeys))
+	set := func(b *activities.TenantBudget, k string, v any) (known bool, err error) {
+		switch k {
+		case "tenant":
+			b.Tenant, err = stringValue(v)
+		case "period":
+			b.Period, err = stringValue(v)
+		case "usd":
+			b.USD, err = numberValue(v, "USD")
+		case "increment":
+			b.Increment, err = numberValue(v, "USD")
+		case "approvers":
+			b.Approvers, err = stringList(v)
+		case "fail":
+			var ok bool
+			if b.Fail, ok = v.(bool); !ok {
+				err = fmt.Errorf("want true or false")
 			}
-			if err != nil {
-				return nil, fmt.Errorf("config file %s: llm-budgets[%d]: key %q: bad value %s: %v", path, i, k, showValue(v), err)
-			}
+		default:
+			return false, nil
 		}
-		if err := b.Validate(); err != nil {
-			return nil, fmt.Errorf("config file %s: llm-budgets[%d]: %w", path, i, err)
-		}
-		if key := b.Tenant + "\x00" + b.Period; seen[key] {
-			return nil, fmt.Errorf("config file %s: llm-budgets: tenant %q has two budgets per %s", path, b.Tenant, b.Period)
-		} else {
-			seen[key] = true
-		}
-		out = append(out, b)
+		return true, err
 	}
-	return out, nil
+	return parseTables(path, "llm-budgets", v, llmBudgetKeys, set, (*activities.TenantBudget).Validate,
+		func(b activities.TenantBudget) string { return fmt.Sprintf("tenant %q per %s", b.Tenant, b.Period) }, "two budgets")
 }
