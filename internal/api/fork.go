@@ -188,17 +188,7 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	forkID := uuid.NewString()
 	m := *first
 	m.TaskID, m.ContextID = "", ""
-	sa := []temporal.SearchAttributeUpdate{
-		wire.ContextIDKey.ValueSet(contextID),
-		wire.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
-		wire.AgentKey.ValueSet(s.agent.Name),
-	}
-	if skill := s.agent.DefaultSkill(); skill != "" {
-		sa = append(sa, wire.SkillKey.ValueSet(skill))
-	}
-	if owner != "" {
-		sa = append(sa, wire.OwnerKey.ValueSet(owner))
-	}
+	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateSubmitted)
 	opts := client.StartWorkflowOptions{
 		ID:                       forkID,
 		TaskQueue:                s.taskQueue,

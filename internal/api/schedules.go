@@ -308,17 +308,9 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 		view.PushConfig = redactPushConfig(push)
 	}
 
-	sa := []temporal.SearchAttributeUpdate{
-		wire.ContextIDKey.ValueSet(view.ContextID),
-		wire.TaskStateKey.ValueSet(string(a2a.TaskStateSubmitted)),
-		wire.AgentKey.ValueSet(agent.Name),
-	}
-	if skill := agent.DefaultSkill(); skill != "" {
-		sa = append(sa, wire.SkillKey.ValueSet(skill))
-	}
+	sa := startSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateSubmitted)
 	scheduleSA := []temporal.SearchAttributeUpdate{wire.AgentKey.ValueSet(agent.Name)}
 	if owner != "" {
-		sa = append(sa, wire.OwnerKey.ValueSet(owner))
 		scheduleSA = append(scheduleSA, wire.OwnerKey.ValueSet(owner))
 	}
 	action := &client.ScheduleWorkflowAction{

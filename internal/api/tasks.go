@@ -501,19 +501,9 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	if contextID == "" {
 		contextID = a2a.NewContextID()
 	}
-	sa := []temporal.SearchAttributeUpdate{
-		wire.ContextIDKey.ValueSet(contextID),
-		// The first message makes the task working in its first
-		// workflow task (TaskInput.MergedWrites): the start says so.
-		wire.TaskStateKey.ValueSet(string(a2a.TaskStateWorking)),
-		wire.AgentKey.ValueSet(s.agent.Name),
-	}
-	if skill := s.agent.DefaultSkill(); skill != "" {
-		sa = append(sa, wire.SkillKey.ValueSet(skill))
-	}
-	if owner != "" {
-		sa = append(sa, wire.OwnerKey.ValueSet(owner))
-	}
+	// The first message makes the task working in its first workflow task
+	// (TaskInput.MergedWrites): the start says so.
+	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
 	opts := client.StartWorkflowOptions{
 		ID:                       taskID,
 		TaskQueue:                s.taskQueue,
@@ -533,6 +523,23 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	}
 	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
+}
+
+// startSearchAttributes are the search attributes a task starts with: its
+// context, state, agent, the agent's default skill and its owner.
+func startSearchAttributes(agent *workflows.Agent, contextID, owner string, state a2a.TaskState) []temporal.SearchAttributeUpdate {
+	sa := []temporal.SearchAttributeUpdate{
+		wire.ContextIDKey.ValueSet(contextID),
+		wire.TaskStateKey.ValueSet(string(state)),
+		wire.AgentKey.ValueSet(agent.Name),
+	}
+	if skill := agent.DefaultSkill(); skill != "" {
+		sa = append(sa, wire.SkillKey.ValueSet(skill))
+	}
+	if owner != "" {
+		sa = append(sa, wire.OwnerKey.ValueSet(owner))
+	}
+	return sa
 }
 
 // GetTask implements A2A GetTask (see loadTask).
