@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -59,8 +60,13 @@ func TestExtensions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(card.Capabilities.Extensions) != 1 || card.Capabilities.Extensions[0].URI != artifactVersionsExtension {
-		t.Fatalf("report card declares extensions %+v, want %s", card.Capabilities.Extensions, artifactVersionsExtension)
+	// The agent's own extension, and a2aflow's fork extension every card declares.
+	var uris []string
+	for _, e := range card.Capabilities.Extensions {
+		uris = append(uris, e.URI)
+	}
+	if want := []string{artifactVersionsExtension, api.ForkExtensionURI}; !slices.Equal(uris, want) {
+		t.Fatalf("report card declares extensions %+v, want %v", card.Capabilities.Extensions, want)
 	}
 	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
 		t.Run(string(binding), func(t *testing.T) {
@@ -203,8 +209,8 @@ func TestJSExtensions(t *testing.T) {
 				t.Fatalf("extensions.mjs printed no report: %v\n%s\n%s", err, &stdout, &stderr)
 			}
 			uri := artifactVersionsExtension
-			if !slices.Equal(got.CardExtensions, []string{uri}) {
-				t.Errorf("card extensions %q, want [%s]", got.CardExtensions, uri)
+			if want := []string{uri, api.ForkExtensionURI}; !slices.Equal(got.CardExtensions, want) {
+				t.Errorf("card extensions %q, want %q", got.CardExtensions, want)
 			}
 			if got.Activated.ResponseHeader != uri || !slices.Equal(got.Activated.ArtifactExtensions, []string{uri}) ||
 				got.Activated.ArtifactRefines == nil || *got.Activated.ArtifactRefines != "" {
