@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
@@ -57,6 +58,12 @@ type Remote struct {
 	// on the card's own origin), as a non-retryable error; the directory's
 	// stored copy of a card is no fallback then.
 	RequireSignedPeers bool
+	// Live, when set, takes the remote task's progress as it comes: each
+	// working status message the agent sends while a send or follow
+	// activity reads its task (streamed, or seen new by a poll) goes to
+	// Live whole (a hints.Delta with Status), for the API processes'
+	// subscribers of our task. Nothing of it goes through the workflow.
+	Live hints.LiveNotifier
 
 	mu      sync.Mutex
 	clients map[clientKey]*remoteClient
@@ -220,6 +227,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 		settle    *time.Timer // ends the stream settleWithin after its first event
 		heartbeat *time.Timer // records a new task's ID as the heartbeat
 		sendErr   error
+		relay     = a.relay(ctx)
 	)
 	defer func() {
 		if settle != nil {
@@ -267,6 +275,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 			case task != nil && e.TaskID == task.ID:
 				task.Status = e.Status
 			}
+			relay.status(e.Status)
 		case *a2a.TaskArtifactUpdateEvent:
 			readAgain = true
 		}
@@ -421,6 +430,7 @@ const followMargin = 15 * time.Second
 func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
+	relay := a.relay(ctx)
 	for ev, err := range rc.client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
 		if errors.Is(err, a2a.ErrUnsupportedOperation) {
 			// A2A refuses to subscribe to a terminal task: the task ended
@@ -435,6 +445,7 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 		activity.RecordHeartbeat(ctx, "event")
 		switch e := ev.(type) {
 		case *a2a.TaskStatusUpdateEvent:
+			relay.status(e.Status)
 			if settled(e.Status) {
 				return nil
 			}
@@ -455,6 +466,7 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	relay := a.relay(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -466,10 +478,63 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 			return err
 		}
 		activity.RecordHeartbeat(ctx, string(task.Status.State))
+		relay.status(task.Status)
 		if settled(task.Status) {
 			return nil
 		}
 	}
+}
+
+// relayer sends the working status messages of the remote task an activity
+// reads to Live, each once (Remote.Live).
+type relayer struct {
+	live   hints.LiveNotifier
+	d      hints.Delta
+	call   string
+	secret string // redacted from the text (a credential's send)
+	sent   map[string]bool
+	n      int
+}
+
+// relay returns the activity's relayer: one that relays nothing without
+// a.Live.
+func (a *Remote) relay(ctx context.Context) *relayer {
+	if a.Live == nil {
+		return nil
+	}
+	info := activity.GetInfo(ctx)
+	return &relayer{live: a.Live, call: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID), secret: redactionOf(ctx),
+		d: hints.Delta{Task: info.WorkflowExecution.ID, Attempt: info.Attempt, Done: true, Status: true}, sent: map[string]bool{}}
+}
+
+// status relays s's message when the task is working and the message, with
+// text, was not relayed yet (by its ID, else its text).
+func (r *relayer) status(s a2a.TaskStatus) {
+	if r == nil || s.State != a2a.TaskStateWorking || s.Message == nil {
+		return
+	}
+	var text strings.Builder
+	for _, p := range s.Message.Parts {
+		text.WriteString(p.Text())
+	}
+	if text.Len() == 0 {
+		return
+	}
+	key := s.Message.ID
+	if key == "" {
+		key = "text:" + text.String()
+	}
+	if r.sent[key] {
+		return
+	}
+	r.sent[key] = true
+	r.n++
+	d := r.d
+	d.Call, d.Text = fmt.Sprintf("%s-m%d", r.call, r.n), text.String()
+	if r.secret != "" {
+		d.Text = strings.ReplaceAll(d.Text, r.secret, redacted)
+	}
+	r.live.Live(d)
 }
 
 // CancelRemoteTask cancels a remote task. A task that is already terminal
