@@ -265,6 +265,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 				heartbeat = time.AfterFunc(heartbeatTaskAfter, func() { activity.RecordHeartbeat(ctx, id) })
 			}
 			task = e
+			relay.status(e.ID, e.Status)
 		case *a2a.TaskStatusUpdateEvent:
 			switch {
 			case task == nil && !newTask && e.TaskID == in.Message.TaskID:
@@ -275,7 +276,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 			case task != nil && e.TaskID == task.ID:
 				task.Status = e.Status
 			}
-			relay.status(e.Status)
+			relay.status(e.TaskID, e.Status)
 		case *a2a.TaskArtifactUpdateEvent:
 			readAgain = true
 		}
@@ -445,11 +446,12 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 		activity.RecordHeartbeat(ctx, "event")
 		switch e := ev.(type) {
 		case *a2a.TaskStatusUpdateEvent:
-			relay.status(e.Status)
+			relay.status(e.TaskID, e.Status)
 			if settled(e.Status) {
 				return nil
 			}
 		case *a2a.Task:
+			relay.status(e.ID, e.Status)
 			if settled(e.Status) {
 				return nil
 			}
@@ -478,7 +480,7 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 			return err
 		}
 		activity.RecordHeartbeat(ctx, string(task.Status.State))
-		relay.status(task.Status)
+		relay.status(task.ID, task.Status)
 		if settled(task.Status) {
 			return nil
 		}
@@ -486,15 +488,21 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 }
 
 // relayer sends the working status messages of the remote task an activity
-// reads to Live, each once (Remote.Live).
+// reads to Live (Remote.Live). A message is named by its remote task and
+// ID (else by the activity and its rank in it), so that the API processes
+// show it once though a send and the follows after it all see it.
 type relayer struct {
-	live   hints.LiveNotifier
-	d      hints.Delta
-	call   string
-	secret string // redacted from the text (a credential's send)
-	sent   map[string]bool
-	n      int
+	live     hints.LiveNotifier
+	task     string
+	activity string
+	secret   string // redacted from the text (a credential's send)
+	n        int
+	last     string // the last message relayed (a poll sees it again)
 }
+
+// maxRelayedName bounds the part of a relayed message's name that the
+// remote agent chose.
+const maxRelayedName = 200
 
 // relay returns the activity's relayer: one that relays nothing without
 // a.Live.
@@ -503,13 +511,13 @@ func (a *Remote) relay(ctx context.Context) *relayer {
 		return nil
 	}
 	info := activity.GetInfo(ctx)
-	return &relayer{live: a.Live, call: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID), secret: redactionOf(ctx),
-		d: hints.Delta{Task: info.WorkflowExecution.ID, Attempt: info.Attempt, Done: true, Status: true}, sent: map[string]bool{}}
+	return &relayer{live: a.Live, task: info.WorkflowExecution.ID, secret: redactionOf(ctx),
+		activity: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID) + fmt.Sprintf("-a%d", info.Attempt)}
 }
 
-// status relays s's message when the task is working and the message, with
-// text, was not relayed yet (by its ID, else its text).
-func (r *relayer) status(s a2a.TaskStatus) {
+// status relays s's message, when the remote task (remoteTask) is working
+// and the message has text.
+func (r *relayer) status(remoteTask a2a.TaskID, s a2a.TaskStatus) {
 	if r == nil || s.State != a2a.TaskStateWorking || s.Message == nil {
 		return
 	}
@@ -520,17 +528,21 @@ func (r *relayer) status(s a2a.TaskStatus) {
 	if text.Len() == 0 {
 		return
 	}
-	key := s.Message.ID
-	if key == "" {
-		key = "text:" + text.String()
+	d := hints.Delta{Task: r.task, Attempt: 1, Text: text.String(), Done: true, Status: true}
+	if s.Message.ID != "" {
+		d.Call = "remote-" + string(remoteTask) + "/" + s.Message.ID
+		if len(d.Call) > maxRelayedName {
+			d.Call = d.Call[:maxRelayedName]
+		}
+	} else {
+		r.n++
+		d.Call = fmt.Sprintf("%s-m%d", r.activity, r.n)
 	}
-	if r.sent[key] {
+	key := d.Call + "\x00" + d.Text
+	if s.Message.ID != "" && key == r.last {
 		return
 	}
-	r.sent[key] = true
-	r.n++
-	d := r.d
-	d.Call, d.Text = fmt.Sprintf("%s-m%d", r.call, r.n), text.String()
+	r.last = key
 	if r.secret != "" {
 		d.Text = strings.ReplaceAll(d.Text, r.secret, redacted)
 	}

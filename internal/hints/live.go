@@ -204,7 +204,8 @@ type liveSent struct {
 
 // LiveCursor returns a cursor over taskID's live answers for one stream.
 // Its first Take returns the answers still being written (each from its
-// start), later ones what was added since, and the answers started since.
+// start) and the latest progress message (Delta.Status), later ones what
+// was added since, and the answers and messages started since.
 func (b *Broker) LiveCursor(taskID string) *LiveCursor {
 	return &LiveCursor{b: b, task: taskID, calls: map[string]*liveSent{}}
 }
@@ -226,11 +227,17 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 	}
 	first := !c.seen
 	c.seen = true
+	latest := -1 // the task's latest progress message, which a joining stream shows
+	for i, a := range lt.answers {
+		if a.status && a.done {
+			latest = i
+		}
+	}
 	var out []LiveChunk
-	for _, a := range lt.answers {
+	for i, a := range lt.answers {
 		s := c.calls[a.call]
 		if s == nil {
-			if first && a.done {
+			if first && a.done && i != latest {
 				// Done before this stream joined: the task's message
 				// brings it (or brought it).
 				c.calls[a.call] = &liveSent{attempt: a.attempt, sent: len(a.text), last: true}

@@ -187,6 +187,11 @@ func TestLiveStatusMessages(t *testing.T) {
 	if len(got) != 1 || got[0].Call != "run-2" || got[0].Text != " is 42" {
 		t.Fatalf("Finish: %+v", got)
 	}
+	// A stream that joins now shows the latest progress message only.
+	b.Live(Delta{Task: "t1", Call: "run-1-m2", Attempt: 1, Text: "Writing", Done: true, Status: true})
+	if chunks, _ := b.LiveCursor("t1").Take(); len(chunks) != 2 || chunks[0].Text != "The answer" || chunks[1].Text != "Writing" || !chunks[1].Status {
+		t.Fatalf("a joining stream's chunks: %+v", chunks)
+	}
 	// Carried between processes, the flag stays.
 	var batch LiveBatch
 	raws := EncodeLive([]Delta{{Task: "t1", Call: "c", Attempt: 1, Text: msg, Done: true, Status: true}}, 1<<10)
