@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/outbound"
@@ -57,6 +58,12 @@ type Remote struct {
 	// on the card's own origin), as a non-retryable error; the directory's
 	// stored copy of a card is no fallback then.
 	RequireSignedPeers bool
+	// Live, when set, takes the remote task's progress as it comes: each
+	// working status message the agent sends while a send or follow
+	// activity reads its task (streamed, or seen new by a poll) goes to
+	// Live whole (a hints.Delta with Status), for the API processes'
+	// subscribers of our task. Nothing of it goes through the workflow.
+	Live hints.LiveNotifier
 
 	mu      sync.Mutex
 	clients map[clientKey]*remoteClient
@@ -220,6 +227,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 		settle    *time.Timer // ends the stream settleWithin after its first event
 		heartbeat *time.Timer // records a new task's ID as the heartbeat
 		sendErr   error
+		relay     = a.relay(ctx)
 	)
 	defer func() {
 		if settle != nil {
@@ -257,6 +265,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 				heartbeat = time.AfterFunc(heartbeatTaskAfter, func() { activity.RecordHeartbeat(ctx, id) })
 			}
 			task = e
+			relay.status(e.ID, e.Status)
 		case *a2a.TaskStatusUpdateEvent:
 			switch {
 			case task == nil && !newTask && e.TaskID == in.Message.TaskID:
@@ -267,6 +276,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 			case task != nil && e.TaskID == task.ID:
 				task.Status = e.Status
 			}
+			relay.status(e.TaskID, e.Status)
 		case *a2a.TaskArtifactUpdateEvent:
 			readAgain = true
 		}
@@ -421,6 +431,7 @@ const followMargin = 15 * time.Second
 func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
 	stop := heartbeatEvery(ctx, 5*time.Second)
 	defer stop()
+	relay := a.relay(ctx)
 	for ev, err := range rc.client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
 		if errors.Is(err, a2a.ErrUnsupportedOperation) {
 			// A2A refuses to subscribe to a terminal task: the task ended
@@ -435,10 +446,12 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 		activity.RecordHeartbeat(ctx, "event")
 		switch e := ev.(type) {
 		case *a2a.TaskStatusUpdateEvent:
+			relay.status(e.TaskID, e.Status)
 			if settled(e.Status) {
 				return nil
 			}
 		case *a2a.Task:
+			relay.status(e.ID, e.Status)
 			if settled(e.Status) {
 				return nil
 			}
@@ -455,6 +468,7 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	relay := a.relay(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -466,10 +480,73 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 			return err
 		}
 		activity.RecordHeartbeat(ctx, string(task.Status.State))
+		relay.status(task.ID, task.Status)
 		if settled(task.Status) {
 			return nil
 		}
 	}
+}
+
+// relayer sends the working status messages of the remote task an activity
+// reads to Live (Remote.Live). A message is named by its remote task and
+// ID (else by the activity and its rank in it), so that the API processes
+// show it once though a send and the follows after it all see it.
+type relayer struct {
+	live     hints.LiveNotifier
+	task     string
+	activity string
+	secret   string // redacted from the text (a credential's send)
+	n        int
+	last     string // the last message relayed (a poll sees it again)
+}
+
+// maxRelayedName bounds the part of a relayed message's name that the
+// remote agent chose.
+const maxRelayedName = 200
+
+// relay returns the activity's relayer: one that relays nothing without
+// a.Live.
+func (a *Remote) relay(ctx context.Context) *relayer {
+	if a.Live == nil {
+		return nil
+	}
+	info := activity.GetInfo(ctx)
+	return &relayer{live: a.Live, task: info.WorkflowExecution.ID, secret: redactionOf(ctx),
+		activity: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID) + fmt.Sprintf("-a%d", info.Attempt)}
+}
+
+// status relays s's message, when the remote task (remoteTask) is working
+// and the message has text.
+func (r *relayer) status(remoteTask a2a.TaskID, s a2a.TaskStatus) {
+	if r == nil || s.State != a2a.TaskStateWorking || s.Message == nil {
+		return
+	}
+	var text strings.Builder
+	for _, p := range s.Message.Parts {
+		text.WriteString(p.Text())
+	}
+	if text.Len() == 0 {
+		return
+	}
+	d := hints.Delta{Task: r.task, Attempt: 1, Text: text.String(), Done: true, Status: true}
+	if s.Message.ID != "" {
+		d.Call = "remote-" + string(remoteTask) + "/" + s.Message.ID
+		if len(d.Call) > maxRelayedName {
+			d.Call = d.Call[:maxRelayedName]
+		}
+	} else {
+		r.n++
+		d.Call = fmt.Sprintf("%s-m%d", r.activity, r.n)
+	}
+	key := d.Call + "\x00" + d.Text
+	if s.Message.ID != "" && key == r.last {
+		return
+	}
+	r.last = key
+	if r.secret != "" {
+		d.Text = strings.ReplaceAll(d.Text, r.secret, redacted)
+	}
+	r.live.Live(d)
 }
 
 // CancelRemoteTask cancels a remote task. A task that is already terminal

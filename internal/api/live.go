@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -10,8 +11,17 @@ import (
 )
 
 // liveEvent is a chunk of a live answer as a stream carries it: an
-// artifact-update of the call's live artifact (wire.LiveMetadataKey).
-func liveEvent(taskID a2a.TaskID, contextID string, ch hints.LiveChunk) *a2a.TaskArtifactUpdateEvent {
+// artifact-update of the call's live artifact (wire.LiveMetadataKey); or a
+// progress message relayed (ch.Status): a status update, state working,
+// with the message's text.
+func liveEvent(taskID a2a.TaskID, contextID string, ch hints.LiveChunk) a2a.Event {
+	if ch.Status {
+		meta := map[string]any{wire.LiveMetadataKey: map[string]any{"call": ch.Call, "attempt": ch.Attempt, "relayed": true}}
+		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, a2a.TaskInfo{TaskID: taskID, ContextID: contextID}, a2a.NewTextPart(ch.Text))
+		msg.ID, msg.Metadata = fmt.Sprintf("relay-%s-%d", ch.Call, ch.Attempt), meta
+		return &a2a.TaskStatusUpdateEvent{TaskID: taskID, ContextID: contextID, Metadata: meta,
+			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg}}
+	}
 	meta := map[string]any{wire.LiveMetadataKey: map[string]any{"call": ch.Call, "attempt": ch.Attempt}}
 	return &a2a.TaskArtifactUpdateEvent{
 		TaskID: taskID, ContextID: contextID, Append: !ch.Restart, LastChunk: ch.Last, Metadata: meta,

@@ -199,7 +199,7 @@ var upstreamCanaries = []upstreamCanary{
 			"(\"request\" for \"message\", \"message_id\"), as a2a-sdk's 0.3 client writes it, has no message " +
 			"(a2acompat/a2av0/rest_server.go handleSendMessage: a2apb/v0/pbjson FromProtoSendMessageRequest decodes with encoding/json)",
 		transport: rest03, method: "POST", path: "/v1/message:send",
-		body:  `{"request":{"message_id":"m-1","role":"ROLE_USER","content":[{"text":"hi"}]},"configuration":{"blocking":true,"accepted_output_modes":["text/plain"]}}`,
+		body: `{"request":{"message_id":"m-1","role":"ROLE_USER","content":[{"text":"hi"}]},"configuration":{"blocking":true,"accepted_output_modes":["text/plain"]}}`,
 		// a2a-go hands the service a message without text.
 		a2aGo: canaryAnswer{status: 200, call: `SendMessage ""`},
 		// The message reached Temporal (the fake is unavailable).
@@ -211,7 +211,7 @@ var upstreamCanaries = []upstreamCanary{
 			"written with the proto names (\"push_notification_config\"), as a2a-sdk's 0.3 client writes it, has no URL " +
 			"(a2acompat/a2av0/rest_server.go handleCreateTaskPushConfig: a2apb/v0/pbjson decodes with encoding/json)",
 		transport: rest03, method: "POST", path: "/v1/tasks/t/pushNotificationConfigs",
-		body:  `{"parent":"tasks/t","config_id":"c","config":{"name":"tasks/t/pushNotificationConfigs/c","push_notification_config":{"url":"https://93.184.215.14/hook"}}}`,
+		body: `{"parent":"tasks/t","config_id":"c","config":{"name":"tasks/t/pushNotificationConfigs/c","push_notification_config":{"url":"https://93.184.215.14/hook"}}}`,
 		// a2a-go hands the service a config without a URL.
 		a2aGo: canaryAnswer{status: 200, call: `CreateTaskPushConfig "t" `},
 		// The config reached Temporal (the fake is unavailable).

@@ -35,6 +35,12 @@ type Delta struct {
 	Text string `json:"x,omitempty"`
 	// Done: the attempt's answer is complete (or the attempt ended).
 	Done bool `json:"d,omitempty"`
+	// Status: the text is not an answer's piece but a whole progress
+	// message of the task (a remote agent's working status, relayed by
+	// the call that follows it), sent with Done. Its streams show it once
+	// it is whole, as a status update, and never join it to the task's
+	// message.
+	Status bool `json:"s,omitempty"`
 }
 
 // LiveNotifier takes the deltas of the answers being written. Live must not
@@ -63,6 +69,7 @@ type liveAnswer struct {
 	text    []byte
 	done    bool
 	broken  bool // a delta was lost: no more of this attempt live
+	status  bool // a progress message (Delta.Status)
 	updated time.Time
 }
 
@@ -114,6 +121,7 @@ func (b *Broker) Live(d Delta) {
 	case d.Attempt > a.attempt:
 		*a = liveAnswer{call: d.Call, attempt: d.Attempt}
 	}
+	a.status = a.status || d.Status
 	if !a.broken {
 		end := d.Offset + len(d.Text)
 		switch {
@@ -175,6 +183,9 @@ type LiveChunk struct {
 	Restart bool
 	// Last: the answer is complete.
 	Last bool
+	// Status: Text is a whole progress message (Delta.Status), not an
+	// answer's piece.
+	Status bool
 }
 
 // LiveCursor is one stream's position in the live answers of a task.
@@ -193,7 +204,8 @@ type liveSent struct {
 
 // LiveCursor returns a cursor over taskID's live answers for one stream.
 // Its first Take returns the answers still being written (each from its
-// start), later ones what was added since, and the answers started since.
+// start) and the latest progress message (Delta.Status), later ones what
+// was added since, and the answers and messages started since.
 func (b *Broker) LiveCursor(taskID string) *LiveCursor {
 	return &LiveCursor{b: b, task: taskID, calls: map[string]*liveSent{}}
 }
@@ -215,11 +227,17 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 	}
 	first := !c.seen
 	c.seen = true
+	latest := -1 // the task's latest progress message, which a joining stream shows
+	for i, a := range lt.answers {
+		if a.status && a.done {
+			latest = i
+		}
+	}
 	var out []LiveChunk
-	for _, a := range lt.answers {
+	for i, a := range lt.answers {
 		s := c.calls[a.call]
 		if s == nil {
-			if first && a.done {
+			if first && a.done && i != latest {
 				// Done before this stream joined: the task's message
 				// brings it (or brought it).
 				c.calls[a.call] = &liveSent{attempt: a.attempt, sent: len(a.text), last: true}
@@ -240,6 +258,15 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 		restart := s.sent == 0 // the stream's first chunk of this attempt
 		if restart && a.broken {
 			continue // its start is lost: nothing to show
+		}
+		if a.status {
+			// A progress message shows whole, once (not at all if a
+			// piece of it was lost).
+			if a.done && !a.broken {
+				s.sent, s.last = len(a.text), true
+				out = append(out, LiveChunk{Call: a.call, Attempt: a.attempt, Text: string(a.text), Restart: true, Last: true, Status: true})
+			}
+			continue
 		}
 		n := len(a.text)
 		if !a.done || a.broken {
@@ -284,7 +311,7 @@ func (c *LiveCursor) Finish(final string) []LiveChunk {
 	for i := len(lt.answers) - 1; i >= 0; i-- {
 		a := lt.answers[i]
 		s := c.calls[a.call]
-		if s == nil || s.last || s.sent == 0 || s.attempt != a.attempt {
+		if s == nil || s.last || s.sent == 0 || s.attempt != a.attempt || a.status {
 			continue
 		}
 		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Last: true}

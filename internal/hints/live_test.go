@@ -155,3 +155,47 @@ func TestLiveFinish(t *testing.T) {
 		t.Errorf("after finish: %+v", chunks)
 	}
 }
+
+// TestLiveStatusMessages: a progress message (Delta.Status) reaches a
+// stream whole and once, as a status chunk, even when it came in pieces
+// (EncodeLive splits a long one); a stream never joins it to the task's
+// message (Finish leaves it alone), and an answer beside it is unchanged.
+func TestLiveStatusMessages(t *testing.T) {
+	b := New()
+	c := b.LiveCursor("t1")
+	c.Take()
+	msg := "Reading the invoices, 3 of 7 done"
+	b.Live(Delta{Task: "t1", Call: "run-1-m1", Attempt: 1, Text: msg[:10], Status: true})
+	if chunks, _ := c.Take(); len(chunks) != 0 {
+		t.Fatalf("a progress message shown before it is whole: %+v", chunks)
+	}
+	b.Live(Delta{Task: "t1", Call: "run-1-m1", Attempt: 1, Offset: 10, Text: msg[10:], Done: true, Status: true})
+	b.Live(Delta{Task: "t1", Call: "run-2", Attempt: 1, Text: "The answer"})
+	chunks, _ := c.Take()
+	want := []LiveChunk{
+		{Call: "run-1-m1", Attempt: 1, Text: msg, Restart: true, Last: true, Status: true},
+		{Call: "run-2", Attempt: 1, Text: "The answer", Restart: true},
+	}
+	if diff := cmp.Diff(want, chunks); diff != "" {
+		t.Fatalf("chunks (-want +got):\n%s", diff)
+	}
+	b.Live(Delta{Task: "t1", Call: "run-1-m1", Attempt: 1, Text: msg, Done: true, Status: true}) // sent twice
+	if chunks, _ := c.Take(); len(chunks) != 0 {
+		t.Fatalf("a progress message shown twice: %+v", chunks)
+	}
+	got := c.Finish("The answer is 42")
+	if len(got) != 1 || got[0].Call != "run-2" || got[0].Text != " is 42" {
+		t.Fatalf("Finish: %+v", got)
+	}
+	// A stream that joins now shows the latest progress message only.
+	b.Live(Delta{Task: "t1", Call: "run-1-m2", Attempt: 1, Text: "Writing", Done: true, Status: true})
+	if chunks, _ := b.LiveCursor("t1").Take(); len(chunks) != 2 || chunks[0].Text != "The answer" || chunks[1].Text != "Writing" || !chunks[1].Status {
+		t.Fatalf("a joining stream's chunks: %+v", chunks)
+	}
+	// Carried between processes, the flag stays.
+	var batch LiveBatch
+	raws := EncodeLive([]Delta{{Task: "t1", Call: "c", Attempt: 1, Text: msg, Done: true, Status: true}}, 1<<10)
+	if len(raws) != 1 || json.Unmarshal(raws[0], &batch) != nil || len(batch.Live) != 1 || !batch.Live[0].Status {
+		t.Fatalf("encoded: %s", raws)
+	}
+}

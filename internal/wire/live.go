@@ -13,3 +13,10 @@ const LiveMetadataKey = "a2aflow.live"
 
 // LiveArtifactName is the name of the live answers' artifacts.
 const LiveArtifactName = "live-answer"
+
+// A progress message relayed live (a remote agent's working status, as the
+// task delegating to it follows it) comes as a status-update event of
+// state working whose message holds the remote's text; its metadata, and
+// its message's, carry LiveMetadataKey with {"call": name, "attempt": n,
+// "relayed": true}. Like a live answer it is not part of the task's
+// history: a client that reads the task later does not see it.
