@@ -139,6 +139,9 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	d := &t.r.delegations
 	d.calls++
 	c := &call{t: t, req: req, n: d.calls, budget: budget, record: len(d.list)}
+	if !req.NoArtifacts {
+		c.relay = workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
+	}
 	res, err := c.send(ctx, parts, "", req.ContextID, "", "")
 	if err != nil {
 		return nil, err
@@ -191,7 +194,20 @@ type call struct {
 	sent   int // messages sent so far
 	budget time.Duration
 	record int // index of its Delegation record
+	// relay: the remote artifacts are relayed live and copied under
+	// wire.RelayedArtifactID (relayedArtifactsChange); relayed are their
+	// generations (wire.RemoteTaskResult.Relayed).
+	relay   bool
+	relayed map[a2a.ArtifactID]int
 }
+
+// relayedArtifactsChange is the workflow.GetVersion change ID of the remote
+// artifacts relayed as they come. Calls that started before it copied the
+// remote task's artifacts when it completed, as new artifacts of our task
+// (IDs of its own numbering); from version 1 the activities relay each
+// artifact-update of the remote live, and the copies take the IDs the live
+// chunks had (wire.RelayedArtifactID), a remote artifact once.
+const relayedArtifactsChange = "a2aflow.relayed-artifacts"
 
 // retry is the retry policy of the remote calls: backoff from 1 s to 30 s,
 // as many attempts as the budget's backoff waits hold ([budgetAttempts]).
@@ -258,10 +274,12 @@ func (c *call) send(ctx workflow.Context, parts a2a.ContentParts, taskID a2a.Tas
 		RetryPolicy:         c.retry(),
 	}, summary))
 	var res wire.RemoteTaskResult
-	err := workflow.ExecuteActivity(actx, wire.ActivitySendRemoteMessage, wire.RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered, Credential: credential}).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, wire.ActivitySendRemoteMessage, wire.RemoteSendInput{Agent: c.req.Agent, Message: msg, Extensions: c.t.agentExtensions(), Answered: answered, Credential: credential,
+		RelayArtifacts: c.relay, Relayed: c.relayed}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed("send a message to", err)
 	}
+	c.tookRelayed(res.Relayed)
 	if res.Task == nil && res.Message == nil {
 		return nil, fmt.Errorf("agent %s answered neither a task nor a message", c.req.Agent)
 	}
@@ -278,10 +296,11 @@ func (c *call) follow(ctx workflow.Context, task *a2a.Task, answered string) (*a
 	}, fmt.Sprintf("follow %s task %s", c.req.Agent, task.ID)))
 	var res wire.RemoteTaskResult
 	err := workflow.ExecuteActivity(actx, wire.ActivityFollowRemoteTask, wire.RemoteFollowInput{Agent: c.req.Agent, TaskID: task.ID, Window: followWindow, Answered: answered,
-		Extensions: c.t.agentExtensions()}).Get(ctx, &res)
+		Extensions: c.t.agentExtensions(), RelayArtifacts: c.relay, Relayed: c.relayed}).Get(ctx, &res)
 	if err != nil {
 		return nil, c.failed(fmt.Sprintf("follow task %s of", task.ID), err)
 	}
+	c.tookRelayed(res.Relayed)
 	if res.Task == nil {
 		return nil, fmt.Errorf("agent %s returned no task for %s", c.req.Agent, task.ID)
 	}
@@ -411,7 +430,20 @@ func (c *call) stop(ctx workflow.Context, task *a2a.Task, err error) error {
 	return err
 }
 
+// tookRelayed keeps the generations an activity relayed (the higher of
+// each, whatever the map's order).
+func (c *call) tookRelayed(gens map[a2a.ArtifactID]int) {
+	for id, g := range gens { //workflowcheck:ignore
+		if c.relayed == nil {
+			c.relayed = map[a2a.ArtifactID]int{}
+		}
+		c.relayed[id] = max(c.relayed[id], g)
+	}
+}
+
 // completed copies the remote artifacts into our task and returns the result.
+// Relayed (c.relay), each takes the ID its live chunks had, the last
+// version of a remote artifact listed twice replacing the first.
 func (c *call) completed(ctx workflow.Context, task *a2a.Task) *CallResult {
 	res := &CallResult{Agent: c.req.Agent, TaskID: task.ID, ContextID: task.ContextID, Message: task.Status.Message, Artifacts: task.Artifacts}
 	if c.req.NoArtifacts {
@@ -426,7 +458,11 @@ func (c *call) completed(ctx workflow.Context, task *a2a.Task) *CallResult {
 		maps.Copy(meta, a.Metadata) //workflowcheck:ignore
 		delete(meta, "version")     // our task numbers its own versions
 		meta["a2aflow.source"] = map[string]any{"agent": c.req.Agent, "taskId": string(task.ID), "artifactId": string(a.ID)}
-		c.t.Artifact(ctx, &a2a.Artifact{Name: a.Name, Description: a.Description, Parts: a.Parts, Extensions: a.Extensions, Metadata: meta})
+		var id a2a.ArtifactID
+		if c.relay {
+			id = wire.RelayedArtifactID(string(c.t.ID()), task.ID, a.ID)
+		}
+		c.t.artifactAs(ctx, id, &a2a.Artifact{Name: a.Name, Description: a.Description, Parts: a.Parts, Extensions: a.Extensions, Metadata: meta})
 	}
 	return res
 }

@@ -293,15 +293,25 @@ func (t *Task) Reply(text string) {
 // is not added: the task fails with [ErrArtifactTooLarge], ctx is canceled
 // so the skill stops at its next wait, and the copy returned has no ID.
 func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
+	return t.artifactAs(ctx, "", a)
+}
+
+// artifactAs is Artifact with the ID id (empty: the next of the task's
+// own); an artifact of that ID already in the task is replaced, in its
+// place, by this new version.
+func (t *Task) artifactAs(ctx workflow.Context, id a2a.ArtifactID, a *a2a.Artifact) *a2a.Artifact {
 	r := t.r
 	if !t.admitArtifact(ctx, a.Name, a.Parts) {
 		refused := *a
 		refused.ID = ""
 		return &refused
 	}
-	r.artifactSeq++
+	if id == "" {
+		r.artifactSeq++
+		id = a2a.ArtifactID(fmt.Sprintf("%s-artifact-%d", r.task.ID, r.artifactSeq))
+	}
 	stored := *a
-	stored.ID = a2a.ArtifactID(fmt.Sprintf("%s-artifact-%d", r.task.ID, r.artifactSeq))
+	stored.ID = id
 	version := 1
 	for _, prev := range r.task.Artifacts {
 		if prev.Name != "" && prev.Name == stored.Name {
@@ -320,7 +330,11 @@ func (t *Task) Artifact(ctx workflow.Context, a *a2a.Artifact) *a2a.Artifact {
 	meta["version"] = version
 
 	stored.Metadata = meta
-	r.task.Artifacts = append(r.task.Artifacts, &stored)
+	if i := slices.IndexFunc(r.task.Artifacts, func(p *a2a.Artifact) bool { return p.ID == id }); i >= 0 {
+		r.task.Artifacts[i] = &stored
+	} else {
+		r.task.Artifacts = append(r.task.Artifacts, &stored)
+	}
 	r.emit(ctx, wire.Event{Artifact: &a2a.TaskArtifactUpdateEvent{
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Artifact: &stored, LastChunk: true,
 	}})

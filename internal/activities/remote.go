@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,9 +65,20 @@ type Remote struct {
 	// Live whole (a hints.Delta with Status), for the API processes'
 	// subscribers of our task. Nothing of it goes through the workflow.
 	Live hints.LiveNotifier
+	// Heartbeats, when set (the worker's Temporal client), records the
+	// heartbeat that keeps an artifact the remote finished at once, on
+	// the server, rather than within the SDK's throttle (80% of the
+	// heartbeat timeout): see relayer.
+	Heartbeats HeartbeatRecorder
 
 	mu      sync.Mutex
 	clients map[clientKey]*remoteClient
+}
+
+// HeartbeatRecorder records an activity's heartbeat on the Temporal server
+// at once (client.Client.RecordActivityHeartbeat).
+type HeartbeatRecorder interface {
+	RecordActivityHeartbeat(ctx context.Context, taskToken []byte, details ...any) error
 }
 
 // DelegatedCredentials opens a credential a user gave task taskID for
@@ -159,17 +171,20 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 		return nil, err
 	}
 	newTask := in.Message.TaskID == ""
+	relay := a.relay(ctx, in.RelayArtifacts, in.Relayed)
 	if sent := sentTask(ctx); newTask && sent != "" {
 		task, err := a.getTask(ctx, rc, sent)
 		if err != nil {
 			return nil, err
 		}
-		return &wire.RemoteTaskResult{Task: task}, nil
+		relay.sentTo(sent)
+		relay.snapshot(task)
+		return relay.result(&wire.RemoteTaskResult{Task: task}), nil
 	}
 	if rc.card.Capabilities.Streaming && (newTask || in.Answered != "") {
-		return a.sendStreaming(ctx, rc, in)
+		return a.sendStreaming(ctx, rc, in, relay)
 	}
-	stop := heartbeatEvery(ctx, 5*time.Second)
+	stop := heartbeatEvery(ctx, 5*time.Second, relay)
 	defer stop()
 	noHistory := 0
 	sendStart := time.Now()
@@ -187,11 +202,12 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 		// Only when this attempt has not heartbeated yet (the send was
 		// quick): the SDK sends the first heartbeat at once, later ones
 		// batched.
+		relay.snapshot(r)
 		if newTask && !settledState(r.Status.State) && time.Since(sendStart) < sendHeartbeatAfter {
 			stop()
-			r = a.settleSoon(ctx, rc, r)
+			r = a.settleSoon(ctx, rc, r, relay)
 		}
-		return &wire.RemoteTaskResult{Task: r}, nil
+		return relay.result(&wire.RemoteTaskResult{Task: r}), nil
 	case *a2a.Message:
 		return &wire.RemoteTaskResult{Message: r}, nil
 	}
@@ -212,8 +228,8 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 // sending the message again. A stream that breaks after the task is known,
 // or is still open after settleWithin, answers with the task as it is then:
 // the workflow follows it.
-func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
-	stop := heartbeatEvery(ctx, 5*time.Second)
+func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.RemoteSendInput, relay *relayer) (*wire.RemoteTaskResult, error) {
+	stop := heartbeatEvery(ctx, 5*time.Second, relay)
 	defer stop()
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -227,7 +243,6 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 		settle    *time.Timer // ends the stream settleWithin after its first event
 		heartbeat *time.Timer // records a new task's ID as the heartbeat
 		sendErr   error
-		relay     = a.relay(ctx)
 	)
 	defer func() {
 		if settle != nil {
@@ -262,10 +277,11 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 			e.History = nil
 			if task == nil && newTask {
 				id := e.ID
-				heartbeat = time.AfterFunc(heartbeatTaskAfter, func() { activity.RecordHeartbeat(ctx, id) })
+				heartbeat = time.AfterFunc(heartbeatTaskAfter, func() { relay.sentTo(id) })
 			}
 			task = e
 			relay.status(e.ID, e.Status)
+			relay.snapshot(e)
 		case *a2a.TaskStatusUpdateEvent:
 			switch {
 			case task == nil && !newTask && e.TaskID == in.Message.TaskID:
@@ -279,6 +295,7 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 			relay.status(e.TaskID, e.Status)
 		case *a2a.TaskArtifactUpdateEvent:
 			readAgain = true
+			relay.update(e.TaskID, e)
 		}
 		if task != nil && settled(task.Status) {
 			break
@@ -303,9 +320,10 @@ func (a *Remote) sendStreaming(ctx context.Context, rc *remoteClient, in wire.Re
 		// The task as the agent holds it now (a failed read: as last seen).
 		if read, err := a.getTask(ctx, rc, task.ID); err == nil {
 			task = read
+			relay.snapshot(task)
 		}
 	}
-	return &wire.RemoteTaskResult{Task: task}, nil
+	return relay.result(&wire.RemoteTaskResult{Task: task}), nil
 }
 
 // heartbeatTaskAfter is how long a streamed send waits, once the new task
@@ -324,8 +342,15 @@ const settleWithin = time.Second
 // sentTask is the remote task an earlier attempt of this send activity got
 // (its heartbeat), or "".
 func sentTask(ctx context.Context) a2a.TaskID {
-	var id a2a.TaskID
-	if !activity.HasHeartbeatDetails(ctx) || activity.GetHeartbeatDetails(ctx, &id) != nil {
+	if !activity.HasHeartbeatDetails(ctx) {
+		return ""
+	}
+	var beat relayBeat
+	if activity.GetHeartbeatDetails(ctx, &beat) == nil {
+		return beat.Task
+	}
+	var id a2a.TaskID // an attempt of a worker before relayBeat
+	if activity.GetHeartbeatDetails(ctx, &id) != nil {
 		return ""
 	}
 	return id
@@ -335,11 +360,11 @@ func sentTask(ctx context.Context) a2a.TaskID {
 // returns it as last read; a failed read ends it (the workflow follows the
 // task). After the first read, the task's ID is recorded as the heartbeat
 // (see sentTask): the first one of the attempt, which the SDK sends at once.
-func (a *Remote) settleSoon(ctx context.Context, rc *remoteClient, task *a2a.Task) *a2a.Task {
+func (a *Remote) settleSoon(ctx context.Context, rc *remoteClient, task *a2a.Task, relay *relayer) *a2a.Task {
 	deadline := time.Now().Add(settleWithin)
 	for wait := 2 * time.Millisecond; time.Now().Add(wait).Before(deadline); wait *= 3 {
 		if wait == 6*time.Millisecond { // after the first read
-			activity.RecordHeartbeat(ctx, task.ID)
+			relay.sentTo(task.ID)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -353,6 +378,7 @@ func (a *Remote) settleSoon(ctx context.Context, rc *remoteClient, task *a2a.Tas
 			return task
 		}
 		task = read
+		relay.snapshot(task)
 		if settledState(task.Status.State) {
 			break
 		}
@@ -379,17 +405,19 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in wire.RemoteFollowInput
 	settled := func(s a2a.TaskStatus) bool {
 		return settledState(s.State) && !wire.IsAnsweredQuestion(s, in.Answered)
 	}
+	relay := a.relay(ctx, in.RelayArtifacts, in.Relayed)
 	task, err := a.getTask(ctx, rc, in.TaskID)
 	if err != nil {
 		return nil, err
 	}
+	relay.snapshot(task)
 	if settled(task.Status) {
-		return &wire.RemoteTaskResult{Task: task}, nil
+		return relay.result(&wire.RemoteTaskResult{Task: task}), nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, window)
 	defer cancel()
 	if rc.card.Capabilities.Streaming {
-		err = a.stream(wctx, rc, in.TaskID, settled)
+		err = a.stream(wctx, rc, in.TaskID, settled, relay)
 		if errors.Is(err, outbound.ErrBodyTooLarge) {
 			// A stream past the A2A bound: read the task as it is, and the
 			// workflow follows again with a new stream.
@@ -397,14 +425,18 @@ func (a *Remote) FollowRemoteTask(ctx context.Context, in wire.RemoteFollowInput
 			err = nil
 		}
 	} else {
-		err = a.poll(wctx, rc, in.TaskID, settled)
+		err = a.poll(wctx, rc, in.TaskID, settled, relay)
 	}
 	if err != nil && wctx.Err() == nil {
 		return nil, a.callError(ctx, rc, "follow task "+string(in.TaskID), err)
 	}
 	// Settled, or the window passed: the task as it is now.
 	task, err = a.getTask(ctx, rc, in.TaskID)
-	return &wire.RemoteTaskResult{Task: task}, err
+	if err != nil {
+		return nil, err
+	}
+	relay.snapshot(task)
+	return relay.result(&wire.RemoteTaskResult{Task: task}), nil
 }
 
 // followFor is how long one follow attempt waits for the remote task:
@@ -428,23 +460,24 @@ func followFor(window time.Duration, deadline, now time.Time) time.Duration {
 const followMargin = 15 * time.Second
 
 // stream reads the task's events until one settles it or the stream ends.
-func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
-	stop := heartbeatEvery(ctx, 5*time.Second)
+func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool, relay *relayer) error {
+	stop := heartbeatEvery(ctx, 5*time.Second, relay)
 	defer stop()
-	relay := a.relay(ctx)
 	for ev, err := range rc.client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
 		if errors.Is(err, a2a.ErrUnsupportedOperation) {
 			// A2A refuses to subscribe to a terminal task: the task ended
 			// between the read before and this subscription (or the agent
 			// does not take subscriptions after all). Polling sees the end
 			// at once, and copes with an agent that cannot stream.
-			return a.poll(ctx, rc, id, settled)
+			return a.poll(ctx, rc, id, settled, relay)
 		}
 		if err != nil {
 			return err
 		}
-		activity.RecordHeartbeat(ctx, "event")
+		relay.beat()
 		switch e := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			relay.update(e.TaskID, e)
 		case *a2a.TaskStatusUpdateEvent:
 			relay.status(e.TaskID, e.Status)
 			if settled(e.Status) {
@@ -452,6 +485,7 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 			}
 		case *a2a.Task:
 			relay.status(e.ID, e.Status)
+			relay.snapshot(e)
 			if settled(e.Status) {
 				return nil
 			}
@@ -461,14 +495,13 @@ func (a *Remote) stream(ctx context.Context, rc *remoteClient, id a2a.TaskID, se
 }
 
 // poll reads the task every PollInterval until it settles.
-func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool) error {
+func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, settled func(a2a.TaskStatus) bool, relay *relayer) error {
 	every := a.PollInterval
 	if every <= 0 {
 		every = 2 * time.Second
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	relay := a.relay(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -479,8 +512,9 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 		if err != nil {
 			return err
 		}
-		activity.RecordHeartbeat(ctx, string(task.Status.State))
 		relay.status(task.ID, task.Status)
+		relay.snapshot(task)
+		relay.beat()
 		if settled(task.Status) {
 			return nil
 		}
@@ -491,34 +525,119 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 // reads to Live (Remote.Live). A message is named by its remote task and
 // ID (else by the activity and its rank in it), so that the API processes
 // show it once though a send and the follows after it all see it.
+//
+// With RelayArtifacts it also relays the remote task's artifacts as they
+// come (artifact-update events of its stream, or the artifacts a read
+// finds grown): each as a Delta with Artifact, under the ID
+// wire.RelayedArtifactID gives it in our task (the one its durable copy
+// gets), its parts as JSON lines at their byte offset in the artifact, and
+// the artifact's generation as the Delta's attempt: a replacement (append
+// false for an artifact already sent, or a read that finds other parts)
+// is the next generation, which the API shows as append false. The same
+// parts sent again (by a retried attempt, or a follow after the send)
+// have the same offsets and are taken once.
+//
+// The artifacts the remote finished (lastChunk) are recorded in the
+// activity's heartbeat details with their parts (within maxBeatBytes),
+// with the generations: durable on the Temporal server, they go to the
+// next attempt if our worker dies, which relays the same generations and
+// answers with the finished artifacts even if the remote no longer lists
+// them. The generations go on to the workflow (RemoteTaskResult.Relayed),
+// which hands them to the next follow.
 type relayer struct {
-	live     hints.LiveNotifier
-	task     string
-	activity string
-	secret   string // redacted from the text (a credential's send)
-	n        int
-	last     string // the last message relayed (a poll sees it again)
+	ctx        context.Context
+	live       hints.LiveNotifier // nil: the state is kept, nothing relayed
+	heartbeats HeartbeatRecorder  // Remote.Heartbeats
+	task       string
+	activity   string
+	secret     string // redacted from the text (a credential's send)
+	n          int
+	last       string // the last message relayed (a poll sees it again)
+
+	mu        sync.Mutex // the heartbeat's goroutine reads what follows
+	artifacts bool       // relay the artifacts (RelayArtifacts)
+	sent      a2a.TaskID // the send's new remote task (sentTask), once recorded
+	arts      map[a2a.ArtifactID]*relayedArtifact
+	order     []a2a.ArtifactID // of arts, as they came
+	beatJSON  json.RawMessage  // relayBeat as last encoded, nil when changed since
 }
+
+// relayedArtifact is a remote artifact as the relayer sent it.
+type relayedArtifact struct {
+	gen   int
+	name  string
+	parts a2a.ContentParts
+	enc   []byte // parts as JSON lines
+	done  bool   // its last chunk came
+}
+
+// relayBeat is the remote activities' heartbeat details.
+type relayBeat struct {
+	// Task is the send's new remote task, once recorded (sentTask).
+	Task a2a.TaskID `json:"t,omitempty"`
+	// Generations of the artifacts relayed, when above 1.
+	Generations map[a2a.ArtifactID]int `json:"g,omitempty"`
+	// Finished are the artifacts the remote finished, as it sent them.
+	Finished []*a2a.Artifact `json:"f,omitempty"`
+}
+
+// maxBeatBytes bounds the parts of the finished artifacts recorded in the
+// heartbeat details; the rest is the remote's to keep.
+const maxBeatBytes = 512 << 10
 
 // maxRelayedName bounds the part of a relayed message's name that the
 // remote agent chose.
 const maxRelayedName = 200
 
-// relay returns the activity's relayer: one that relays nothing without
-// a.Live.
-func (a *Remote) relay(ctx context.Context) *relayer {
-	if a.Live == nil {
-		return nil
-	}
+// relay returns the activity's relayer. relayArtifacts and generations are
+// the input's (RelayArtifacts, Relayed); an earlier attempt's heartbeat
+// details add to them.
+func (a *Remote) relay(ctx context.Context, relayArtifacts bool, generations map[a2a.ArtifactID]int) *relayer {
 	info := activity.GetInfo(ctx)
-	return &relayer{live: a.Live, task: info.WorkflowExecution.ID, secret: redactionOf(ctx),
-		activity: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID) + fmt.Sprintf("-a%d", info.Attempt)}
+	r := &relayer{ctx: ctx, live: a.Live, heartbeats: a.Heartbeats, task: info.WorkflowExecution.ID, secret: redactionOf(ctx),
+		activity:  LiveCallName(info.WorkflowExecution.RunID, info.ActivityID) + fmt.Sprintf("-a%d", info.Attempt),
+		artifacts: relayArtifacts, arts: map[a2a.ArtifactID]*relayedArtifact{}}
+	var beat relayBeat
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &beat) == nil {
+		r.sent = beat.Task
+	}
+	if !relayArtifacts {
+		return r
+	}
+	for id, g := range generations {
+		r.artifact(id).gen = max(g, 1)
+	}
+	for id, g := range beat.Generations {
+		if st := r.artifact(id); g > st.gen {
+			st.gen = g
+		}
+	}
+	for _, f := range beat.Finished {
+		if f == nil {
+			continue
+		}
+		st := r.artifact(f.ID)
+		st.name, st.parts, st.enc, st.done = f.Name, f.Parts, encodeParts(f.Parts), true
+	}
+	return r
+}
+
+// artifact is the state of the remote artifact id, new at generation 1.
+// Call with r.mu held (or before the relayer is shared).
+func (r *relayer) artifact(id a2a.ArtifactID) *relayedArtifact {
+	st := r.arts[id]
+	if st == nil {
+		st = &relayedArtifact{gen: 1}
+		r.arts[id] = st
+		r.order = append(r.order, id)
+	}
+	return st
 }
 
 // status relays s's message, when the remote task (remoteTask) is working
 // and the message has text.
 func (r *relayer) status(remoteTask a2a.TaskID, s a2a.TaskStatus) {
-	if r == nil || s.State != a2a.TaskStateWorking || s.Message == nil {
+	if r == nil || r.live == nil || s.State != a2a.TaskStateWorking || s.Message == nil {
 		return
 	}
 	var text strings.Builder
@@ -547,6 +666,218 @@ func (r *relayer) status(remoteTask a2a.TaskID, s a2a.TaskStatus) {
 		d.Text = strings.ReplaceAll(d.Text, r.secret, redacted)
 	}
 	r.live.Live(d)
+}
+
+// update relays an artifact-update event of the remote task remoteTask.
+func (r *relayer) update(remoteTask a2a.TaskID, e *a2a.TaskArtifactUpdateEvent) {
+	if r == nil || !r.artifacts || e.Artifact == nil || e.Artifact.ID == "" {
+		return
+	}
+	r.mu.Lock()
+	st := r.artifact(e.Artifact.ID)
+	parts := r.redactParts(e.Artifact.Parts)
+	if !e.Append {
+		if len(st.enc) > 0 || st.done {
+			st.gen++ // a new version of the artifact
+		}
+		st.parts, st.enc, st.done = nil, nil, false
+	}
+	if e.Artifact.Name != "" {
+		st.name = e.Artifact.Name
+	}
+	off, add := len(st.enc), encodeParts(parts)
+	st.parts = append(st.parts, parts...)
+	st.enc = append(st.enc, add...)
+	st.done = e.LastChunk
+	r.beatJSON = nil
+	d := r.delta(remoteTask, e.Artifact.ID, st, off, add)
+	r.mu.Unlock()
+	if r.live != nil {
+		r.live.Live(d)
+	}
+	if e.LastChunk {
+		r.beatNow()
+	}
+}
+
+// snapshot relays what a read of the remote task (task) shows of its
+// artifacts that was not relayed: the parts added since, or the whole
+// artifact when it is new to this activity (the API takes only the parts
+// it lacks) or replaced. A terminal task's artifacts are finished.
+func (r *relayer) snapshot(task *a2a.Task) {
+	if r == nil || !r.artifacts || task == nil {
+		return
+	}
+	terminal := task.Status.State.Terminal()
+	var deltas []hints.Delta
+	r.mu.Lock()
+	for _, a := range task.Artifacts {
+		if a == nil || a.ID == "" {
+			continue
+		}
+		_, known := r.arts[a.ID]
+		st := r.artifact(a.ID)
+		parts := r.redactParts(a.Parts)
+		enc := encodeParts(parts)
+		if a.Name != "" {
+			st.name = a.Name
+		}
+		off := 0
+		switch {
+		case known && len(st.enc) > 0 && !bytes.HasPrefix(enc, st.enc):
+			st.gen++ // replaced
+		case known && len(st.enc) > 0:
+			off = len(st.enc)
+		}
+		wasDone := st.done
+		st.parts, st.enc, st.done = parts, enc, st.done || terminal
+		r.beatJSON = nil
+		if off == len(enc) && (wasDone || !terminal) {
+			continue // nothing new
+		}
+		deltas = append(deltas, r.delta(task.ID, a.ID, st, off, enc[off:]))
+	}
+	r.mu.Unlock()
+	if r.live != nil {
+		for _, d := range deltas {
+			r.live.Live(d)
+		}
+	}
+}
+
+// delta is the Delta that relays add at offset off of artifact id.
+func (r *relayer) delta(remoteTask a2a.TaskID, id a2a.ArtifactID, st *relayedArtifact, off int, add []byte) hints.Delta {
+	ours := wire.RelayedArtifactID(r.task, remoteTask, id)
+	return hints.Delta{Task: r.task, Call: "artifact-" + string(ours), Attempt: int32(st.gen), Offset: off, Text: string(add), Done: st.done,
+		Artifact: &hints.LiveArtifact{ID: string(ours), Name: st.name}}
+}
+
+// redactParts is parts with the secret (a credential's send) redacted
+// from their text.
+func (r *relayer) redactParts(parts a2a.ContentParts) a2a.ContentParts {
+	if r.secret == "" {
+		return parts
+	}
+	out := make(a2a.ContentParts, 0, len(parts))
+	for _, p := range parts {
+		if p != nil {
+			if t, ok := p.Content.(a2a.Text); ok {
+				q := *p
+				q.Content = a2a.Text(strings.ReplaceAll(string(t), r.secret, redacted))
+				p = &q
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// encodeParts is parts as JSON lines: the text of relayed artifacts.
+func encodeParts(parts a2a.ContentParts) []byte {
+	var out []byte
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		raw, err := json.Marshal(p)
+		if err != nil {
+			continue
+		}
+		out = append(append(out, raw...), '\n')
+	}
+	return out
+}
+
+// details are the activity's heartbeat details: the send's remote task
+// and the relayed artifacts (relayBeat).
+func (r *relayer) details() []any {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.beatJSON != nil {
+		return []any{r.beatJSON}
+	}
+	beat := relayBeat{Task: r.sent}
+	size := 0
+	for _, id := range r.order {
+		if !r.artifacts {
+			break
+		}
+		st := r.arts[id]
+		if st.gen > 1 {
+			if beat.Generations == nil {
+				beat.Generations = map[a2a.ArtifactID]int{}
+			}
+			beat.Generations[id] = st.gen
+		}
+		if st.done && size+len(st.enc) <= maxBeatBytes {
+			size += len(st.enc)
+			beat.Finished = append(beat.Finished, &a2a.Artifact{ID: id, Name: st.name, Parts: st.parts})
+		}
+	}
+	raw, err := json.Marshal(beat)
+	if err != nil {
+		return nil
+	}
+	r.beatJSON = raw
+	return []any{r.beatJSON}
+}
+
+// beat records the heartbeat with its details.
+func (r *relayer) beat() {
+	activity.RecordHeartbeat(r.ctx, r.details()...)
+}
+
+// beatNow records the heartbeat on the server at once (Heartbeats), when
+// an artifact was finished: the SDK's own heartbeats are throttled.
+func (r *relayer) beatNow() {
+	details := r.details()
+	if r.heartbeats != nil {
+		if err := r.heartbeats.RecordActivityHeartbeat(r.ctx, activity.GetInfo(r.ctx).TaskToken, details...); err != nil {
+			activity.GetLogger(r.ctx).Info("heartbeat not recorded", "error", err)
+		}
+	}
+	activity.RecordHeartbeat(r.ctx, details...)
+}
+
+// sentTo records id as the send's new remote task, in the heartbeat.
+func (r *relayer) sentTo(id a2a.TaskID) {
+	r.mu.Lock()
+	r.sent, r.beatJSON = id, nil
+	r.mu.Unlock()
+	r.beat()
+}
+
+// result is res as the activity answers it: the artifacts the remote
+// finished that its task no longer lists are added (as they came), and
+// the generations relayed go to the workflow.
+func (r *relayer) result(res *wire.RemoteTaskResult) *wire.RemoteTaskResult {
+	if r == nil || !r.artifacts || res == nil || res.Task == nil {
+		return res
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	listed := map[a2a.ArtifactID]bool{}
+	for _, a := range res.Task.Artifacts {
+		if a != nil {
+			listed[a.ID] = true
+		}
+	}
+	for _, id := range r.order {
+		st := r.arts[id]
+		if st.gen > 1 {
+			if res.Relayed == nil {
+				res.Relayed = map[a2a.ArtifactID]int{}
+			}
+			res.Relayed[id] = st.gen
+		}
+		if st.done && !listed[id] && len(st.parts) > 0 {
+			res.Task.Artifacts = append(res.Task.Artifacts, &a2a.Artifact{ID: id, Name: st.name, Parts: st.parts})
+		}
+	}
+	return res
 }
 
 // CancelRemoteTask cancels a remote task. A task that is already terminal
@@ -730,7 +1061,7 @@ func reasonOf(err error) string {
 // heartbeatEvery records an activity heartbeat every d until stopped, so a
 // long call is not taken for a dead worker and a cancel is noticed. stop may
 // be called more than once.
-func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
+func heartbeatEvery(ctx context.Context, d time.Duration, relay *relayer) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(d)
@@ -742,7 +1073,7 @@ func heartbeatEvery(ctx context.Context, d time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, relay.details()...)
 			}
 		}
 	}()

@@ -269,6 +269,11 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 						return
 					}
 				}
+				if lc != nil && e.Artifact != nil && e.Artifact.Artifact != nil {
+					// The durable copy of an artifact relayed live: no
+					// late chunk of it after this.
+					lc.Landed(string(e.Artifact.Artifact.ID))
+				}
 				if !yield(e.A2A(), nil) || stop(e) {
 					return
 				}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -15,6 +16,9 @@ import (
 // progress message relayed (ch.Status): a status update, state working,
 // with the message's text.
 func liveEvent(taskID a2a.TaskID, contextID string, ch hints.LiveChunk) a2a.Event {
+	if ch.Artifact != nil {
+		return relayedArtifactEvent(taskID, contextID, ch)
+	}
 	if ch.Status {
 		meta := map[string]any{wire.LiveMetadataKey: map[string]any{"call": ch.Call, "attempt": ch.Attempt, "relayed": true}}
 		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, a2a.TaskInfo{TaskID: taskID, ContextID: contextID}, a2a.NewTextPart(ch.Text))
@@ -49,4 +53,28 @@ func yieldLive(taskID a2a.TaskID, contextID string, lc *hints.LiveCursor, msg *a
 		}
 	}
 	return true
+}
+
+// relayedArtifactEvent is a chunk of an artifact relayed live (a remote
+// agent's, as the task delegating to it follows it): an artifact-update of
+// the artifact's own ID in our task (the ID its durable copy gets), append
+// false when the chunk starts the artifact (again: a new version), with
+// lastChunk as the remote's; its metadata carries LiveMetadataKey with
+// {"call": name, "attempt": generation, "relayed": true}.
+func relayedArtifactEvent(taskID a2a.TaskID, contextID string, ch hints.LiveChunk) a2a.Event {
+	meta := map[string]any{wire.LiveMetadataKey: map[string]any{"call": ch.Call, "attempt": ch.Attempt, "relayed": true}}
+	parts := a2a.ContentParts{}
+	for line := range strings.SplitSeq(ch.Text, "\n") {
+		if line == "" {
+			continue
+		}
+		var p a2a.Part
+		if json.Unmarshal([]byte(line), &p) == nil {
+			parts = append(parts, &p)
+		}
+	}
+	return &a2a.TaskArtifactUpdateEvent{
+		TaskID: taskID, ContextID: contextID, Append: !ch.Restart, LastChunk: ch.Last, Metadata: meta,
+		Artifact: &a2a.Artifact{ID: a2a.ArtifactID(ch.Artifact.ID), Name: ch.Artifact.Name, Parts: parts},
+	}
 }

@@ -1,6 +1,7 @@
 package hints
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,21 @@ type Delta struct {
 	// it is whole, as a status update, and never join it to the task's
 	// message.
 	Status bool `json:"s,omitempty"`
+	// Artifact: the text is not an answer's piece but parts of an
+	// artifact of the task relayed as they come (a remote agent's
+	// artifact-update events, relayed by the call that follows it): Text
+	// is the parts as JSON, one a line, Offset where the piece starts in
+	// them, Attempt the artifact's generation (a higher one replaces what
+	// the earlier showed: A2A append false) and Done its last chunk. Its
+	// streams show whole parts only, as artifact updates of that ID.
+	Artifact *LiveArtifact `json:"r,omitempty"`
+}
+
+// LiveArtifact names the artifact a Delta relays.
+type LiveArtifact struct {
+	// ID is the artifact's ID in the task; Name its name.
+	ID   string `json:"i"`
+	Name string `json:"n,omitempty"`
 }
 
 // LiveNotifier takes the deltas of the answers being written. Live must not
@@ -64,13 +80,14 @@ const (
 
 // liveAnswer is what an API knows of one call's answer.
 type liveAnswer struct {
-	call    string
-	attempt int32
-	text    []byte
-	done    bool
-	broken  bool // a delta was lost: no more of this attempt live
-	status  bool // a progress message (Delta.Status)
-	updated time.Time
+	call     string
+	attempt  int32
+	text     []byte
+	done     bool
+	broken   bool          // a delta was lost: no more of this attempt live
+	status   bool          // a progress message (Delta.Status)
+	artifact *LiveArtifact // an artifact relayed (Delta.Artifact)
+	updated  time.Time
 }
 
 // liveTask holds the answers of one task, in the order they started.
@@ -122,11 +139,18 @@ func (b *Broker) Live(d Delta) {
 		*a = liveAnswer{call: d.Call, attempt: d.Attempt}
 	}
 	a.status = a.status || d.Status
+	if d.Artifact != nil {
+		a.artifact = d.Artifact
+	}
 	if !a.broken {
 		end := d.Offset + len(d.Text)
 		switch {
 		case d.Offset > len(a.text):
 			a.broken = true // a piece was lost
+		case a.artifact != nil && !bytes.HasPrefix(a.text[d.Offset:], []byte(d.Text[:min(len(d.Text), len(a.text)-d.Offset)])):
+			// An artifact's piece sent again differs from what came: a
+			// version this process did not hear of. No more of it live.
+			a.broken = true
 		case end > len(a.text):
 			add := d.Text[len(a.text)-d.Offset:]
 			if len(a.text)+len(add) > maxLiveAnswer {
@@ -186,6 +210,10 @@ type LiveChunk struct {
 	// Status: Text is a whole progress message (Delta.Status), not an
 	// answer's piece.
 	Status bool
+	// Artifact: Text is whole parts of this artifact, as JSON lines
+	// (Delta.Artifact); Restart replaces the artifact's parts, else they
+	// are appended.
+	Artifact *LiveArtifact
 }
 
 // LiveCursor is one stream's position in the live answers of a task.
@@ -237,7 +265,7 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 	for i, a := range lt.answers {
 		s := c.calls[a.call]
 		if s == nil {
-			if first && a.done && i != latest {
+			if first && a.done && i != latest && a.artifact == nil {
 				// Done before this stream joined: the task's message
 				// brings it (or brought it).
 				c.calls[a.call] = &liveSent{attempt: a.attempt, sent: len(a.text), last: true}
@@ -269,13 +297,18 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 			continue
 		}
 		n := len(a.text)
-		if !a.done || a.broken {
+		switch {
+		case a.artifact != nil && a.broken:
+			continue // a part was lost: the durable copy brings the artifact
+		case a.artifact != nil:
+			n = s.sent + bytes.LastIndexByte(a.text[s.sent:], '\n') + 1 // whole parts only
+		case !a.done || a.broken:
 			n = validPrefix(a.text, s.sent, n) // whole characters only
 		}
 		if n <= s.sent && !(a.done && s.sent > 0) {
 			continue
 		}
-		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Text: string(a.text[s.sent:n]), Restart: restart, Last: a.done && n == len(a.text)}
+		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Text: string(a.text[s.sent:n]), Restart: restart, Last: a.done && n == len(a.text), Artifact: a.artifact}
 		if ch.Text == "" && !ch.Last {
 			continue
 		}
@@ -311,7 +344,7 @@ func (c *LiveCursor) Finish(final string) []LiveChunk {
 	for i := len(lt.answers) - 1; i >= 0; i-- {
 		a := lt.answers[i]
 		s := c.calls[a.call]
-		if s == nil || s.last || s.sent == 0 || s.attempt != a.attempt || a.status {
+		if s == nil || s.last || s.sent == 0 || s.attempt != a.attempt || a.status || a.artifact != nil {
 			continue
 		}
 		ch := LiveChunk{Call: a.call, Attempt: a.attempt, Last: true}
@@ -322,4 +355,22 @@ func (c *LiveCursor) Finish(final string) []LiveChunk {
 		out = append(out, ch)
 	}
 	return out
+}
+
+// Landed tells the cursor that the stream sent the durable copy of the
+// relayed artifact id (Delta.Artifact): no more of it is shown live, so
+// that a late chunk does not add to the final content.
+func (c *LiveCursor) Landed(id string) {
+	l := &c.b.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lt := l.tasks[c.task]
+	if lt == nil {
+		return
+	}
+	for _, a := range lt.answers {
+		if a.artifact != nil && a.artifact.ID == id {
+			c.calls[a.call] = &liveSent{attempt: a.attempt, sent: len(a.text), last: true}
+		}
+	}
 }

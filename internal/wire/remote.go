@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -49,6 +51,14 @@ type RemoteSendInput struct {
 	// Message's parts, which name the reference only, as history records
 	// them. It goes only over https or to an agent the operator configured.
 	Credential string `json:",omitempty"`
+	// RelayArtifacts: the remote task's artifact updates are relayed live
+	// to our task's streams, under the IDs RelayedArtifactID gives (the
+	// IDs the workflow gives its durable copies). Set by workflows that
+	// copy the remote artifacts under those IDs.
+	RelayArtifacts bool `json:",omitempty"`
+	// Relayed are the generations of the remote artifacts relayed so far
+	// that the remote replaced (see RemoteTaskResult.Relayed).
+	Relayed map[a2a.ArtifactID]int `json:",omitempty"`
 }
 
 // RemoteFollowInput is the argument of [ActivityFollowRemoteTask].
@@ -66,6 +76,9 @@ type RemoteFollowInput struct {
 	Answered string `json:",omitempty"`
 	// Extensions are as in RemoteSendInput.
 	Extensions []string `json:",omitempty"`
+	// RelayArtifacts and Relayed are as in RemoteSendInput.
+	RelayArtifacts bool                   `json:",omitempty"`
+	Relayed        map[a2a.ArtifactID]int `json:",omitempty"`
 }
 
 // RemoteCancelInput is the argument of [ActivityCancelRemoteTask].
@@ -85,6 +98,22 @@ type RemoteTaskResult struct {
 	// Message is the agent's answer when it replied with a message rather
 	// than a task (A2A allows it for a quick answer): the call is complete.
 	Message *a2a.Message `json:"message,omitempty"`
+	// Relayed are the generations of the remote artifacts the activity
+	// relayed live that the remote replaced (an artifact-update with
+	// append false for an artifact it had sent): generation n+1 starts
+	// over what generation n showed. The workflow hands them to the next
+	// follow, so that its chunks continue the same generation.
+	Relayed map[a2a.ArtifactID]int `json:"relayed,omitempty"`
+}
+
+// RelayedArtifactID is the ID our task ourTask gives the artifact
+// artifact of the remote task remoteTask it delegated to: the same for the
+// live chunks relayed as they come and for the durable copy the workflow
+// makes when the remote task completes, and for every attempt of every
+// activity that relays it.
+func RelayedArtifactID(ourTask string, remoteTask a2a.TaskID, artifact a2a.ArtifactID) a2a.ArtifactID {
+	sum := sha256.Sum256([]byte(string(remoteTask) + "\x00" + string(artifact)))
+	return a2a.ArtifactID(ourTask + "-remote-" + hex.EncodeToString(sum[:12]))
 }
 
 // IsAnsweredQuestion reports whether status still asks the question

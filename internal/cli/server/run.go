@@ -201,7 +201,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	// Credentials users gave for remote agents' auth-required questions,
 	// which the send activity opens for the agent's task that asked.
 	remoteAgents := &activities.Remote{Directory: store, Keyring: keyring, Outbound: out, Owners: owners,
-		RequireSignedPeers: cfg.RequireSignedPeers, Live: liveOf(notifier)}
+		RequireSignedPeers: cfg.RequireSignedPeers, Live: liveOf(notifier), Heartbeats: c}
 	if cfg.Secrets.credentials != nil {
 		remoteAgents.Credentials = cfg.Secrets.credentials
 	}
