@@ -199,3 +199,52 @@ func TestLiveStatusMessages(t *testing.T) {
 		t.Fatalf("encoded: %s", raws)
 	}
 }
+
+// TestLiveArtifacts: an artifact relayed (Delta.Artifact) shows whole
+// parts only (lines), each once though sent again; a stream that joins
+// after it is done gets it whole (no message brings it); a higher
+// generation starts it over; a piece sent again that differs from what
+// came (a version this process missed) stops it live; and once its
+// durable copy landed (Landed) no late chunk follows.
+func TestLiveArtifacts(t *testing.T) {
+	b := New()
+	art := &LiveArtifact{ID: "t1-remote-x", Name: "report"}
+	d := func(gen int32, off int, text string, done bool) Delta {
+		return Delta{Task: "t1", Call: "artifact-" + art.ID, Attempt: gen, Offset: off, Text: text, Done: done, Artifact: art}
+	}
+	lc := b.LiveCursor("t1")
+	lc.Take()
+	b.Live(d(1, 0, "{\"text\":\"a\"}\n{\"te", false))
+	chunks, _ := lc.Take()
+	if len(chunks) != 1 || chunks[0].Text != "{\"text\":\"a\"}\n" || !chunks[0].Restart || chunks[0].Artifact != art {
+		t.Fatalf("chunks %+v, want the whole first part, starting the artifact", chunks)
+	}
+	b.Live(d(1, 0, "{\"text\":\"a\"}\n{\"text\":\"b\"}\n", true)) // sent again, whole
+	chunks, _ = lc.Take()
+	if len(chunks) != 1 || chunks[0].Text != "{\"text\":\"b\"}\n" || chunks[0].Restart || !chunks[0].Last {
+		t.Fatalf("chunks %+v, want the second part once, appended, last", chunks)
+	}
+	late := b.LiveCursor("t1")
+	chunks, _ = late.Take()
+	if len(chunks) != 1 || chunks[0].Text != "{\"text\":\"a\"}\n{\"text\":\"b\"}\n" || !chunks[0].Restart || !chunks[0].Last {
+		t.Fatalf("a stream joining after: %+v, want the artifact whole", chunks)
+	}
+	b.Live(d(2, 0, "{\"text\":\"c\"}\n", true))
+	chunks, _ = lc.Take()
+	if len(chunks) != 1 || chunks[0].Text != "{\"text\":\"c\"}\n" || !chunks[0].Restart || chunks[0].Attempt != 2 {
+		t.Fatalf("chunks %+v, want generation 2 started over", chunks)
+	}
+	b.Live(d(2, 0, "{\"text\":\"X\"}\n{\"text\":\"d\"}\n", false))
+	if chunks, _ = lc.Take(); len(chunks) != 0 {
+		t.Fatalf("chunks %+v after a piece that differs, want none", chunks)
+	}
+
+	other := &LiveArtifact{ID: "t1-remote-y"}
+	b.Live(Delta{Task: "t1", Call: "artifact-" + other.ID, Attempt: 1, Text: "{\"text\":\"e\"}\n", Artifact: other})
+	lc.Take()
+	lc.Landed(other.ID)
+	b.Live(Delta{Task: "t1", Call: "artifact-" + other.ID, Attempt: 1, Offset: 13, Text: "{\"text\":\"f\"}\n", Done: true, Artifact: other})
+	if chunks, _ = lc.Take(); len(chunks) != 0 {
+		t.Fatalf("chunks %+v after the durable copy landed, want none", chunks)
+	}
+}
