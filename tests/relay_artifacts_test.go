@@ -175,7 +175,9 @@ func wantTwoArtifacts(t *testing.T, task *a2a.Task, v *artifactView) {
 // streams its artifacts relays each artifact-update to its own stream as it
 // comes, as an artifact-update of our task (append and lastChunk as the
 // remote's), before the task completes; the task then holds the remote's
-// two artifacts once each, whole, under the IDs the stream showed.
+// two artifacts once each, whole, under the IDs the stream showed. Its
+// history replays, and is the fixture router-relayed-artifacts
+// (A2AFLOW_RECORD_HISTORY=1 records it).
 func TestRemoteArtifactsRelayed(t *testing.T) {
 	release := make(chan struct{})
 	close(release)
@@ -219,6 +221,9 @@ func TestRemoteArtifactsRelayed(t *testing.T) {
 	if h := string(historyBytes(t, ctx, s.TemporalAddr, taskID)); strings.Count(h, "wide ") > 3 {
 		t.Errorf("the workflow history of %s holds the chunk %q %d times: chunks are not recorded", taskID, "wide ", strings.Count(h, "wide "))
 	}
+	// The history replays; with A2AFLOW_RECORD_HISTORY=1 it is recorded as
+	// the fixture of this path (GetVersion a2aflow.relayed-artifacts at 1).
+	replayAndRecord(t, ctx, s, taskID, "router-relayed-artifacts.history.json")
 }
 
 // TestRemoteArtifactsAfterKill: serve killed with kill -9 while it follows

@@ -64,6 +64,12 @@ func TestReplayHistories(t *testing.T) {
 		// 1): the task is auth-required with a credential request naming
 		// the agent, and the answers and the sends carry references.
 		{name: "router-delegation-credential", fixture: "testdata/router-delegation-credential.history.json"},
+		// "@writer write": the remote agent (a2a-go's server) streams an
+		// artifact in three chunks and a second one whole; the activities
+		// relay them live and the task copies them, once each, under the
+		// IDs the live chunks had (GetVersion a2aflow.relayed-artifacts
+		// at 1). Recorded by tests.TestRemoteArtifactsRelayed.
+		{name: "router-relayed-artifacts", fixture: "testdata/router-relayed-artifacts.history.json"},
 		// The router's LLM routes to the remote agent and answers the remote
 		// question itself (HANDLE_DIRECTLY).
 		{name: "router-llm", fixture: "testdata/router-llm.history.json"},
