@@ -20,3 +20,13 @@ const LiveArtifactName = "live-answer"
 // its message's, carry LiveMetadataKey with {"call": name, "attempt": n,
 // "relayed": true}. Like a live answer it is not part of the task's
 // history: a client that reads the task later does not see it.
+
+// A remote agent's artifact relayed live (the task delegating to it
+// follows it) comes as an artifact-update event of our task: the
+// artifact's ID is the one its durable copy gets (RelayedArtifactID), its
+// parts, append and lastChunk are the remote's, and the event's metadata
+// carries LiveMetadataKey with {"call": name, "attempt": generation,
+// "relayed": true}; a new generation (the remote replaced the artifact)
+// starts with append false. Unlike a live answer the artifact does become
+// part of the task: when the remote task completes, the workflow adds its
+// final content under the same ID.

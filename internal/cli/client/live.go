@@ -22,9 +22,13 @@ type livePrinter struct {
 	done   string // the last answer printed whole
 }
 
-// isLive reports whether e is a chunk of a live answer.
+// isLive reports whether e is a chunk of a live answer (not of a remote
+// agent's artifact relayed as it comes, which is shown as an artifact).
 func isLive(e *a2a.TaskArtifactUpdateEvent) bool {
-	_, ok := e.Metadata[wire.LiveMetadataKey]
+	live, ok := e.Metadata[wire.LiveMetadataKey]
+	if m, _ := live.(map[string]any); m["relayed"] == true {
+		return false
+	}
 	return ok && e.Artifact != nil
 }
 
