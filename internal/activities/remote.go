@@ -62,8 +62,10 @@ type Remote struct {
 	// Live, when set, takes the remote task's progress as it comes: each
 	// working status message the agent sends while a send or follow
 	// activity reads its task (streamed, or seen new by a poll) goes to
-	// Live whole (a hints.Delta with Status), for the API processes'
-	// subscribers of our task. Nothing of it goes through the workflow.
+	// Live whole (a hints.Delta with Status), and, when the workflow asks
+	// (RelayArtifacts), each artifact-update (a hints.Delta with Artifact:
+	// see relayer), for the API processes' subscribers of our task.
+	// Nothing of it goes through the workflow.
 	Live hints.LiveNotifier
 	// Heartbeats, when set (the worker's Temporal client), records the
 	// heartbeat that keeps an artifact the remote finished at once, on
@@ -539,11 +541,12 @@ func (a *Remote) poll(ctx context.Context, rc *remoteClient, id a2a.TaskID, sett
 //
 // The artifacts the remote finished (lastChunk) are recorded in the
 // activity's heartbeat details with their parts (within maxBeatBytes),
-// with the generations: durable on the Temporal server, they go to the
-// next attempt if our worker dies, which relays the same generations and
-// answers with the finished artifacts even if the remote no longer lists
-// them. The generations go on to the workflow (RemoteTaskResult.Relayed),
-// which hands them to the next follow.
+// with the generations, at once (beatNow: Remote.Heartbeats, not the SDK's
+// throttled heartbeat), once per finished artifact: durable on the
+// Temporal server, they go to the next attempt if our worker dies, which
+// relays the same generations and answers with the finished artifacts
+// even if the remote no longer lists them. The generations go on to the
+// workflow (RemoteTaskResult.Relayed), which hands them to the next follow.
 type relayer struct {
 	ctx        context.Context
 	live       hints.LiveNotifier // nil: the state is kept, nothing relayed
