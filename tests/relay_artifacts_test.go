@@ -264,7 +264,26 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	if got := before.texts; len(got) != 1 || !slices.Contains(slices.Collect(maps.Values(got)), "Hello, wide world.") {
 		t.Fatalf("before the kill the stream showed %q, want the report whole", got)
 	}
-	time.Sleep(300 * time.Millisecond) // its heartbeat recorded
+	// The finished report is in the follow's heartbeat details on the
+	// server at once (not after the SDK's throttle of some 16 s).
+	tc := dialTemporal(t, s)
+	recorded := time.Now()
+	waitFor(t, 5*time.Second, func() bool {
+		d, err := tc.DescribeWorkflowExecution(ctx, string(taskID), "")
+		if err != nil {
+			return false
+		}
+		for _, a := range d.GetPendingActivities() {
+			for _, p := range a.GetHeartbeatDetails().GetPayloads() {
+				if strings.Contains(string(p.GetData()), "world.") {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	t.Logf("the finished report was in the heartbeat details %s after the stream showed it", time.Since(recorded).Round(time.Millisecond))
+	tc.Close()
 	s.proc().kill()
 	s.restart()
 	close(release)
