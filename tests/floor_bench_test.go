@@ -51,12 +51,16 @@ const (
 //     same way (eager on / off); and an echo task on the eager serve for
 //     the travel / echo ratio. The servers' activity_eager_execution
 //     counters say how many activities started eagerly.
+//   - "writes": an echo task and an @mention delegation, both completed
+//     in their first turn, on the eager serve (lean writes, the default)
+//     and on one started with --lean-writes=false; ratio rows lean / plain.
 //   - "eagerstart": raw Temporal ExecuteWorkflow with and without
 //     StartWorkflowOptions.EnableEagerStart against Update-with-Start (what
 //     a2aflow's API uses, which cannot start eagerly) and a2aflow's echo.
 //
 // and the history events of a plain turn (an answer to a waiting task that
-// asks its next question), of an echo task and of a delegation, as custom
+// asks its next question), of an echo task and of a delegation (each also
+// with --lean-writes=false), as custom
 // metrics of the "histories" sub-benchmark.
 func BenchmarkBelowTheFloor(b *testing.B) {
 	ctx := benchContext(b)
@@ -66,12 +70,18 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 	addAgent(b, dirOn, "ext", extURL)
 	on := startServe(b, dirOn)
 	off := startServe(b, b.TempDir(), "--eager-activities=false")
+	dirPlain := b.TempDir()
+	addAgent(b, dirPlain, "ext", extURL)
+	plain := startServe(b, dirPlain, "--lean-writes=false")
 	echoOn := newBenchA2A(b, ctx, on.APIURL+"/agents/echo", benchConc)
 	travelOn := newBenchA2A(b, ctx, on.APIURL, benchConc)
 	travelOff := newBenchA2A(b, ctx, off.APIURL, benchConc)
 	rawOn := newBenchRawBook(b, on, true)
 	rawOff := newBenchRawBook(b, off, false)
 	goEcho := newBenchA2A(b, ctx, serveA2AGoEcho(b).URL, benchConc)
+	echoPlain := newBenchA2A(b, ctx, plain.APIURL+"/agents/echo", benchConc)
+	routerOn := newBenchA2A(b, ctx, on.APIURL+"/agents/router", benchConc).delegateTo("ext")
+	routerPlain := newBenchA2A(b, ctx, plain.APIURL+"/agents/router", benchConc).delegateTo("ext")
 	sum := &benchSummary{}
 
 	for _, m := range benchModes {
@@ -121,7 +131,34 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 		})
 	}
 
+	for _, m := range benchModes {
+		b.Run("writes/"+m.name, func(b *testing.B) {
+			// Lean writes (the default) against --lean-writes=false, each
+			// server with eager activities: an echo task and a delegation
+			// that complete in their first turn.
+			names := []string{"echo-lean", "echo-plain", "delegate-lean", "delegate-plain"}
+			ops := []benchOp{echoOn.echo, echoPlain.echo, routerOn.delegate, routerPlain.delegate}
+			pids := []int{benchPid(on), benchPid(plain), benchPid(on), benchPid(plain)}
+			benchWarm(b, ctx, m.conc, ops...)
+			b.ResetTimer()
+			smps := benchInterleavePids(b, ctx, pids, m.conc, m.round, ops...)
+			b.StopTimer()
+			for i, smp := range smps {
+				smp.report(b, names[i]+"-", true)
+				sum.set("writes/"+m.name+" "+names[i], smp)
+			}
+			b.ReportMetric(smps[0].pct(50)/smps[1].pct(50), "echo-lean/plain-p50")
+			b.ReportMetric(smps[2].pct(50)/smps[3].pct(50), "delegate-lean/plain-p50")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+
 	rawStart := newBenchRaw(b, on)
+	plainClient, err := client.Dial(client.Options{HostPort: plain.TemporalAddr, Namespace: "default"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(plainClient.Close)
 	b.Run("eagerstart/seq", func(b *testing.B) {
 		names := []string{"raw-start", "raw-start-eager", "raw-uws", "a2aflow"}
 		ops := []benchOp{rawStart.echo, rawStart.eagerEcho, rawStart.uwsEcho, echoOn.echo}
@@ -149,13 +186,20 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 			name string
 			op   benchIDOp
 			from int // events before the part measured: the setup's
+			c    client.Client
 		}{
-			{"plain-turn", travelOn.plainTurnRun, -1},
-			{"echo-task", echoOn.echoRun, 0},
-			{"delegation", newBenchA2A(b, ctx, on.APIURL+"/agents/router", 1).delegateTo("ext").run, 0},
-			{"raw-delegation", newBenchRawDelegate(b, ctx, on, extURL).delegateRun, 0},
+			{"plain-turn", travelOn.plainTurnRun, -1, nil},
+			{"echo-task", echoOn.echoRun, 0, nil},
+			{"echo-plain", echoPlain.echoRun, 0, plainClient},
+			{"delegation", routerOn.run, 0, nil},
+			{"deleg-plain", routerPlain.run, 0, plainClient},
+			{"raw-delegation", newBenchRawDelegate(b, ctx, on, extURL).delegateRun, 0, nil},
 		} {
-			events, desc, err := benchTurnEvents(ctx, rawStart.c, h.op, h.from)
+			c := rawStart.c
+			if h.c != nil {
+				c = h.c
+			}
+			events, desc, err := benchTurnEvents(ctx, c, h.op, h.from)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -178,6 +222,10 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 		{"levers/conc8 raw-eager", "levers/conc8 raw-noeager"},
 		{"levers/conc8 travel-eager", "levers/conc8 raw-eager"},
 		{"levers/conc8 travel-noeager", "levers/conc8 raw-noeager"},
+		{"writes/seq echo-lean", "writes/seq echo-plain"},
+		{"writes/seq delegate-lean", "writes/seq delegate-plain"},
+		{"writes/conc8 echo-lean", "writes/conc8 echo-plain"},
+		{"writes/conc8 delegate-lean", "writes/conc8 delegate-plain"},
 		{"eagerstart raw-start-eager", "eagerstart raw-start"},
 		{"eagerstart raw-uws", "eagerstart raw-start"},
 		{"eagerstart a2aflow", "eagerstart raw-uws"},
