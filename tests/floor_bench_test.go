@@ -51,12 +51,18 @@ const (
 //     same way (eager on / off); and an echo task on the eager serve for
 //     the travel / echo ratio. The servers' activity_eager_execution
 //     counters say how many activities started eagerly.
+//   - "writes": an echo task and an @mention delegation, both completed
+//     in their first turn, on a serve with lean writes (the default) and
+//     on one started with --lean-writes=false, two servers that run
+//     nothing else; ratio rows lean / plain. The levers section also times
+//     a raw workflow whose activity is a local activity ("raw-local").
 //   - "eagerstart": raw Temporal ExecuteWorkflow with and without
 //     StartWorkflowOptions.EnableEagerStart against Update-with-Start (what
 //     a2aflow's API uses, which cannot start eagerly) and a2aflow's echo.
 //
 // and the history events of a plain turn (an answer to a waiting task that
-// asks its next question), of an echo task and of a delegation, as custom
+// asks its next question), of an echo task and of a delegation (each also
+// with --lean-writes=false), as custom
 // metrics of the "histories" sub-benchmark.
 func BenchmarkBelowTheFloor(b *testing.B) {
 	ctx := benchContext(b)
@@ -66,12 +72,24 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 	addAgent(b, dirOn, "ext", extURL)
 	on := startServe(b, dirOn)
 	off := startServe(b, b.TempDir(), "--eager-activities=false")
+	// Lean writes on and off, on two servers of their own that run
+	// nothing else (the same pollers, the same load).
+	dirLean, dirPlain := b.TempDir(), b.TempDir()
+	addAgent(b, dirLean, "ext", extURL)
+	addAgent(b, dirPlain, "ext", extURL)
+	lean := startServe(b, dirLean)
+	plain := startServe(b, dirPlain, "--lean-writes=false")
 	echoOn := newBenchA2A(b, ctx, on.APIURL+"/agents/echo", benchConc)
 	travelOn := newBenchA2A(b, ctx, on.APIURL, benchConc)
 	travelOff := newBenchA2A(b, ctx, off.APIURL, benchConc)
 	rawOn := newBenchRawBook(b, on, true)
 	rawOff := newBenchRawBook(b, off, false)
+	rawLocal := newBenchRawBookAs(b, on, true, true)
 	goEcho := newBenchA2A(b, ctx, serveA2AGoEcho(b).URL, benchConc)
+	echoLean := newBenchA2A(b, ctx, lean.APIURL+"/agents/echo", benchConc)
+	echoPlain := newBenchA2A(b, ctx, plain.APIURL+"/agents/echo", benchConc)
+	routerOn := newBenchA2A(b, ctx, lean.APIURL+"/agents/router", benchConc).delegateTo("ext")
+	routerPlain := newBenchA2A(b, ctx, plain.APIURL+"/agents/router", benchConc).delegateTo("ext")
 	sum := &benchSummary{}
 
 	for _, m := range benchModes {
@@ -94,9 +112,9 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 
 	for _, m := range benchModes {
 		b.Run("levers/"+m.name, func(b *testing.B) {
-			names := []string{"echo", "travel-eager", "travel-noeager", "raw-eager", "raw-noeager"}
-			ops := []benchOp{echoOn.echo, travelOn.book, travelOff.book, rawOn.book, rawOff.book}
-			pids := []int{benchPid(on), benchPid(on), benchPid(off), benchPid(on), benchPid(off)}
+			names := []string{"echo", "travel-eager", "travel-noeager", "raw-eager", "raw-noeager", "raw-local"}
+			ops := []benchOp{echoOn.echo, travelOn.book, travelOff.book, rawOn.book, rawOff.book, rawLocal.book}
+			pids := []int{benchPid(on), benchPid(on), benchPid(off), benchPid(on), benchPid(off), benchPid(on)}
 			benchWarm(b, ctx, m.conc, ops...)
 			eagerOn0, eagerOff0 := benchCounter(b, on, "activity_eager_execution"), benchCounter(b, off, "activity_eager_execution")
 			b.ResetTimer()
@@ -113,6 +131,7 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 			b.ReportMetric(smps[3].pct(50)/smps[4].pct(50), "raw-eager/noeager-p50")
 			b.ReportMetric(smps[1].pct(50)/smps[3].pct(50), "a2a/raw-eager-p50")
 			b.ReportMetric(smps[2].pct(50)/smps[4].pct(50), "a2a/raw-noeager-p50")
+			b.ReportMetric(smps[5].pct(50)/smps[3].pct(50), "raw-local/eager-p50")
 			// One activity per timed operation on each server (a2aflow's
 			// BookTrip and the raw one).
 			b.ReportMetric(eagerOn/float64(2*b.N), "eager-acts/act-on")
@@ -121,7 +140,40 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 		})
 	}
 
+	for _, m := range benchModes {
+		b.Run("writes/"+m.name, func(b *testing.B) {
+			// Lean writes (the default) against --lean-writes=false, on
+			// servers alike but for that flag (eager activities on both):
+			// an echo task and a delegation that complete in their first
+			// turn.
+			names := []string{"echo-lean", "echo-plain", "delegate-lean", "delegate-plain"}
+			ops := []benchOp{echoLean.echo, echoPlain.echo, routerOn.delegate, routerPlain.delegate}
+			pids := []int{benchPid(lean), benchPid(plain), benchPid(lean), benchPid(plain)}
+			benchWarm(b, ctx, m.conc, ops...)
+			b.ResetTimer()
+			smps := benchInterleavePids(b, ctx, pids, m.conc, m.round, ops...)
+			b.StopTimer()
+			for i, smp := range smps {
+				smp.report(b, names[i]+"-", true)
+				sum.set("writes/"+m.name+" "+names[i], smp)
+			}
+			b.ReportMetric(smps[0].pct(50)/smps[1].pct(50), "echo-lean/plain-p50")
+			b.ReportMetric(smps[2].pct(50)/smps[3].pct(50), "delegate-lean/plain-p50")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+
 	rawStart := newBenchRaw(b, on)
+	leanClient, err := client.Dial(client.Options{HostPort: lean.TemporalAddr, Namespace: "default"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(leanClient.Close)
+	plainClient, err := client.Dial(client.Options{HostPort: plain.TemporalAddr, Namespace: "default"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(plainClient.Close)
 	b.Run("eagerstart/seq", func(b *testing.B) {
 		names := []string{"raw-start", "raw-start-eager", "raw-uws", "a2aflow"}
 		ops := []benchOp{rawStart.echo, rawStart.eagerEcho, rawStart.uwsEcho, echoOn.echo}
@@ -149,13 +201,20 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 			name string
 			op   benchIDOp
 			from int // events before the part measured: the setup's
+			c    client.Client
 		}{
-			{"plain-turn", travelOn.plainTurnRun, -1},
-			{"echo-task", echoOn.echoRun, 0},
-			{"delegation", newBenchA2A(b, ctx, on.APIURL+"/agents/router", 1).delegateTo("ext").run, 0},
-			{"raw-delegation", newBenchRawDelegate(b, ctx, on, extURL).delegateRun, 0},
+			{"plain-turn", travelOn.plainTurnRun, -1, nil},
+			{"echo-task", echoOn.echoRun, 0, nil},
+			{"echo-plain", echoPlain.echoRun, 0, plainClient},
+			{"delegation", routerOn.run, 0, leanClient},
+			{"deleg-plain", routerPlain.run, 0, plainClient},
+			{"raw-delegation", newBenchRawDelegate(b, ctx, on, extURL).delegateRun, 0, nil},
 		} {
-			events, desc, err := benchTurnEvents(ctx, rawStart.c, h.op, h.from)
+			c := rawStart.c
+			if h.c != nil {
+				c = h.c
+			}
+			events, desc, err := benchTurnEvents(ctx, c, h.op, h.from)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -173,11 +232,17 @@ func BenchmarkBelowTheFloor(b *testing.B) {
 		{"levers/seq raw-eager", "levers/seq raw-noeager"},
 		{"levers/seq travel-eager", "levers/seq raw-eager"},
 		{"levers/seq travel-noeager", "levers/seq raw-noeager"},
+		{"levers/seq raw-local", "levers/seq raw-eager"},
 		{"levers/conc8 travel-eager", "levers/conc8 echo"},
 		{"levers/conc8 travel-eager", "levers/conc8 travel-noeager"},
 		{"levers/conc8 raw-eager", "levers/conc8 raw-noeager"},
 		{"levers/conc8 travel-eager", "levers/conc8 raw-eager"},
 		{"levers/conc8 travel-noeager", "levers/conc8 raw-noeager"},
+		{"levers/conc8 raw-local", "levers/conc8 raw-eager"},
+		{"writes/seq echo-lean", "writes/seq echo-plain"},
+		{"writes/seq delegate-lean", "writes/seq delegate-plain"},
+		{"writes/conc8 echo-lean", "writes/conc8 echo-plain"},
+		{"writes/conc8 delegate-lean", "writes/conc8 delegate-plain"},
 		{"eagerstart raw-start-eager", "eagerstart raw-start"},
 		{"eagerstart raw-uws", "eagerstart raw-start"},
 		{"eagerstart a2aflow", "eagerstart raw-uws"},
@@ -318,13 +383,19 @@ func benchCounter(b testing.TB, s *server, name string) float64 {
 // benchRawBook is the baseline of a turn that runs an activity: a workflow
 // whose first update returns at once and whose second runs one activity
 // before it returns, on a worker of the benchmark with eager activity
-// execution on or off.
+// execution on or off, or (local) as a local activity: the lever a turn
+// whose activity is short, local and idempotent could use (measured here on
+// the raw workflow only).
 type benchRawBook struct {
 	c     client.Client
 	queue string
 }
 
 func newBenchRawBook(b testing.TB, s *server, eager bool) *benchRawBook {
+	return newBenchRawBookAs(b, s, eager, false)
+}
+
+func newBenchRawBookAs(b testing.TB, s *server, eager, local bool) *benchRawBook {
 	b.Helper()
 	raw := newBenchRaw(b, s)
 	r := &benchRawBook{c: raw.c, queue: "bench-book-" + uuid.NewString()}
@@ -333,9 +404,10 @@ func newBenchRawBook(b testing.TB, s *server, eager bool) *benchRawBook {
 		MaxConcurrentActivityTaskPollers: engine.ActivityTaskPollers,
 		DisableEagerActivities:           !eager,
 	})
-	w.RegisterActivityWithOptions(func(ctx context.Context, in string) (string, error) {
+	book := func(ctx context.Context, in string) (string, error) {
 		return "booked " + in, nil
-	}, activity.RegisterOptions{Name: benchRawBookActivity})
+	}
+	w.RegisterActivityWithOptions(book, activity.RegisterOptions{Name: benchRawBookActivity})
 	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) (int, error) {
 		received := 0
 		if err := workflow.SetUpdateHandler(ctx, benchRawUpdate, func(ctx workflow.Context, in string) (string, error) {
@@ -343,8 +415,13 @@ func newBenchRawBook(b testing.TB, s *server, eager bool) *benchRawBook {
 			if received < 2 {
 				return in, nil
 			}
-			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
 			var out string
+			if local {
+				lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: 30 * time.Second})
+				err := workflow.ExecuteLocalActivity(lctx, book, in).Get(ctx, &out)
+				return out, err
+			}
+			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second})
 			err := workflow.ExecuteActivity(actx, benchRawBookActivity, in).Get(ctx, &out)
 			return out, err
 		}); err != nil {

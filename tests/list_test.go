@@ -130,6 +130,13 @@ func TestListTasks(t *testing.T) {
 			{"context B completed", travel, a2a.ListTasksRequest{ContextID: ctxB, Status: a2a.TaskStateCompleted}, []a2a.TaskID{done}},
 			{"context B canceled", travel, a2a.ListTasksRequest{ContextID: ctxB, Status: a2a.TaskStateCanceled}, []a2a.TaskID{canceled}},
 			{"completed, travel", travel, a2a.ListTasksRequest{Status: a2a.TaskStateCompleted}, []a2a.TaskID{done}},
+			// Tasks that completed while visibility had them working (the
+			// echoes in their first turn, the booking after its activity)
+			// write no A2ATaskState of their own (TaskInput.LeanWrites):
+			// completed, not working.
+			{"context A echo completed", echo, a2a.ListTasksRequest{ContextID: ctxA, Status: a2a.TaskStateCompleted}, newestFirst(echoA)},
+			{"context A echo working", echo, a2a.ListTasksRequest{ContextID: ctxA, Status: a2a.TaskStateWorking}, []a2a.TaskID{}},
+			{"context B working", travel, a2a.ListTasksRequest{ContextID: ctxB, Status: a2a.TaskStateWorking}, []a2a.TaskID{}},
 			{"unknown context", travel, a2a.ListTasksRequest{ContextID: `nope' OR A2AAgent != "x`}, []a2a.TaskID{}},
 			{"changed after t0", travel, a2a.ListTasksRequest{StatusTimestampAfter: &t0}, []a2a.TaskID{canceled}},
 		}

@@ -61,6 +61,44 @@ func TestReplayRecordedExpensesHistory(t *testing.T) {
 	replayAndRecord(t, ctx, s, task.ID, "expenses.history.json")
 }
 
+// writesFixtures names the fixtures TestReplayRecordedWritesHistories
+// records: "merged" were recorded with merged writes before lean writes
+// (TaskInput.MergedWrites), "lean" since (TaskInput.LeanWrites).
+const writesFixtures = "lean"
+
+// TestReplayRecordedWritesHistories records tasks as the API starts them
+// today, with their writes merged (and lean): a travel booking (three
+// answers, the booking activity), an expense approved through REST (the
+// approvals' search attributes) and an @mention delegation that completes
+// in its first turn. Each is replayed against the current workflow code;
+// with A2AFLOW_RECORD_HISTORY=1 they are written to
+// cmd/a2aflow/internal/demo/testdata/{travel,expenses,router-delegation}-<writesFixtures>.history.json.
+func TestReplayRecordedWritesHistories(t *testing.T) {
+	ext := &extAgent{}
+	dir := t.TempDir()
+	addAgent(t, dir, "ext", serveExt(t, ext, false).URL)
+	s := startServe(t, dir)
+	ctx := testContext(t)
+
+	travel, _ := newClient(t, ctx, s.APIURL)
+	task := travelBooking(t, ctx, travel)
+	replayAndRecord(t, ctx, s, task.ID, "travel-"+writesFixtures+".history.json")
+
+	expenses, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	task, id := expense(t, ctx, expenses, "250 EUR conference ticket")
+	decision := map[string]any{"approved": true, "comment": "worth it"}
+	if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "fiona"}, decision, nil); code != 200 {
+		t.Fatalf("POST /approvals/%s/decision: HTTP %d", id, code)
+	}
+	checkReceipt(t, "REST", waitState(t, ctx, expenses, task.ID, a2a.TaskStateCompleted), true, "fiona", "rest", "worth it")
+	replayAndRecord(t, ctx, s, task.ID, "expenses-"+writesFixtures+".history.json")
+
+	router, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	task = routerSend(t, ctx, router, "", a2a.NewTextPart("@ext hello"))
+	wantState(t, task, a2a.TaskStateCompleted, "done: hello")
+	replayAndRecord(t, ctx, s, task.ID, "router-delegation-"+writesFixtures+".history.json")
+}
+
 // suggestContinueAsNewAfter is the history length at which the servers of
 // the continue-as-new replay tests have Temporal suggest continuing as new:
 // low, so that a few turns make a task continue and the recorded runs stay

@@ -532,9 +532,7 @@ func (u *approvals) end(ctx workflow.Context) {
 		}
 	}
 	if canceled {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.PendingApprovalsKey.ValueSet(nil)); err != nil {
-			r.logger.Warn("upsert pending approvals search attribute", "error", err)
-		}
+		r.setSearchAttributes(ctx, "pending approvals", wire.PendingApprovalsKey.ValueSet(nil)) // writes.go
 	}
 }
 
@@ -563,9 +561,7 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 		}
 	}
 	slices.Sort(asked)
-	if err := workflow.UpsertTypedSearchAttributes(ctx, wire.PendingApprovalsKey.ValueSet(groups), wire.ApprovalGroupsKey.ValueSet(asked)); err != nil {
-		r.logger.Warn("upsert pending approvals search attribute", "error", err)
-	}
+	r.setSearchAttributes(ctx, "pending approvals", wire.PendingApprovalsKey.ValueSet(groups), wire.ApprovalGroupsKey.ValueSet(asked)) // writes.go
 	if len(pending) == 0 {
 		if r.task.Status.State == a2a.TaskStateInputRequired && r.approvals.waiting {
 			r.approvals.waiting = false

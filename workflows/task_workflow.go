@@ -106,6 +106,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 		}
 	}
 	r.merged = in.MergedWrites
+	r.lean = in.MergedWrites && in.LeanWrites
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
@@ -275,6 +276,11 @@ type run struct {
 	merged      bool           `carry:"-"` // the run's input
 	visible     a2a.TaskState  `carry:"-"` // the state at the run's start: written before it continued
 	memoPending map[string]any `carry:"-"` // written before the run continues
+	// Lean writes (TaskInput.LeanWrites, writes.go): no A2ATaskState
+	// written for a completion visibility can infer, and the approvals'
+	// search attributes waiting for the merged upsert.
+	lean      bool                             `carry:"-"` // the run's input
+	saPending []temporal.SearchAttributeUpdate `carry:"-"` // written before the run continues
 }
 
 // sendWaiter is one blocking SendMessage update waiting for the skill.

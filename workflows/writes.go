@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
@@ -19,6 +20,15 @@ import (
 // keys set since the last write, in one upsert, once the task waits
 // (input-required and the like), as well as before the run ends or
 // continues as new.
+//
+// Lean writes (wire.TaskInput.LeanWrites) leave out what visibility can do
+// without: a task that completes while visibility has it working (an echo,
+// a delegation in its first turn, any turn whose work outlasted its first
+// workflow task) writes no A2ATaskState before it ends, as a run closed
+// Completed with A2ATaskState working is a completed task
+// (wire.TaskStateCondition); and the approvals' A2APendingApprovals and
+// A2AApprovalGroups join the state's upsert instead of writing one of their
+// own at every change.
 //
 // The coroutine is created after the root coroutine, which runs the skill,
 // and update handlers run before both in the SDK's dispatcher: within one
@@ -49,18 +59,44 @@ func (r *run) startWrites(ctx workflow.Context, continued bool) {
 	})
 }
 
-// writesDue is whether the search attribute or (once the task waits) the
-// memo has something to write. A task still submitted waits for its first
+// writesDue is whether the search attributes or (once the task waits) the
+// memo have something to write. A task still submitted waits for its first
 // message, in the state the API started it with.
 func (r *run) writesDue() bool {
 	if !r.merged {
 		return false
 	}
-	state := r.task.Status.State
-	if state != a2a.TaskStateSubmitted && state != r.visible {
+	if _, ok := r.stateDue(); ok || len(r.saPending) > 0 {
 		return true
 	}
 	return len(r.memoPending) > 0 && r.waiting()
+}
+
+// stateDue is the A2ATaskState to write, if any: the task's state when it
+// differs from the one visibility has, except, with lean writes, a
+// completion while visibility has the task working, which visibility reads
+// from the run's close (wire.TaskStateCondition).
+func (r *run) stateDue() (a2a.TaskState, bool) {
+	state := r.task.Status.State
+	if state == a2a.TaskStateSubmitted || state == r.visible {
+		return "", false
+	}
+	if r.lean && state == a2a.TaskStateCompleted && r.visible == a2a.TaskStateWorking {
+		return "", false
+	}
+	return state, true
+}
+
+// setSearchAttributes records search attribute updates for the next
+// merged upsert (lean writes), or upserts them at once.
+func (r *run) setSearchAttributes(ctx workflow.Context, what string, sa ...temporal.SearchAttributeUpdate) {
+	if r.lean {
+		r.saPending = append(r.saPending, sa...)
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, sa...); err != nil {
+		r.logger.Warn("upsert "+what+" search attributes", "error", err)
+	}
 }
 
 // waiting is whether the task waits for someone (a user's answer, an
@@ -82,17 +118,23 @@ func (r *run) setMemo(key string, value any) {
 }
 
 // flushWrites writes the task's state to its search attribute when it
-// differs from the one visibility has and, when memo, the memo keys set
-// since the last write, in one upsert.
+// differs from the one visibility has (stateDue), with the search
+// attributes set since the last write and, when memo, the memo keys set
+// since then, in one upsert of each.
 func (r *run) flushWrites(ctx workflow.Context, memo bool) {
 	if !r.merged {
 		return
 	}
-	if state := r.task.Status.State; state != a2a.TaskStateSubmitted && state != r.visible {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueSet(string(state))); err != nil {
-			r.logger.Warn("upsert task state search attribute", "error", err)
-		}
+	sa := r.saPending
+	r.saPending = nil
+	if state, ok := r.stateDue(); ok {
+		sa = append(sa, wire.TaskStateKey.ValueSet(string(state)))
 		r.visible = state
+	}
+	if len(sa) > 0 {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, sa...); err != nil {
+			r.logger.Warn("upsert task search attributes", "error", err)
+		}
 	}
 	if memo && len(r.memoPending) > 0 {
 		pending := r.memoPending

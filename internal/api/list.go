@@ -173,21 +173,10 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 		conds = append(conds, wire.ContextIDKey.GetName()+" = "+wire.QuoteQueryValue(req.ContextID))
 	}
 	if req.Status != a2a.TaskStateUnspecified {
-		// A workflow that ended outside its handler (terminated, timed out,
-		// failed) keeps the state it last recorded; the task reads as
-		// failed, and is listed so.
-		state := wire.TaskStateKey.GetName() + " = " + wire.QuoteQueryValue(string(req.Status))
-		cleanly := "(ExecutionStatus = " + wire.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_RUNNING.String()) +
-			" OR ExecutionStatus = " + wire.QuoteQueryValue(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED.String()) + ")"
-		if req.Status == a2a.TaskStateFailed {
-			var outside []string
-			for _, st := range endedOutsideStatuses {
-				outside = append(outside, "ExecutionStatus = "+wire.QuoteQueryValue(st.String()))
-			}
-			conds = append(conds, "(("+state+" AND "+cleanly+") OR "+strings.Join(outside, " OR ")+")")
-		} else {
-			conds = append(conds, state, cleanly)
-		}
+		// A2ATaskState with the run's ExecutionStatus: a run that ended
+		// outside its handler reads as failed, a run that completed while
+		// visibility had it working is a completed task (TaskInput.LeanWrites).
+		conds = append(conds, wire.TaskStateCondition(req.Status))
 	}
 	if req.StatusTimestampAfter != nil {
 		// A task whose status changed at or after t is running or closed at
@@ -197,15 +186,6 @@ func (s *TaskService) listQuery(ctx context.Context, req *a2a.ListTasksRequest) 
 			" OR CloseTime >= "+wire.QuoteQueryValue(t)+")")
 	}
 	return strings.Join(conds, " AND ")
-}
-
-// endedOutsideStatuses are the execution statuses of a workflow that ended
-// outside its handler: its task reads as failed.
-var endedOutsideStatuses = []enums.WorkflowExecutionStatus{
-	enums.WORKFLOW_EXECUTION_STATUS_TERMINATED,
-	enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
-	enums.WORKFLOW_EXECUTION_STATUS_FAILED,
-	enums.WORKFLOW_EXECUTION_STATUS_CANCELED,
 }
 
 // encodePageToken wraps Temporal's next page token for the client: a version

@@ -308,7 +308,10 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 		view.PushConfig = redactPushConfig(push)
 	}
 
-	sa := startSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateSubmitted)
+	// Each run starts with its first message in its input, which makes
+	// it working in its first workflow task (TaskInput.MergedWrites): the
+	// start says so.
+	sa := startSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateWorking)
 	scheduleSA := []temporal.SearchAttributeUpdate{wire.AgentKey.ValueSet(agent.Name)}
 	if owner != "" {
 		scheduleSA = append(scheduleSA, wire.OwnerKey.ValueSet(owner))
@@ -317,7 +320,7 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 		ID:                    id,
 		Workflow:              wire.TaskWorkflowName,
 		TaskQueue:             s.cfg.TaskQueue,
-		Args:                  []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, Schedule: id, PushConfig: push}},
+		Args:                  []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, MergedWrites: true, LeanWrites: !s.cfg.NoLeanWrites, Schedule: id, PushConfig: push}},
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  map[string]any{"agent": agent.Name, "text": truncate(workflows.MessageText(msg), 200), "schedule": id},
 	}

@@ -92,6 +92,12 @@ type Config struct {
 	// a retryable error, and an accepted one with the task as it is.
 	// Default 30 seconds.
 	WaitTimeout time.Duration
+	// NoLeanWrites starts tasks without wire.TaskInput.LeanWrites: a
+	// task that completes while visibility has it working then writes
+	// A2ATaskState completed (one history event and one visibility write
+	// more per such task), and the approvals' search attributes are
+	// upserted at each change. Default false: lean writes.
+	NoLeanWrites bool
 	// Limits bound the streams and requests of each client and the host
 	// names the API answers to (limits.go). The zero value caps streams at
 	// DefaultMaxStreamsPerPrincipal and limits nothing else.
@@ -374,6 +380,7 @@ func (s *Server) agentHandler(agent *workflows.Agent) (*TaskService, a2asrv.Requ
 		notifier: s.cfg.Notifier, closed: s.closed, pollInterval: s.cfg.PollInterval,
 		queryTimeout: s.cfg.StreamQueryTimeout, unreachableAfter: s.cfg.StreamUnreachableAfter, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
+		leanWrites:  !s.cfg.NoLeanWrites,
 		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
 		shuttingDown: s.cfg.ShuttingDown, defaultAgent: agent.Name == s.agents.Default().Name,
 	}

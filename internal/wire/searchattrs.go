@@ -3,6 +3,7 @@ package wire
 import (
 	"strings"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
@@ -74,4 +75,46 @@ func QuoteQueryValue(s string) string {
 	}
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// TaskStateCondition is the visibility query condition of the tasks in
+// state, from A2ATaskState and the run's ExecutionStatus:
+//
+//   - a task in a state that is not terminal runs: A2ATaskState = state on
+//     a running run;
+//   - a completed task is a run that closed Completed (its handler
+//     returned the final task) with A2ATaskState completed or, for a task
+//     started with [TaskInput.LeanWrites] that completed while visibility
+//     had it working, still working: such a task writes no A2ATaskState
+//     before it completes (one history event and one visibility write
+//     fewer). A running run whose A2ATaskState says completed (it drains
+//     its last handlers) is completed too;
+//   - a failed, canceled or rejected task has that A2ATaskState on a run
+//     that runs or closed Completed; a run that ended outside its handler
+//     (terminated, timed out, failed, canceled) is a failed task, whatever
+//     state it last recorded.
+//
+// The Temporal UI finds the same tasks with the same condition, e.g. the
+// completed ones with
+// `ExecutionStatus = 'Completed' AND A2ATaskState IN ('TASK_STATE_COMPLETED', 'TASK_STATE_WORKING')`.
+func TaskStateCondition(state a2a.TaskState) string {
+	is := func(st a2a.TaskState) string { return TaskStateKey.GetName() + " = " + QuoteQueryValue(string(st)) }
+	exec := func(st enums.WorkflowExecutionStatus) string {
+		return "ExecutionStatus = " + QuoteQueryValue(st.String())
+	}
+	running, completed := exec(enums.WORKFLOW_EXECUTION_STATUS_RUNNING), exec(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED)
+	switch state {
+	case a2a.TaskStateCompleted:
+		return "((" + is(state) + " AND (" + running + " OR " + completed + ")) OR (" +
+			is(a2a.TaskStateWorking) + " AND " + completed + "))"
+	case a2a.TaskStateFailed:
+		outside := []string{
+			exec(enums.WORKFLOW_EXECUTION_STATUS_TERMINATED), exec(enums.WORKFLOW_EXECUTION_STATUS_TIMED_OUT),
+			exec(enums.WORKFLOW_EXECUTION_STATUS_FAILED), exec(enums.WORKFLOW_EXECUTION_STATUS_CANCELED),
+		}
+		return "((" + is(state) + " AND (" + running + " OR " + completed + ")) OR " + strings.Join(outside, " OR ") + ")"
+	case a2a.TaskStateCanceled, a2a.TaskStateRejected:
+		return "(" + is(state) + " AND (" + running + " OR " + completed + "))"
+	}
+	return "(" + is(state) + " AND " + running + ")"
 }

@@ -36,6 +36,17 @@ type TaskInput struct {
 	// A continued run has it from the run before. Histories recorded
 	// without it replay as before.
 	MergedWrites bool `json:",omitempty"`
+	// LeanWrites, set by the API with MergedWrites for the tasks it starts
+	// (and for the runs of its schedules), leaves out the writes
+	// visibility can do without: a task that completes while its
+	// A2ATaskState says working writes no A2ATaskState before it ends (a
+	// run that closed Completed with A2ATaskState working is a completed
+	// task: ListTasks queries so, see [TaskStateCondition]), and the
+	// A2APendingApprovals and A2AApprovalGroups attributes go out in the
+	// merged upsert of the workflow task instead of in one of their own
+	// at every change. A continued run has it from the run before.
+	// Histories recorded without it replay as before.
+	LeanWrites bool `json:",omitempty"`
 	// Schedule is the ID of the schedule whose run this task is (the
 	// schedules REST resource, on Temporal Schedules): the task's metadata
 	// names it under [ScheduleMetadataKey], and its first message

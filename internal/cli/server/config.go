@@ -92,6 +92,9 @@ type config struct {
 	Conn temporalConn
 	// WaitTimeout bounds how long an API request waits for a worker.
 	WaitTimeout time.Duration
+	// LeanWrites starts tasks with lean writes (api.Config.NoLeanWrites
+	// when false).
+	LeanWrites bool
 	// DefaultHistoryLength is the history a read without historyLength gets.
 	DefaultHistoryLength int
 	// IdleTimeouts cancel tasks left input-required, per agent name.
@@ -146,6 +149,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 		"how many of a task's latest messages a read that sets no historyLength gets (a SendMessage without one: the messages since the caller's own, within this); 0 for all, which costs time in proportion to a long task's age")
 	b.Duration(&c.WaitTimeout, "wait-timeout", "A2AFLOW_WAIT_TIMEOUT", 30*time.Second,
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is")
+	b.Bool(&c.LeanWrites, "lean-writes", "A2AFLOW_LEAN_WRITES", true,
+		"start tasks with lean writes: a task that completes while its A2ATaskState search attribute says working writes none before it ends (ListTasks reads a run closed Completed with A2ATaskState working as completed; in the Temporal UI: ExecutionStatus = 'Completed' AND A2ATaskState IN ('TASK_STATE_COMPLETED', 'TASK_STATE_WORKING')), and approvals' search attributes join the state's upsert; false writes A2ATaskState completed too (one history event and one visibility write more per task)")
 	c.HTTP.bind(fs)
 	c.GRPC.bind(fs)
 	c.CardKey.bind(fs)

@@ -314,6 +314,7 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		Push:           cfg.Push.apiOptions(cfg.Secrets.sealer),
 		Payloads:       payloads,
 		WaitTimeout:    cfg.WaitTimeout,
+		NoLeanWrites:   !cfg.LeanWrites,
 		UICodecOrigins: cfg.UICodecOrigins,
 		Credentials:    cfg.Secrets.credentials,
 		Usage:          usage,

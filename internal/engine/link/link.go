@@ -4,11 +4,14 @@
 // workflows, unexported; package workflows sets [NewTaskWorkflow] when it is
 // initialised (the pattern of google.golang.org/grpc/internal), and package
 // engine offers the typed functions the worker, the replayer and the tests
-// call. Nothing but those two packages uses link.
+// call. Nothing but those two packages and the demo agents (for
+// [MergedWrites]) uses link.
 package link
 
 import (
 	"time"
+
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
@@ -93,3 +96,11 @@ var NewTaskWorkflow func(agents any, o Options) any
 // interceptor.WorkerInterceptor) that answers a fork's activities from its
 // recorded results. Package workflows sets it.
 var NewForkInterceptor func() any
+
+// MergedWrites reports whether the task whose skill ctx (or a context
+// derived from it) belongs to was started with wire.TaskInput.MergedWrites:
+// by an API of 2026-11-27 or later, whose worker had every change of the
+// demo agents made before, so that such a change needs no
+// workflow.GetVersion marker (two history events and a visibility write)
+// for the tasks it started. False outside a task. Package workflows sets it.
+var MergedWrites func(ctx workflow.Context) bool

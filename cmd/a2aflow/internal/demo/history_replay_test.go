@@ -116,6 +116,23 @@ func TestReplayHistories(t *testing.T) {
 		// its input (TaskInput.Schedule), an expense over the limit
 		// approved through REST.
 		{name: "expenses-scheduled", fixture: "testdata/expenses-scheduled.history.json"},
+		// Tasks the API started with merged writes (TaskInput.MergedWrites:
+		// A2ATaskState once per workflow task, the memo when the task
+		// waits or ends), recorded before lean writes: a travel booking,
+		// an expense approved through REST, and an @mention delegation
+		// completed in its first turn (GetVersion
+		// router-mention-no-directory-read at 1, which a task started
+		// with merged writes no longer asks).
+		{name: "travel-merged", fixture: "testdata/travel-merged.history.json"},
+		{name: "expenses-merged", fixture: "testdata/expenses-merged.history.json"},
+		{name: "router-delegation-merged", fixture: "testdata/router-delegation-merged.history.json"},
+		// The same since lean writes (TaskInput.LeanWrites): no A2ATaskState
+		// for a completion while visibility has the task working, the
+		// approvals' search attributes in the state's upsert, and the
+		// delegation without a version marker (14 events).
+		{name: "travel-lean", fixture: "testdata/travel-lean.history.json"},
+		{name: "expenses-lean", fixture: "testdata/expenses-lean.history.json"},
+		{name: "router-delegation-lean", fixture: "testdata/router-delegation-lean.history.json"},
 	}
 	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {

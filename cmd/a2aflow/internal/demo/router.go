@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
+	"github.com/a2aflow/a2aflow/internal/engine/link"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
@@ -201,8 +202,7 @@ func route(ctx workflow.Context, t *workflows.Task) error {
 	if text == "" {
 		return workflows.Reject("nothing to route: send text, \"@agent message\", or a data part {\"tool\": NAME, \"params\": {...}}")
 	}
-	if name, rest, ok := mention(text); ok && !isURL(name) &&
-		workflow.GetVersion(ctx, mentionNoDirectoryChange, workflow.DefaultVersion, 1) == 1 {
+	if name, rest, ok := mention(text); ok && !isURL(name) && mentionNoDirectory(ctx) {
 		return followMention(ctx, t, tools, name, rest)
 	}
 	known, err := directory(ctx, tools)
@@ -257,6 +257,17 @@ func route(ctx workflow.Context, t *workflows.Task) error {
 // such agent, for the names it has. One activity and one workflow task
 // fewer per delegation (BenchmarkDelegation).
 const mentionNoDirectoryChange = "router-mention-no-directory-read"
+
+// mentionNoDirectory is whether "@name message" skips the directory read
+// (mentionNoDirectoryChange). A task started with merged writes was started
+// after the change, by a build that has it: it asks no GetVersion, whose
+// marker and TemporalChangeVersion upsert would be two of a delegation's
+// events (its histories recorded with the marker replay: the SDK skips a
+// version marker no GetVersion asks for). Tasks started otherwise (the
+// Temporal UI, histories recorded before merged writes) ask as before.
+func mentionNoDirectory(ctx workflow.Context) bool {
+	return link.MergedWrites(ctx) || workflow.GetVersion(ctx, mentionNoDirectoryChange, workflow.DefaultVersion, 1) == 1
+}
 
 // followMention delegates rest to the directory agent name ("@name rest"),
 // rejecting the task when there is nothing to send or the directory has no
