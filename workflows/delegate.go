@@ -140,7 +140,10 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	d.calls++
 	c := &call{t: t, req: req, n: d.calls, budget: budget, record: len(d.list)}
 	if !req.NoArtifacts {
-		c.relay = workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
+		// A task started with lean writes (TaskInput.LeanWrites) was started
+		// by a build that relays artifacts: it needs no marker, one event
+		// less per delegation (as the demo router's link.MergedWrites).
+		c.relay = t.r.lean || workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
 	}
 	res, err := c.send(ctx, parts, "", req.ContextID, "", "")
 	if err != nil {
