@@ -55,6 +55,7 @@ func guardBinding(next http.Handler) http.Handler {
 		if jsonRPC {
 			method, ok = checkJSONRPCRequest(w, r)
 		} else {
+			inferV1(r, false, "") // versionless.go
 			ok = checkRESTRequest(w, r)
 		}
 		if !ok {
@@ -114,6 +115,7 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) 
 		return fail(0, env.ID, sentinel, "%s", msg)
 	}
 	noteMethod(r.Context(), env.Method) // for the access log (accesslog.go)
+	inferV1(r, true, env.Method)        // versionless.go
 	normalised, err := fillMissingParams(env)
 	if err != nil {
 		return fail(0, env.ID, a2a.ErrParseError, "parse error: %v", err)
