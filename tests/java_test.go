@@ -130,7 +130,7 @@ const javaRESTGetTaskWhy = "a2a-java 1.0.0.Alpha3's REST GetTask sends no histor
 // (compat_test.go); ListTasks, the push config methods and an unsupported
 // content type are checked as for the Python client. The SDK's departures
 // are named (javaCardWhy, javaNoVersionWhy, javaRESTErrorsWhy, javaGRPCWhy).
-// It skips only when java or mvn is missing outside CI.
+// It skips only when java, javac or mvn is missing outside CI.
 func TestJavaClient(t *testing.T) {
 	java, classpath := buildJavaClient(t)
 	t.Logf("a2a-java %s; %s", javaSDKVersion, javaNo03Why)
@@ -257,13 +257,14 @@ func checkJavaGRPC(t *testing.T, got javaReport) {
 func buildJavaClient(t *testing.T) (java, classpath string) {
 	t.Helper()
 	java, errJava := exec.LookPath("java")
+	_, errJavac := exec.LookPath("javac")
 	mvn, errMvn := exec.LookPath("mvn")
-	if errJava != nil || errMvn != nil {
-		const how = "apt-get install maven (a JDK 17 comes with it; .ci/run does)"
+	if errJava != nil || errJavac != nil || errMvn != nil {
+		const how = "apt-get install maven default-jdk-headless (.ci/run does)"
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("java or mvn is missing: %s", how)
+			t.Fatalf("java, javac or mvn is missing: %s", how)
 		}
-		t.Skipf("java or mvn is missing: %s", how)
+		t.Skipf("java, javac or mvn is missing: %s", how)
 	}
 	pom, err := os.ReadFile(filepath.Join(javaDir, "pom.xml"))
 	if err != nil {
