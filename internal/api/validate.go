@@ -74,6 +74,17 @@ func guardBinding(next http.Handler) http.Handler {
 				g.finish()
 				return
 			}
+			if method == "tasks/pushNotificationConfig/list" && protocolVersion(r) == "0.3" {
+				g := &emptyResultGuard{ResponseWriter: w, emptyList: true}
+				next.ServeHTTP(g, r)
+				g.finish()
+				return
+			}
+			if method == "tasks/resubscribe" && protocolVersion(r) == "0.3" {
+				// A correction (resubscribe03.go).
+				next.ServeHTTP(notFinalInSubscription{w}, r)
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
