@@ -24,8 +24,17 @@ import (
 // (a2a.sdk.version): the SDK's A2A 1.0 release on Maven Central.
 const javaSDKVersion = "1.0.0.Alpha3"
 
-// javaDir is the Maven project of the Java client.
-const javaDir = "java"
+// javaSDKVersion03 is the a2a-java version tests/java/v03/pom.xml pins: the
+// SDK's A2A 0.3 release, a project of its own (one classpath holds one
+// release: both have the same Maven coordinates and packages).
+const javaSDKVersion03 = "0.3.3.Final"
+
+// javaDir and javaDir03 are the Maven projects of the Java clients
+// (a2aflow.A2AClient and a2aflow.A2AClient03).
+const (
+	javaDir   = "java"
+	javaDir03 = "java/v03"
+)
 
 // javaReport is what tests/java's a2aflow.A2AClient prints: the travel
 // matrix's clientReport, its card with what the SDK's parser refused, and,
@@ -73,13 +82,9 @@ type javaCard struct {
 	Dropped []string `json:"dropped"`
 }
 
-// javaVariants are the bindings a2a-java speaks, at its one protocol
-// version. Its 0.3 release (0.3.3.Final) is not run: see javaNo03Why.
-var javaVariants = []matrixVariant{jsonRPC10, httpJSON10, grpc10}
-
-// javaNo03Why is why only the SDK's 1.0 release is run.
-const javaNo03Why = "a2a-java 0.3.3.Final is the SDK's 0.3 line, a release of its own with the same Maven coordinates " +
-	"and packages as 1.0.0.Alpha3 (one classpath holds one of them); it is not run yet"
+// javaVariants are the bindings a2a-java speaks: its 1.0 release's three
+// at 1.0 and its 0.3 release's three at 0.3.
+var javaVariants = []matrixVariant{jsonRPC10, httpJSON10, grpc10, jsonRPC03, httpJSON03, grpc03}
 
 // javaCardWhy explains the card deviation.
 const javaCardWhy = "a2a-java 1.0.0.Alpha3 reads the card with strict ProtoJSON (A2ACardResolver, JSONRPCUtils.parseJsonString " +
@@ -125,21 +130,26 @@ const javaRESTGetTaskWhy = "a2a-java 1.0.0.Alpha3's REST GetTask sends no histor
 
 // TestJavaClient drives a2aflow with the official A2A Java SDK (a2a-java,
 // its Client built by tests/java with Maven, pinned in tests/java/pom.xml)
-// over each binding the SDK speaks: JSON-RPC, HTTP+JSON and gRPC, A2A 1.0.
+// over each binding the SDK speaks: JSON-RPC, HTTP+JSON and gRPC, A2A 1.0;
+// and with its 0.3 release (tests/java/v03) over the three at A2A 0.3.
 // The travel scenarios and their expectations are the Go clients'
 // (compat_test.go); ListTasks, the push config methods and an unsupported
 // content type are checked as for the Python client. The SDK's departures
 // are named (javaCardWhy, javaNoVersionWhy, javaRESTErrorsWhy, javaGRPCWhy).
 // It skips only when java, javac or mvn is missing outside CI.
 func TestJavaClient(t *testing.T) {
-	java, classpath := buildJavaClient(t)
-	t.Logf("a2a-java %s; %s", javaSDKVersion, javaNo03Why)
+	java, classpath := buildJavaClient(t, javaDir, javaSDKVersion)
+	_, classpath03 := buildJavaClient(t, javaDir03, javaSDKVersion03)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
 	s := startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--push-allow-hosts", "loopback")
 	for _, v := range javaVariants {
 		t.Run("Java "+v.String(), func(t *testing.T) {
-			got := runJavaClient(t, java, classpath, s.APIURL, v, hook.URL+"/java")
+			if v.version == "0.3" {
+				checkJava03(t, v, runJavaClient(t, java, classpath03, "a2aflow.A2AClient03", s.APIURL, v, hook.URL+"/java"), hook.URL+"/java")
+				return
+			}
+			got := runJavaClient(t, java, classpath, "a2aflow.A2AClient", s.APIURL, v, hook.URL+"/java")
 			t.Run("card", func(t *testing.T) {
 				t.Logf("known deviation: %s", javaCardWhy)
 				if !strings.Contains(got.Card.StrictError, "in message a2a.v1.AgentCard") {
@@ -249,12 +259,97 @@ func checkJavaGRPC(t *testing.T, got javaReport) {
 	}
 }
 
+// javaREST03Why explains a2a-java 0.3.3.Final's HTTP+JSON errors.
+const javaREST03Why = "a2a-java 0.3.3.Final's REST client (RestErrorMapper) types only its own server's error body " +
+	"({\"error\": \"io.a2a.spec.TaskNotFoundError\"}); a2aflow's 0.3 HTTP+JSON errors (a2a-go's) are a google.rpc.Status, " +
+	"whose message the SDK reports untyped. The HTTP status and body are right"
+
+// javaGRPC03Why explains a2a-java 0.3.3.Final's gRPC errors.
+const javaGRPC03Why = "a2a-java 0.3.3.Final's gRPC client (GrpcErrorMapper) types an error by its Java class name in the " +
+	"status message, a convention of its own server, else by the status code: NOT_FOUND as TaskNotFound, INVALID_ARGUMENT " +
+	"as InvalidParams, and FAILED_PRECONDITION (A2A 0.3's TaskNotCancelable and UnsupportedOperation) not at all"
+
+// uuidRe finds task IDs in error messages, which differ between runs.
+var uuidRe = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// checkJava03 checks a2a-java 0.3.3.Final's report against the Go
+// clients' expectations at 0.3, with the SDK's departures named.
+func checkJava03(t *testing.T, v matrixVariant, got javaReport, hook string) {
+	t.Helper()
+	got.clientReport.Card = got.Card.cardReport
+	for k, e := range got.Errors {
+		got.Errors[k] = uuidRe.ReplaceAllString(e, "TASK")
+	}
+	want := wantClientReport(v)
+	// A 0.3 client sends no A2A-Version, which A2A reads as 0.3.
+	want.Wire = []string{string(v.binding) + " none"}
+	// What a 0.3 card shows: the preferred transport and version, and the
+	// additional interfaces' transports.
+	want.Card.Interfaces = []string{"JSONRPC 0.3", "HTTP+JSON", "GRPC"}
+	deviate := func(k, e, why string) {
+		t.Logf("known deviation: Java %s %s answers %q instead of %q: %s", v, k, e, want.Errors[k], why)
+		want.Errors[k] = e
+	}
+	wantMore := javaMore{PushTaskID: got.More.PushTaskID}
+	id := got.More.Push.ID
+	wantMore.Push.ID = id
+	wantMore.Push.Created = id + " " + got.More.PushTaskID + " " + hook
+	wantMore.Push.Got = wantMore.Push.Created
+	wantMore.Push.Listed = "[" + id + " " + hook + "]"
+	wantMore.Push.Deleted, wantMore.Push.AfterDelete, wantMore.Push.GetDeleted = "deleted", "[]", "TaskNotFound"
+	wantMore.ContentType.Input, wantMore.ContentType.Output = "ContentTypeNotSupported", "ContentTypeNotSupported"
+	switch v {
+	case httpJSON03:
+		other := "other: A2AClientException: "
+		deviate(errGetUnknown, other+"task not found", javaREST03Why)
+		deviate(errCancelUnknown, other+"task not found", javaREST03Why)
+		deviate(errSendUnknown, other+"task not found", javaREST03Why)
+		deviate(errSubscribeUnknown, other+"task not found", javaREST03Why)
+		deviate(errCancelCanceled, other+"task TASK is in a terminal state", javaREST03Why)
+		deviate(errSendCompleted, other+"task TASK is in a terminal state", javaREST03Why)
+		deviate(errSubscribeCompleted, other+"task TASK is TASK_STATE_COMPLETED; there is nothing to subscribe to", javaREST03Why)
+		wantMore.Push.GetDeleted = other + "task " + got.More.PushTaskID + " has no push notification config \"" + id + "\""
+		wantMore.ContentType.Input = other + "message.parts[0] is application/octet-stream: agent travel does not take it; it takes text/plain, application/json"
+		wantMore.ContentType.Output = other + "configuration.acceptedOutputModes image/png: agent travel produces none of them; it produces text/plain, application/json"
+		t.Logf("known deviation: Java %s GetTask(historyLength=0) answers the whole history, GetTask(historyLength=2) fails: %s", v, javaRESTGetTaskWhy)
+		want.GetTask.HistoryLength0, want.GetTask.HistoryLength2 = len(want.GetTask.Roles), -1
+		if !strings.Contains(got.GetTaskHistoryLength2Error, "Illegal character in query") {
+			t.Errorf("GetTask(historyLength=2) failed with %q, want the SDK's URI error (%s)", got.GetTaskHistoryLength2Error, javaRESTGetTaskWhy)
+		}
+	case grpc03:
+		deviate(errCancelCanceled, "other: A2AClientException: Failed to cancel task: FAILED_PRECONDITION: task TASK is in a terminal state", javaGRPC03Why)
+		deviate(errSendCompleted, "other: A2AClientException: Failed to send message: FAILED_PRECONDITION: task TASK is in a terminal state", javaGRPC03Why)
+		deviate(errSubscribeCompleted, "other: A2AClientException: gRPC error: FAILED_PRECONDITION: task TASK is TASK_STATE_COMPLETED; there is nothing to subscribe to", javaGRPC03Why)
+		wantMore.ContentType.Input, wantMore.ContentType.Output = "InvalidParams", "InvalidParams"
+		// As for the Go and Python 0.3 gRPC clients.
+		t.Logf("known deviation: Java %s GetTask(historyLength=0) answers the whole history: 0.3's proto cannot send 0", v)
+		want.GetTask.HistoryLength0 = len(want.GetTask.Roles)
+	}
+	if v != httpJSON03 && got.GetTaskHistoryLength2Error != "" {
+		t.Errorf("GetTask(historyLength=2): %s", got.GetTaskHistoryLength2Error)
+	}
+	checkClientReport(t, want, got.clientReport)
+	t.Run("more", func(t *testing.T) {
+		if !strings.HasPrefix(id, "java-") || got.More.PushTaskID == "" {
+			t.Errorf("push config %q of task %q, want java-... of a task", id, got.More.PushTaskID)
+		}
+		if diff := cmp.Diff(wantMore, got.More, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		for _, scenario := range []string{"PushConfigs", "ContentType"} {
+			if f := got.Failures[scenario]; f != "" {
+				t.Errorf("scenario %s broke off: %s", scenario, f)
+			}
+		}
+	})
+}
+
 // buildJavaClient compiles tests/java with Maven and returns the java
 // command and the client's classpath. Maven works offline (-o) from
 // ~/.m2, which .ci/run fills; outside CI a first run resolves online once.
 // Without java or mvn it skips, but fails in CI (CI=true), where .ci/run
 // installs them.
-func buildJavaClient(t *testing.T) (java, classpath string) {
+func buildJavaClient(t *testing.T, dir, version string) (java, classpath string) {
 	t.Helper()
 	java, errJava := exec.LookPath("java")
 	_, errJavac := exec.LookPath("javac")
@@ -266,12 +361,12 @@ func buildJavaClient(t *testing.T) (java, classpath string) {
 		}
 		t.Skipf("java, javac or mvn is missing: %s", how)
 	}
-	pom, err := os.ReadFile(filepath.Join(javaDir, "pom.xml"))
+	pom, err := os.ReadFile(filepath.Join(dir, "pom.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := regexp.MustCompile(`<a2a\.sdk\.version>([^<]+)</a2a\.sdk\.version>`).FindSubmatch(pom); m == nil || string(m[1]) != javaSDKVersion {
-		t.Fatalf("tests/java/pom.xml pins a2a-java %q, want %s", m, javaSDKVersion)
+	if m := regexp.MustCompile(`<a2a\.sdk\.version>([^<]+)</a2a\.sdk\.version>`).FindSubmatch(pom); m == nil || string(m[1]) != version {
+		t.Fatalf("tests/%s/pom.xml pins a2a-java %q, want %s", dir, m, version)
 	}
 	build := func(offline bool) ([]byte, error) {
 		args := []string{"-q", "-B", "compile", "dependency:build-classpath", "-Dmdep.outputFile=target/classpath.txt"}
@@ -281,26 +376,26 @@ func buildJavaClient(t *testing.T) (java, classpath string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, mvn, args...)
-		cmd.Dir = javaDir
+		cmd.Dir = dir
 		return cmd.CombinedOutput()
 	}
 	if out, err := build(true); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("mvn -o compile in tests/java: %v (.ci/run resolves the dependencies into ~/.m2 first)\n%s", err, out)
+			t.Fatalf("mvn -o compile in tests/%s: %v (.ci/run resolves the dependencies into ~/.m2 first)\n%s", dir, err, out)
 		}
-		t.Logf("mvn -o compile in tests/java failed (%v); resolving the dependencies into ~/.m2 once", err)
+		t.Logf("mvn -o compile in tests/%s failed (%v); resolving the dependencies into ~/.m2 once", dir, err)
 		if out, err := build(false); err != nil {
-			t.Fatalf("mvn compile in tests/java: %v\n%s", err, out)
+			t.Fatalf("mvn compile in tests/%s: %v\n%s", dir, err, out)
 		}
 	}
-	deps, err := os.ReadFile(filepath.Join(javaDir, "target", "classpath.txt"))
+	deps, err := os.ReadFile(filepath.Join(dir, "target", "classpath.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(deps), "a2a-java-sdk-client-"+javaSDKVersion+".jar") {
-		t.Fatalf("the classpath has no a2a-java-sdk-client-%s.jar:\n%s", javaSDKVersion, deps)
+	if !strings.Contains(string(deps), "a2a-java-sdk-client-"+version+".jar") {
+		t.Fatalf("the classpath has no a2a-java-sdk-client-%s.jar:\n%s", version, deps)
 	}
-	classes, err := filepath.Abs(filepath.Join(javaDir, "target", "classes"))
+	classes, err := filepath.Abs(filepath.Join(dir, "target", "classes"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,11 +404,11 @@ func buildJavaClient(t *testing.T) (java, classpath string) {
 
 // runJavaClient runs a2aflow.A2AClient against baseURL over variant v and
 // decodes its report.
-func runJavaClient(t *testing.T, java, classpath, baseURL string, v matrixVariant, hook string) javaReport {
+func runJavaClient(t *testing.T, java, classpath, class, baseURL string, v matrixVariant, hook string) javaReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-cp", classpath, "a2aflow.A2AClient", baseURL, string(v.binding), v.version, hook)
+	cmd := exec.CommandContext(ctx, java, "-cp", classpath, class, baseURL, string(v.binding), v.version, hook)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -438,9 +438,18 @@ public final class A2AClient03 {
             if (completed == null) {
                 throw new IllegalStateException("no completed task (SendMessage failed)");
             }
-            Task full = client.getTask(new TaskQueryParams(completed.getId()), ctx);
+            // The 0.3 release's TaskQueryParams(id) sends historyLength 0
+            // (an int, never absent), which asks for no history: the whole
+            // history is asked for with 100.
+            Task full = client.getTask(new TaskQueryParams(completed.getId(), 100), ctx);
             Task none = client.getTask(new TaskQueryParams(completed.getId(), 0), ctx);
-            Task two = client.getTask(new TaskQueryParams(completed.getId(), 2), ctx);
+            // As in A2AClient: the REST GetTask's "%2d" (reported apart).
+            Task two = null;
+            try {
+                two = client.getTask(new TaskQueryParams(completed.getId(), 2), ctx);
+            } catch (Exception e) {
+                report.put("getTaskHistoryLength2Error", describe(e));
+            }
             Map<String, Object> got = new LinkedHashMap<>();
             got.put("state", state(full.getStatus().state()));
             List<String> roles = new ArrayList<>();
@@ -449,7 +458,7 @@ public final class A2AClient03 {
             }
             got.put("roles", roles);
             got.put("historyLength0", none.getHistory() == null ? 0 : none.getHistory().size());
-            got.put("historyLength2", two.getHistory() == null ? 0 : two.getHistory().size());
+            got.put("historyLength2", two == null ? -1 : two.getHistory() == null ? 0 : two.getHistory().size());
             report.put("getTask", got);
         });
 
