@@ -139,6 +139,12 @@ func TestVersionNegotiation(t *testing.T) {
 	if v03.Error != nil || !bytes.Contains(v03.Result, []byte(`"completed"`)) {
 		t.Errorf("0.3 message/send: error %+v, result %s; want a completed 0.3 task", v03.Error, v03.Result)
 	}
+	// No version, but a method only 1.0 has (a2a-java 1.0.0.Alpha3 sends
+	// no A2A-Version): served as 1.0 (internal/api/versionless.go).
+	v10 := post("", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+a2a.NewMessageID()+`","role":"ROLE_USER","parts":[{"text":"new client"}]}}}`)
+	if v10.Error != nil || !bytes.Contains(v10.Result, []byte(`"TASK_STATE_COMPLETED"`)) {
+		t.Errorf("unversioned SendMessage: error %+v, result %s; want a completed 1.0 task", v10.Error, v10.Result)
+	}
 	// An unknown version: VersionNotSupportedError.
 	if r := post("2.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`); r.Error == nil || r.Error.Code != -32009 {
 		t.Errorf("A2A-Version 2.0: error %+v, want code -32009", r.Error)

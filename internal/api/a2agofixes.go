@@ -540,10 +540,18 @@ func withStatus(body []byte, code int, status string) []byte {
 // {"jsonrpc":"2.0","id":ID}, which a2a-sdk's JSON-RPC client refuses ("it
 // has neither 'result' nor 'error'"). guardBinding uses it for that method
 // alone. Canary jsonrpc-delete-push-config-no-result.
+//
+// With emptyList it corrects a2a-go's 0.3 binding instead (a2acompat/a2av0
+// onListTaskPushConfigs, whose nil slice marshals as null): a 0.3
+// tasks/pushNotificationConfig/list of no configs answers "result": []
+// rather than null, which A2A 0.3's result (an array) is not and
+// a2a-java 0.3.3.Final refuses ("Invalid JSON-RPC success response").
+// Canary jsonrpc-0.3-push-config-list-null.
 type emptyResultGuard struct {
 	http.ResponseWriter
-	status int
-	held   bytes.Buffer
+	emptyList bool
+	status    int
+	held      bytes.Buffer
 }
 
 func (g *emptyResultGuard) WriteHeader(status int) {
@@ -567,9 +575,14 @@ func (g *emptyResultGuard) finish() {
 	body := g.held.Bytes()
 	var doc map[string]json.RawMessage
 	if json.Unmarshal(body, &doc) == nil && doc["jsonrpc"] != nil {
-		_, hasResult := doc["result"]
+		result, hasResult := doc["result"]
 		_, hasError := doc["error"]
-		if !hasResult && !hasError {
+		if g.emptyList && hasResult && string(bytes.TrimSpace(result)) == "null" {
+			if fixed, err := json.Marshal(mergeRaw(doc, "result", "[]")); err == nil {
+				body = fixed
+				g.ResponseWriter.Header().Del("Content-Length")
+			}
+		} else if !g.emptyList && !hasResult && !hasError {
 			doc["result"] = json.RawMessage("null")
 			if fixed, err := json.Marshal(doc); err == nil {
 				body = fixed
@@ -581,4 +594,10 @@ func (g *emptyResultGuard) finish() {
 		g.ResponseWriter.WriteHeader(g.status)
 	}
 	_, _ = g.ResponseWriter.Write(body)
+}
+
+// mergeRaw sets doc[key] to the JSON value raw and returns doc.
+func mergeRaw(doc map[string]json.RawMessage, key, raw string) map[string]json.RawMessage {
+	doc[key] = json.RawMessage(raw)
+	return doc
 }

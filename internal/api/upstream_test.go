@@ -381,6 +381,27 @@ var upstreamCanaries = []upstreamCanary{
 		oursIn: "TestDeletePushConfigAnswers",
 	},
 
+	{
+		name: "jsonrpc-0.3-push-config-list-null", correction: "emptyResultGuard", file: "a2agofixes.go",
+		upstream: "answers a 0.3 tasks/pushNotificationConfig/list of no configs with \"result\": null " +
+			"(a2acompat/a2av0/jsonrpc_server.go onListTaskPushConfigs: FromV1PushConfigs of no configs is a nil slice)",
+		transport: jsonRPC03, method: "POST", path: "/",
+		body: `{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/list","params":{"id":"t"}}`,
+		a2aGo: canaryAnswer{status: 200, call: `ListTaskPushConfigs "t"`, check: func(run canaryRun) error {
+			var body struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal(run.rec.Body.Bytes(), &body); err != nil {
+				return err
+			}
+			if string(body.Result) != "null" {
+				return fmt.Errorf("result %s, want null", body.Result)
+			}
+			return nil
+		}},
+		oursIn: "TestEmptyPushConfigList03",
+	},
+
 	// HTTP+JSON responses.
 	{
 		name: "rest-delete-push-config-empty-body", correction: "restResponseGuard", file: "a2agofixes.go",
@@ -912,5 +933,20 @@ func TestDeletePushConfigAnswers(t *testing.T) {
 				t.Errorf("body %s, want %s", got, tc.wantBody)
 			}
 		})
+	}
+}
+
+// TestEmptyPushConfigList03 drives a2a-go's 0.3 JSON-RPC transport around
+// the stub service (no push configs) through guardBinding, as a2aflow serves
+// it: tasks/pushNotificationConfig/list answers "result": [] (canary
+// jsonrpc-0.3-push-config-list-null shows a2a-go's null). Found by
+// a2a-java 0.3.3.Final (tests/java_test.go), which refuses the null.
+func TestEmptyPushConfigList03(t *testing.T) {
+	req := httptest.NewRequest("POST", "/", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tasks/pushNotificationConfig/list","params":{"id":"t"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	guardBinding(a2av0.NewJSONRPCHandler(&canaryService{})).ServeHTTP(rec, req)
+	if got, want := strings.TrimSpace(rec.Body.String()), `{"id":7,"jsonrpc":"2.0","result":[]}`; rec.Code != http.StatusOK || got != want {
+		t.Errorf("answer %d %s, want 200 %s", rec.Code, got, want)
 	}
 }

@@ -55,6 +55,7 @@ func guardBinding(next http.Handler) http.Handler {
 		if jsonRPC {
 			method, ok = checkJSONRPCRequest(w, r)
 		} else {
+			inferV1(r, false, "") // versionless.go
 			ok = checkRESTRequest(w, r)
 		}
 		if !ok {
@@ -71,6 +72,17 @@ func guardBinding(next http.Handler) http.Handler {
 				g := &emptyResultGuard{ResponseWriter: w}
 				next.ServeHTTP(g, r)
 				g.finish()
+				return
+			}
+			if method == "tasks/pushNotificationConfig/list" && protocolVersion(r) == "0.3" {
+				g := &emptyResultGuard{ResponseWriter: w, emptyList: true}
+				next.ServeHTTP(g, r)
+				g.finish()
+				return
+			}
+			if method == "tasks/resubscribe" && protocolVersion(r) == "0.3" {
+				// A correction (resubscribe03.go).
+				next.ServeHTTP(notFinalInSubscription{w}, r)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -114,6 +126,7 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) 
 		return fail(0, env.ID, sentinel, "%s", msg)
 	}
 	noteMethod(r.Context(), env.Method) // for the access log (accesslog.go)
+	inferV1(r, true, env.Method)        // versionless.go
 	normalised, err := fillMissingParams(env)
 	if err != nil {
 		return fail(0, env.ID, a2a.ErrParseError, "parse error: %v", err)

@@ -1,0 +1,1 @@
+../../../../../src/main/java/a2aflow/WireHttpClient.java
