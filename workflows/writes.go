@@ -53,7 +53,9 @@ func (r *run) startWrites(ctx workflow.Context, continued bool) {
 // memo has something to write. A task still submitted waits for its first
 // message, in the state the API started it with.
 func (r *run) writesDue() bool {
-	if !r.merged {
+	if !r.merged || r.fork.replaying() {
+		// A fork delivering its recorded inputs writes once it reached
+		// its fork point (or ends: finish writes).
 		return false
 	}
 	state := r.task.Status.State
