@@ -39,6 +39,8 @@ type forkReplay struct {
 	live  bool            // the replay is over: every activity runs
 	// refused is why the fork failed: the agent changed since the original ran.
 	refused string
+	// later are what waits for the replay's end to start (afterReplay).
+	later []func() `carry:"-"`
 }
 
 // carriedFork is the fork unit's part of continuedTask.
@@ -303,16 +305,40 @@ func (f *forkReplay) register(ctx workflow.Context) error {
 	return nil
 }
 
+// afterReplay runs start now, or, in a fork with merged writes (a fork
+// the API started since forks replay in one workflow task) that replays
+// its recorded inputs, once the replay is over: coroutines of the run that
+// have nothing to do while it replays (the merged writes, the watch of the
+// history's limits) start then, so that each pass of the replay's
+// workflow task calls fewer coroutines.
+func (f *forkReplay) afterReplay(start func()) {
+	if !f.r.merged || !f.replaying() {
+		start()
+		return
+	}
+	f.later = append(f.later, start)
+}
+
+// replayOver starts what waited for the replay's end.
+func (f *forkReplay) replayOver() {
+	later := f.later
+	f.later = nil
+	for _, start := range later {
+		start()
+	}
+}
+
 // deliverInputs delivers the recorded inputs, each when the task waits for
 // input, until the fork point. It runs in the skill's context (the
 // activities of the decisions it delivers are answered from the records).
 func (f *forkReplay) deliverInputs(ctx workflow.Context) {
 	if f.in == nil || f.cut {
+		f.replayOver()
 		return
 	}
 	r := f.r
 	stopped := func() bool { return r.task.Status.State.Terminal() || r.failure != nil || f.cut }
-	workflow.Go(ctx, func(ctx workflow.Context) {
+	replay := func(ctx workflow.Context) {
 		for f.next < len(f.in.Inputs) {
 			if err := workflow.Await(ctx, func() bool { return stopped() || wire.Interrupted(r.task.Status.State) }); err != nil || stopped() {
 				return
@@ -341,6 +367,10 @@ func (f *forkReplay) deliverInputs(ctx workflow.Context) {
 			}
 		}
 		f.cut = true
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		replay(ctx)
+		f.replayOver() // not deferred: not when the dispatcher closes the coroutine
 	})
 }
 

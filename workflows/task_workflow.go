@@ -188,7 +188,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 
 	skillCtx, cancelSkill := workflow.WithCancel(workflow.WithValue(ctx, taskKey{}, t))
 	r.cancelSkill = cancelSkill
-	r.watchLimits(skillCtx)
+	r.fork.afterReplay(func() { r.watchLimits(skillCtx) }) // the replay adds no event
 	r.fork.deliverInputs(skillCtx)
 	err := agent.Handle(skillCtx, t)
 	var continued *workflow.ContinueAsNewError

@@ -30,6 +30,10 @@ import (
 // has is the one the API started the task with (working: its first
 // message makes it so) or, in a continued run, the one the run before
 // wrote before it continued.
+//
+// A fork that replays its original (fork.go) starts the coroutine once the
+// replay is over: nothing is written meanwhile (writesDue), and a
+// coroutine less makes each of the replay's many passes cheaper.
 func (r *run) startWrites(ctx workflow.Context, continued bool) {
 	if !r.merged {
 		return
@@ -39,6 +43,11 @@ func (r *run) startWrites(ctx workflow.Context, continued bool) {
 		r.visible = r.task.Status.State
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	r.fork.afterReplay(func() { r.goWrites(ctx) })
+}
+
+// goWrites runs the coroutine of merged writes.
+func (r *run) goWrites(ctx workflow.Context) {
 	workflow.GoNamed(ctx, "a2aflow-writes", func(ctx workflow.Context) {
 		for r.merged {
 			if err := workflow.Await(ctx, r.writesDue); err != nil {
