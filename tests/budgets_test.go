@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,9 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/history/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // budgetsConfig: every LLM call costs 1.00 USD (1,000 prompt tokens at
@@ -213,5 +217,83 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	wait("chat", chat, a2a.TaskStateCompleted)
 	if n := fake.count("chat 1"); n != 4 {
 		t.Errorf("the chat task made %d calls, want 4", n)
+	}
+}
+
+// budgetFixture is the recorded history of a task that spent its LLM
+// budget, waited on the budget's approval and, approved, completed
+// (TestReplayRecordedBudgetHistory records it; budgetsConfig defines its
+// agent, spender).
+const budgetFixture = "testdata/budget-approval.history.json"
+
+// TestReplayRecordedBudgetHistory runs the spender task of budgetsConfig
+// until its budget asks finance, approves it over REST, and replays the
+// completed task's history against the current workflow code with the
+// same config (`a2aflow replay --config`); the recorded fixture,
+// tests/testdata/budget-approval.history.json, replays too. With
+// A2AFLOW_RECORD_HISTORY=1 it writes the fixture.
+func TestReplayRecordedBudgetHistory(t *testing.T) {
+	fake := &budgetLLM{calls: map[string]int{}}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-budget-test")
+	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	dir := t.TempDir()
+	config := filepath.Join(dir, "a2aflow.toml")
+	if err := os.WriteFile(config, []byte(budgetsConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replay := func(file string) {
+		t.Helper()
+		out, err := exec.Command(binary, "replay", "--config", config, "--data-dir", t.TempDir(), "--log-level", "warn", file).CombinedOutput()
+		if err != nil {
+			t.Errorf("a2aflow replay %s: %v\n%s", file, err, out)
+		}
+	}
+	if _, err := os.Stat(budgetFixture); err == nil && os.Getenv("A2AFLOW_RECORD_HISTORY") != "1" {
+		replay(budgetFixture)
+	}
+
+	s := startServe(t, filepath.Join(dir, "data"), "--config", config, "--approver-groups", "fiona:finance")
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL+"/agents/spender")
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("spender 1")),
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	waitState(t, ctx, c, id, a2a.TaskStateInputRequired)
+	approval := string(id) + "-approval-1"
+	if code := postJSON(t, s.APIURL+"/approvals/"+approval+"/decision", map[string]string{"X-Approver": "fiona"},
+		map[string]any{"approved": true, "comment": "go on"}, nil); code != http.StatusOK {
+		t.Fatalf("approve %s: HTTP %d", approval, code)
+	}
+	if task := waitState(t, ctx, c, id, a2a.TaskStateCompleted); messageText(task.Status.Message) != "added 3 times" {
+		t.Errorf("the task answered %q", messageText(task.Status.Message))
+	}
+	tc := dialTemporal(t, s)
+	h := &history.History{}
+	waitFor(t, 20*time.Second, func() bool {
+		h = runHistory(t, ctx, tc, id, "")
+		return len(h.Events) > 0 && h.Events[len(h.Events)-1].GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
+	})
+	checkSelfContained(t, "the budget task", h)
+	raw, err := protojson.MarshalOptions{Indent: "  "}.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "budget.history.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replay(file)
+	if os.Getenv("A2AFLOW_RECORD_HISTORY") == "1" {
+		if err := os.WriteFile(budgetFixture, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("recorded %d events to %s", len(h.Events), budgetFixture)
 	}
 }

@@ -418,6 +418,9 @@ tools = ["calculator", "ask_user"]
 	if err != nil || orig.Status.State != a2a.TaskStateFailed {
 		t.Errorf("the original after the retry: %v %v, want it failed still", orig, err)
 	}
+	// The retry's history replays; with A2AFLOW_RECORD_HISTORY=1 it is
+	// cmd/a2aflow/internal/demo/testdata/assistant-retry.history.json.
+	replayAndRecord(t, ctx, s, retried.ID, "assistant-retry.history.json")
 
 	// The agent changes.
 	helperURL := s.APIURL + "/agents/helper"

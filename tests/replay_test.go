@@ -715,3 +715,27 @@ type parkedWait struct {
 	Slot       string `json:"slot,omitempty"`
 	ApprovalID string `json:"approvalId,omitempty"`
 }
+
+// TestReplayRecordedForkHistory forks a travel task at its fourth message
+// (the date question: the destination comes from the original's records)
+// and completes the fork with another date; the fork's history (its input
+// holding the original's recorded activities and inputs, its ForkSettled
+// update, no activity of the replayed part) replays against the current
+// workflow code. With A2AFLOW_RECORD_HISTORY=1 it writes
+// cmd/a2aflow/internal/demo/testdata/travel-fork.history.json.
+func TestReplayRecordedForkHistory(t *testing.T) {
+	s := startServe(t, t.TempDir())
+	ctx := testContext(t)
+	c, _ := newClient(t, ctx, s.APIURL)
+	orig := travelBooking(t, ctx, c)
+	fork := forkREST(t, s.APIURL, orig.ID, 4)
+	wantState(t, fork, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	task := send(t, ctx, c, fork.ID, "2027-01-15")
+	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	task = send(t, ctx, c, fork.ID, "1")
+	wantState(t, task, a2a.TaskStateCompleted, "")
+	if b := bookingOf(t, task); b["destination"] != "Lisbon" || b["date"] != "2027-01-15" {
+		t.Errorf("the fork booked %v, want Lisbon (recorded) on 2027-01-15", b)
+	}
+	replayAndRecord(t, ctx, s, fork.ID, "travel-fork.history.json")
+}

@@ -138,6 +138,19 @@ type approvals struct {
 	waiting bool
 }
 
+// heldDecisions counts the decisions that settled nothing yet: those of
+// pending approvals and the early ones (a fork's replay goes on after
+// one).
+func (a *approvals) heldDecisions() int {
+	n := len(a.early)
+	for _, ap := range a.list {
+		if ap.State == ApprovalPending {
+			n += len(ap.Decisions)
+		}
+	}
+	return n
+}
+
 // pendingNotices returns the notices under way, to hand to the next run.
 func (a *approvals) pendingNotices() []wire.ApprovalNotice {
 	out := make([]wire.ApprovalNotice, 0, len(a.notices))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
 
@@ -38,6 +39,8 @@ type forkReplay struct {
 	live  bool            // the replay is over: every activity runs
 	// refused is why the fork failed: the agent changed since the original ran.
 	refused string
+	// later are what waits for the replay's end to start (afterReplay).
+	later []func() `carry:"-"`
 }
 
 // carriedFork is the fork unit's part of continuedTask.
@@ -122,23 +125,65 @@ func (f *forkReplay) limit() int {
 // replay is over, or this is no fork). A call that matches no recorded
 // result while some remain fails the fork and never runs.
 func (f *forkReplay) answer(ctx workflow.Context, activityType string, args []any) (workflow.Future, bool) {
+	return f.answerCall(ctx, activityType, args, false)
+}
+
+// answerLocal is answer for a local activity. Temporal's history does not
+// hold a local activity's input (its marker holds the type and the
+// result), so a local activity is matched by its type and its order among
+// the original's local activities.
+func (f *forkReplay) answerLocal(ctx workflow.Context, activityType string, args []any) (workflow.Future, bool) {
+	return f.answerCall(ctx, activityType, args, true)
+}
+
+// answerTimer answers a timer of the fork: one the original started with
+// the same duration and that fired before the next input to deliver fires
+// at once, recorded or not in the fork's history (no timer is started).
+// Any other timer is started as usual: the original canceled it, or it had
+// not fired at the fork point.
+func (f *forkReplay) answerTimer(ctx workflow.Context, d time.Duration) (workflow.Future, bool) {
+	if f.in == nil || f.live || d <= 0 {
+		return nil, false
+	}
+	hash := d.String()
+	limit := f.limit()
+	for i := 0; i < limit; i++ {
+		a := f.in.Activities[i]
+		if f.used[i] || a.Kind != wire.RecordedTimer || a.Hash != hash {
+			continue
+		}
+		f.used[i] = true
+		fut, set := workflow.NewFuture(ctx)
+		set.Set(true, nil)
+		return fut, true
+	}
+	return nil, false
+}
+
+func (f *forkReplay) answerCall(ctx workflow.Context, activityType string, args []any, local bool) (workflow.Future, bool) {
 	if f.in == nil || f.live || !wire.ForkRecorded(activityType) {
 		return nil, false
 	}
 	r := f.r
-	payloads, err := converter.GetDefaultDataConverter().ToPayloads(args...)
-	if err != nil {
-		return nil, false // the SDK refuses it the same way
+	kind := ""
+	hash := ""
+	if local {
+		kind = wire.RecordedLocalActivity
+	} else {
+		payloads, err := converter.GetDefaultDataConverter().ToPayloads(args...)
+		if err != nil {
+			return nil, false // the SDK refuses it the same way
+		}
+		var data [][]byte
+		for _, p := range payloads.GetPayloads() {
+			data = append(data, p.GetData())
+		}
+		hash = wire.ForkHash(data, r.task.ID, r.task.ContextID)
 	}
-	var data [][]byte
-	for _, p := range payloads.GetPayloads() {
-		data = append(data, p.GetData())
-	}
-	hash := wire.ForkHash(data, r.task.ID, r.task.ContextID)
 	limit := f.limit()
 	for i := 0; i < limit; i++ {
 		a := f.in.Activities[i]
-		if f.used[i] || a.Type != activityType || a.Hash != hash {
+		if f.used[i] || a.Kind != kind || a.Type != activityType || (!local && a.Hash != hash) {
 			continue
 		}
 		f.used[i] = true
@@ -157,7 +202,15 @@ func (f *forkReplay) answer(ctx workflow.Context, activityType string, args []an
 		}
 		return fut, true
 	}
-	unused := slices.Index(f.used[:limit], false)
+	// A fired timer the fork did not start again (a deadline computed
+	// otherwise) is no call of the skill: it never makes a mismatch.
+	unused := -1
+	for i := 0; i < limit; i++ {
+		if !f.used[i] && f.in.Activities[i].Kind != wire.RecordedTimer {
+			unused = i
+			break
+		}
+	}
 	if unused < 0 && (f.cut || f.next >= len(f.in.Inputs) || r.history.total() >= f.in.AtMessage) {
 		// Past the fork point: from here the task runs live.
 		f.goLive()
@@ -174,7 +227,7 @@ func (f *forkReplay) answer(ctx workflow.Context, activityType string, args []an
 	} else {
 		why = fmt.Sprintf("its skill calls %s, which the original had not completed before its next input", activityType)
 	}
-	err = f.refuse(ctx, why)
+	err := f.refuse(ctx, why)
 	fut, set := workflow.NewFuture(ctx)
 	set.Set(nil, err)
 	return fut, true
@@ -205,16 +258,87 @@ func (f *forkReplay) refuse(ctx workflow.Context, why string) error {
 	return err
 }
 
+// forkQuorumChange is the workflow.GetVersion change ID of a fork's
+// replay going on after a recorded decision that settles no approval:
+// before it, the replay waited for a status change that never came.
+const forkQuorumChange = "a2aflow.fork-quorum"
+
+// replaying is whether the fork is delivering its recorded inputs: the
+// fork point is not reached yet.
+func (f *forkReplay) replaying() bool { return f.in != nil && !f.cut && !f.live }
+
+// settled is whether the fork has reached its fork point and then stopped
+// to wait or ended: what [wire.UpdateForkSettled] waits for.
+func (f *forkReplay) settled() bool {
+	r := f.r
+	return r.task.Status.State.Terminal() || (!f.replaying() && wire.Interrupted(r.task.Status.State))
+}
+
+// register sets the handler of wire.UpdateForkSettled, which the API
+// starts a fork with.
+func (f *forkReplay) register(ctx workflow.Context) error {
+	r := f.r
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateForkSettled, func(ctx workflow.Context, in wire.ForkSettledInput) (wire.TaskUpdateResult, error) {
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+		if err := workflow.Await(ctx, func() bool { return f.settled() || r.continuing }); err != nil {
+			return wire.TaskUpdateResult{}, err
+		}
+		res := r.updateResult(f.settled())
+		if res.Settled {
+			res.Task = r.boundedSnapshot(in.HistoryLength, wire.MaxForkResultTaskBytes)
+		}
+		return res, nil
+	}, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, in wire.ForkSettledInput) error {
+			if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
+				return err
+			}
+			if f.in == nil {
+				return temporal.NewApplicationError(fmt.Sprintf("task %s is no fork", r.task.ID), wire.ErrTypeUnsupportedOperation)
+			}
+			return nil
+		},
+		Description: "a2aflow: answer once the fork reached its fork point",
+	}); err != nil {
+		return fmt.Errorf("set update handler %s: %w", wire.UpdateForkSettled, err)
+	}
+	return nil
+}
+
+// afterReplay runs start now, or, in a fork with merged writes (a fork
+// the API started since forks replay in one workflow task) that replays
+// its recorded inputs, once the replay is over: coroutines of the run that
+// have nothing to do while it replays (the merged writes, the watch of the
+// history's limits) start then, so that each pass of the replay's
+// workflow task calls fewer coroutines.
+func (f *forkReplay) afterReplay(start func()) {
+	if !f.r.merged || !f.replaying() {
+		start()
+		return
+	}
+	f.later = append(f.later, start)
+}
+
+// replayOver starts what waited for the replay's end.
+func (f *forkReplay) replayOver() {
+	later := f.later
+	f.later = nil
+	for _, start := range later {
+		start()
+	}
+}
+
 // deliverInputs delivers the recorded inputs, each when the task waits for
 // input, until the fork point. It runs in the skill's context (the
 // activities of the decisions it delivers are answered from the records).
 func (f *forkReplay) deliverInputs(ctx workflow.Context) {
 	if f.in == nil || f.cut {
+		f.replayOver()
 		return
 	}
 	r := f.r
 	stopped := func() bool { return r.task.Status.State.Terminal() || r.failure != nil || f.cut }
-	workflow.Go(ctx, func(ctx workflow.Context) {
+	replay := func(ctx workflow.Context) {
 		for f.next < len(f.in.Inputs) {
 			if err := workflow.Await(ctx, func() bool { return stopped() || wire.Interrupted(r.task.Status.State) }); err != nil || stopped() {
 				return
@@ -222,18 +346,31 @@ func (f *forkReplay) deliverInputs(ctx workflow.Context) {
 			if r.history.total() >= f.in.AtMessage {
 				break
 			}
+			seq := r.statusSeq
+			held := r.approvals.heldDecisions()
 			if err := f.deliver(ctx, f.in.Inputs[f.next]); err != nil {
 				_ = f.refuse(ctx, fmt.Sprintf("its recorded input %d (%s) is refused: %s", f.next+1, f.in.Inputs[f.next].Update, userMessage(err)))
 				return
 			}
 			f.next++
+			after := r.statusSeq
+			if after == seq && r.approvals.heldDecisions() > held &&
+				workflow.GetVersion(ctx, forkQuorumChange, workflow.DefaultVersion, 1) == 1 {
+				// A decision that settles nothing (the first of the two
+				// an approval's quorum needs, or one for an approval not
+				// asked yet): the task waits on, as the original did.
+				continue
+			}
 			// The input moves the task on: wait for its next status.
-			seq := r.statusSeq
-			if err := workflow.Await(ctx, func() bool { return stopped() || r.statusSeq > seq }); err != nil {
+			if err := workflow.Await(ctx, func() bool { return stopped() || r.statusSeq > after }); err != nil {
 				return
 			}
 		}
 		f.cut = true
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		replay(ctx)
+		f.replayOver() // not deferred: not when the dispatcher closes the coroutine
 	})
 }
 
@@ -326,4 +463,31 @@ func (o *forkOutbound) ExecuteActivity(ctx workflow.Context, activityType string
 		}
 	}
 	return o.Next.ExecuteActivity(ctx, activityType, args...)
+}
+
+func (o *forkOutbound) ExecuteLocalActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
+	if t, ok := TaskFrom(ctx); ok {
+		if fut, answered := t.r.fork.answerLocal(ctx, activityType, args); answered {
+			return fut
+		}
+	}
+	return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
+}
+
+func (o *forkOutbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
+	if t, ok := TaskFrom(ctx); ok {
+		if fut, answered := t.r.fork.answerTimer(ctx, d); answered {
+			return fut
+		}
+	}
+	return o.Next.NewTimer(ctx, d)
+}
+
+func (o *forkOutbound) NewTimerWithOptions(ctx workflow.Context, d time.Duration, options workflow.TimerOptions) workflow.Future {
+	if t, ok := TaskFrom(ctx); ok {
+		if fut, answered := t.r.fork.answerTimer(ctx, d); answered {
+			return fut
+		}
+	}
+	return o.Next.NewTimerWithOptions(ctx, d, options)
 }

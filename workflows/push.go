@@ -67,19 +67,23 @@ func (u *pushState) register(ctx workflow.Context) error {
 
 	// Deliveries outlive a cancellation of the workflow, so that a webhook
 	// also learns that its task was canceled.
+	// A fork replaying its original starts them once the replay is over
+	// (fork.go: afterReplay).
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			if err := workflow.Await(ctx, func() bool { return len(r.push.unstarted) > 0 }); err != nil {
-				return
+	r.fork.afterReplay(func() {
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			for {
+				if err := workflow.Await(ctx, func() bool { return len(r.push.unstarted) > 0 }); err != nil {
+					return
+				}
+				for _, sub := range r.push.unstarted {
+					subCtx, cancel := workflow.WithCancel(ctx)
+					sub.cancel = cancel
+					workflow.Go(subCtx, func(ctx workflow.Context) { r.deliver(ctx, sub) })
+				}
+				r.push.unstarted = nil
 			}
-			for _, sub := range r.push.unstarted {
-				subCtx, cancel := workflow.WithCancel(ctx)
-				sub.cancel = cancel
-				workflow.Go(subCtx, func(ctx workflow.Context) { r.deliver(ctx, sub) })
-			}
-			r.push.unstarted = nil
-		}
+		})
 	})
 	return nil
 }

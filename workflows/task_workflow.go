@@ -189,7 +189,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 
 	skillCtx, cancelSkill := workflow.WithCancel(workflow.WithValue(ctx, taskKey{}, t))
 	r.cancelSkill = cancelSkill
-	r.watchLimits(skillCtx)
+	r.fork.afterReplay(func() { r.watchLimits(skillCtx) }) // the replay adds no event
 	r.fork.deliverInputs(skillCtx)
 	err := agent.Handle(skillCtx, t)
 	var continued *workflow.ContinueAsNewError
@@ -468,12 +468,17 @@ func (r *run) sinceLength(id string, limit *int) *int {
 // smallSnapshot is the task as GetTask would read it, when its JSON is at
 // most MaxResultTaskBytes and needs no history pages, else nil.
 func (r *run) smallSnapshot(historyLength *int) *wire.TaskSnapshot {
+	return r.boundedSnapshot(historyLength, wire.MaxResultTaskBytes)
+}
+
+// boundedSnapshot is smallSnapshot with at most limit bytes of JSON.
+func (r *run) boundedSnapshot(historyLength *int, limit int) *wire.TaskSnapshot {
 	snap := r.snapshot(historyLength)
 	if len(snap.EarlierHistory) > 0 || snap.NoTask {
 		return nil
 	}
 	b, err := json.Marshal(snap) //workflowcheck:ignore (the JSON of the same task is the same bytes)
-	if err != nil || len(b) > wire.MaxResultTaskBytes {
+	if err != nil || len(b) > limit {
 		return nil
 	}
 	return snap

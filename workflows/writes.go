@@ -40,6 +40,10 @@ import (
 // has is the one the API started the task with (working: its first
 // message makes it so) or, in a continued run, the one the run before
 // wrote before it continued.
+//
+// A fork that replays its original (fork.go) starts the coroutine once the
+// replay is over: nothing is written meanwhile (writesDue), and a
+// coroutine less makes each of the replay's many passes cheaper.
 func (r *run) startWrites(ctx workflow.Context, continued bool) {
 	if !r.merged {
 		return
@@ -49,6 +53,11 @@ func (r *run) startWrites(ctx workflow.Context, continued bool) {
 		r.visible = r.task.Status.State
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	r.fork.afterReplay(func() { r.goWrites(ctx) })
+}
+
+// goWrites runs the coroutine of merged writes.
+func (r *run) goWrites(ctx workflow.Context) {
 	workflow.GoNamed(ctx, "a2aflow-writes", func(ctx workflow.Context) {
 		for r.merged {
 			if err := workflow.Await(ctx, r.writesDue); err != nil {
@@ -63,7 +72,9 @@ func (r *run) startWrites(ctx workflow.Context, continued bool) {
 // memo have something to write. A task still submitted waits for its first
 // message, in the state the API started it with.
 func (r *run) writesDue() bool {
-	if !r.merged {
+	if !r.merged || r.fork.replaying() {
+		// A fork delivering its recorded inputs writes once it reached
+		// its fork point (or ends: finish writes).
 		return false
 	}
 	if _, ok := r.stateDue(); ok || len(r.saPending) > 0 {

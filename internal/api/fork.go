@@ -12,9 +12,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/uuid"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
@@ -154,11 +157,30 @@ func (s *TaskService) forkOrRetry(ctx context.Context, id a2a.TaskID, retry bool
 // and answers it once it has reached the fork point (or the wait passed).
 func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMessage int, contextID string) (*a2a.Task, error) {
 	// Reading it is the one authorization rule: the owner only.
-	orig, err := s.loadTask(ctx, id, nil)
+	if err := checkTaskID(string(id)); err != nil {
+		return nil, err
+	}
+	// The fork reads the original's history anyway: a completed original
+	// is read from its latest run's last event, the rest with a query.
+	latest, err := s.runHistory(ctx, id, "")
 	if err != nil {
 		return nil, err
 	}
-	total := len(orig.Task.History)
+	orig := s.completedSnapshot(ctx, latest)
+	if orig == nil {
+		// The count of its messages is enough: no history page is read.
+		if orig, err = s.loadTask(ctx, id, new(int)); err != nil {
+			return nil, err
+		}
+	}
+	total := orig.HistoryLength
+	if total == 0 {
+		// Recorded before snapshots counted their messages.
+		if orig, err = s.loadTask(ctx, id, nil); err != nil {
+			return nil, err
+		}
+		total = len(orig.Task.History)
+	}
 	if retry {
 		if orig.Task.Status.State != a2a.TaskStateFailed {
 			return nil, fmt.Errorf("%w: task %s is %s; only a failed task is retried (fork it instead)", errForkRefused, id, orig.Task.Status.State)
@@ -170,7 +192,7 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	if contextID == "" {
 		contextID = orig.Task.ContextID
 	}
-	first, fork, err := s.recordedRuns(ctx, id, orig.Task.ContextID)
+	first, fork, err := s.recordedRuns(ctx, id, orig.Task.ContextID, latest)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +210,9 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	forkID := uuid.NewString()
 	m := *first
 	m.TaskID, m.ContextID = "", ""
-	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateSubmitted)
+	// The first message makes the fork working in its first workflow task
+	// (TaskInput.MergedWrites): the start says so.
+	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
 	opts := client.StartWorkflowOptions{
 		ID:                       forkID,
 		TaskQueue:                s.taskQueue,
@@ -199,16 +223,50 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, Fork: fork}
-	if _, err := s.temporal.ExecuteWorkflow(ctx, opts, wire.TaskWorkflowName, in); err != nil {
-		return nil, toA2AError(err)
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork}
+	// Started with the update that answers once the fork reached its fork
+	// point (wire.UpdateForkSettled): one round trip, whose result holds
+	// the task when it is small.
+	deadline := time.Now().Add(s.waitTimeout)
+	waitCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	historyLength := s.historyLimit(nil)
+	handle, err := s.temporal.UpdateWithStartWorkflow(waitCtx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in),
+		UpdateOptions: client.UpdateWorkflowOptions{
+			WorkflowID:   forkID,
+			UpdateName:   wire.UpdateForkSettled,
+			Args:         []any{wire.ForkSettledInput{Agent: s.agent.Name, Owner: owner, HistoryLength: historyLength}},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	var res wire.TaskUpdateResult
+	if err == nil {
+		err = handle.Get(waitCtx, &res)
 	}
-	// Answer the fork once it reached the fork point: interrupted after it
-	// worked, or ended.
-	s.await(ctx, a2a.TaskID(forkID), 0, time.Now().Add(s.waitTimeout), settles(true))
-	snap, err := s.loadTask(ctx, a2a.TaskID(forkID), s.historyLimit(nil))
-	if err != nil {
-		return nil, err
+	if err != nil && !boundPassed(ctx, err) {
+		if _, derr := s.temporal.DescribeWorkflowExecution(ctx, forkID, ""); derr != nil {
+			return nil, toA2AError(err) // the fork did not start
+		}
+		// Started, the update lost (the run continued as new, a worker
+		// restarted): follow the fork's events instead.
+		s.logger.WarnContext(ctx, "the fork's settled update failed; following its events", "task_id", forkID, "error", err)
+	}
+	var snap *wire.TaskSnapshot
+	switch {
+	case err == nil && res.Settled && res.Task != nil && s.owns(ctx, res.Task):
+		if snap, err = s.withHistory(ctx, res.Task, historyLength); err != nil {
+			return nil, err
+		}
+	default:
+		if err != nil || !res.Settled {
+			// Answer the fork once it reached the fork point: interrupted
+			// after it worked, or ended.
+			s.await(ctx, a2a.TaskID(forkID), res.EventSeq, deadline, settles(true))
+		}
+		if snap, err = s.loadTask(ctx, a2a.TaskID(forkID), historyLength); err != nil {
+			return nil, err
+		}
 	}
 	if o, ok := snap.Task.Metadata[wire.ForkMetadataKey].(map[string]any); ok {
 		if refused, _ := o["refused"].(string); refused != "" {
@@ -218,21 +276,24 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	return snap.Task, nil
 }
 
+// localActivityMarker is the name of the marker the Go SDK records a local
+// activity's result in (its details: "data", the activity's type among
+// others, and "result").
+const localActivityMarker = "LocalActivity"
+
 // recordedRuns reads task id's history, every run of it, into the first
 // message and the fork's recorded activities and inputs.
-func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID string) (*a2a.Message, *wire.ForkInput, error) {
+func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID string, latest []*historypb.HistoryEvent) (*a2a.Message, *wire.ForkInput, error) {
 	// The runs, latest first: each run's first event names the one before.
 	var runs [][]*historypb.HistoryEvent
 	runID := ""
 	for {
-		var events []*historypb.HistoryEvent
-		it := s.temporal.GetWorkflowHistory(ctx, string(id), runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			e, err := it.Next()
-			if err != nil {
-				return nil, nil, toA2AError(err)
+		events := latest
+		if runID != "" || events == nil {
+			var err error
+			if events, err = s.runHistory(ctx, id, runID); err != nil {
+				return nil, nil, err
 			}
-			events = append(events, e)
 		}
 		if len(events) == 0 {
 			return nil, nil, taskNotFound()
@@ -257,6 +318,7 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 	for _, events := range runs {
 		type scheduled struct{ typ, hash string }
 		sched := map[int64]scheduled{}
+		timers := map[string]time.Duration{}
 		for _, e := range events {
 			switch {
 			case e.GetActivityTaskScheduledEventAttributes() != nil:
@@ -291,6 +353,31 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 					fork.Activities = append(fork.Activities, wire.RecordedActivity{Type: sc.typ, Hash: sc.hash,
 						Failure: &wire.RecordedFailure{Message: "activity timed out: " + a.GetFailure().GetMessage(), Type: "TimedOut"}})
 				}
+			case e.GetTimerStartedEventAttributes() != nil:
+				a := e.GetTimerStartedEventAttributes()
+				timers[a.GetTimerId()] = a.GetStartToFireTimeout().AsDuration()
+			case e.GetTimerFiredEventAttributes() != nil:
+				if d, ok := timers[e.GetTimerFiredEventAttributes().GetTimerId()]; ok {
+					fork.Activities = append(fork.Activities, wire.RecordedActivity{Kind: wire.RecordedTimer, Hash: d.String()})
+				}
+			case e.GetMarkerRecordedEventAttributes().GetMarkerName() == localActivityMarker:
+				a := e.GetMarkerRecordedEventAttributes()
+				var data struct{ ActivityType string }
+				if p := a.GetDetails()["data"].GetPayloads(); len(p) == 0 || json.Unmarshal(p[0].GetData(), &data) != nil || data.ActivityType == "" {
+					continue
+				}
+				rec := wire.RecordedActivity{Kind: wire.RecordedLocalActivity, Type: data.ActivityType}
+				if f := a.GetFailure(); f != nil {
+					rec.Failure = &wire.RecordedFailure{Message: f.GetMessage()}
+					if info := f.GetApplicationFailureInfo(); info != nil {
+						rec.Failure.Type, rec.Failure.NonRetryable = info.GetType(), info.GetNonRetryable()
+					}
+				} else {
+					for _, p := range a.GetDetails()["result"].GetPayloads() {
+						rec.Result = append(rec.Result, wire.RecordedPayload{Metadata: p.GetMetadata(), Data: p.GetData()})
+					}
+				}
+				fork.Activities = append(fork.Activities, rec)
 			case e.GetWorkflowExecutionUpdateAcceptedEventAttributes() != nil:
 				req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
 				name := req.GetName()
@@ -316,4 +403,53 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 		}
 	}
 	return first, fork, nil
+}
+
+// completedSnapshot is the task a run completed with, from the run's
+// events, when the caller may read it; nil when the run did not complete
+// (or its result does not decode here: a query reads it then).
+func (s *TaskService) completedSnapshot(ctx context.Context, events []*historypb.HistoryEvent) *wire.TaskSnapshot {
+	if len(events) == 0 {
+		return nil
+	}
+	done := events[len(events)-1].GetWorkflowExecutionCompletedEventAttributes()
+	p := done.GetResult().GetPayloads()
+	if done == nil || len(p) != 1 {
+		return nil
+	}
+	var snap wire.TaskSnapshot
+	if err := converter.GetDefaultDataConverter().FromPayload(p[0], &snap); err != nil || snap.Task == nil {
+		return nil
+	}
+	if snap.NoTask || !s.owns(ctx, &snap) {
+		return nil // the query answers: not found
+	}
+	return &snap
+}
+
+// historyPageSize is the page size the fork reads an original's history
+// with: a long task's run in one or a few round trips.
+const historyPageSize = 10000
+
+// runHistory reads the events of one run of task id ("" the latest).
+func (s *TaskService) runHistory(ctx context.Context, id a2a.TaskID, runID string) ([]*historypb.HistoryEvent, error) {
+	var events []*historypb.HistoryEvent
+	var token []byte
+	for {
+		resp, err := s.temporal.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+			Namespace:              s.namespace,
+			Execution:              &commonpb.WorkflowExecution{WorkflowId: string(id), RunId: runID},
+			MaximumPageSize:        historyPageSize,
+			NextPageToken:          token,
+			HistoryEventFilterType: enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,
+		})
+		if err != nil {
+			return nil, toA2AError(err)
+		}
+		events = append(events, resp.GetHistory().GetEvents()...)
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			return events, nil
+		}
+	}
 }

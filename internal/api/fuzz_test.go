@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
 
 	"github.com/a2aflow/a2aflow/internal/api"
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -423,6 +424,22 @@ func (fuzzSchedule) Delete(context.Context) error { return errFuzzUnavailable }
 // knows finds no run to read (404).
 func (fuzzTemporal) GetWorkflowHistory(context.Context, string, string, bool, enums.HistoryEventFilterType) client.HistoryEventIterator {
 	return emptyHistory{}
+}
+
+// WorkflowService answers the fork's page reads of a history the same:
+// empty.
+func (fuzzTemporal) WorkflowService() workflowservice.WorkflowServiceClient {
+	return emptyHistoryService{}
+}
+
+// emptyHistoryService reads every history empty (the embedded nil client
+// is never reached).
+type emptyHistoryService struct {
+	workflowservice.WorkflowServiceClient
+}
+
+func (emptyHistoryService) GetWorkflowExecutionHistory(context.Context, *workflowservice.GetWorkflowExecutionHistoryRequest, ...grpc.CallOption) (*workflowservice.GetWorkflowExecutionHistoryResponse, error) {
+	return &workflowservice.GetWorkflowExecutionHistoryResponse{}, nil
 }
 
 type emptyHistory struct{}

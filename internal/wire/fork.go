@@ -57,6 +57,11 @@ type ForkOrigin struct {
 // RecordedActivity is one activity of the original task as its history
 // holds it.
 type RecordedActivity struct {
+	// Kind is "" for an activity, [RecordedLocalActivity] for a local
+	// activity (its input is not in Temporal's history: Hash is empty) or
+	// [RecordedTimer] for a timer that fired (Hash is its duration,
+	// time.Duration.String, and Type is empty).
+	Kind string `json:"kind,omitempty"`
 	Type string `json:"type"`
 	// Hash is [ForkHash] of the activity's input.
 	Hash string `json:"hash"`
@@ -64,6 +69,12 @@ type RecordedActivity struct {
 	Result  []RecordedPayload `json:"result,omitempty"`
 	Failure *RecordedFailure  `json:"failure,omitempty"`
 }
+
+// Kinds of [RecordedActivity].
+const (
+	RecordedLocalActivity = "local"
+	RecordedTimer         = "timer"
+)
 
 // RecordedPayload is one Temporal payload.
 type RecordedPayload struct {
@@ -130,4 +141,20 @@ func ForkArg(arg json.RawMessage, from, to a2a.TaskID, fromContext, toContext st
 		s = strings.ReplaceAll(s, fromContext, toContext)
 	}
 	return []byte(s)
+}
+
+// UpdateForkSettled is the update the API starts a fork with
+// (Update-with-Start): it completes once the fork has reached its fork
+// point and then stopped to wait (input-required, auth-required) or ended,
+// or once the fork failed, with the [TaskUpdateResult] and, when small, the
+// task. Its name is none of the inputs a fork records, so a fork of a fork
+// does not replay it.
+const UpdateForkSettled = "a2aflow.ForkSettled"
+
+// ForkSettledInput is the argument of [UpdateForkSettled].
+type ForkSettledInput struct {
+	Agent string `json:"agent,omitempty"`
+	Owner string `json:"owner,omitempty"`
+	// HistoryLength is the history the answered task holds (nil: all).
+	HistoryLength *int `json:"historyLength,omitempty"`
 }

@@ -147,6 +147,11 @@ const ErrTypeNoFirstMessage = "NoFirstMessage"
 // whatever the task's age (2,000 such results are 16 MB at most).
 const MaxResultTaskBytes = 8 << 10
 
+// MaxForkResultTaskBytes bounds the task a fork's [UpdateForkSettled]
+// answers with, once in the fork's history: a fork answers a long task
+// whole without a query (a fork's input holds more already).
+const MaxForkResultTaskBytes = 128 << 10
+
 // LastMessages applies A2A's historyLength: nil keeps all, 0 none, N the last N.
 func LastMessages(history []*a2a.Message, historyLength *int) []*a2a.Message {
 	if historyLength == nil {

@@ -17,7 +17,14 @@
 //   - slow works for the time it is told (the schedules test);
 //   - trips books a trip with an activity of its own named BookTrip, the
 //     name the a2aflow command's demo activity has: a program's names are
-//     its own (tests/product_test.go).
+//     its own (tests/product_test.go);
+//   - council asks two approvers of its group (a quorum), then records the
+//     decision with an activity (the fork tests, tests/fork_test.go);
+//   - pause asks two questions with a local activity and a durable sleep of
+//     the duration its first message gives between them (the fork tests).
+//
+// The activities of council and pause append a line to the file
+// PRODUCT_CALLS names, when set: the tests count the runs.
 package main
 
 import (
@@ -159,6 +166,91 @@ func slow() *workflows.Agent {
 	}
 }
 
+// logCall appends a line to the file PRODUCT_CALLS names, when set.
+func logCall(line string) error {
+	path := os.Getenv("PRODUCT_CALLS")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, line)
+	return err
+}
+
+// RecordDecision is council's activity: it records who approved.
+func RecordDecision(_ context.Context, approvers string) (string, error) {
+	return "recorded " + approvers, logCall("RecordDecision " + approvers)
+}
+
+func council() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "council",
+		Description: "Asks two approvers of the council, then records their decision.",
+		Activities:  []any{workflows.Activity("RecordDecision", RecordDecision)},
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			a, err := t.Approve(ctx, workflows.ApprovalRequest{Title: "Approve " + t.Text() + "?", Groups: []string{"council"}, Required: 2})
+			if err != nil {
+				return err
+			}
+			if !a.Approved() {
+				t.Reply("rejected")
+				return nil
+			}
+			var who []string
+			for _, d := range a.Decisions {
+				who = append(who, d.Approver)
+			}
+			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+			var recorded string
+			if err := workflow.ExecuteActivity(actx, "RecordDecision", strings.Join(who, "+")).Get(ctx, &recorded); err != nil {
+				return err
+			}
+			t.Reply(recorded)
+			return nil
+		},
+	}
+}
+
+// Stamp is pause's local activity.
+func Stamp(_ context.Context, answer string) (string, error) {
+	return "stamped " + answer, logCall("Stamp " + answer)
+}
+
+func pause() *workflows.Agent {
+	return &workflows.Agent{
+		Name:        "pause",
+		Description: "Asks, stamps the answer, sleeps the duration it was sent, asks again.",
+		Handle: func(ctx workflow.Context, t *workflows.Task) error {
+			d, err := time.ParseDuration(strings.TrimSpace(t.Text()))
+			if err != nil {
+				return err
+			}
+			first, err := t.Ask(ctx, "first", "First?")
+			if err != nil {
+				return err
+			}
+			lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+			var stamped string
+			if err := workflow.ExecuteLocalActivity(lctx, Stamp, workflows.MessageText(first)).Get(ctx, &stamped); err != nil {
+				return err
+			}
+			if err := workflow.Sleep(ctx, d); err != nil {
+				return err
+			}
+			second, err := t.Ask(ctx, "second", "Second?")
+			if err != nil {
+				return err
+			}
+			t.Reply(stamped + ", then " + workflows.MessageText(second))
+			return nil
+		},
+	}
+}
+
 func main() {
 	if build == "" {
 		build = "v1"
@@ -166,5 +258,5 @@ func main() {
 			build = "v2"
 		}
 	}
-	a2aflow.Main(orders(), notes(), tickets(), trips(), slow())
+	a2aflow.Main(orders(), notes(), tickets(), trips(), slow(), council(), pause())
 }

@@ -133,6 +133,17 @@ func TestReplayHistories(t *testing.T) {
 		{name: "travel-lean", fixture: "testdata/travel-lean.history.json"},
 		{name: "expenses-lean", fixture: "testdata/expenses-lean.history.json"},
 		{name: "router-delegation-lean", fixture: "testdata/router-delegation-lean.history.json"},
+		// A fork (docs/guides/fork.md): a travel task forked at its fourth
+		// message (the date question) with the original's recorded results
+		// and inputs in its input (TaskInput.Fork), started with the
+		// a2aflow.ForkSettled update and merged writes; the destination
+		// comes from the records, the fork takes another date and books.
+		{name: "travel-fork", fixture: "testdata/travel-fork.history.json"},
+		// A retry: the assistant's task failed while its LLM provider was
+		// down; retried, its model calls and the user's answer before the
+		// failed call come from the records, the failed call runs again
+		// and the task completes.
+		{name: "assistant-retry", fixture: "testdata/assistant-retry.history.json"},
 	}
 	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {
