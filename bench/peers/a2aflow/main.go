@@ -9,6 +9,9 @@ package main
 
 import (
 	"context"
+	"net/http"
+	_ "net/http/pprof" // only served with A2AFLOW_PEER_PPROF
+	"os"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/workflow"
@@ -53,4 +56,11 @@ func toolActivities(tools []llm.Tool) []any {
 	return out
 }
 
-func main() { a2aflow.Main(booker("booker"), booker("booker-tools", bookTrip)) }
+func main() {
+	// A2AFLOW_PEER_PPROF=127.0.0.1:6060 serves net/http/pprof there, to
+	// profile the peer while the driver runs (off by default).
+	if addr := os.Getenv("A2AFLOW_PEER_PPROF"); addr != "" {
+		go func() { _ = http.ListenAndServe(addr, nil) }()
+	}
+	a2aflow.Main(booker("booker"), booker("booker-tools", bookTrip))
+}

@@ -2,7 +2,9 @@
 // on a2aflow and on the durable agent frameworks users compare it with,
 // against one fake OpenAI-compatible model, measured in one run on this
 // machine. It prints a markdown table: turn latency p50/p95 sequential and
-// with 8 clients (and turns/s), memory of the servers' processes per 1,000
+// with 8 clients (and turns/s, and the CPU time of the peer's processes per
+// turn, which a machine shared with other work changes much less than the
+// turns/s), memory of the servers' processes per 1,000
 // conversations parked mid-question, and how many conversations parked
 // mid-question complete after a kill -9 of every process of the peer and a
 // restart.
@@ -37,6 +39,7 @@ var (
 	flagParked   = flag.Int("parked", 1000, "conversations parked mid-question for the memory figure")
 	flagKill     = flag.Int("kill", 100, "of those, how many are answered after the kill -9")
 	flagOut      = flag.String("out", "", "also write the table to this file")
+	flagServe    = flag.String("a2aflow-args", "", "more arguments for the a2aflow peer's serve, space-separated (e.g. --temporal-dynamic-config key=value), to measure a setting on and off")
 )
 
 // turn sends one user message of conversation id and returns the agent's answer.
@@ -65,6 +68,10 @@ type latency struct {
 	perSec   float64
 	n, fails int
 	firstErr string
+	// cpuPerTurn is the CPU time (user and system) of the peer's
+	// processes per turn: on a machine shared with other work it varies
+	// much less than the turns per second.
+	cpuPerTurn time.Duration
 }
 
 func main() {
@@ -142,7 +149,7 @@ func run(p peer, variant, prefix string, n, clients int) latency {
 		next  = make(chan int)
 		wg    sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime(p.pids())
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func() {
@@ -175,10 +182,19 @@ func run(p peer, variant, prefix string, n, clients int) latency {
 	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
 	l := latency{n: len(lats), fails: fails, firstErr: first, perSec: float64(len(lats)) / wall.Seconds()}
 	if len(lats) > 0 {
+		l.cpuPerTurn = (cpuTime(p.pids()) - cpu0) / time.Duration(len(lats))
 		l.p50 = lats[len(lats)*50/100]
 		l.p95 = lats[min(len(lats)-1, len(lats)*95/100)]
 	}
 	return l
+}
+
+func (l latency) String() string {
+	s := fmt.Sprintf("p50 %s p95 %s ms, %.1f turns/s, CPU %s ms a turn (%d turns", ms(l.p50), ms(l.p95), l.perSec, ms(l.cpuPerTurn), l.n)
+	if l.fails > 0 {
+		s += fmt.Sprintf(", %d failed: %s", l.fails, l.firstErr)
+	}
+	return s + ")"
 }
 
 func measure(p peer) (r result) {
@@ -197,7 +213,7 @@ func measure(p peer) (r result) {
 		}
 		r.lat[variant+"/seq"] = run(p, variant, "seq", *flagSeq, 1)
 		r.lat[variant+"/par"] = run(p, variant, "par", *flagPar, 8)
-		fmt.Fprintf(os.Stderr, "   %s: seq %+v par %+v\n", variant, r.lat[variant+"/seq"], r.lat[variant+"/par"])
+		fmt.Fprintf(os.Stderr, "   %s: seq %s; 8 clients %s\n", variant, r.lat[variant+"/seq"], r.lat[variant+"/par"])
 	}
 
 	// Park conversations mid-question: the first turn only ("Where to?").
@@ -282,6 +298,31 @@ func measure(p peer) (r result) {
 	return r
 }
 
+// cpuTime is the CPU time, user and system, the processes have used.
+func cpuTime(pids []int) time.Duration {
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which is in parentheses:
+		// utime and stime are the 14th and 15th of the line.
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 12 {
+			var u, k int64
+			fmt.Sscanf(f[11], "%d", &u)
+			fmt.Sscanf(f[12], "%d", &k)
+			ticks += u + k
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const clockTicks = 100
+
 // rss is the resident memory of the processes in MB.
 func rss(pids []int) float64 {
 	var kb int64
@@ -307,7 +348,7 @@ func render(results []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %s: %d conversations of two turns one after another and %d with 8 clients per variant; %d parked mid-question; %d of them answered after a kill -9 and restart.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine(), *flagSeq, *flagPar, *flagParked, *flagKill)
-	b.WriteString("| peer | versions | question: turn p50 / p95, sequential | question: 8 clients p50 / p95, turns/s | tool: turn p50 / p95, sequential | tool: 8 clients p50 / p95, turns/s | memory per 1,000 parked | kill -9 mid-question |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| peer | versions | question: turn p50 / p95, sequential | question: 8 clients p50 / p95, turns/s, CPU | tool: turn p50 / p95, sequential | tool: 8 clients p50 / p95, turns/s, CPU | memory per 1,000 parked | kill -9 mid-question |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		if r.err != "" {
 			fmt.Fprintf(&b, "| %s | %s | %s | | | | | |\n", r.peer, r.versions, r.err)
@@ -323,7 +364,7 @@ func render(results []result) string {
 			}
 			s := ms(l.p50) + " / " + ms(l.p95) + " ms"
 			if par {
-				s += fmt.Sprintf(", %.0f/s", l.perSec)
+				s += fmt.Sprintf(", %.0f/s, CPU %s ms a turn", l.perSec, ms(l.cpuPerTurn))
 			}
 			if l.fails > 0 {
 				s += fmt.Sprintf(" (%d failed: %s)", l.fails, l.firstErr)

@@ -182,9 +182,11 @@ func (a *a2aflowPeer) start(ctx context.Context) error {
 		a.tasks = map[string]string{}
 	}
 	httpPort := freePort()
-	p, err := startProc(a.work, filepath.Join(a.work, "serve.log"), a.env, a.bin, "serve",
+	args := []string{"serve",
 		"--data-dir", filepath.Join(a.work, "data"), "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
-		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", freePort()), "--ui-addr", "", "--log-level", "warn")
+		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", freePort()), "--ui-addr", "", "--log-level", "warn"}
+	args = append(args, strings.Fields(*flagServe)...)
+	p, err := startProc(a.work, filepath.Join(a.work, "serve.log"), a.env, a.bin, args...)
 	if err != nil {
 		return err
 	}
