@@ -436,11 +436,20 @@ func (c *call) stop(ctx workflow.Context, task *a2a.Task, err error) error {
 // tookRelayed keeps the generations an activity relayed (the higher of
 // each, whatever the map's order).
 func (c *call) tookRelayed(gens map[a2a.ArtifactID]int) {
-	for id, g := range gens { //workflowcheck:ignore
-		if c.relayed == nil {
-			c.relayed = map[a2a.ArtifactID]int{}
-		}
-		c.relayed[id] = max(c.relayed[id], g)
+	if len(gens) == 0 {
+		return
+	}
+	if c.relayed == nil {
+		c.relayed = map[a2a.ArtifactID]int{}
+	}
+	keepHigher(c.relayed, gens) //workflowcheck:ignore (the higher of each: the same whatever the map's order)
+}
+
+// keepHigher sets each of to's generations to the higher of its own and
+// from's.
+func keepHigher(to, from map[a2a.ArtifactID]int) {
+	for id, g := range from {
+		to[id] = max(to[id], g)
 	}
 }
 
