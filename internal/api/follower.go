@@ -85,6 +85,10 @@ type follower struct {
 	// need is the lowest position of a stream behind base, which the next
 	// query starts from; math.MaxInt64: none.
 	need int64
+	// asking is the position the query in flight started from;
+	// math.MaxInt64: none. A stream behind base at or after it waits for
+	// that query's answer instead of asking for another.
+	asking int64
 	// resync is the task as the last query that found itself behind the
 	// workflow's retained events read it, for streams in that gap.
 	resync *resyncPoint
@@ -133,7 +137,7 @@ func (r *followers) join(s *TaskService, taskID a2a.TaskID, owner string, seq in
 	if f == nil {
 		ctx, cancel := context.WithCancel(withPrincipal(context.Background(), owner))
 		f = &follower{s: s, key: key, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
-			subs: map[*followCursor]struct{}{}, base: seq, need: math.MaxInt64, changed: make(chan struct{})}
+			subs: map[*followCursor]struct{}{}, base: seq, need: math.MaxInt64, asking: math.MaxInt64, changed: make(chan struct{})}
 		if r.m == nil {
 			r.m = map[followKey]*follower{}
 		}
@@ -147,8 +151,7 @@ func (r *followers) join(s *TaskService, taskID a2a.TaskID, owner string, seq in
 	f.subs[c] = struct{}{}
 	switch {
 	case seq < f.base && (f.resync == nil || seq < f.resync.from || seq >= f.resync.upTo):
-		f.need = min(f.need, seq)
-		f.poke()
+		f.behind(seq)
 	case seq > f.last():
 		f.poke()
 	}
@@ -175,6 +178,17 @@ func (r *followers) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.m)
+}
+
+// behind has the follower query from seq, for a stream there behind the
+// log, unless the query in flight already started at or before it (its
+// answer serves the stream). Call with f.mu held.
+func (f *follower) behind(seq int64) {
+	if f.asking <= seq {
+		return
+	}
+	f.need = min(f.need, seq)
+	f.poke()
 }
 
 // poke has the follower query at once. Call with f.mu held or not.
@@ -216,8 +230,7 @@ func (f *follower) take(c *followCursor) next {
 		if f.ended {
 			return next{end: true, err: f.err}
 		}
-		f.need = min(f.need, c.seq)
-		f.poke()
+		f.behind(c.seq)
 	case c.seq < last:
 		events := f.log[c.seq-f.base:]
 		c.seq = last
@@ -377,7 +390,7 @@ func (f *follower) run() {
 		}
 		f.mu.Lock()
 		after := min(f.last(), f.need)
-		f.need = math.MaxInt64
+		f.need, f.asking = math.MaxInt64, after
 		f.mu.Unlock()
 		// Each query is bounded: one to a Temporal node that went away can
 		// otherwise block for as long as the connection lingers, holding
@@ -394,6 +407,7 @@ func (f *follower) run() {
 			}
 			f.mu.Lock()
 			f.need = min(f.need, after) // ask again for what this query asked
+			f.asking = math.MaxInt64
 			f.mu.Unlock()
 			// A slow or briefly unavailable Temporal must not end the
 			// streams: the events wait in the workflow. Anything else (the
@@ -453,6 +467,7 @@ func (f *follower) run() {
 func (f *follower) apply(after int64, out wire.EventsOutput, rp *resyncPoint) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.asking = math.MaxInt64
 	last := f.last()
 	switch {
 	case rp != nil:
