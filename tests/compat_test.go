@@ -201,26 +201,12 @@ const inStreamSubscribeWhy = "over JSON-RPC, SubscribeToTask of an unknown or fi
 	"stream); over HTTP+JSON a2aflow answers an HTTP error before the stream opens"
 
 var matrixDeviations = []matrixDeviation{
-	{"Go", httpJSON03, map[string]string{
-		errGetUnknown: "ServerError", errCancelUnknown: "ServerError", errCancelCanceled: "ServerError",
-		errSendUnknown: "ServerError", errSendCompleted: "ServerError",
-	}, "a2a-go's 0.3 REST server (a2av0) sends errors as application/problem+json, which its own 0.3 REST " +
-		"client refuses (it wants application/json) and reports as ServerError; the HTTP status and the " +
-		"google.rpc.Status body are right"},
 	{"JS", jsonRPC10, map[string]string{
 		errSubscribeUnknown: "TaskNotFound (untyped)", errSubscribeCompleted: "UnsupportedOperation (untyped)",
 	}, inStreamSubscribeWhy + "; @a2a-js/sdk reports the in-stream JSON-RPC error with its code but untyped"},
 	{"JS", jsonRPC03, map[string]string{
 		errSubscribeUnknown: "TaskNotFound (untyped)", errSubscribeCompleted: "UnsupportedOperation (untyped)",
 	}, inStreamSubscribeWhy + "; @a2a-js/sdk reports the in-stream JSON-RPC error with its code but untyped"},
-	{"JS", httpJSON03, map[string]string{
-		errGetUnknown: "TaskNotFound (untyped)", errCancelUnknown: "TaskNotFound (untyped)",
-		errCancelCanceled: "TaskNotCancelable (untyped)", errSendUnknown: "TaskNotFound (untyped)",
-		errSendCompleted:    "UnsupportedOperation (untyped)",
-		errSubscribeUnknown: "InvalidAgentResponse", errSubscribeCompleted: "InvalidAgentResponse",
-	}, "a2a-go's 0.3 REST server answers errors with a google.rpc.Status body; @a2a-js/sdk's 0.3 REST client " +
-		"types only the bare {code, message} body of a2a-js's own 0.3 server (the HTTP status and reason " +
-		"are right), and takes an in-stream error frame for an invalid event"},
 }
 
 // wantFor is wantClientReport(v) with the known deviations of client applied

@@ -77,13 +77,12 @@ var pythonDeviations = []matrixDeviation{
 		"specification maps the error to, with a plain message"},
 }
 
-// pythonHTTPJSON03Why is why a2a-sdk's 0.3 HTTP+JSON client was refused
-// until the fix, and why only its SendMessage is asserted yet.
-const pythonHTTPJSON03Why = "a2a-sdk's 0.3 HTTP+JSON client (a2a/compat/v0_3/rest_transport.py) writes its bodies " +
-	"with the proto field names (\"request\", \"message_id\", \"task_id\"), which ProtoJSON parsers accept beside the " +
-	"JSON names; a2a-go's 0.3 HTTP+JSON binding (a2acompat/a2av0) reads the JSON names only and refused " +
-	"message:send with 400; a2aflow renames them first (internal/api restProtoFieldNames). The variant's other " +
-	"scenarios are not compared with the Go clients' yet"
+// pythonREST03PushWhy is why the push config scenario of a2a-sdk's 0.3
+// HTTP+JSON client stops after GetTaskPushNotificationConfig.
+const pythonREST03PushWhy = "a2a-sdk's 0.3 HTTP+JSON client raises NotImplementedError for " +
+	"list_task_push_notification_configs and delete_task_push_notification_config without a request " +
+	"(a2a/compat/v0_3/rest_transport.py:256-276 in a2a-sdk 1.3.0), though A2A 0.3's HTTP+JSON binding has both " +
+	"(GET and DELETE /v1/tasks/{id}/pushNotificationConfigs[/{configId}]), which a2aflow serves to the Go, JS and Java clients"
 
 // TestPythonClient drives a2aflow with the official A2A Python SDK
 // (a2a-sdk, run from tests/python/a2a_client.py in the virtual environment
@@ -100,13 +99,6 @@ func TestPythonClient(t *testing.T) {
 	for _, v := range pythonVariants {
 		t.Run("Python "+v.String(), func(t *testing.T) {
 			got := runPythonClient(t, python, s.APIURL, v, hook.URL+"/py")
-			if v == httpJSON03 {
-				t.Logf("Python %s: %s", v, pythonHTTPJSON03Why)
-				if f, ok := got.Failures["SendMessage"]; ok {
-					t.Errorf("SendMessage over %s failed: %q, want it served (%s)", v, f, pythonHTTPJSON03Why)
-				}
-				return
-			}
 			want := wantFor(t, "Python", v)
 			for _, d := range pythonDeviations {
 				if d.variant == v {
@@ -140,7 +132,8 @@ func checkPythonMore(t *testing.T, v matrixVariant, got pythonReport, hook strin
 		// A2A 0.3's JSON-RPC and gRPC have no ListTasks: the SDK's 0.3
 		// clients say so without asking.
 		want.TaskID, want.ListTasks = "", nil
-		wantFailures["ListTasks"] = fmt.Sprintf("NotImplementedError: ListTasks is not supported in A2A v0.3 %s.", map[string]string{"JSONRPC": "JSONRPC", "GRPC": "gRPC"}[string(v.binding)])
+		wantFailures["ListTasks"] = fmt.Sprintf("NotImplementedError: ListTasks is not supported in A2A v0.3 %s.",
+			map[string]string{"JSONRPC": "JSONRPC", "HTTP+JSON": "REST", "GRPC": "gRPC"}[string(v.binding)])
 	} else if m.TaskID == "" || m.PushTaskID != m.TaskID {
 		t.Errorf("ListTasks' task %q, push configs' task %q: want one task", m.TaskID, m.PushTaskID)
 	}
@@ -156,6 +149,11 @@ func checkPythonMore(t *testing.T, v matrixVariant, got pythonReport, hook strin
 	want.Push.GetDeleted = "TaskNotFound" // A2A names an unknown push config so
 	if v == grpc03 {
 		want.Push.GetDeleted = "gRPC NOT_FOUND (untyped)" // pythonDeviations
+	}
+	if v == httpJSON03 {
+		t.Logf("known deviation: Python %s lists and deletes no push config: %s", v, pythonREST03PushWhy)
+		want.Push.Listed, want.Push.Deleted, want.Push.GetDeleted = nil, false, ""
+		wantFailures["PushConfigs"] = "NotImplementedError: list_task_push_notification_configs not supported in v0.3 REST"
 	}
 	want.ContentType.Input, want.ContentType.Output = "ContentTypeNotSupported", "ContentTypeNotSupported"
 	if v == grpc03 {

@@ -308,6 +308,14 @@ const maxErrorBodyBytes = 64 << 10
 //   - a2aflow's own, no correction: a retryable error (retryableError: no
 //     worker answered in time, too many requests in flight) answers 503
 //     with Retry-After, as HTTP has it.
+//   - an A2A 0.3 error (v03) is application/json, where a2a-go v2.4.0's
+//     a2acompat/a2av0/rest_server.go writeRESTCompatError says
+//     application/problem+json, which a2a-go's own 0.3 client refuses
+//     (internal/rest/rest.go FromRESTError reads application/json only) and
+//     which its google.rpc.Status body is not (RFC 9457). Canary
+//     rest-0.3-error-content-type. Its body gets the members the other
+//     official 0.3 clients type an error by (body03, rest03errors.go:
+//     a2aflow's own).
 //
 // Streams (text/event-stream), successes and redirects go through
 // untouched. a2a-go's redirects of unclean paths (its http.ServeMux's 307)
@@ -331,6 +339,10 @@ type restResponseGuard struct {
 	held          bytes.Buffer
 	emptyAsObject bool // a success with no body answers {}
 	wrote         int  // bytes passed through
+	// v03 marks an A2A 0.3 request: its error bodies get the members the
+	// official 0.3 clients type an error by (body03, rest03errors.go), as
+	// application/json. a2aflow's own, no correction.
+	v03 bool
 }
 
 const (
@@ -412,7 +424,20 @@ func (g *restResponseGuard) finish() {
 		case http.StatusMethodNotAllowed:
 			sentinel, msg = a2a.ErrMethodNotFound, "the HTTP method is not allowed at this path (allowed: "+g.Header().Get("Allow")+")"
 		}
-		writeA2AError(g.ResponseWriter, bindingREST, nil, g.status, a2a.NewError(sentinel, msg))
+		if !g.v03 {
+			writeA2AError(g.ResponseWriter, bindingREST, nil, g.status, a2a.NewError(sentinel, msg))
+			return
+		}
+		status, doc := a2aErrorBody(bindingREST, nil, g.status, a2a.NewError(sentinel, msg))
+		body, err := json.Marshal(doc)
+		if err != nil {
+			writeA2AError(g.ResponseWriter, bindingREST, nil, g.status, a2a.NewError(sentinel, msg))
+			return
+		}
+		g.ResponseWriter.Header().Set("Content-Type", "application/json")
+		g.ResponseWriter.Header().Del("Content-Length")
+		g.ResponseWriter.WriteHeader(status)
+		_, _ = g.ResponseWriter.Write(body03(body))
 	case holdJSON:
 		g.ResponseWriter.Header().Del("Content-Length")
 		body := g.held.Bytes()
@@ -428,6 +453,10 @@ func (g *restResponseGuard) finish() {
 			if fixed := withStatus(body, g.status, grpcStatusOf(g.status)); fixed != nil {
 				body = fixed
 			}
+		}
+		if g.v03 {
+			body = body03(body)
+			g.ResponseWriter.Header().Set("Content-Type", "application/json")
 		}
 		g.ResponseWriter.WriteHeader(g.status)
 		_, _ = g.ResponseWriter.Write(body)

@@ -81,6 +81,14 @@ func renameProtoFields(v any, md protoreflect.MessageDescriptor) bool {
 	}
 	for _, key := range keys {
 		fd := md.Fields().ByJSONName(key)
+		if fd == nil && key == "content" && md.ParentFile() == a2apb03.File_a2a_proto && md.Name() == "Message" {
+			// A2A 0.3.0's a2a.proto names a message's parts "content"
+			// (field 5), as a2a-sdk's 0.3 client writes them and a2a-go's
+			// 0.3 binding reads them (a2apb/v0/pbjson Message.Content);
+			// a2a-go v0.3's a2apb, a later 0.3 proto, names them "parts".
+			// The key stays; the parts' own fields are renamed.
+			fd = md.Fields().ByName("parts")
+		}
 		if fd == nil {
 			fd = md.Fields().ByTextName(key)
 			if fd == nil {
@@ -130,7 +138,10 @@ func renameProtoFields(v any, md protoreflect.MessageDescriptor) bool {
 // whose JSON name is "message"; a2a-go's 0.3 binding (a2apb/v0/pbjson)
 // reads the JSON names only and refused it (400, "message is required").
 // The 0.3 names come from the 0.3 proto (a2a-go v0.3's a2apb, the one
-// a2aflow's 0.3 gRPC binding serves). Correction of a2a-go, canaries
+// a2aflow's 0.3 gRPC binding serves), but for a message's parts, which
+// 0.3.0's proto and a2a-sdk name "content" (renameProtoFields): a file
+// part's {"file_with_bytes", "mime_type"} went unrenamed, and the part
+// reached the service without content. Correction of a2a-go, canaries
 // rest-proto-field-names and rest-proto-field-names-push-config
 // (upstream_test.go).
 func restProtoFieldNames(version, method, path string, body []byte) []byte {

@@ -40,3 +40,15 @@ func TestProtoFieldNames(t *testing.T) {
 		})
 	}
 }
+
+// TestRESTProtoFieldNames03Parts checks that the parts of a 0.3 message
+// written as a2a-sdk's 0.3 client writes them (0.3.0's "content", proto
+// names inside) get their JSON names: a file part's bytes and media type
+// reach a2a-go's 0.3 binding.
+func TestRESTProtoFieldNames03Parts(t *testing.T) {
+	body := `{"request":{"message_id":"m","role":"ROLE_USER","content":[{"file":{"file_with_bytes":"iVBORw0KGgo=","mime_type":"image/png","name":"x.png"}},{"data":{"data":{"snake_key":1}}}]},"configuration":{"blocking":true}}`
+	want := `{"configuration":{"blocking":true},"message":{"content":[{"file":{"fileWithBytes":"iVBORw0KGgo=","mimeType":"image/png","name":"x.png"}},{"data":{"data":{"snake_key":1}}}],"messageId":"m","role":"ROLE_USER"}}`
+	if got := restProtoFieldNames("0.3", "POST", "/v1/message:send", []byte(body)); string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}

@@ -145,11 +145,16 @@ func interrupted(s a2a.TaskState) bool {
 }
 
 // subscribeTarget reports whether r subscribes to a task (JSON-RPC
-// SubscribeToTask / tasks/resubscribe, or HTTP+JSON /tasks/{id}:subscribe)
-// and which one. The JSON-RPC body was buffered by guardBinding.
+// SubscribeToTask / tasks/resubscribe, or HTTP+JSON /tasks/{id}:subscribe,
+// /v1/tasks/{id}:subscribe in A2A 0.3) and which one. The JSON-RPC body was
+// buffered by guardBinding.
 func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.RawMessage, ok bool) {
 	if !jsonRPC {
-		rest, found := strings.CutPrefix(r.URL.Path, "/tasks/")
+		prefix := "/tasks/"
+		if protocolVersion(r) == "0.3" {
+			prefix = "/v1/tasks/"
+		}
+		rest, found := strings.CutPrefix(r.URL.Path, prefix)
 		taskID, isSub := strings.CutSuffix(rest, ":subscribe")
 		if !found || !isSub || taskID == "" {
 			return "", nil, false
@@ -182,7 +187,14 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 // handleSubscribeToTask, whose handleStreamingRequest writes the stream's
 // headers (200, text/event-stream) before the service's first event, so
 // that a refusal is an error event in a 200 stream, which @a2a-js/sdk reads
-// as an empty event. Canary rest-subscribe-refused. (agentEndpoint calls it
+// as an empty event. Canary rest-subscribe-refused. a2av0's 0.3
+// handleGetOrSubscribeTask and handleCancelOrSubscribeTask do the same
+// (a2acompat/a2av0/rest_server.go handleStreamingRequest), and the event
+// {"error": ...} is no 0.3 StreamResponse: @a2a-js/sdk's 0.3 client reads
+// it as an invalid event (InvalidAgentResponse), a2a-sdk's (Python) as
+// "Unsupported StreamResponse type" (a2a/compat/v0_3/proto_utils.py
+// FromProto.stream_response, after Parse with ignore_unknown_fields).
+// Canary rest-0.3-subscribe-refused. (agentEndpoint calls it
 // for HTTP+JSON only: over JSON-RPC the error stays inside the stream, as
 // a2a-go's client reads it.)
 func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {

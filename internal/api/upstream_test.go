@@ -361,6 +361,25 @@ var upstreamCanaries = []upstreamCanary{
 		ours:       canaryAnswer{status: 404, contentType: "application/json", reason: "TASK_NOT_FOUND"},
 	},
 	{
+		name: "rest-0.3-subscribe-refused", correction: "refuseSubscription", file: "stream.go",
+		upstream: "answers a refused 0.3 HTTP+JSON subscription with a 200 stream holding the error as {\"error\": ...}, which is no 0.3 StreamResponse " +
+			"(a2acompat/a2av0/rest_server.go handleGetOrSubscribeTask: handleStreamingRequest writes the stream's headers before the service's first event)",
+		transport: rest03, method: "GET", path: "/v1/tasks/t:subscribe",
+		serviceErr: a2a.NewError(a2a.ErrTaskNotFound, "task not found"),
+		a2aGo:      canaryAnswer{status: 200, contentType: "text/event-stream", reason: "TASK_NOT_FOUND"},
+		ours:       canaryAnswer{status: 404, contentType: "application/json", reason: "TASK_NOT_FOUND", check: errorBody03(-32001, "TaskNotFoundError")},
+	},
+	{
+		name: "rest-0.3-error-content-type", correction: "restResponseGuard", file: "a2agofixes.go",
+		upstream: "answers a 0.3 HTTP+JSON error as application/problem+json, which its own 0.3 client (a2acompat/a2av0 rest_client.go, " +
+			"internal/rest/rest.go FromRESTError) refuses as a bare ServerError: it reads application/json only " +
+			"(a2acompat/a2av0/rest_server.go writeRESTCompatError)",
+		transport: rest03, method: "GET", path: "/v1/tasks/t",
+		serviceErr: a2a.NewError(a2a.ErrTaskNotFound, "task not found"),
+		a2aGo:      canaryAnswer{status: 404, contentType: "application/problem+json", reason: "TASK_NOT_FOUND"},
+		ours:       canaryAnswer{status: 404, contentType: "application/json", reason: "TASK_NOT_FOUND", check: errorBody03(-32001, "TaskNotFoundError")},
+	},
+	{
 		name: "rest-0.3-push-config-alone", correction: "createPushConfigBody03", file: "a2agofixes.go",
 		upstream: "refuses a 0.3 HTTP+JSON CreateTaskPushNotificationConfig whose body is the config alone (the 0.3 proto's body: \"config\") with PARSE_ERROR " +
 			"(a2acompat/a2av0/rest_server.go handleCreateTaskPushConfig: a2apb/v0/pbjson FromProtoCreatePushConfigRequest wants the whole request)",
@@ -504,6 +523,29 @@ var upstreamCanaries = []upstreamCanary{
 		}},
 		oursIn: "TestAuthCards",
 	},
+}
+
+// errorBody03 checks the members of a 0.3 HTTP+JSON error body beside its
+// google.rpc.Status (body03): the JSON-RPC code, the type and the message.
+func errorBody03(code int, typ string) func(canaryRun) error {
+	return func(run canaryRun) error {
+		var body struct {
+			Code    int    `json:"code"`
+			Type    string `json:"type"`
+			Message string `json:"message"`
+			Error   struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(run.rec.Body.Bytes(), &body); err != nil {
+			return err
+		}
+		if body.Code != code || body.Type != typ || body.Message == "" || body.Message != body.Error.Message {
+			return fmt.Errorf("code %d, type %q, message %q (the status's %q): want %d, %q and the status's message",
+				body.Code, body.Type, body.Message, body.Error.Message, code, typ)
+		}
+		return nil
+	}
 }
 
 // answersID checks the JSON-RPC answer's id.

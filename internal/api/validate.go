@@ -50,47 +50,45 @@ func guardBinding(next http.Handler) http.Handler {
 				fmt.Sprintf("method %s is not allowed: the JSON-RPC endpoint takes POST", r.Method)))
 			return
 		}
-		var ok bool
-		var method string
-		if jsonRPC {
-			method, ok = checkJSONRPCRequest(w, r)
-		} else {
+		if !jsonRPC {
 			inferV1(r, false, "") // versionless.go
-			ok = checkRESTRequest(w, r)
+			// Every answer of the request, its refusals here included,
+			// goes through the guard.
+			g := &restResponseGuard{ResponseWriter: w, emptyAsObject: r.Method == http.MethodDelete, v03: protocolVersion(r) == "0.3"}
+			if checkRESTRequest(g, r) {
+				next.ServeHTTP(g, r)
+			}
+			g.finish()
+			return
 		}
+		method, ok := checkJSONRPCRequest(w, r)
 		if !ok {
 			return
 		}
-		if jsonRPC {
-			// a2a-go's JSON-RPC transports answer every request in JSON,
-			// with no response to correct. (a2av0's writeJSONRPCError, in
-			// a2acompat/a2av0/jsonrpc_server.go, sets no Content-Type, so
-			// that net/http sniffs a 0.3 error as text/plain: not
-			// corrected.) But one: a result-less success (a correction,
-			// emptyResultGuard).
-			if method == "DeleteTaskPushNotificationConfig" && protocolVersion(r) == "1.0" {
-				g := &emptyResultGuard{ResponseWriter: w}
-				next.ServeHTTP(g, r)
-				g.finish()
-				return
-			}
-			if method == "tasks/pushNotificationConfig/list" && protocolVersion(r) == "0.3" {
-				g := &emptyResultGuard{ResponseWriter: w, emptyList: true}
-				next.ServeHTTP(g, r)
-				g.finish()
-				return
-			}
-			if method == "tasks/resubscribe" && protocolVersion(r) == "0.3" {
-				// A correction (resubscribe03.go).
-				next.ServeHTTP(notFinalInSubscription{w}, r)
-				return
-			}
-			next.ServeHTTP(w, r)
+		// a2a-go's JSON-RPC transports answer every request in JSON,
+		// with no response to correct. (a2av0's writeJSONRPCError, in
+		// a2acompat/a2av0/jsonrpc_server.go, sets no Content-Type, so
+		// that net/http sniffs a 0.3 error as text/plain: not
+		// corrected.) But one: a result-less success (a correction,
+		// emptyResultGuard).
+		if method == "DeleteTaskPushNotificationConfig" && protocolVersion(r) == "1.0" {
+			g := &emptyResultGuard{ResponseWriter: w}
+			next.ServeHTTP(g, r)
+			g.finish()
 			return
 		}
-		g := &restResponseGuard{ResponseWriter: w, emptyAsObject: r.Method == http.MethodDelete}
-		next.ServeHTTP(g, r)
-		g.finish()
+		if method == "tasks/pushNotificationConfig/list" && protocolVersion(r) == "0.3" {
+			g := &emptyResultGuard{ResponseWriter: w, emptyList: true}
+			next.ServeHTTP(g, r)
+			g.finish()
+			return
+		}
+		if method == "tasks/resubscribe" && protocolVersion(r) == "0.3" {
+			// A correction (resubscribe03.go).
+			next.ServeHTTP(notFinalInSubscription{w}, r)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
