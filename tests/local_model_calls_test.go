@@ -257,3 +257,42 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 		t.Errorf("the long call's history has %d completed workflow tasks, the plain one %d: want the workflow task kept alive", sc[wft], qc[wft])
 	}
 }
+
+// TestLocalModelCallsEvents: the same turn of the assistant (a blocking
+// SendMessage: the context's history read by an activity, one model call,
+// the answer) on `serve` with local model calls (the default) and on one
+// started with --local-model-calls=false: the model call is one marker
+// instead of an activity's three events and the workflow task its result
+// starts (three more): five events fewer a model call.
+func TestLocalModelCallsEvents(t *testing.T) {
+	fake := newLocalCallsFake(t)
+	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", e2eKey)
+	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
+	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	ctx := testContext(t)
+	events := map[bool]int{}
+	for _, local := range []bool{true, false} {
+		s := startServe(t, t.TempDir(), fmt.Sprintf("--local-model-calls=%v", local))
+		c, _ := newClient(t, ctx, s.APIURL+"/agents/assistant")
+		task := send(t, ctx, c, "", "quick: hello")
+		wantState(t, task, a2a.TaskStateCompleted, "")
+		tc := dialTemporal(t, s)
+		// The workflow completes a moment after the task does.
+		var counts map[string]int
+		var marked, scheduled int
+		waitFor(t, 20*time.Second, func() bool {
+			counts, events[local], marked, scheduled = taskEvents(t, ctx, tc, task.ID)
+			return counts["WorkflowExecutionCompleted"] == 1
+		})
+		t.Logf("local model calls %v: %d events %v", local, events[local], counts)
+		if wantMarked := map[bool]int{true: 1, false: 0}[local]; marked != wantMarked || scheduled != 1-wantMarked {
+			t.Errorf("local model calls %v: the call is %d markers and %d activities", local, marked, scheduled)
+		}
+		s.proc().stop()
+	}
+	if events[false]-events[true] != 5 {
+		t.Errorf("a turn with one model call has %d events with local model calls, %d without: want 5 fewer", events[true], events[false])
+	}
+}
