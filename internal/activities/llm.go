@@ -127,9 +127,9 @@ type ChatAnswer struct {
 	ForkHash string `json:"a2aflowForkHash,omitempty"`
 }
 
-// CompleteChatAnswer is CompleteChat, whose answer names its request when
+// completeChatAnswer is CompleteChat, whose answer names its request when
 // it runs as a local activity (ChatAnswer).
-func (a *LLM) CompleteChatAnswer(ctx context.Context, req llm.Request) (ChatAnswer, error) {
+func (a *LLM) completeChatAnswer(ctx context.Context, req llm.Request) (ChatAnswer, error) {
 	resp, err := a.CompleteChat(ctx, req)
 	if err != nil || !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
 		return ChatAnswer{Response: resp}, err
