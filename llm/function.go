@@ -7,11 +7,13 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/engine/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -23,7 +25,8 @@ import (
 // WithMaxAttempts times (default 3); then Function returns a non-retryable
 // application error of type ErrTypeInvalidOutput. T must be a struct.
 //
-// Function is workflow code: each attempt is one CompleteChat activity.
+// Function is workflow code: each attempt is one CompleteChat activity
+// (a local activity in the tasks the API starts, see [WithLocalActivity]).
 func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, error) {
 	var zero T
 	o := newOptions(opts)
@@ -72,11 +75,21 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 	if err := checkTaskBudget(ctx, o); err != nil {
 		return Response{}, err
 	}
+	local := o.localCalls(ctx)
 	actx := workflow.WithActivityOptions(ctx, withSummary(o.activity, summary))
+	if local {
+		actx = workflow.WithLocalActivityOptions(ctx, localActivityOptions(o.activity, summary))
+	}
 	var resp Response
 	for {
 		req.TenantBudgetRaises = tenantRaises(o)
-		err := workflow.ExecuteActivity(actx, ActivityCompleteChat, req).Get(ctx, &resp)
+		var call workflow.Future
+		if local {
+			call = workflow.ExecuteLocalActivity(actx, ActivityCompleteChat, req)
+		} else {
+			call = workflow.ExecuteActivity(actx, ActivityCompleteChat, req)
+		}
+		err := call.Get(ctx, &resp)
 		if tb, spent := tenantBudgetSpent(err); spent {
 			// The tenant's budget for the period is spent: ask for more
 			// (or fail), then call again.
@@ -96,6 +109,70 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 		o.calls++
 	}
 	return resp, nil
+}
+
+// localCalls reports whether the calls run as local activities: as
+// WithLocalActivity says, else as the task was started
+// (wire.TaskInput.LocalModelCalls). Outside a task, ordinary activities.
+func (o *callOptions) localCalls(ctx workflow.Context) bool {
+	if o.local != nil {
+		return *o.local
+	}
+	return link.LocalModelCalls != nil && link.LocalModelCalls(ctx)
+}
+
+// localActivityOptions are the local activity options of a call with
+// activity options ao: its timeouts and retry policy, and a
+// ScheduleToCloseTimeout, which bounds a local activity's retries (the
+// SDK's default is StartToCloseTimeout: no retry after the first attempt
+// used it up), from the retry policy when ao has none.
+func localActivityOptions(ao workflow.ActivityOptions, summary string) workflow.LocalActivityOptions {
+	lo := workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: ao.ScheduleToCloseTimeout,
+		StartToCloseTimeout:    ao.StartToCloseTimeout,
+		RetryPolicy:            ao.RetryPolicy,
+		Summary:                wire.OneLine(summary, 200),
+	}
+	if lo.ScheduleToCloseTimeout <= 0 {
+		lo.ScheduleToCloseTimeout = attemptsBound(ao)
+	}
+	return lo
+}
+
+// attemptsBound is how long the attempts of ao's retry policy can take:
+// each attempt's StartToCloseTimeout and the backoff before the next,
+// capped at MaximumInterval; 24 hours when attempts are unbounded.
+func attemptsBound(ao workflow.ActivityOptions) time.Duration {
+	const unbounded = 24 * time.Hour
+	p := ao.RetryPolicy
+	attempt := ao.StartToCloseTimeout
+	if attempt <= 0 {
+		attempt = DefaultActivityOptions.StartToCloseTimeout
+	}
+	if p == nil || p.MaximumAttempts <= 0 {
+		return unbounded
+	}
+	initial, coef := p.InitialInterval, p.BackoffCoefficient
+	if initial <= 0 {
+		initial = time.Second
+	}
+	if coef < 1 {
+		coef = 2
+	}
+	total := time.Duration(0)
+	backoff := float64(initial)
+	for i := int32(1); i <= p.MaximumAttempts && total < unbounded; i++ {
+		total += attempt
+		if i < p.MaximumAttempts {
+			b := time.Duration(backoff)
+			if p.MaximumInterval > 0 && b > p.MaximumInterval {
+				b = p.MaximumInterval
+			}
+			total += b
+			backoff = min(backoff*coef, float64(unbounded))
+		}
+	}
+	return min(total, unbounded)
 }
 
 // usageMemo writes the task's usage into its memo once, after a Function or

@@ -76,6 +76,7 @@ type callOptions struct {
 	maxTokens   int64
 	parallel    int
 	activity    workflow.ActivityOptions
+	local       *bool // WithLocalActivity; nil: the task's setting
 }
 
 func newOptions(opts []Option) *callOptions {
@@ -144,6 +145,34 @@ func WithParallelToolCalls(n int) Option { return func(o *callOptions) { o.paral
 func WithMaxTokens(n int64) Option { return func(o *callOptions) { o.maxTokens = n } }
 
 // WithActivityOptions replaces DefaultActivityOptions for the LLM calls.
+// A call made as a local activity ([WithLocalActivity]) takes its
+// StartToCloseTimeout, ScheduleToCloseTimeout and RetryPolicy; with no
+// ScheduleToCloseTimeout its attempts are bounded by the retry policy's
+// MaximumAttempts (each attempt's StartToCloseTimeout and backoff added
+// up; 24 hours when MaximumAttempts is 0).
 func WithActivityOptions(ao workflow.ActivityOptions) Option {
 	return func(o *callOptions) { o.activity = ao }
+}
+
+// WithLocalActivity says how the LLM calls run, whatever the task's
+// setting: true as local activities, false as ordinary activities.
+//
+// By default a task the API started (with --local-model-calls, the
+// default) makes its calls as local activities, except in a turn whose
+// message came from a caller that reads the task while the skill works (a
+// stream, a non-blocking send) and in a workflow task that answers an
+// update: the worker that runs the workflow makes the call at once and
+// records the answer in one marker event (fewer history events and no
+// second task per call, about half the CPU per model turn). An ordinary
+// activity goes through the task queue to any worker, and its three
+// events record when it was scheduled, started and finished. A local
+// activity holds the workflow task while it runs: the task answers no
+// query until the model answered, a call longer than the workflow task's
+// timeout (10 s) costs three events every 8 s, and a worker that dies
+// mid-call makes the next one call the model again from the start, where
+// an ordinary activity is retried alone, after its StartToCloseTimeout.
+// Prefer WithLocalActivity(false) for a call that takes minutes (a
+// reasoning model writing a long answer).
+func WithLocalActivity(local bool) Option {
+	return func(o *callOptions) { o.local = &local }
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -28,19 +29,28 @@ import (
 type scripted struct {
 	mu     sync.Mutex
 	reqs   []llm.Request
+	local  []bool // each call's activity.Info.IsLocalActivity
 	answer func(n int, req llm.Request) (llm.Response, error)
 }
 
 func (s *scripted) Name() string  { return "scripted" }
 func (s *scripted) Model() string { return "scripted-1" }
-func (s *scripted) Complete(_ context.Context, req llm.Request) (llm.Response, error) {
+func (s *scripted) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
+	s.local = append(s.local, activity.IsActivity(ctx) && activity.GetInfo(ctx).IsLocalActivity)
 	n := len(s.reqs)
 	s.mu.Unlock()
 	resp, err := s.answer(n, req)
 	resp.Usage = llm.Usage{InputTokens: 100, OutputTokens: 10}
 	return resp, err
+}
+
+// locals says, call by call, whether it ran as a local activity.
+func (s *scripted) locals() []bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bool(nil), s.local...)
 }
 
 func (s *scripted) requests() []llm.Request {
@@ -83,7 +93,17 @@ func testAgents() *engine.Registry {
 		t.Reply(answer)
 		return nil
 	}}
-	reg, err := engine.NewRegistry(plan, loop)
+	// planAsActivity is plan, its calls ordinary activities whatever the
+	// task says.
+	planAsActivity := &workflows.Agent{Name: "plan-as-activity", Handle: func(ctx workflow.Context, t *workflows.Task) error {
+		p, err := llm.Function[tripPlan](ctx, t.Text(), llm.WithUsage(t), llm.WithLocalActivity(false))
+		if err != nil {
+			return err
+		}
+		t.Artifact(ctx, workflows.JSONArtifact("plan", p))
+		return nil
+	}}
+	reg, err := engine.NewRegistry(plan, loop, planAsActivity)
 	if err != nil {
 		panic(err)
 	}
@@ -275,28 +295,46 @@ func TestLLMErrors(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env := newEnv(t, tt.provider)
-			start := env.Now()
-			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan")})
-			task := finalTask(t, env)
-			if task.Status.State != tt.wantState {
-				t.Fatalf("state = %s (%q), want %s", task.Status.State, statusText(task), tt.wantState)
+		for _, local := range []bool{false, true} {
+			name := tt.name
+			if local {
+				name += ", local activity"
 			}
-			if tt.wantText != "" {
-				if diff := cmp.Diff(tt.wantText, statusText(task)); diff != "" {
-					t.Errorf("status message (-want +got):\n%s", diff)
+			t.Run(name, func(t *testing.T) {
+				if s, ok := tt.provider.(*scripted); ok {
+					s.mu.Lock()
+					s.reqs, s.local = nil, nil
+					s.mu.Unlock()
 				}
-			}
-			if s, ok := tt.provider.(*scripted); ok {
-				if got := len(s.requests()); got != tt.wantCalls {
-					t.Errorf("%d calls, want %d", got, tt.wantCalls)
+				env := newEnv(t, tt.provider)
+				start := env.Now()
+				env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan"), LocalModelCalls: local})
+				task := finalTask(t, env)
+				if s, ok := tt.provider.(*scripted); ok {
+					for i, l := range s.locals() {
+						if l != local {
+							t.Errorf("call %d ran as a local activity: %v, want %v", i+1, l, local)
+						}
+					}
 				}
-			}
-			if took := env.Now().Sub(start); took < tt.minDelay {
-				t.Errorf("took %v of workflow time, want at least %v", took, tt.minDelay)
-			}
-		})
+				if task.Status.State != tt.wantState {
+					t.Fatalf("state = %s (%q), want %s", task.Status.State, statusText(task), tt.wantState)
+				}
+				if tt.wantText != "" {
+					if diff := cmp.Diff(tt.wantText, statusText(task)); diff != "" {
+						t.Errorf("status message (-want +got):\n%s", diff)
+					}
+				}
+				if s, ok := tt.provider.(*scripted); ok {
+					if got := len(s.requests()); got != tt.wantCalls {
+						t.Errorf("%d calls, want %d", got, tt.wantCalls)
+					}
+				}
+				if took := env.Now().Sub(start); took < tt.minDelay {
+					t.Errorf("took %v of workflow time, want at least %v", took, tt.minDelay)
+				}
+			})
+		}
 	}
 }
 
@@ -430,5 +468,34 @@ func TestWorkerCanceledWhileAsking(t *testing.T) {
 	}
 	if got := len(p.requests()); got != 1 {
 		t.Errorf("%d calls, want 1: a canceled loop calls the model no more", got)
+	}
+}
+
+// TestLocalModelCalls: a task started with TaskInput.LocalModelCalls makes
+// its LLM calls as local activities, a task without it as ordinary
+// activities, and WithLocalActivity(false) makes ordinary ones whatever
+// the task says.
+func TestLocalModelCalls(t *testing.T) {
+	for _, tt := range []struct {
+		agent     string
+		local     bool
+		wantLocal bool
+	}{
+		{"plan", true, true},
+		{"plan", false, false},
+		{"plan-as-activity", true, false},
+	} {
+		t.Run(fmt.Sprintf("%s local=%v", tt.agent, tt.local), func(t *testing.T) {
+			p := &scripted{answer: func(int, llm.Request) (llm.Response, error) { return text(`{"city":"Oslo","days":4}`), nil }}
+			env := newEnv(t, p)
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: tt.agent, Message: userMessage("Plan"), LocalModelCalls: tt.local})
+			task := finalTask(t, env)
+			if task.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("state = %s (%q)", task.Status.State, statusText(task))
+			}
+			if diff := cmp.Diff([]bool{tt.wantLocal}, p.locals()); diff != "" {
+				t.Errorf("calls as local activities (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

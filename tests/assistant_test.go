@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 )
@@ -187,8 +188,17 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 		if strings.Contains(ev.String(), e2eKey) {
 			t.Errorf("history event %d (%s) contains the API key", ev.EventId, ev.EventType)
 		}
+		// An activity by its scheduled event, a local activity (the model
+		// calls of a task the API started: TaskInput.LocalModelCalls) by
+		// its marker.
+		name := ""
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
-			activities = append(activities, a.ActivityType.GetName())
+			name = a.ActivityType.GetName()
+		} else if typ := localActivityType(ev); typ != "" {
+			name = "local " + typ
+		}
+		if name != "" {
+			activities = append(activities, name)
 			var summary string
 			if p := ev.GetUserMetadata().GetSummary(); p != nil {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, &summary)
@@ -196,7 +206,7 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 			summaries = append(summaries, summary)
 		}
 	}
-	if diff := cmp.Diff([]string{"ContextHistory", "CompleteChat", "CompleteChat", "tool:calculator", "CompleteChat"}, activities); diff != "" {
+	if diff := cmp.Diff([]string{"ContextHistory", "local CompleteChat", "local CompleteChat", "tool:calculator", "local CompleteChat"}, activities); diff != "" {
 		t.Errorf("activities (-want +got):\n%s", diff)
 	}
 	wantSummaries := []string{
@@ -212,6 +222,10 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 	if strings.Contains(s.proc().out.String(), e2eKey) {
 		t.Error("the server's output contains the API key")
 	}
+	// The task's model calls are local activities (TaskInput.LocalModelCalls);
+	// its history replays, and with A2AFLOW_RECORD_HISTORY=1 it is
+	// cmd/a2aflow/internal/demo/testdata/assistant-local-model-calls.history.json.
+	replayAndRecord(t, ctx, s, task.ID, "assistant-local-model-calls.history.json")
 
 	// A second task in the same context sees the first one's conversation.
 	next := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("What did I ask before?"))
@@ -249,4 +263,18 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 	if got, want := a.Parts[0].Text(), "# Q3 review\n\nRevenue grew 12%.\n\n## Revision 2\n\nChurn fell to 2%.\n"; got != want {
 		t.Errorf("refined report = %q, want %q", got, want)
 	}
+}
+
+// localActivityType is the activity type of a local activity's marker
+// event, "" for any other event.
+func localActivityType(ev *historypb.HistoryEvent) string {
+	m := ev.GetMarkerRecordedEventAttributes()
+	if m.GetMarkerName() != "LocalActivity" {
+		return ""
+	}
+	var data struct{ ActivityType string }
+	if p := m.GetDetails()["data"].GetPayloads(); len(p) == 0 || json.Unmarshal(p[0].GetData(), &data) != nil {
+		return ""
+	}
+	return data.ActivityType
 }

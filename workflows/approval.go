@@ -187,6 +187,7 @@ func (u *approvals) register(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateDecideApproval,
 		func(ctx workflow.Context, in wire.DecideApprovalInput) (Approval, error) {
 			r.updates++
+			defer r.answerSent(ctx)
 			return r.decide(ctx, in)
 		},
 		workflow.UpdateHandlerOptions{

@@ -300,7 +300,8 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *skillState) er
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
 	return workflow.NewContinueAsNewError(dctx, wire.TaskWorkflowName, runInput{
-		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, MergedWrites: r.merged, LeanWrites: r.lean}, Continued: state,
+		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, MergedWrites: r.merged, LeanWrites: r.lean,
+			LocalModelCalls: r.localModelCalls}, Continued: state,
 	})
 }
 

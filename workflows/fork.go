@@ -166,24 +166,22 @@ func (f *forkReplay) answerCall(ctx workflow.Context, activityType string, args 
 	}
 	r := f.r
 	kind := ""
-	hash := ""
 	if local {
 		kind = wire.RecordedLocalActivity
-	} else {
-		payloads, err := converter.GetDefaultDataConverter().ToPayloads(args...)
-		if err != nil {
-			return nil, false // the SDK refuses it the same way
-		}
-		var data [][]byte
-		for _, p := range payloads.GetPayloads() {
-			data = append(data, p.GetData())
-		}
-		hash = wire.ForkHash(data, r.task.ID, r.task.ContextID)
 	}
+	payloads, err := converter.GetDefaultDataConverter().ToPayloads(args...)
+	if err != nil {
+		return nil, false // the SDK refuses it the same way
+	}
+	var data [][]byte
+	for _, p := range payloads.GetPayloads() {
+		data = append(data, p.GetData())
+	}
+	hash := wire.ForkHash(data, r.task.ID, r.task.ContextID)
 	limit := f.limit()
 	for i := 0; i < limit; i++ {
 		a := f.in.Activities[i]
-		if f.used[i] || a.Kind != kind || a.Type != activityType || (!local && a.Hash != hash) {
+		if f.used[i] || a.Type != activityType || !forkMatches(a, kind, hash) {
 			continue
 		}
 		f.used[i] = true
@@ -227,10 +225,30 @@ func (f *forkReplay) answerCall(ctx workflow.Context, activityType string, args 
 	} else {
 		why = fmt.Sprintf("its skill calls %s, which the original had not completed before its next input", activityType)
 	}
-	err := f.refuse(ctx, why)
+	err = f.refuse(ctx, why)
 	fut, set := workflow.NewFuture(ctx)
 	set.Set(nil, err)
 	return fut, true
+}
+
+// forkMatches reports whether recorded activity a answers a call of kind
+// with input hash. An activity's hash must be the call's; so must a local
+// activity's, when its result named one (wire.LocalForkHash), else it
+// answers by its order. A model call (CompleteChat) is answered by a
+// recorded one of either kind with its hash: the original and the fork
+// make a call a local activity or not by when it came (a turn of a stream,
+// a workflow task that answered an update), which a fork, fed its inputs
+// at once, cannot repeat.
+func forkMatches(a wire.RecordedActivity, kind, hash string) bool {
+	switch {
+	case a.Kind == wire.RecordedTimer:
+		return false
+	case a.Kind == kind && kind == wire.RecordedLocalActivity && a.Hash == "":
+		return true
+	case a.Kind == kind:
+		return a.Hash == hash
+	}
+	return a.Type == wire.ActivityCompleteChat && a.Hash != "" && a.Hash == hash
 }
 
 // goLive ends the replay: no more recorded input is delivered, every

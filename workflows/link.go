@@ -18,4 +18,8 @@ func init() {
 		t, ok := TaskFrom(ctx)
 		return ok && t.r.merged
 	}
+	link.LocalModelCalls = func(ctx workflow.Context) bool {
+		t, ok := TaskFrom(ctx)
+		return ok && t.r.localCalls(ctx)
+	}
 }

@@ -107,6 +107,7 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 	}
 	r.merged = in.MergedWrites
 	r.lean = in.MergedWrites && in.LeanWrites
+	r.localModelCalls = in.LocalModelCalls
 	if err := r.registerHandlers(ctx); err != nil {
 		return nil, err
 	}
@@ -281,6 +282,38 @@ type run struct {
 	// search attributes waiting for the merged upsert.
 	lean      bool                             `carry:"-"` // the run's input
 	saPending []temporal.SearchAttributeUpdate `carry:"-"` // written before the run continues
+	// Local model calls (TaskInput.LocalModelCalls): the skill's LLM
+	// calls run as local activities (package llm asks link.LocalModelCalls).
+	localModelCalls bool `carry:"-"` // the run's input
+	// answeredIn is the workflow task (its history length at the start)
+	// in which an update last answered (a send, a decision, a waitpoint's
+	// completion): a local activity started in it would hold the answer
+	// back until the call ended, so the model calls made in that workflow
+	// task are ordinary activities (localCalls).
+	answeredIn int64 `carry:"-"`
+	answered   bool  `carry:"-"`
+	// watched: the latest message came from a caller that does not wait
+	// for the turn's end (a stream, a non-blocking send), who reads the
+	// task while the skill works: the turn's model calls are ordinary
+	// activities, since a local one holds every read until it ends.
+	watched bool `carry:"-"` // a continued run starts a turn of its own
+}
+
+// answerSent notes that an update answers in the current workflow task.
+func (r *run) answerSent(ctx workflow.Context) {
+	r.answered, r.answeredIn = true, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())
+}
+
+// localCalls reports whether the skill's LLM calls made now run as local
+// activities: the task was started so (TaskInput.LocalModelCalls), its
+// latest message came from a caller that waits for the turn's end (a
+// blocking send: a stream reads the task while the skill works, and a
+// local activity holds every read, queries included, until the model
+// answered), and no update answers in the current workflow task, whose
+// completion carries the answer (an ordinary activity lets it complete at
+// once, a local one would hold it until the model answered).
+func (r *run) localCalls(ctx workflow.Context) bool {
+	return r.localModelCalls && !r.watched && !(r.answered && r.answeredIn == int64(workflow.GetInfo(ctx).GetCurrentHistoryLength()))
 }
 
 // sendWaiter is one blocking SendMessage update waiting for the skill.
@@ -433,7 +466,9 @@ type sendResult struct {
 }
 
 func (r *run) onSendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
+	r.watched = in.ReturnImmediately // the turn this message starts (localCalls)
 	res, err := r.sendMessage(ctx, in)
+	r.answerSent(ctx)
 	if err == nil && in.WantTask && res.Decision == nil {
 		historyLength := in.HistoryLength
 		if in.HistorySince && in.Message != nil {

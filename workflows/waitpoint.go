@@ -305,6 +305,7 @@ func (u *waitpoints) register(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateCompleteWaitpoint,
 		func(ctx workflow.Context, in wire.CompleteWaitpointInput) (Waitpoint, error) {
 			r.updates++
+			defer r.answerSent(ctx)
 			return r.completeWaitpoint(ctx, in)
 		},
 		workflow.UpdateHandlerOptions{

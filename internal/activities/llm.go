@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/internal/workerenv"
 	"github.com/a2aflow/a2aflow/llm"
 )
@@ -115,6 +118,45 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	return resp, nil
 }
 
+// ChatAnswer is the result of the CompleteChat activity the worker
+// registers (Set.Register): the model's answer and, from a local activity,
+// the hash of the request it answered (wire.LocalForkHash), which forks
+// compare. A workflow decodes it as an llm.Response.
+type ChatAnswer struct {
+	llm.Response
+	ForkHash string `json:"a2aflowForkHash,omitempty"`
+}
+
+// completeChatAnswer is CompleteChat, whose answer names its request when
+// it runs as a local activity (ChatAnswer).
+func (a *LLM) completeChatAnswer(ctx context.Context, req llm.Request) (ChatAnswer, error) {
+	resp, err := a.CompleteChat(ctx, req)
+	if err != nil || !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
+		return ChatAnswer{Response: resp}, err
+	}
+	return ChatAnswer{Response: resp, ForkHash: requestForkHash(ctx, req)}, nil
+}
+
+// requestForkHash is wire.ForkHash of req as the workflow encoded it (the
+// default converter's JSON, which decoding and encoding again gives back),
+// or "" when the task's context is not known here (no header): a fork
+// then matches the call by its order.
+func requestForkHash(ctx context.Context, req llm.Request) string {
+	task := workerenv.TaskOf(ctx)
+	if task.ContextID == "" {
+		return ""
+	}
+	payloads, err := converter.GetDefaultDataConverter().ToPayloads(req)
+	if err != nil {
+		return ""
+	}
+	var data [][]byte
+	for _, p := range payloads.GetPayloads() {
+		data = append(data, p.GetData())
+	}
+	return wire.ForkHash(data, a2a.TaskID(activity.GetInfo(ctx).WorkflowExecution.ID), task.ContextID)
+}
+
 // record keeps the call's usage for the totals. A failure to record is
 // logged, not returned: the call succeeded and was paid for, and a retry
 // would pay again; the task's own metadata still counts it.
@@ -126,7 +168,7 @@ func (a *LLM) record(ctx context.Context, task workerenv.Task, provider, model s
 	if task.ID == "" {
 		task.ID = info.WorkflowExecution.ID
 	}
-	row := models.LLMUsage{TaskID: task.ID, RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID,
+	row := models.LLMUsage{TaskID: task.ID, RunID: info.WorkflowExecution.RunID, ActivityID: callID(info),
 		Owner: task.Owner, ContextID: task.ContextID, Agent: task.Agent, Provider: provider, Model: model,
 		InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD}
 	if err := a.Usage.RecordLLMUsage(ctx, row); err != nil {
@@ -140,7 +182,12 @@ func (a *LLM) record(ctx context.Context, task workerenv.Task, provider, model s
 // it again (its deltas name a higher attempt).
 func (a *LLM) stream(ctx context.Context, s llm.Streamer, req llm.Request) (llm.Response, error) {
 	info := activity.GetInfo(ctx)
-	d := hints.Delta{Task: info.WorkflowExecution.ID, Call: LiveCallName(info.WorkflowExecution.RunID, info.ActivityID), Attempt: info.Attempt}
+	d := hints.Delta{Task: info.WorkflowExecution.ID, Call: LiveCallName(info.WorkflowExecution.RunID, callID(info)), Attempt: info.Attempt}
+	if info.IsLocalActivity {
+		// Its attempts start again at 1 on the worker that replaces one
+		// that died mid-call: the later execution starts the answer again.
+		d.Since = info.ScheduledTime.UnixNano()
+	}
 	resp, err := s.CompleteStream(ctx, req, func(text string) {
 		d.Text = text
 		a.Live.Live(d)
@@ -151,6 +198,19 @@ func (a *LLM) stream(ctx context.Context, s llm.Streamer, req llm.Request) (llm.
 		a.Live.Live(d)
 	}
 	return resp, err
+}
+
+// callID names the call among its run's LLM calls: its activity ID, which
+// for a local activity (a task started with wire.TaskInput.LocalModelCalls)
+// is "local-" and its own sequence number in the run (the SDK numbers local
+// activities apart from the other commands: "local-3" and the activity "3"
+// are two calls). A local activity executed again after its worker died
+// keeps its ID: it is the same call, and its usage row is replaced.
+func callID(info activity.Info) string {
+	if info.IsLocalActivity {
+		return "local-" + info.ActivityID
+	}
+	return info.ActivityID
 }
 
 // LiveCallName names an LLM call among its task's live answers: the

@@ -54,7 +54,7 @@ func (s Set) Register(r worker.ActivityRegistry) {
 		reg(wire.ActivityContextHistory, s.Tasks.ContextHistory)
 	}
 	if s.LLM != nil {
-		reg(wire.ActivityCompleteChat, s.LLM.CompleteChat)
+		reg(wire.ActivityCompleteChat, s.LLM.completeChatAnswer)
 	}
 	if s.Files != nil {
 		reg(wire.ActivityFetchFile, s.Files.FetchFile)

@@ -223,7 +223,8 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork,
+		LocalModelCalls: startedLocalModelCalls(latest)}
 	// Started with the update that answers once the fork reached its fork
 	// point (wire.UpdateForkSettled): one round trip, whose result holds
 	// the task when it is small.
@@ -274,6 +275,20 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 		}
 	}
 	return snap.Task, nil
+}
+
+// startedLocalModelCalls reports whether the run whose events these are
+// was started with wire.TaskInput.LocalModelCalls (a continued run has its
+// task's first run's). A fork makes its model calls as its original did:
+// its recorded calls answer the fork's only in their kind (an activity's
+// by its input, a local activity's by its order).
+func startedLocalModelCalls(events []*historypb.HistoryEvent) bool {
+	if len(events) == 0 {
+		return false
+	}
+	var in wire.TaskInput
+	p := events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+	return len(p) > 0 && json.Unmarshal(p[0].GetData(), &in) == nil && in.LocalModelCalls
 }
 
 // localActivityMarker is the name of the marker the Go SDK records a local
@@ -375,6 +390,10 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 				} else {
 					for _, p := range a.GetDetails()["result"].GetPayloads() {
 						rec.Result = append(rec.Result, wire.RecordedPayload{Metadata: p.GetMetadata(), Data: p.GetData()})
+						var named map[string]json.RawMessage
+						if json.Unmarshal(p.GetData(), &named) == nil {
+							_ = json.Unmarshal(named[wire.LocalForkHash], &rec.Hash)
+						}
 					}
 				}
 				fork.Activities = append(fork.Activities, rec)

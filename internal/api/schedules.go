@@ -317,10 +317,11 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 		scheduleSA = append(scheduleSA, wire.OwnerKey.ValueSet(owner))
 	}
 	action := &client.ScheduleWorkflowAction{
-		ID:                    id,
-		Workflow:              wire.TaskWorkflowName,
-		TaskQueue:             s.cfg.TaskQueue,
-		Args:                  []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, MergedWrites: true, LeanWrites: !s.cfg.NoLeanWrites, Schedule: id, PushConfig: push}},
+		ID:        id,
+		Workflow:  wire.TaskWorkflowName,
+		TaskQueue: s.cfg.TaskQueue,
+		Args: []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, MergedWrites: true, LeanWrites: !s.cfg.NoLeanWrites,
+			LocalModelCalls: !s.cfg.NoLocalModelCalls, Schedule: id, PushConfig: push}},
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  map[string]any{"agent": agent.Name, "text": truncate(workflows.MessageText(msg), 200), "schedule": id},
 	}

@@ -98,6 +98,11 @@ type Config struct {
 	// more per such task), and the approvals' search attributes are
 	// upserted at each change. Default false: lean writes.
 	NoLeanWrites bool
+	// NoLocalModelCalls starts tasks without
+	// wire.TaskInput.LocalModelCalls: their LLM calls are ordinary
+	// activities (three history events and an activity task each) instead
+	// of local ones (one marker event). Default false: local model calls.
+	NoLocalModelCalls bool
 	// Limits bound the streams and requests of each client and the host
 	// names the API answers to (limits.go). The zero value caps streams at
 	// DefaultMaxStreamsPerPrincipal and limits nothing else.
@@ -380,7 +385,7 @@ func (s *Server) agentHandler(agent *workflows.Agent) (*TaskService, a2asrv.Requ
 		notifier: s.cfg.Notifier, closed: s.closed, pollInterval: s.cfg.PollInterval,
 		queryTimeout: s.cfg.StreamQueryTimeout, unreachableAfter: s.cfg.StreamUnreachableAfter, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
-		leanWrites:  !s.cfg.NoLeanWrites,
+		leanWrites: !s.cfg.NoLeanWrites, localModelCalls: !s.cfg.NoLocalModelCalls,
 		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
 		shuttingDown: s.cfg.ShuttingDown, defaultAgent: agent.Name == s.agents.Default().Name,
 	}

@@ -59,6 +59,9 @@ type TaskService struct {
 	waitTimeout time.Duration
 	// leanWrites starts tasks with TaskInput.LeanWrites (Config.NoLeanWrites).
 	leanWrites bool
+	// localModelCalls starts tasks with TaskInput.LocalModelCalls
+	// (Config.NoLocalModelCalls).
+	localModelCalls bool
 	// defaultHistory is how many messages a task read without historyLength
 	// holds (0: all); see Config.DefaultHistoryLength.
 	defaultHistory int
@@ -524,7 +527,8 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// follow the deployment's current build.
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true, LeanWrites: s.leanWrites}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true, LeanWrites: s.leanWrites,
+		LocalModelCalls: s.localModelCalls}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
 }
 

@@ -2,6 +2,7 @@ package hints
 
 import (
 	"bytes"
+	"cmp"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,14 @@ type Delta struct {
 	// Attempt is the activity's attempt, from 1: a higher one starts the
 	// answer again.
 	Attempt int32 `json:"a"`
+	// Since orders the executions of a local activity (a call of a task
+	// started with wire.TaskInput.LocalModelCalls), whose attempts start
+	// again at 1 when a worker that died mid-call is replaced: the time
+	// (Unix nanoseconds) its worker scheduled it, the same for its
+	// attempts on that worker. A higher Since starts the answer again,
+	// whatever the attempt; 0 for an ordinary activity, whose attempts the
+	// server numbers.
+	Since int64 `json:"g,omitempty"`
 	// Offset is where Text starts in the attempt's answer, in bytes.
 	Offset int `json:"o"`
 	// Text is the piece.
@@ -81,6 +90,7 @@ const (
 // liveAnswer is what an API knows of one call's answer.
 type liveAnswer struct {
 	call     string
+	since    int64 // Delta.Since
 	attempt  int32
 	text     []byte
 	done     bool
@@ -129,14 +139,14 @@ func (b *Broker) Live(d Delta) {
 		}
 	}
 	if a == nil {
-		a = &liveAnswer{call: d.Call, attempt: d.Attempt}
+		a = &liveAnswer{call: d.Call, since: d.Since, attempt: d.Attempt}
 		lt.answers = append(lt.answers, a)
 	}
-	switch {
-	case d.Attempt < a.attempt:
+	switch c := compareAttempts(d.Since, d.Attempt, a.since, a.attempt); {
+	case c < 0:
 		return // an earlier attempt's late piece
-	case d.Attempt > a.attempt:
-		*a = liveAnswer{call: d.Call, attempt: d.Attempt}
+	case c > 0:
+		*a = liveAnswer{call: d.Call, since: d.Since, attempt: d.Attempt}
 	}
 	a.status = a.status || d.Status
 	if d.Artifact != nil {
@@ -166,6 +176,17 @@ func (b *Broker) Live(d Delta) {
 	a.updated, lt.updated = now, now
 	close(lt.changed)
 	lt.changed = make(chan struct{})
+}
+
+// compareAttempts orders two attempts of one call: by Since (a local
+// activity's execution), then by attempt.
+func compareAttempts(since1 int64, attempt1 int32, since2 int64, attempt2 int32) int {
+	switch {
+	case since1 != since2:
+		return cmp.Compare(since1, since2)
+	default:
+		return cmp.Compare(attempt1, attempt2)
+	}
 }
 
 // sweep forgets the answers done or silent for long. Call with l.mu held.
@@ -225,6 +246,7 @@ type LiveCursor struct {
 }
 
 type liveSent struct {
+	since   int64
 	attempt int32
 	sent    int
 	last    bool
@@ -268,17 +290,17 @@ func (c *LiveCursor) Take() ([]LiveChunk, <-chan struct{}) {
 			if first && a.done && i != latest && a.artifact == nil {
 				// Done before this stream joined: the task's message
 				// brings it (or brought it).
-				c.calls[a.call] = &liveSent{attempt: a.attempt, sent: len(a.text), last: true}
+				c.calls[a.call] = &liveSent{since: a.since, attempt: a.attempt, sent: len(a.text), last: true}
 				continue
 			}
-			s = &liveSent{attempt: a.attempt}
+			s = &liveSent{since: a.since, attempt: a.attempt}
 			c.calls[a.call] = s
 		}
-		if a.attempt < s.attempt {
+		switch compareAttempts(a.since, a.attempt, s.since, s.attempt) {
+		case -1:
 			continue
-		}
-		if a.attempt > s.attempt { // a retried call: its answer starts over
-			*s = liveSent{attempt: a.attempt}
+		case 1: // a retried call: its answer starts over
+			*s = liveSent{since: a.since, attempt: a.attempt}
 		}
 		if s.last {
 			continue

@@ -84,6 +84,40 @@ func TestLiveAnswers(t *testing.T) {
 	}
 }
 
+// TestLiveLocalActivityAgain: a local activity's call executed again on
+// another worker (its worker died mid-answer) starts at attempt 1 again,
+// with a later Since: the answer starts over, as for a retry, instead of
+// the second execution's text joining the first's at its offset; the dead
+// worker's late piece changes nothing, and retries of the second
+// execution (a higher attempt, the same Since) start over again.
+func TestLiveLocalActivityAgain(t *testing.T) {
+	b := New()
+	c := b.LiveCursor("t")
+	first := Delta{Task: "t", Call: "run-local-1", Attempt: 2, Since: 100}
+	b.Live(Delta{Task: "t", Call: first.Call, Attempt: 2, Since: 100, Text: "The first answer"})
+	var got string
+	text(must(c.Take()), &got)
+	if got != "The first answer" {
+		t.Fatalf("got %q", got)
+	}
+	b.Live(Delta{Task: "t", Call: first.Call, Attempt: 1, Since: 200, Text: "Another"})
+	chunks := must(c.Take())
+	text(chunks, &got)
+	if got != "Another" || len(chunks) != 1 || !chunks[0].Restart {
+		t.Fatalf("the second execution's first piece: %q (%+v), want the answer started over", got, chunks)
+	}
+	b.Live(Delta{Task: "t", Call: first.Call, Attempt: 2, Since: 100, Offset: 16, Text: " (late)"})
+	if chunks := must(c.Take()); len(chunks) != 0 {
+		t.Fatalf("the dead worker's late piece: %+v", chunks)
+	}
+	b.Live(Delta{Task: "t", Call: first.Call, Attempt: 2, Since: 200, Text: "Again."})
+	b.Live(Delta{Task: "t", Call: first.Call, Attempt: 2, Since: 200, Offset: 6, Done: true})
+	chunks = must(c.Take())
+	if !text(chunks, &got) || got != "Again." {
+		t.Fatalf("the second execution's retry: %q (%+v)", got, chunks)
+	}
+}
+
 // TestLiveAnswerGap: a lost delta stops the answer live; streams keep what
 // they had and get the answer with the task's message.
 func TestLiveAnswerGap(t *testing.T) {

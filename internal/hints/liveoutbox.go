@@ -52,7 +52,7 @@ func (o *LiveOutbox) Live(d Delta) {
 	o.bytes += len(d.Text)
 	if n := len(o.pending); n > 0 {
 		last := &o.pending[n-1]
-		if last.Task == d.Task && last.Call == d.Call && last.Attempt == d.Attempt && !last.Done && last.Offset+len(last.Text) == d.Offset {
+		if last.Task == d.Task && last.Call == d.Call && last.Attempt == d.Attempt && last.Since == d.Since && !last.Done && last.Offset+len(last.Text) == d.Offset {
 			last.Text += d.Text
 			last.Done = d.Done
 			o.mu.Unlock()

@@ -58,7 +58,8 @@ type ForkOrigin struct {
 // holds it.
 type RecordedActivity struct {
 	// Kind is "" for an activity, [RecordedLocalActivity] for a local
-	// activity (its input is not in Temporal's history: Hash is empty) or
+	// activity (its input is not in Temporal's history: Hash is the
+	// [LocalForkHash] its result names, or empty) or
 	// [RecordedTimer] for a timer that fired (Hash is its duration,
 	// time.Duration.String, and Type is empty).
 	Kind string `json:"kind,omitempty"`
@@ -69,6 +70,15 @@ type RecordedActivity struct {
 	Result  []RecordedPayload `json:"result,omitempty"`
 	Failure *RecordedFailure  `json:"failure,omitempty"`
 }
+
+// LocalForkHash is the field of a local activity's result (a JSON object)
+// that names its input, for forks: Temporal's marker of a local activity
+// holds its result but not its input, so the CompleteChat activity, run
+// as a local activity, adds [ForkHash] of its input to its answer's
+// fields (a workflow decoding the answer ignores it). A fork's call of it
+// matches a recorded one whose hash is its own; one that names none (or
+// any other local activity) by its type and order only.
+const LocalForkHash = "a2aflowForkHash"
 
 // Kinds of [RecordedActivity].
 const (

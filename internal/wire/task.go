@@ -47,6 +47,16 @@ type TaskInput struct {
 	// at every change. A continued run has it from the run before.
 	// Histories recorded without it replay as before.
 	LeanWrites bool `json:",omitempty"`
+	// LocalModelCalls, set by the API for the tasks it starts (and for
+	// the runs of its schedules; a fork has its original's), runs the
+	// task's LLM calls (llm.Function, llm.Worker) as local activities: the
+	// worker that runs the workflow task makes the CompleteChat call and
+	// records its answer in one marker event, instead of scheduling an
+	// activity on the task queue (three events and a second task per
+	// call). A skill may still ask for an ordinary activity per call
+	// (llm.WithLocalActivity(false)). A continued run has it from the
+	// run before. Histories recorded without it replay as before.
+	LocalModelCalls bool `json:",omitempty"`
 	// Schedule is the ID of the schedule whose run this task is (the
 	// schedules REST resource, on Temporal Schedules): the task's metadata
 	// names it under [ScheduleMetadataKey], and its first message

@@ -243,7 +243,8 @@ func (e *Env) remoteAgents() map[string]func(*a2a.Message) *a2a.Task {
 // end and returns it.
 func (e *Env) Run(agent string, first *a2a.Message) *a2a.Task {
 	e.t.Helper()
-	e.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: agent, Message: first, LongTasks: true, MergedWrites: true, LeanWrites: true})
+	e.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: agent, Message: first, LongTasks: true, MergedWrites: true, LeanWrites: true,
+		LocalModelCalls: true})
 	var task a2a.Task
 	err := e.GetWorkflowError()
 	if err == nil {

@@ -95,6 +95,9 @@ type config struct {
 	// LeanWrites starts tasks with lean writes (api.Config.NoLeanWrites
 	// when false).
 	LeanWrites bool
+	// LocalModelCalls starts tasks whose LLM calls are local activities
+	// (api.Config.NoLocalModelCalls when false).
+	LocalModelCalls bool
 	// DefaultHistoryLength is the history a read without historyLength gets.
 	DefaultHistoryLength int
 	// IdleTimeouts cancel tasks left input-required, per agent name.
@@ -151,6 +154,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 		"how long a request waits for a worker (to accept a message or cancel, and for a blocking SendMessage to see the task stop); then a write no worker took answers a retryable error, an accepted one the task as it is")
 	b.Bool(&c.LeanWrites, "lean-writes", "A2AFLOW_LEAN_WRITES", true,
 		"start tasks with lean writes: a task that completes while its A2ATaskState search attribute says working writes none before it ends (ListTasks reads a run closed Completed with A2ATaskState working as completed; in the Temporal UI: ExecutionStatus = 'Completed' AND A2ATaskState IN ('TASK_STATE_COMPLETED', 'TASK_STATE_WORKING')), and approvals' search attributes join the state's upsert; false writes A2ATaskState completed too (one history event and one visibility write more per task)")
+	b.Bool(&c.LocalModelCalls, "local-model-calls", "A2AFLOW_LOCAL_MODEL_CALLS", true,
+		"start tasks whose LLM calls run as local activities: the worker running the task calls the model and records the answer in one marker event, instead of scheduling an activity (three events and an activity task per call), holding the task's reads until the model answered (the turns of streams and non-blocking sends keep ordinary activities); false schedules ordinary activities. A skill can choose per call (llm.WithLocalActivity); tasks started before keep the way they started")
 	c.HTTP.bind(fs)
 	c.GRPC.bind(fs)
 	c.CardKey.bind(fs)

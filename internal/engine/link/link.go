@@ -4,8 +4,8 @@
 // workflows, unexported; package workflows sets [NewTaskWorkflow] when it is
 // initialised (the pattern of google.golang.org/grpc/internal), and package
 // engine offers the typed functions the worker, the replayer and the tests
-// call. Nothing but those two packages and the demo agents (for
-// [MergedWrites]) uses link.
+// call. Nothing but those two packages, the demo agents (for
+// [MergedWrites]) and package llm (for [LocalModelCalls]) uses link.
 package link
 
 import (
@@ -104,3 +104,9 @@ var NewForkInterceptor func() any
 // workflow.GetVersion marker (two history events and a visibility write)
 // for the tasks it started. False outside a task. Package workflows sets it.
 var MergedWrites func(ctx workflow.Context) bool
+
+// LocalModelCalls reports whether the task whose skill ctx (or a context
+// derived from it) belongs to was started with
+// wire.TaskInput.LocalModelCalls: package llm then makes its calls as
+// local activities. False outside a task. Package workflows sets it.
+var LocalModelCalls func(ctx workflow.Context) bool

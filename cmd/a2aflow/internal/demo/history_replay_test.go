@@ -144,6 +144,11 @@ func TestReplayHistories(t *testing.T) {
 		// failed call come from the records, the failed call runs again
 		// and the task completes.
 		{name: "assistant-retry", fixture: "testdata/assistant-retry.history.json"},
+		// The assistant asks the user (ask_user), a2aflow is killed while
+		// the task waits, the user answers and the model uses the
+		// calculator: its model calls are local activities (the API's
+		// TaskInput.LocalModelCalls), each one LocalActivity marker.
+		{name: "assistant-local-model-calls", fixture: "testdata/assistant-local-model-calls.history.json"},
 	}
 	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {
