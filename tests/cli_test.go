@@ -30,11 +30,18 @@ func runCLI(t *testing.T, args ...string) cliResult {
 // runCLIEnv is runCLI with env (KEY=VALUE) the only A2AFLOW_* settings.
 func runCLIEnv(t *testing.T, env []string, args ...string) cliResult {
 	t.Helper()
+	return runCLIOut(t, env, &syncBuffer{}, args...)
+}
+
+// runCLIOut is runCLIEnv writing stdout to out, which the caller may read
+// while the command runs.
+func runCLIOut(t *testing.T, env []string, out *syncBuffer, args ...string) cliResult {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	// Keep the developer's A2AFLOW_* settings out of the test.
 	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &errOut
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -174,8 +181,15 @@ func TestCLIClient(t *testing.T) {
 	t.Run("subscribe", func(t *testing.T) {
 		id, _ := taskIDOf(t, runCLI(t, "send", "--agent", agent, "Book a flight"))
 		done := make(chan cliResult, 1)
-		go func() { done <- runCLI(t, "subscribe", "--agent", agent, "--timeout", "20s", id) }()
-		time.Sleep(time.Second) // let the subscriber connect
+		out := &syncBuffer{}
+		go func() { done <- runCLIOut(t, nil, out, "subscribe", "--agent", agent, "--timeout", "20s", id) }()
+		// The subscriber is connected once it printed the task: a fixed
+		// pause was too short on a loaded machine.
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "[task] "); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the subscriber printed no task within 30 s:\n%s", out.String())
+			}
+		}
 		// The subscriber follows the task through its questions to its end.
 		wantRun(t, runCLI(t, "send", "--agent", agent, "--task", id, "Lisbon"), 2)
 		wantRun(t, runCLI(t, "send", "--agent", agent, "--task", id, "2026-12-24"), 2)

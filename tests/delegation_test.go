@@ -568,7 +568,27 @@ func TestDelegation(t *testing.T) {
 	t.Run("kill -9 after the send got the remote task", func(t *testing.T) {
 		id := slowAsk(t)
 		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
-		time.Sleep(300 * time.Millisecond) // the task answered and its ID recorded, within the second
+		// The remote task's ID is in the send's heartbeat on the server
+		// (relayBeat's "t"), not merely 300 ms later: a loaded machine may
+		// take longer, and the retried send would then send again.
+		tc := dialTemporal(t, s)
+		began := time.Now()
+		waitFor(t, 30*time.Second, func() bool {
+			d, err := tc.DescribeWorkflowExecution(ctx, string(id), "")
+			if err != nil {
+				return false
+			}
+			for _, a := range d.GetPendingActivities() {
+				for _, p := range a.GetHeartbeatDetails().GetPayloads() {
+					if strings.Contains(string(p.GetData()), `"t":"`) {
+						return true
+					}
+				}
+			}
+			return false
+		})
+		t.Logf("the remote task's ID was in the heartbeat details %s after the remote agent started it", time.Since(began).Round(time.Millisecond))
+		tc.Close()
 		killAndFinish(t, id)
 	})
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -260,9 +261,13 @@ func TestSubscriberAcrossContinueAsNew(t *testing.T) {
 	task = send(t, ctx, c, task.ID, "Lisbon")
 
 	questions := make(chan string, 100)
+	live := make(chan struct{})
 	go func() {
 		defer close(questions)
+		var once sync.Once
+		defer once.Do(func() { close(live) }) // also when it failed at once
 		for e, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+			once.Do(func() { close(live) })
 			if err != nil {
 				questions <- "error: " + err.Error()
 				return
@@ -276,7 +281,13 @@ func TestSubscriberAcrossContinueAsNew(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(500 * time.Millisecond) // the subscription is open before the first answer
+	// The subscription is open (it has the task) before the first answer:
+	// a fixed pause was too short on a loaded machine.
+	select {
+	case <-live:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the subscriber got no event within 30 s")
+	}
 	const turns = 30
 	var want []string
 	for i := 1; i <= turns; i++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,9 +82,13 @@ func TestStreamingTravelFlow(t *testing.T) {
 		}
 		if i == 0 {
 			sub, _ := newClient(t, ctx, s.APIURL)
+			live := make(chan struct{})
 			go func() {
 				var events []string
+				var once sync.Once
+				defer once.Do(func() { close(live) }) // also when it failed at once
 				for e, err := range sub.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: taskID}) {
+					once.Do(func() { close(live) })
 					if err != nil {
 						events = append(events, "error:"+err.Error())
 						break
@@ -92,7 +97,13 @@ func TestStreamingTravelFlow(t *testing.T) {
 				}
 				subscribed <- events
 			}()
-			time.Sleep(300 * time.Millisecond) // let the subscription start before the next answer
+			// The subscription has started (it has the task) before the
+			// next answer: a fixed pause was too short on a loaded machine.
+			select {
+			case <-live:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the subscriber got no event within 30 s")
+			}
 		}
 	}
 

@@ -166,10 +166,11 @@ func TestSendDelegatedCredential(t *testing.T) {
 	// may refuse a message while its executor is still finishing the last
 	// one (a retryable error, which Temporal would retry).
 	sendAnswer := func(r *activities.Remote, in wire.RemoteSendInput) (*wire.RemoteTaskResult, error) {
-		for attempt := 0; ; attempt++ {
+		// Up to 10 s: 50 tries of 20 ms (1 s) is short for a loaded machine.
+		for deadline := time.Now().Add(10 * time.Second); ; {
 			res, err := send(r, in)
 			var appErr *temporal.ApplicationError
-			if err == nil || attempt == 50 || !errors.As(err, &appErr) || appErr.NonRetryable() {
+			if err == nil || time.Now().After(deadline) || !errors.As(err, &appErr) || appErr.NonRetryable() {
 				return res, err
 			}
 			time.Sleep(20 * time.Millisecond)

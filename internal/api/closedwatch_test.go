@@ -16,11 +16,13 @@ import (
 )
 
 // watchedTemporal answers the closed-task watch: its list and health check
-// fail while listDown and healthDown are set.
+// fail while listDown and healthDown are set. It notes when it last
+// answered a list and when it first refused one.
 type watchedTemporal struct {
 	client.Client
 	mu                   sync.Mutex
 	listDown, healthDown bool
+	answered, refused    time.Time
 }
 
 func (f *watchedTemporal) set(list, health bool) {
@@ -33,8 +35,12 @@ func (f *watchedTemporal) ListWorkflow(context.Context, *workflowservice.ListWor
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.listDown {
+		if f.refused.IsZero() {
+			f.refused = time.Now()
+		}
 		return nil, serviceerror.NewUnavailable("connection refused")
 	}
+	f.answered = time.Now()
 	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
 }
 
@@ -73,11 +79,16 @@ func TestClosedWatchUnreachableSince(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	wait("Temporal answers", isZero)
 
-	lost := time.Now()
 	fake.set(true, true)
 	since := wait("Temporal lost", func(s time.Time) bool { return !s.IsZero() })
-	if since.Before(lost) || since.After(lost.Add(time.Second)) {
-		t.Errorf("unreachable since %v, want soon after %v", since, lost)
+	// Since the first failed list was sent: after the last answered one,
+	// not after the refusal (the list may have been sent just before
+	// Temporal went, so no bound taken around fake.set holds).
+	fake.mu.Lock()
+	answered, refused := fake.answered, fake.refused
+	fake.mu.Unlock()
+	if since.Before(answered) || since.After(refused) {
+		t.Errorf("unreachable since %v, want between the last answered list (%v) and the first refused one (%v)", since, answered, refused)
 	}
 	time.Sleep(50 * time.Millisecond) // more failed lists
 	if again := w.unreachableSince(); !again.Equal(since) {

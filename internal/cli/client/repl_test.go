@@ -337,17 +337,27 @@ func TestREPLChildStop(t *testing.T) {
 		script   string
 		wantKill bool
 	}{
-		{"stops on SIGTERM", "exec sleep 60", false},
-		{"killed when it ignores SIGTERM", `trap "" TERM; exec sleep 60`, true},
+		{"stops on SIGTERM", "echo ready; exec sleep 60", false},
+		{"killed when it ignores SIGTERM", `trap "" TERM; echo ready; exec sleep 60`, true},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := startChild("/bin/sh", []string{"-c", tt.script}, os.Environ(), filepath.Join(dir, "log"), "header\n")
+			logPath := filepath.Join(dir, fmt.Sprintf("log-%d", i))
+			c, err := startChild("/bin/sh", []string{"-c", tt.script}, os.Environ(), logPath, "header\n")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = c.cmd.Process.Kill() }()
-			time.Sleep(200 * time.Millisecond) // let the shell set its trap
+			// The shell has set its trap once it says so (a fixed pause
+			// was too short for a loaded machine's fork and exec).
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if log, _ := os.ReadFile(logPath); strings.Contains(string(log), "ready") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the shell did not start within 10 s")
+				}
+			}
 			if runtime.GOOS == "linux" {
 				// Its own process group: the terminal's Ctrl-C does not reach it.
 				stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.pid()))
