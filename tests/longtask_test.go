@@ -158,8 +158,14 @@ func TestLongConversation(t *testing.T) {
 		}
 		maxEvents = max(maxEvents, r.GetHistoryLength())
 	}
-	if continued < turns/40 {
-		t.Errorf("the task continued as new %d times in %d turns, want at least %d", continued, turns, turns/40)
+	// A plain turn is 5 events and Temporal suggests continuing at 200
+	// (above): about 40 turns a run, the first and the last partial, so
+	// turns/40 is the most there can be; a kill -9 adds events to a run
+	// (its workflow task timing out) and so may add a run. At least 4 in
+	// 5 of that many, and none above 400 events (below), says the task
+	// keeps continuing as it grows.
+	if want := turns / 50; continued < want {
+		t.Errorf("the task continued as new %d times in %d turns, want at least %d", continued, turns, want)
 	}
 	if maxEvents > 400 {
 		t.Errorf("a run of the task had %d events; runs should stay near Temporal's suggestion (200)", maxEvents)
