@@ -492,8 +492,8 @@ func correctStatus(body []byte) (int, []byte) {
 			continue
 		}
 		reason, _ := info["reason"].(string)
-		fix, ok := a2aGoFix(reason)
-		if !ok {
+		fix, ok := errorCodeOfInfo(reason, a2a.ProtocolDomain)
+		if !ok || !fix.fixesA2AGo {
 			return 0, nil
 		}
 		inner["code"], inner["status"] = fix.status, fix.grpc
@@ -504,17 +504,6 @@ func correctStatus(body []byte) (int, []byte) {
 		return fix.status, append(out, '\n')
 	}
 	return 0, nil
-}
-
-// a2aGoFix returns the code of the A2A error of reason when a2a-go answers
-// it with another HTTP status than ours.
-func a2aGoFix(reason string) (errorCode, bool) {
-	for _, c := range errorCodes {
-		if c.fixesA2AGo && c.reason == "" && a2a.ErrorReason(c.sentinel) == reason {
-			return c, true
-		}
-	}
-	return errorCode{}, false
 }
 
 // retryableAfter reports whether a google.rpc.Status error body carries the

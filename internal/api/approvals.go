@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -15,11 +14,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -209,7 +206,13 @@ func (s *Server) getApproval(c *gin.Context) {
 		failApprovals(c, err)
 		return
 	}
-	a, err := s.approval(c.Request.Context(), c.Param("id"), who)
+	id := c.Param("id")
+	taskID, err := approvalTask(id)
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	a, err := s.approval(c.Request.Context(), taskID, id, who)
 	if err != nil {
 		failApprovals(c, err)
 		return
@@ -217,22 +220,28 @@ func (s *Server) getApproval(c *gin.Context) {
 	c.JSON(http.StatusOK, a)
 }
 
-func (s *Server) approval(ctx context.Context, id string, who wire.Caller) (ApprovalView, error) {
+// approvalTask returns the task of an approval ID, or the 404 of an ID
+// that can name no approval.
+func approvalTask(id string) (string, error) {
 	taskID, ok := wire.ApprovalTaskID(id)
 	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
-		return ApprovalView{}, notFound("approval %q does not exist", id)
+		return "", notFound("approval %q does not exist", id)
 	}
-	approvals, err := s.taskApprovals(ctx, string(taskID), who)
+	return string(taskID), nil
+}
+
+// approval reads approval id of task taskID as who may see it.
+func (s *Server) approval(ctx context.Context, taskID, id string, who wire.Caller) (ApprovalView, error) {
+	approvals, err := s.taskApprovals(ctx, taskID, who)
 	if err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
+		if isNotFound(err) {
 			return ApprovalView{}, notFound("approval %q does not exist", id)
 		}
 		return ApprovalView{}, err
 	}
 	for _, a := range approvals {
 		if a.ID == id {
-			desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(taskID), "")
+			desc, err := s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
 			if err != nil {
 				if c, ok := callerFrom(ctx); ok && c.Agents != nil {
 					return ApprovalView{}, err // its agent is unknown, so is the permission
@@ -275,7 +284,13 @@ func (s *Server) decideApproval(c *gin.Context) {
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("%s is not an approver of any group", who.Approver)))
 		return
 	}
-	if err := s.permitApproval(c.Request.Context(), c.Param("id"), who); err != nil {
+	id := c.Param("id")
+	taskID, err := approvalTask(id)
+	if err != nil {
+		failApprovals(c, err)
+		return
+	}
+	if err := s.permitApproval(c.Request.Context(), taskID, id, who); err != nil {
 		failApprovals(c, err)
 		return
 	}
@@ -283,7 +298,7 @@ func (s *Server) decideApproval(c *gin.Context) {
 	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" {
 		via = v
 	}
-	a, err := s.decide(c.Request.Context(), c.Param("id"), wire.DecideApprovalInput{
+	a, err := s.decide(c.Request.Context(), taskID, id, wire.DecideApprovalInput{
 		Approved: *req.Approved, Comment: req.Comment, Approver: who.Approver, ApproverGroups: who.Groups, Via: via,
 		Principal: who.Principal, Arguments: args, Grant: req.Grant,
 	})
@@ -298,33 +313,27 @@ func (s *Server) decideApproval(c *gin.Context) {
 // may not use (permissions.go), before it reaches the task: as not found
 // when the caller may not see the approval either (approval), else as
 // PermissionDenied. A caller who may use every agent is not checked here.
-func (s *Server) permitApproval(ctx context.Context, id string, who wire.Caller) error {
+func (s *Server) permitApproval(ctx context.Context, taskID, id string, who wire.Caller) error {
 	if c, ok := callerFrom(ctx); !ok || c.Agents == nil {
 		return nil
 	}
-	taskID, ok := wire.ApprovalTaskID(id)
-	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
-		return nil // decide answers not found
-	}
-	desc, err := s.temporal.DescribeWorkflowExecution(ctx, string(taskID), "")
+	desc, err := s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
 	if err != nil {
 		return nil // no such task: decide answers not found
 	}
 	if mayUse(ctx, searchKeyword(desc.GetWorkflowExecutionInfo(), wire.AgentKey.GetName())) {
 		return nil
 	}
-	_, err = s.approval(ctx, id, who) // not found, or PermissionDenied
+	_, err = s.approval(ctx, taskID, id, who) // not found, or PermissionDenied
 	if err == nil {
 		err = a2a.NewError(a2a.ErrUnauthorized, "permission denied")
 	}
 	return err
 }
 
-func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalInput) (workflows.Approval, error) {
-	taskID, ok := wire.ApprovalTaskID(id)
-	if !ok || len(id) > 300 || checkTaskID(string(taskID)) != nil {
-		return workflows.Approval{}, notFound("approval %q does not exist", id)
-	}
+// decide sends approval id's decision to its task taskID through the
+// DecideApproval update.
+func (s *Server) decide(ctx context.Context, taskID, id string, in wire.DecideApprovalInput) (workflows.Approval, error) {
 	in.ApprovalID = id
 	verdict := "rejected"
 	if in.Approved {
@@ -337,7 +346,7 @@ func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalIn
 		verdict += "-grant"
 	}
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: string(taskID),
+		WorkflowID: taskID,
 		// A retried request is the same update (the same answer); a
 		// different verdict by the same approver is another update, which
 		// the validator refuses (409, saying who decided what).
@@ -352,27 +361,16 @@ func (s *Server) decide(ctx context.Context, id string, in wire.DecideApprovalIn
 			return a, nil
 		}
 	}
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if isNotFound(err) {
 		// The task's workflow has ended, or never was: only a caller who
 		// may see the approval learns that it ended.
 		who := wire.Caller{Principal: in.Principal, Approver: in.Approver, Groups: in.ApproverGroups}
-		if _, verr := s.approval(ctx, id, who); verr != nil {
+		if _, verr := s.approval(ctx, taskID, id, who); verr != nil {
 			return workflows.Approval{}, notFound("approval %q does not exist", id)
 		}
 		return workflows.Approval{}, conflict("the task of approval %s has ended; it takes no more decisions", id)
 	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeApprovalRefused {
-		return workflows.Approval{}, conflict("%s", appErr.Message())
-	}
-	if errors.As(err, &appErr) && (appErr.Type() == wire.ErrTypeApprovalNotFound || appErr.Type() == wire.ErrTypeTaskNotFound) {
-		return workflows.Approval{}, notFound("approval %q does not exist", id)
-	}
-	if errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidParams {
-		return workflows.Approval{}, badRequest(appErr.Message())
-	}
-	return workflows.Approval{}, err
+	return workflows.Approval{}, fromResourceUpdate("approval", id, err)
 }
 
 // editedArguments checks a decision's edited arguments: absent (nil), or
@@ -390,39 +388,6 @@ func editedArguments(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, badRequest("arguments must be a JSON object: " + err.Error())
 	}
 	return buf.Bytes(), nil
-}
-
-// The approvals API's refusals: an approval the caller may not see reads as
-// one that does not exist (404), a decision the approval no longer takes
-// as errDecisionRefused (409), a malformed request as InvalidParams (400).
-func notFound(format string, args ...any) error {
-	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf(format, args...))
-}
-func conflict(format string, args ...any) error {
-	return a2a.NewError(errDecisionRefused, fmt.Sprintf(format, args...))
-}
-func badRequest(msg string) error { return a2a.NewError(a2a.ErrInvalidParams, msg) }
-
-// approvalsError keys an error of the approvals API by its sentinel, its
-// message unchanged: the API's refusals are keyed already; Temporal
-// unavailable or too slow reads as ErrServerError (503), anything else as
-// ErrInternalError (500).
-func approvalsError(err error) error {
-	var a2aErr *a2a.Error
-	if errors.As(err, &a2aErr) {
-		return err
-	}
-	var unavailable *serviceerror.Unavailable
-	if errors.As(err, &unavailable) || errors.Is(err, context.DeadlineExceeded) {
-		return a2a.NewError(a2a.ErrServerError, err.Error())
-	}
-	return err
-}
-
-// failApprovals answers an error of the approvals API: {"error": "..."}
-// with its status.
-func failApprovals(c *gin.Context, err error) {
-	abortWithA2AError(c, bindingPlain, 0, approvalsError(err))
 }
 
 // keywordOf decodes a Keyword search attribute value.

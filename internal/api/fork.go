@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -56,10 +55,6 @@ type ForkRequest struct {
 	// ContextID puts the fork in another context (default: the original's).
 	ContextID string `json:"contextId,omitempty"`
 }
-
-// errForkRefused: the agent changed since the original ran, or a retry of
-// a task that did not fail.
-var errForkRefused = errors.New("fork refused")
 
 // forkPath matches the fork and retry routes of the HTTP+JSON binding,
 // with an optional tenant prefix.

@@ -38,11 +38,8 @@ import (
 	grpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/a2aproject/a2a-go/v2/errordetails"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -50,9 +47,6 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/protoadapt"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // GRPCConfig configures the gRPC binding (Server.GRPCServer).
@@ -369,20 +363,6 @@ func (s *Server) done(ctx context.Context, call *grpcCall, err error) {
 	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "grpc request", attrs...)
 }
 
-// httpStatusOfCode is the HTTP status the request metrics count a gRPC
-// code as: that of the first error answering with it.
-func httpStatusOfCode(c codes.Code) int {
-	if c == codes.OK {
-		return http.StatusOK
-	}
-	for _, e := range errorCodes {
-		if grpcCodes[e.grpc] == c {
-			return e.status
-		}
-	}
-	return http.StatusInternalServerError
-}
-
 // grpcUnary is the unary interceptor of the A2A services.
 func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	if _, _, ok := a2aGRPCMethod(info.FullMethod); !ok {
@@ -530,96 +510,4 @@ func (g grpcRouter) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTas
 func (g grpcRouter) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
 	c, err := g.handler(ctx).GetExtendedAgentCard(ctx, req)
 	return c, grpcError(err)
-}
-
-// grpcCodes are the codes errorCodes names.
-var grpcCodes = map[string]codes.Code{
-	"INVALID_ARGUMENT": codes.InvalidArgument, "UNIMPLEMENTED": codes.Unimplemented, "INTERNAL": codes.Internal,
-	"UNAVAILABLE": codes.Unavailable, "NOT_FOUND": codes.NotFound, "FAILED_PRECONDITION": codes.FailedPrecondition,
-	"UNAUTHENTICATED": codes.Unauthenticated, "PERMISSION_DENIED": codes.PermissionDenied,
-	"RESOURCE_EXHAUSTED": codes.ResourceExhausted,
-}
-
-// grpcError is err as a gRPC status: the code errorCodes gives it (the
-// same as over HTTP+JSON), its message, the details of the a2a.Error it
-// is (Details as a Struct, as a2a-go's gRPC transport does), a RetryInfo
-// for a retry delay, and the google.rpc.ErrorInfo naming it. Every error
-// is mapped, a status included: a Temporal error the service passes on
-// must not reach the client with Temporal's code.
-func grpcError(err error) error {
-	if err == nil {
-		return nil
-	}
-	c := errorCodeOf(err)
-	st := status.New(grpcCodes[c.grpc], errorMessage(err))
-	info := &errdetails.ErrorInfo{Reason: a2a.ErrorReason(c.sentinel), Domain: a2a.ProtocolDomain}
-	if c.reason != "" {
-		info.Reason, info.Domain = c.reason, c.domain
-	}
-	var details []protoadapt.MessageV1
-	var a2aErr *a2a.Error
-	if errors.As(err, &a2aErr) {
-		if len(a2aErr.Details) > 0 {
-			if s, err := structpb.NewStruct(a2aErr.Details); err == nil {
-				details = append(details, s)
-			}
-		}
-		for _, d := range a2aErr.TypedDetails {
-			switch d.TypeURL {
-			case errordetails.ErrorInfoType:
-				if m, ok := d.Value["metadata"].(map[string]any); ok {
-					info.Metadata = map[string]string{}
-					for k, v := range m {
-						info.Metadata[k] = fmt.Sprint(v)
-					}
-				}
-			case "type.googleapis.com/google.rpc.RetryInfo":
-				if delay, ok := d.Value["retryDelay"].(string); ok {
-					if dur, err := time.ParseDuration(delay); err == nil {
-						details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(dur)})
-					}
-				}
-			}
-		}
-	}
-	details = append(details, info)
-	if withDetails, err := st.WithDetails(details...); err == nil {
-		return withDetails.Err()
-	}
-	return st.Err()
-}
-
-// grpcRetryError is err, a refusal of limits.go, with the RetryInfo of
-// the wait it asks for.
-func grpcRetryError(err error, wait time.Duration) error {
-	secs := int(math.Ceil(wait.Seconds()))
-	return grpcError(a2a.NewError(err, errorMessage(err)).WithTypedDetails(
-		errordetails.NewTyped("type.googleapis.com/google.rpc.RetryInfo", map[string]any{"retryDelay": fmt.Sprintf("%ds", secs)})))
-}
-
-// withErrorInfo gives the statuses a2agrpc makes itself (a request it
-// cannot convert: INVALID_ARGUMENT) the ErrorInfo every error carries.
-func withErrorInfo(err error) error {
-	st, ok := status.FromError(err)
-	if !ok || err == nil {
-		return err
-	}
-	for _, d := range st.Details() {
-		if _, ok := d.(*errdetails.ErrorInfo); ok {
-			return err
-		}
-	}
-	var sentinel error
-	switch st.Code() {
-	case codes.InvalidArgument:
-		sentinel = a2a.ErrInvalidParams
-	case codes.Internal:
-		sentinel = a2a.ErrInternalError
-	default:
-		return err
-	}
-	if withDetails, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: a2a.ErrorReason(sentinel), Domain: a2a.ProtocolDomain}); derr == nil {
-		return withDetails.Err()
-	}
-	return err
 }

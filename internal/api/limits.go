@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"mime"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/errordetails"
 	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 )
@@ -30,17 +28,6 @@ import (
 // enough that one client cannot hold thousands of goroutines and their
 // workflow queries.
 const DefaultMaxStreamsPerPrincipal = 200
-
-// JSON-RPC codes of this file's refusals, a2aflow's own like -31401
-// (unauthenticated): -31000 minus the HTTP status.
-const (
-	// CodeTooManyRequests answers a request over the rate limit or a stream
-	// over the stream cap (HTTP 429).
-	CodeTooManyRequests = -31429
-	// CodeMisdirectedRequest answers a request to a host name not in
-	// Limits.AllowedHosts (HTTP 421).
-	CodeMisdirectedRequest = -31421
-)
 
 // streamRetryAfter is the Retry-After of a stream refused for the cap: a
 // stream ends when its task next waits or ends, often within seconds.
@@ -111,26 +98,14 @@ func newRequestLimits(l Limits) requestLimits {
 	return out
 }
 
-// refusalDomain is the ErrorInfo domain of a2aflow's own refusals.
-const refusalDomain = "a2aflow"
-
-// The errors of this file's refusals (errorCodes: CodeTooManyRequests and
-// CodeMisdirectedRequest).
-var (
-	errTooManyRequests    = errors.New("too many requests")
-	errMisdirectedRequest = errors.New("misdirected request")
-)
-
 // refuse answers r with err, one of this file's refusals, in the shape of
 // its route and with its HTTP status on every binding; rpcID is the
 // JSON-RPC request's id when known. retryAfter, when not 0, is the wait it
 // gives: Retry-After, and a google.rpc.RetryInfo beside the ErrorInfo.
 func refuse(w http.ResponseWriter, r *http.Request, rpcID json.RawMessage, err error, retryAfter time.Duration) {
 	if retryAfter > 0 {
-		secs := int(math.Ceil(retryAfter.Seconds()))
-		w.Header().Set("Retry-After", fmt.Sprint(secs))
-		err = a2a.NewError(err, errorMessage(err)).WithTypedDetails(
-			errordetails.NewTyped("type.googleapis.com/google.rpc.RetryInfo", map[string]any{"retryDelay": fmt.Sprintf("%ds", secs)}))
+		w.Header().Set("Retry-After", fmt.Sprint(retrySeconds(retryAfter)))
+		err = withRetryDelay(err, retryAfter)
 	}
 	b := bindingREST
 	switch {

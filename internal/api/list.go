@@ -13,7 +13,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
@@ -40,10 +39,6 @@ const (
 	// pageTokenSumBytes is the length of the checksum in a page token.
 	pageTokenSumBytes = 12
 )
-
-// ErrBadPageToken is the cause of the InvalidParams error a ListTasks request
-// gets for a page token this API did not issue for the same filters.
-var ErrBadPageToken = errors.New("pageToken is not valid for this listing")
 
 // ListTasks implements A2A ListTasks from Temporal visibility: one
 // ListWorkflowExecutions call over the search attributes the task workflow
@@ -230,22 +225,6 @@ func pageTokenSum(next []byte, query string) []byte {
 	h.Write([]byte{0})
 	h.Write(next)
 	return h.Sum(nil)[:pageTokenSumBytes]
-}
-
-// listError maps the error of a visibility call. A page token that passed
-// our checksum but that Temporal still refuses is the client's (it was
-// forged), not a server failure.
-func listError(err error, withToken bool) error {
-	var unavailable *serviceerror.Unavailable
-	if withToken && !errors.As(err, &unavailable) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("%v: Temporal refused it: %v", ErrBadPageToken, err))
-	}
-	var invalid *serviceerror.InvalidArgument
-	if errors.As(err, &invalid) {
-		// Our own query is malformed: a bug, not the client's fault.
-		return fmt.Errorf("%w: visibility query refused: %w", a2a.ErrInternalError, err)
-	}
-	return toA2AError(err)
 }
 
 // readListedTasks reads the task of each execution, in order, with bounded

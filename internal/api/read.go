@@ -10,7 +10,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -56,8 +55,7 @@ func (s *TaskService) loadTaskSince(ctx context.Context, id a2a.TaskID, historyL
 			return nil, noWorkerError(id, s.waitTimeout, "answered the read")
 		}
 		if err != nil {
-			var notFound *serviceerror.NotFound
-			if !errors.As(err, &notFound) {
+			if !isNotFound(err) {
 				if st := s.diagnoseStuck(ctx, id); st != nil {
 					return nil, s.stuckError(id, st, "be read")
 				}
@@ -272,10 +270,4 @@ func (s *TaskService) withHistory(ctx context.Context, snap *wire.TaskSnapshot, 
 	snap.Task.History = wire.LastMessages(append(earlier, snap.Task.History...), historyLength)
 	snap.EarlierHistory = nil
 	return snap, nil
-}
-
-// isNotFound reports whether err is Temporal's NotFound.
-func isNotFound(err error) bool {
-	var nf *serviceerror.NotFound
-	return errors.As(err, &nf)
 }

@@ -52,19 +52,6 @@ var errorType03 = map[error]string{
 	a2a.ErrVersionNotSupported:          "VersionNotSupportedError",
 }
 
-// errorCodeOfInfo returns the code of the error a google.rpc.ErrorInfo
-// names: an A2A error by its reason in A2A's domain, one of a2aflow's by
-// its reason and domain.
-func errorCodeOfInfo(reason, domain string) (errorCode, bool) {
-	for _, c := range errorCodes {
-		if c.reason == "" && domain == a2a.ProtocolDomain && a2a.ErrorReason(c.sentinel) == reason ||
-			c.reason != "" && c.reason == reason && c.domain == domain {
-			return c, true
-		}
-	}
-	return errorCode{}, false
-}
-
 // body03 returns the 0.3 HTTP+JSON error body of a google.rpc.Status error
 // body: the same with "code" (the JSON-RPC code of the error its ErrorInfo
 // names, else of the HTTP status's), "message" and, for an A2A error,

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -376,8 +375,7 @@ func (s *Server) schedule(ctx context.Context, id string) (ScheduleView, error) 
 	}
 	d, err := s.temporal.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 	if err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
+		if isNotFound(err) {
 			return ScheduleView{}, scheduleNotFound(id)
 		}
 		return ScheduleView{}, scheduleError(err)
@@ -585,14 +583,4 @@ func (s *Server) scheduleAction(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, view)
-}
-
-// scheduleError maps Temporal's answers about schedules: a spec the server
-// refuses (a cron expression it cannot read) is a bad request.
-func scheduleError(err error) error {
-	var invalid *serviceerror.InvalidArgument
-	if errors.As(err, &invalid) {
-		return badRequest("the schedule was refused: " + invalid.Message)
-	}
-	return approvalsError(toA2AError(err))
 }

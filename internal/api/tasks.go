@@ -15,7 +15,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -349,8 +348,7 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 		// that completion): Temporal does not retry such an update, and
 		// nothing of it was recorded, so it is sent again, as a message
 		// refused while the task was continuing as new is.
-		var notReady *serviceerror.WorkflowNotReady
-		if (isAppErrorType(err, wire.ErrTypeContinuing) || errors.As(err, &notReady)) && attempt < maxContinuingRetries {
+		if notTaken(err) && attempt < maxContinuingRetries {
 			if startOp != nil {
 				_, startOp = s.newTask(msg, owner) // an operation is used once
 			}
@@ -636,11 +634,8 @@ func (s *TaskService) requestCancel(ctx context.Context, id a2a.TaskID) error {
 // whenClosed (UnsupportedOperation for a message, TaskNotCancelable for a
 // cancel) rather than TaskNotFound.
 func (s *TaskService) writeError(ctx context.Context, taskID string, err error, whenClosed error) error {
-	if isResourceExhausted(err) {
-		return retryableError(fmt.Sprintf("task %s has too many requests in flight; try again in a moment", taskID), "TOO_MANY_UPDATES")
-	}
 	if !isNotFound(err) {
-		return toA2AError(err)
+		return fromWrite(taskID, err)
 	}
 	if _, derr := s.loadTask(ctx, a2a.TaskID(taskID), new(int)); derr != nil {
 		return derr

@@ -14,7 +14,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -149,7 +148,7 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 		failApprovals(c, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the waitpoint's token is required (%s header or \"token\" in the body)", WaitpointTokenHeader)))
 		return
 	case !opens:
-		failApprovals(c, tokenRefused(id))
+		failApprovals(c, tokenRefused("waitpoint", id))
 		return
 	}
 	payload, err := canonicalPayload(req.Payload)
@@ -231,38 +230,25 @@ func (s *Server) complete(ctx context.Context, taskID string, in wire.CompleteWa
 			return w, nil
 		}
 	}
-	var nf *serviceerror.NotFound
 	var appErr *temporal.ApplicationError
-	switch {
-	case errors.As(err, &nf), errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeWaitpointSettled:
-		// Settled, or its task ended (or never was): what does it hold?
-		w, rerr := s.waitpoint(ctx, taskID, in.WaitpointID, in.Owner, in.Token)
-		if rerr != nil {
-			return workflows.Waitpoint{}, rerr
-		}
-		if w.State == workflows.WaitpointCompleted && wire.SameWaitpointPayload(w.Payload, in.Payload) {
-			return w, nil
-		}
-		msg := fmt.Sprintf("waitpoint %s is %s", w.ID, w.State)
-		switch {
-		case appErr != nil:
-			msg = appErr.Message()
-		case w.State == workflows.WaitpointCompleted && w.CompletedAt != nil:
-			msg = fmt.Sprintf("waitpoint %s was already completed by %s via %s at %s", w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339))
-		}
-		return workflows.Waitpoint{}, conflict("%s; it takes no other payload", strings.TrimSuffix(msg, "."))
-	case errors.As(err, &appErr) && (appErr.Type() == wire.ErrTypeWaitpointNotFound || appErr.Type() == wire.ErrTypeTaskNotFound):
-		return workflows.Waitpoint{}, notFound("waitpoint %q does not exist", in.WaitpointID)
-	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeInvalidParams:
-		return workflows.Waitpoint{}, badRequest(appErr.Message())
-	case errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeWaitpointTokenRefused:
-		return workflows.Waitpoint{}, tokenRefused(in.WaitpointID)
+	settled := errors.As(err, &appErr) && appErr.Type() == wire.ErrTypeWaitpointSettled
+	if !settled && !isNotFound(err) {
+		return workflows.Waitpoint{}, fromResourceUpdate("waitpoint", in.WaitpointID, err)
 	}
-	return workflows.Waitpoint{}, err
-}
-
-// tokenRefused is the answer to a token that does not open the waitpoint:
-// malformed, of another key, or minted for another waitpoint of that ID.
-func tokenRefused(id string) error {
-	return a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the token does not open waitpoint %s", id))
+	// Settled, or its task ended (or never was): what does it hold?
+	w, rerr := s.waitpoint(ctx, taskID, in.WaitpointID, in.Owner, in.Token)
+	if rerr != nil {
+		return workflows.Waitpoint{}, rerr
+	}
+	if w.State == workflows.WaitpointCompleted && wire.SameWaitpointPayload(w.Payload, in.Payload) {
+		return w, nil
+	}
+	msg := fmt.Sprintf("waitpoint %s is %s", w.ID, w.State)
+	switch {
+	case settled:
+		msg = appErr.Message()
+	case w.State == workflows.WaitpointCompleted && w.CompletedAt != nil:
+		msg = fmt.Sprintf("waitpoint %s was already completed by %s via %s at %s", w.ID, w.CompletedBy, w.Via, w.CompletedAt.Format(time.RFC3339))
+	}
+	return workflows.Waitpoint{}, conflict("%s; it takes no other payload", strings.TrimSuffix(msg, "."))
 }
