@@ -9,7 +9,7 @@ package api
 // so: the correction is then obsolete, to be removed or adjusted. a2aflow's
 // own request checks (limits, media types, what Temporal cannot carry) are in
 // validate.go; two more corrections live next to the code they serve:
-// refuseSubscription (stream.go) and cardProducer (auth.go).
+// refuseSubscription (streams.go) and cardProducer (cards.go).
 //
 // Removed, as a2a-go v2.4.0 does not need them (their canary rows check that
 // it still does not): restResponseGuard's rewriting of redirects into error

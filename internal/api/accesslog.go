@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"iter"
 	"log/slog"
 	"maps"
 	"math"
@@ -20,15 +19,15 @@ import (
 )
 
 // The API's log lines about a request carry what the API learned of it as
-// it served it (requestLog): the agent, the task and its context. The
+// it served it (RequestLog): the agent, the task and its context. The
 // access log is one line per request, logged when the request ends (a
 // stream's when it closes): method, path (never the query string), A2A
 // method, binding and version, status, duration, bytes written, principal
 // and peer address. It holds nothing of the request's headers or body:
 // no Authorization header, API key, token nor push config credential.
 
-// requestLog is what the API learns about a request while serving it.
-type requestLog struct {
+// RequestLog is what the API learns about a request while serving it.
+type RequestLog struct {
 	mu        sync.Mutex
 	agent     string
 	binding   string // "jsonrpc" or "http+json"
@@ -41,28 +40,48 @@ type requestLog struct {
 type requestLogKey struct{}
 
 // requestLogFrom returns the request log of ctx, nil outside a request.
-func requestLogFrom(ctx context.Context) *requestLog {
-	l, _ := ctx.Value(requestLogKey{}).(*requestLog)
+func requestLogFrom(ctx context.Context) *RequestLog {
+	l, _ := ctx.Value(requestLogKey{}).(*RequestLog)
 	return l
 }
 
-// noteEndpoint records the agent whose endpoint r reached, and the binding
-// and version it is served in. r's path is the endpoint's: without the
-// /agents/{name} prefix.
-func noteEndpoint(r *http.Request, agent string) {
-	l := requestLogFrom(r.Context())
+// WithRequestLog gives a call that comes another way than HTTP (a gRPC
+// call) its request log, noting the binding and A2A version it is served
+// in; the HTTP requests get theirs from AccessLog.
+func WithRequestLog(ctx context.Context, binding, version string) (context.Context, *RequestLog) {
+	l := &RequestLog{binding: binding, version: version}
+	return context.WithValue(ctx, requestLogKey{}, l), l
+}
+
+// SetAgent notes the agent the request is for.
+func (l *RequestLog) SetAgent(agent string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.agent = agent
+}
+
+// NoteEndpoint records the agent whose endpoint the request of ctx
+// reached, and the binding ("jsonrpc", "http+json") and A2A version ("1.0"
+// or "0.3"; another is not noted) it is served in.
+func NoteEndpoint(ctx context.Context, agent, binding, version string) {
+	l := requestLogFrom(ctx)
 	if l == nil {
 		return
 	}
-	binding := "http+json"
-	if r.URL.Path == "" || r.URL.Path == "/" {
-		binding = "jsonrpc"
-	}
-	version := protocolVersion(r)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.agent, l.binding = agent, binding
 	if version == "1.0" || version == "0.3" {
+		l.version = version
+	}
+}
+
+// NoteVersion records the A2A version the request of ctx is served in,
+// once it is known to be another than its header said (versionless.go).
+func NoteVersion(ctx context.Context, version string) {
+	if l := requestLogFrom(ctx); l != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		l.version = version
 	}
 }
@@ -73,6 +92,11 @@ const (
 	maxLoggedMethod = 64
 	maxLoggedID     = 256
 )
+
+// BoundedID is s, a client's word not yet checked (an ID, a version, an
+// agent's name), as a log line or a message quotes it: at most
+// maxLoggedID bytes, valid UTF-8.
+func BoundedID(s string) string { return bounded(s, maxLoggedID) }
 
 // bounded returns s cut to n bytes, valid UTF-8.
 func bounded(s string, n int) string {
@@ -109,27 +133,18 @@ func noteTask(ctx context.Context, taskID a2a.TaskID, contextID string) {
 	}
 }
 
-// a2aEndpoint wraps the endpoint of agent, to record it and the binding of
-// each request.
-func a2aEndpoint(agent string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		noteEndpoint(r, agent)
-		next.ServeHTTP(w, r)
-	})
-}
-
-// accessLog is the outermost middleware: it gives the request its
-// requestLog and, with Config.AccessLog, logs the request's access line
+// AccessLog is the outermost middleware: it gives the request its
+// RequestLog and, with Config.AccessLog, logs the request's access line
 // when it ends. The health probes' lines are debug, not to drown the
 // others.
-func (s *Server) accessLog(c *gin.Context) {
+func (g *Guard) AccessLog(c *gin.Context) {
 	start := time.Now()
 	method, path := c.Request.Method, c.Request.URL.Path
-	rl := &requestLog{}
+	rl := &RequestLog{}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestLogKey{}, rl))
 	c.Next()
-	s.observeRequest(rl, c.Writer.Status(), time.Since(start)) // metrics.go
-	if !s.cfg.AccessLog {
+	CountRequest(rl, c.Writer.Status(), time.Since(start)) // requestmetrics.go
+	if !g.cfg.AccessLog {
 		return
 	}
 	level := slog.LevelInfo
@@ -139,7 +154,7 @@ func (s *Server) accessLog(c *gin.Context) {
 	// c.Request now carries what the middleware and handlers added to its
 	// context: the principal, the request log.
 	ctx := c.Request.Context()
-	if !s.cfg.Logger.Enabled(ctx, level) {
+	if !g.cfg.Logger.Enabled(ctx, level) {
 		return
 	}
 	attrs := make([]slog.Attr, 0, 16)
@@ -165,33 +180,33 @@ func (s *Server) accessLog(c *gin.Context) {
 	if p := PrincipalFrom(ctx); p != "" {
 		attrs = append(attrs, slog.String("principal", p))
 	}
-	attrs = append(attrs, slog.String("remote", remoteHost(c.Request)))
+	attrs = append(attrs, slog.String("remote", RemoteHost(c.Request)))
 	// requestLogHandler adds the agent, task and context.
-	s.cfg.Logger.LogAttrs(ctx, level, "http request", attrs...)
+	g.cfg.Logger.LogAttrs(ctx, level, "http request", attrs...)
 }
 
 // maxLoggedPath bounds the path on an access line.
 const maxLoggedPath = 512
 
-// remoteHost is the address of r's peer, without its port.
-func remoteHost(r *http.Request) string {
+// RemoteHost is the address of r's peer, without its port.
+func RemoteHost(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}
 	return r.RemoteAddr
 }
 
-// requestLogger returns logger with requestLogHandler: its lines logged
+// RequestLogger returns logger with requestLogHandler: its lines logged
 // with a request's context (InfoContext...) carry the request's agent, task
 // and context.
-func requestLogger(logger *slog.Logger) *slog.Logger {
+func RequestLogger(logger *slog.Logger) *slog.Logger {
 	if _, ok := logger.Handler().(requestLogHandler); ok {
 		return logger
 	}
 	return slog.New(requestLogHandler{Handler: logger.Handler()})
 }
 
-// requestLogHandler adds a request's keys (requestLog) to the lines logged
+// requestLogHandler adds a request's keys (RequestLog) to the lines logged
 // with its context, but the keys a line or its logger has already, and the
 // trace hook's (traceAttrs).
 type requestLogHandler struct {
@@ -257,112 +272,4 @@ func (h requestLogHandler) WithGroup(name string) slog.Handler {
 
 // traceAttrs (tracing.go) adds the trace and span IDs.
 
-// notedService records on the request log the A2A method of each call
-// and the task it is about, then calls the service.
-type notedService struct{ svc *TaskService }
-
 var _ a2asrv.RequestHandler = notedService{}
-
-func noteCall(ctx context.Context, method string, taskID a2a.TaskID) {
-	noteMethod(ctx, method)
-	noteTask(ctx, taskID, "")
-}
-
-func noteResult(ctx context.Context, t *a2a.Task) {
-	if t != nil {
-		noteTask(ctx, t.ID, t.ContextID)
-	}
-}
-
-// noteEvents notes the task of a stream's events.
-func noteEvents(ctx context.Context, events iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		noted := false
-		for e, err := range events {
-			if t, ok := e.(*a2a.Task); ok && !noted {
-				noteResult(ctx, t)
-				noted = true
-			}
-			if !yield(e, err) {
-				return
-			}
-		}
-	}
-}
-
-func (n notedService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	noteCall(ctx, "GetTask", req.ID)
-	t, err := n.svc.GetTask(ctx, req)
-	noteResult(ctx, t)
-	return t, err
-}
-
-func (n notedService) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	noteMethod(ctx, "ListTasks")
-	if req.ContextID != "" {
-		noteTask(ctx, "", req.ContextID)
-	}
-	return n.svc.ListTasks(ctx, req)
-}
-
-func (n notedService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	noteCall(ctx, "CancelTask", req.ID)
-	t, err := n.svc.CancelTask(ctx, req)
-	noteResult(ctx, t)
-	return t, err
-}
-
-func (n notedService) noteMessage(ctx context.Context, method string, req *a2a.SendMessageRequest) {
-	noteMethod(ctx, method)
-	if req != nil && req.Message != nil {
-		noteTask(ctx, req.Message.TaskID, req.Message.ContextID)
-	}
-}
-
-func (n notedService) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	n.noteMessage(ctx, "SendMessage", req)
-	res, err := n.svc.SendMessage(ctx, req)
-	if t, ok := res.(*a2a.Task); ok {
-		noteResult(ctx, t)
-	}
-	return res, err
-}
-
-func (n notedService) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	n.noteMessage(ctx, "SendStreamingMessage", req)
-	return countStream(noteEvents(ctx, n.svc.SendStreamingMessage(ctx, req))) // metrics.go
-}
-
-func (n notedService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	noteCall(ctx, "SubscribeToTask", req.ID)
-	return countStream(noteEvents(ctx, n.svc.SubscribeToTask(ctx, req))) // metrics.go
-}
-
-func (n notedService) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	noteCall(ctx, "GetTaskPushNotificationConfig", req.TaskID)
-	return n.svc.GetTaskPushConfig(ctx, req)
-}
-
-func (n notedService) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	noteCall(ctx, "ListTaskPushNotificationConfigs", req.TaskID)
-	return n.svc.ListTaskPushConfigs(ctx, req)
-}
-
-func (n notedService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
-	var taskID a2a.TaskID
-	if req != nil {
-		taskID = req.TaskID
-	}
-	noteCall(ctx, "CreateTaskPushNotificationConfig", taskID)
-	return n.svc.CreateTaskPushConfig(ctx, req)
-}
-
-func (n notedService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
-	noteCall(ctx, "DeleteTaskPushNotificationConfig", req.TaskID)
-	return n.svc.DeleteTaskPushConfig(ctx, req)
-}
-
-func (n notedService) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	noteMethod(ctx, "GetExtendedAgentCard")
-	return n.svc.GetExtendedAgentCard(ctx, req)
-}

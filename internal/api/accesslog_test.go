@@ -190,8 +190,8 @@ func TestAccessLogOff(t *testing.T) {
 // context carry its agent, task and context, once.
 func TestRequestLogHandler(t *testing.T) {
 	var logs logBuffer
-	logger := requestLogger(slog.New(slog.NewJSONHandler(&logs, nil)))
-	ctx := context.WithValue(context.Background(), requestLogKey{}, &requestLog{agent: "echo", taskID: "task-1", contextID: "ctx-1"})
+	logger := RequestLogger(slog.New(slog.NewJSONHandler(&logs, nil)))
+	ctx := context.WithValue(context.Background(), requestLogKey{}, &RequestLog{agent: "echo", taskID: "task-1", contextID: "ctx-1"})
 
 	logger.InfoContext(ctx, "with the request")
 	logger.InfoContext(ctx, "own task", "task_id", "task-2")

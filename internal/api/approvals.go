@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/gin-gonic/gin"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -21,14 +20,6 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
-
-// ApproverHeader names the approver when authentication is off. With
-// authentication on, the approver is always the authenticated principal.
-const ApproverHeader = "X-Approver"
-
-// DefaultApprover is the approver recorded when authentication is off and
-// the request names nobody.
-const DefaultApprover = "anonymous-approver"
 
 // ApprovalView is an approval as the REST API and the inbox show it.
 type ApprovalView struct {
@@ -52,10 +43,10 @@ type DecisionRequest struct {
 	Grant bool `json:"grant,omitempty"`
 }
 
-func (s *Server) approvalRoutes(r *gin.Engine) {
+func (s *Resources) approvalRoutes(r gin.IRouter) {
 	r.GET("/approvals", s.listApprovals)
 	r.GET("/approvals/:id", s.getApproval)
-	r.POST("/approvals/:id/decision", s.decideApproval)
+	r.POST(decisionRoute, s.decideApproval) // behind RequireJSONDecision (limits.go)
 	r.GET("/inbox", s.inbox)
 }
 
@@ -64,7 +55,7 @@ func (s *Server) approvalRoutes(r *gin.Engine) {
 // X-Approver header or DefaultApprover. Groups come from
 // Config.ApproverGroups (approverGroups); the workflow applies the rule
 // (workflows/access.go).
-func (s *Server) approver(c *gin.Context) (wire.Caller, error) {
+func (s *Resources) approver(c *gin.Context) (wire.Caller, error) {
 	name := principal(c.Request.Context())
 	if name == "" {
 		name = strings.TrimSpace(c.GetHeader(ApproverHeader))
@@ -79,25 +70,11 @@ func (s *Server) approver(c *gin.Context) (wire.Caller, error) {
 		Groups: approverGroups(s.cfg.ApproverGroups, s.cfg.Auth.Enabled(), name)}, nil
 }
 
-// approverGroups are name's approver groups: nil (any group) only without
-// authentication and without configured groups; with either, a name in no
-// group gets wire.NoApproverGroups, so nobody decides for a group
-// without members.
-func approverGroups(config map[string][]string, authOn bool, name string) []string {
-	if config == nil && !authOn {
-		return nil
-	}
-	if groups := config[name]; len(groups) > 0 {
-		return groups
-	}
-	return wire.NoApproverGroups
-}
-
 // listApprovals serves GET /approvals: pending approvals (or, with
 // state=decided, recently decided ones), filtered by group, agent and
 // context, found through Temporal visibility; only those the caller may
 // read (the requester's own, and those of the caller's groups).
-func (s *Server) listApprovals(c *gin.Context) {
+func (s *Resources) listApprovals(c *gin.Context) {
 	who, err := s.approver(c)
 	if err != nil {
 		failApprovals(c, err)
@@ -112,7 +89,7 @@ func (s *Server) listApprovals(c *gin.Context) {
 }
 
 // findApprovals runs the visibility query and reads each task's approvals.
-func (s *Server) findApprovals(ctx context.Context, who wire.Caller, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
+func (s *Resources) findApprovals(ctx context.Context, who wire.Caller, group, agent, contextID string, decided bool) ([]ApprovalView, error) {
 	for _, v := range []string{group, agent, contextID} {
 		if len(v) > 256 {
 			return nil, badRequest("filter values must be at most 256 bytes")
@@ -173,7 +150,7 @@ func (s *Server) findApprovals(ctx context.Context, who wire.Caller, group, agen
 }
 
 // taskApprovals returns the approvals of a task that who may read.
-func (s *Server) taskApprovals(ctx context.Context, taskID string, who wire.Caller) ([]workflows.Approval, error) {
+func (s *Resources) taskApprovals(ctx context.Context, taskID string, who wire.Caller) ([]workflows.Approval, error) {
 	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", wire.QueryApprovals, who)
 	if err != nil {
 		return nil, err
@@ -186,7 +163,7 @@ func (s *Server) taskApprovals(ctx context.Context, taskID string, who wire.Call
 }
 
 // view decorates an approval with its task's agent, context and UI link.
-func (s *Server) view(a workflows.Approval, sa *commonpb.SearchAttributes) ApprovalView {
+func (s *Resources) view(a workflows.Approval, sa *commonpb.SearchAttributes) ApprovalView {
 	v := ApprovalView{Approval: a}
 	if sa != nil {
 		v.Agent = keywordOf(sa.GetIndexedFields()[wire.AgentKey.GetName()])
@@ -200,7 +177,7 @@ func (s *Server) view(a workflows.Approval, sa *commonpb.SearchAttributes) Appro
 
 // getApproval serves GET /approvals/{id}: the request, its state and every
 // decision (who, when, comment, how).
-func (s *Server) getApproval(c *gin.Context) {
+func (s *Resources) getApproval(c *gin.Context) {
 	who, err := s.approver(c)
 	if err != nil {
 		failApprovals(c, err)
@@ -231,7 +208,7 @@ func approvalTask(id string) (string, error) {
 }
 
 // approval reads approval id of task taskID as who may see it.
-func (s *Server) approval(ctx context.Context, taskID, id string, who wire.Caller) (ApprovalView, error) {
+func (s *Resources) approval(ctx context.Context, taskID, id string, who wire.Caller) (ApprovalView, error) {
 	approvals, err := s.taskApprovals(ctx, taskID, who)
 	if err != nil {
 		if isNotFound(err) {
@@ -243,7 +220,7 @@ func (s *Server) approval(ctx context.Context, taskID, id string, who wire.Calle
 		if a.ID == id {
 			desc, err := s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
 			if err != nil {
-				if c, ok := callerFrom(ctx); ok && c.Agents != nil {
+				if c, ok := CallerOf(ctx); ok && c.Agents != nil {
 					return ApprovalView{}, err // its agent is unknown, so is the permission
 				}
 				return s.view(a, nil), nil
@@ -262,7 +239,7 @@ func (s *Server) approval(ctx context.Context, taskID, id string, who wire.Calle
 // decideApproval serves POST /approvals/{id}/decision through the
 // DecideApproval update; the workflow's validator refuses duplicate, late,
 // unauthorized and settled decisions with 409 and leaves history untouched.
-func (s *Server) decideApproval(c *gin.Context) {
+func (s *Resources) decideApproval(c *gin.Context) {
 	var req DecisionRequest
 	if err := c.ShouldBindJSON(&req); err != nil {
 		failApprovals(c, badRequest("body must be {\"approved\": bool, \"comment\": string, \"arguments\": object, \"grant\": bool}: "+err.Error()))
@@ -313,8 +290,8 @@ func (s *Server) decideApproval(c *gin.Context) {
 // may not use (permissions.go), before it reaches the task: as not found
 // when the caller may not see the approval either (approval), else as
 // PermissionDenied. A caller who may use every agent is not checked here.
-func (s *Server) permitApproval(ctx context.Context, taskID, id string, who wire.Caller) error {
-	if c, ok := callerFrom(ctx); !ok || c.Agents == nil {
+func (s *Resources) permitApproval(ctx context.Context, taskID, id string, who wire.Caller) error {
+	if c, ok := CallerOf(ctx); !ok || c.Agents == nil {
 		return nil
 	}
 	desc, err := s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
@@ -333,7 +310,7 @@ func (s *Server) permitApproval(ctx context.Context, taskID, id string, who wire
 
 // decide sends approval id's decision to its task taskID through the
 // DecideApproval update.
-func (s *Server) decide(ctx context.Context, taskID, id string, in wire.DecideApprovalInput) (workflows.Approval, error) {
+func (s *Resources) decide(ctx context.Context, taskID, id string, in wire.DecideApprovalInput) (workflows.Approval, error) {
 	in.ApprovalID = id
 	verdict := "rejected"
 	if in.Approved {
@@ -397,58 +374,4 @@ func keywordOf(p *commonpb.Payload) string {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &v)
 	}
 	return v
-}
-
-// ParseApproverGroups reads "alice:finance,managers;bob:finance" into a map
-// of approver to groups. An empty string gives nil: anyone may decide for
-// any group.
-func ParseApproverGroups(text string) (map[string][]string, error) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return nil, nil
-	}
-	out := map[string][]string{}
-	for _, entry := range strings.Split(text, ";") {
-		entry = strings.TrimSpace(entry)
-		if entry == "" {
-			continue
-		}
-		name, groups, ok := strings.Cut(entry, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, fmt.Errorf("entry %q: want name:group1,group2", entry)
-		}
-		for _, g := range strings.Split(groups, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				out[name] = append(out[name], g)
-			}
-		}
-		if len(out[name]) == 0 {
-			return nil, fmt.Errorf("entry %q: no groups", entry)
-		}
-	}
-	return out, nil
-}
-
-// messageApprover names the sender of an A2A message for approval
-// decisions: the principal, or with auth off the X-Approver header (from
-// the call's service parameters) or DefaultApprover; with groups.
-func (s *TaskService) messageApprover(ctx context.Context) (string, []string) {
-	name := s.messageApproverName(ctx)
-	return name, approverGroups(s.approverGroups, s.authOn, name)
-}
-
-func (s *TaskService) messageApproverName(ctx context.Context) string {
-	name := principal(ctx)
-	if name == "" {
-		if cc, ok := a2asrv.CallContextFrom(ctx); ok {
-			if v, ok := cc.ServiceParams().Get(ApproverHeader); ok && len(v) > 0 && len(v[0]) <= 128 {
-				name = strings.TrimSpace(v[0])
-			}
-		}
-	}
-	if name == "" {
-		name = DefaultApprover
-	}
-	return name
 }

@@ -18,8 +18,6 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -42,14 +40,6 @@ const (
 	// DefaultPrincipalClaim is the JWT claim naming the caller unless
 	// JWTConfig.PrincipalClaim says otherwise.
 	DefaultPrincipalClaim = "sub"
-	// CallerExtensionURI identifies the capability extension that the
-	// extended agent card adds for an authenticated caller. Its params tell
-	// the caller who the server takes it for: "principal" (the owner of the
-	// tasks it creates and the only one who can read them), "scheme" (the
-	// security scheme it authenticated with) and, for a JWT, "expiresAt"
-	// (RFC 3339). A client uses it to check its credentials resolve to the
-	// identity it expects before it creates tasks.
-	CallerExtensionURI = "urn:a2aflow:ext:caller:v1"
 
 	// authRealm is the realm of the WWW-Authenticate challenges.
 	authRealm = "a2aflow"
@@ -511,26 +501,33 @@ func (a *Authenticator) Declare(card *a2a.AgentCard) {
 	card.Capabilities.ExtendedAgentCard = true
 }
 
-// caller is what the authentication middleware records about a request for
-// the handlers behind it.
-type caller struct {
+// Caller is what authentication records about a request for the handlers
+// behind it: who the caller is, and the Authenticator that found it.
+type Caller struct {
 	Identity
-	// cardURL is the URL the agent was reached at, the one its public card
-	// lists, so that the extended card lists the same interfaces.
-	cardURL string
-	// grpcAddr is where that card lists the gRPC binding, "" when it is off.
-	grpcAddr string
-	auth     *Authenticator
+	auth *Authenticator
 }
+
+// Authenticator is the Authenticator that authenticated the caller.
+func (c *Caller) Authenticator() *Authenticator { return c.auth }
 
 type callerKey struct{}
 
-func callerFrom(ctx context.Context) (*caller, bool) {
-	c, ok := ctx.Value(callerKey{}).(*caller)
+// CallerOf returns the authenticated caller of ctx; false without
+// authentication.
+func CallerOf(ctx context.Context) (*Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(*Caller)
 	return c, ok
 }
 
-// authenticate is the Gin middleware guarding every route but the public
+// withCaller records the caller authenticated as id by a in ctx, and its
+// principal.
+func withCaller(ctx context.Context, id Identity, a *Authenticator) context.Context {
+	ctx = withPrincipal(ctx, id.Principal)
+	return context.WithValue(ctx, callerKey{}, &Caller{Identity: id, auth: a})
+}
+
+// Authenticate is the Gin middleware guarding every route but the public
 // ones (agent cards, GET /agents, /healthz, /readyz, the inbox page). A caller with
 // valid credentials goes on with its principal in the request context (the
 // owner of the tasks it creates); any other gets 401 with a WWW-Authenticate
@@ -538,8 +535,8 @@ func callerFrom(ctx context.Context) (*caller, bool) {
 // endpoints and as a google.rpc.Status (UNAUTHENTICATED) on HTTP+JSON ones.
 // A public route is served to anyone, with the principal when the
 // credentials are valid.
-func (s *Server) authenticate(c *gin.Context) {
-	auth := s.cfg.Auth
+func (g *Guard) Authenticate(c *gin.Context) {
+	auth := g.cfg.Auth
 	r := c.Request
 	if !auth.Enabled() {
 		c.Next()
@@ -558,52 +555,15 @@ func (s *Server) authenticate(c *gin.Context) {
 		writeUnauthenticated(c, err)
 		return
 	}
-	ctx := withPrincipal(r.Context(), id.Principal)
-	ctx = context.WithValue(ctx, callerKey{}, &caller{Identity: id, cardURL: s.baseURL(r) + agentPrefix(r.URL.Path), grpcAddr: s.grpcCardAddr(r), auth: auth})
-	c.Request = r.WithContext(ctx)
+	c.Request = r.WithContext(withCaller(r.Context(), id, auth))
 	c.Next()
-}
-
-// publicRoute reports whether r reads something every client may see
-// before it has credentials.
-func publicRoute(r *http.Request) bool {
-	// OPTIONS: a2a-go's card handler answers CORS preflights.
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
-		return false
-	}
-	switch p := r.URL.Path; {
-	case p == "/healthz", p == "/readyz", p == "/metrics", p == "/agents", p == "/.well-known/agent-card.json",
-		p == JWKSPath, // the public key of signed cards (cards.go)
-		p == "/inbox": // the page shell; its data comes from /approvals with credentials
-		return true
-	case p == "/openapi.json", p == "/docs": // the API's description (openapi.go)
-		return true
-	case strings.HasPrefix(p, "/agents/"):
-		_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/agents/"), "/")
-		return rest == ".well-known/agent-card.json"
-	}
-	return false
-}
-
-// agentPrefix returns "/agents/{name}" for a path under it, else "" (the
-// default agent's routes).
-func agentPrefix(path string) string {
-	rest, ok := strings.CutPrefix(path, "/agents/")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "/")
-	return "/agents/" + name
 }
 
 // writeUnauthenticated answers 401 in the form of the binding the request
 // used: JSON-RPC is a POST on an agent's base path or any request to
 // MCPPath, anything else HTTP+JSON.
 func writeUnauthenticated(c *gin.Context, err error) {
-	msg := "authentication required: " + err.Error()
-	if errors.Is(err, ErrNoCredentials) {
-		msg = "authentication required: the agent card's securitySchemes list the accepted credentials"
-	}
+	msg := unauthenticatedMessage(err)
 	p := strings.TrimSuffix(c.Request.URL.Path, "/")
 	if prefix := agentPrefix(p); prefix != "" {
 		p = strings.TrimPrefix(p, prefix)
@@ -616,104 +576,11 @@ func writeUnauthenticated(c *gin.Context, err error) {
 	abortWithA2AError(c, b, http.StatusUnauthorized, a2a.NewError(a2a.ErrUnauthenticated, msg))
 }
 
-// extendedCard answers GetExtendedAgentCard: for an authenticated caller,
-// the public card of the agent plus the CallerExtensionURI extension naming
-// the caller; without authentication, ExtendedCardNotConfigured as the
-// public card has nothing to add.
-func (s *TaskService) extendedCard(ctx context.Context) (*a2a.AgentCard, error) {
-	c, ok := callerFrom(ctx)
-	if !ok || c.auth == nil {
-		return nil, a2a.ErrExtendedCardNotConfigured
+// unauthenticatedMessage is the message of the refusal of a request whose
+// credential authentication refused with err.
+func unauthenticatedMessage(err error) string {
+	if errors.Is(err, ErrNoCredentials) {
+		return "authentication required: the agent card's securitySchemes list the accepted credentials"
 	}
-	// Only an agent the caller may use has a card for it (permissions.go).
-	if err := permitAgent(ctx, s.agent.Name); err != nil {
-		return nil, err
-	}
-	card := AgentCard(s.agent, c.cardURL)
-	addGRPCInterfaces(card, c.grpcAddr, s.agent.Name, s.defaultAgent)
-	c.auth.Declare(card)
-	params := map[string]any{"principal": c.Principal, "scheme": string(c.Scheme)}
-	if !c.ExpiresAt.IsZero() {
-		params["expiresAt"] = c.ExpiresAt.UTC().Format(time.RFC3339)
-	}
-	if c.Agents != nil {
-		// The agents this caller may use, when it may not use all.
-		// []any: the gRPC binding's card is a protobuf Struct, which
-		// takes no []string.
-		agents := make([]any, len(c.Agents))
-		for i, a := range c.Agents {
-			agents[i] = a
-		}
-		params["agents"] = agents
-	}
-	card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
-		URI:         CallerExtensionURI,
-		Description: "The authenticated caller this card was issued to; its principal owns the tasks it creates.",
-		Params:      params,
-	})
-	return card, nil
-}
-
-// cardProducer serves card as a2av0.NewStaticAgentCardProducer does, in
-// the union of its 1.0 and 0.3 JSON forms, with one repair: a2a-go v2.4.0
-// nests the 1.0 form of each security scheme under "apiKey", "http"...,
-// where A2A 1.0 (and a2a-go's own 1.0 card parser) want the wrapper keys
-// "apiKeySecurityScheme", "httpAuthSecurityScheme"... Each scheme is served
-// with its 0.3 fields ("type", "in", "name"...) next to its 1.0 wrapper, so
-// 0.3 and 1.0 parsers both read it.
-//
-// The repair corrects a2a-go v2.4.0's a2acompat/a2av0/agentcard.go
-// mapToCompatSecuritySchemes (the card a2av0's compatProducer.CardJSON
-// writes). Canary card-0.3-security-schemes; TestAuthCards reads a2aflow's
-// cards with both parsers.
-func cardProducer(card *a2a.AgentCard) a2asrv.AgentCardProducer {
-	return unionCard{card: card, compat: a2av0.NewStaticAgentCardProducer(card)}
-}
-
-type unionCard struct {
-	card   *a2a.AgentCard
-	compat a2asrv.AgentCardProducer
-}
-
-// Card implements a2asrv.AgentCardProducer.
-func (u unionCard) Card(context.Context) (*a2a.AgentCard, error) { return u.card, nil }
-
-// CardJSON implements a2asrv.AgentCardJSONProducer.
-func (u unionCard) CardJSON(ctx context.Context) ([]byte, error) {
-	jp, ok := u.compat.(a2asrv.AgentCardJSONProducer)
-	if !ok {
-		return json.Marshal(u.card)
-	}
-	raw, err := jp.CardJSON(ctx)
-	if err != nil || len(u.card.SecuritySchemes) == 0 {
-		return raw, err
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("reread card %s: %w", u.card.Name, err)
-	}
-	var v0, v1 map[a2a.SecuritySchemeName]map[string]json.RawMessage
-	if err := json.Unmarshal(fields["securitySchemes"], &v0); err != nil {
-		return nil, fmt.Errorf("reread security schemes of card %s: %w", u.card.Name, err)
-	}
-	v1Raw, err := json.Marshal(u.card.SecuritySchemes)
-	if err != nil {
-		return nil, fmt.Errorf("marshal security schemes of card %s: %w", u.card.Name, err)
-	}
-	if err := json.Unmarshal(v1Raw, &v1); err != nil {
-		return nil, fmt.Errorf("reread security schemes of card %s: %w", u.card.Name, err)
-	}
-	for name, scheme := range v0 {
-		// The misnamed 1.0 wrappers; no 0.3 scheme has a field by these names.
-		for _, k := range []string{"apiKey", "http", "mutualTLS", "openIdConnect", "oauth2"} {
-			delete(scheme, k)
-		}
-		for k, v := range v1[name] {
-			scheme[k] = v
-		}
-	}
-	if fields["securitySchemes"], err = json.Marshal(v0); err != nil {
-		return nil, fmt.Errorf("marshal security schemes of card %s: %w", u.card.Name, err)
-	}
-	return json.MarshalIndent(fields, "", "  ")
+	return "authentication required: " + err.Error()
 }

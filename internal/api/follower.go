@@ -347,117 +347,157 @@ func (f *follower) run() {
 	}
 	poll := time.NewTimer(0) // query at once: events may have come before the subscription
 	defer poll.Stop()
-	failures := 0
-	var failingSince time.Time
+	var failing queryFailures
 	for {
-		if closed(s.shuttingDown) {
-			f.finish(nil)
+		reason, ok := f.next(hints, poll.C, failing.n > 0)
+		if !ok {
 			return
 		}
-		f.mu.Lock()
-		terminal, need := f.terminal, f.need
-		f.mu.Unlock()
-		var reason string
-		if terminal && need == math.MaxInt64 {
-			// Nothing follows a terminal event: wait for the streams to
-			// take it and leave, or one that joins behind.
-			select {
-			case <-f.ctx.Done():
-				return
-			case <-s.shuttingDown:
-				f.finish(nil)
-				return
-			case <-f.wake:
-				reason = metrics.StreamQueryJoin
-			}
-		} else {
-			select {
-			case <-f.ctx.Done():
-				return
-			case <-s.shuttingDown:
-				f.finish(nil)
-				return
-			case <-hints:
-				reason = metrics.StreamQueryHint
-			case <-f.wake:
-				reason = metrics.StreamQueryJoin
-			case <-poll.C:
-				reason = metrics.StreamQueryPoll
-				if failures > 0 {
-					reason = metrics.StreamQueryRetry
-				}
-			}
-		}
-		f.mu.Lock()
-		after := min(f.last(), f.need)
-		f.need, f.asking = math.MaxInt64, after
-		f.mu.Unlock()
-		// Each query is bounded: one to a Temporal node that went away can
-		// otherwise block for as long as the connection lingers, holding
-		// the streams open with nothing on them.
+		after := f.startQuery()
 		asked := time.Now()
-		metrics.StreamQuery(reason)
-		qctx, cancel := context.WithTimeout(f.ctx, s.queryTimeout)
-		out, err := s.queryEvents(qctx, f.key.task, wire.EventsInput{After: after, HistoryLength: s.historyLimit(nil)})
-		timedOut := qctx.Err() != nil
-		cancel()
+		out, timedOut, err := f.query(after, reason)
 		if err != nil {
-			if f.ctx.Err() != nil {
+			wait, ok := f.failed(err, after, timedOut, asked, &failing)
+			if !ok {
 				return
 			}
-			f.mu.Lock()
-			f.need = min(f.need, after) // ask again for what this query asked
-			f.asking = math.MaxInt64
-			f.mu.Unlock()
-			// A slow or briefly unavailable Temporal must not end the
-			// streams: the events wait in the workflow. Anything else (the
-			// task is gone, or not the caller's) ends them.
-			if !timedOut && !errors.Is(err, a2a.ErrServerError) && !errors.Is(err, a2a.ErrInternalError) {
-				f.finish(err)
-				return
-			}
-			if failingSince.IsZero() {
-				failingSince = asked // unreachable since the first failed query was sent
-			}
-			// ...or since this process lost Temporal, when that came first.
-			since := failingSince
-			if down := s.closed.unreachableSince(); !down.IsZero() && down.Before(since) {
-				since = down
-			}
-			// Unreachable for too long: end the streams cleanly, as at
-			// shutdown, so that their clients resubscribe (to another
-			// replica, whose Temporal connection may be fine) instead of
-			// waiting on streams that carry nothing.
-			left := s.unreachableAfter - time.Since(since)
-			if left <= 0 {
-				s.logger.WarnContext(f.ctx, "ending the streams of a task: its workflow is unreachable", "task_id", f.key.task,
-					"for", time.Since(since).Round(time.Millisecond), "error", err)
-				f.finish(nil)
-				return
-			}
-			failures++
-			poll.Reset(min(time.Duration(min(failures, maxQueryBackoff))*time.Second, left))
+			poll.Reset(wait)
 			continue
 		}
-		failures, failingSince = 0, time.Time{}
-		var rp *resyncPoint
-		if out.Task != nil {
-			// The query's position is behind the retained events: the
-			// streams there resynchronise with the task.
-			rp = &resyncPoint{from: after, upTo: out.Last - int64(len(out.Events)), seq: out.Last}
-			if snap, err := s.withHistory(f.ctx, out.Task, s.historyLimit(nil)); err != nil {
-				rp.err = err
-			} else {
-				rp.task = snap.Task
-			}
-		}
-		grew := f.apply(after, out, rp)
-		if grew && reason == metrics.StreamQueryPoll && s.notifier != nil {
-			// Every way a hint is known to get lost wakes every stream
-			// (package pghints); this one was not.
-			s.logger.InfoContext(f.ctx, "a stream's safety poll found events no hint announced", "task_id", f.key.task)
-		}
+		failing = queryFailures{}
+		f.queried(after, out, reason)
 		poll.Reset(s.pollInterval)
+	}
+}
+
+// queryFailures are the follower's queries that failed in a row: how many,
+// and since when the workflow has been unreachable.
+type queryFailures struct {
+	n     int
+	since time.Time
+}
+
+// next waits for the follower's next query and returns why it queries
+// (the reason metrics.StreamQuery counts); false when the follower ends
+// instead: its last stream left, or the server is shutting down.
+func (f *follower) next(hints <-chan struct{}, poll <-chan time.Time, retrying bool) (string, bool) {
+	s := f.s
+	if closed(s.shuttingDown) {
+		f.finish(nil)
+		return "", false
+	}
+	f.mu.Lock()
+	terminal, need := f.terminal, f.need
+	f.mu.Unlock()
+	if terminal && need == math.MaxInt64 {
+		// Nothing follows a terminal event: wait for the streams to
+		// take it and leave, or one that joins behind.
+		hints, poll = nil, nil
+	}
+	select {
+	case <-f.ctx.Done():
+		return "", false
+	case <-s.shuttingDown:
+		f.finish(nil)
+		return "", false
+	case <-hints:
+		return metrics.StreamQueryHint, true
+	case <-f.wake:
+		return metrics.StreamQueryJoin, true
+	case <-poll:
+		if retrying {
+			return metrics.StreamQueryRetry, true
+		}
+		return metrics.StreamQueryPoll, true
+	}
+}
+
+// startQuery returns the position the next query starts from, noting it
+// as the query in flight.
+func (f *follower) startQuery() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	after := min(f.last(), f.need)
+	f.need, f.asking = math.MaxInt64, after
+	return after
+}
+
+// query asks the workflow for the events after position after. Each query
+// is bounded: one to a Temporal node that went away can otherwise block
+// for as long as the connection lingers, holding the streams open with
+// nothing on them. timedOut says the bound passed.
+func (f *follower) query(after int64, reason string) (out wire.EventsOutput, timedOut bool, err error) {
+	s := f.s
+	metrics.StreamQuery(reason)
+	qctx, cancel := context.WithTimeout(f.ctx, s.queryTimeout)
+	defer cancel()
+	out, err = s.queryEvents(qctx, f.key.task, wire.EventsInput{After: after, HistoryLength: s.historyLimit(nil)})
+	return out, qctx.Err() != nil, err
+}
+
+// failed takes the failure err of the query from position after, sent at
+// asked (timedOut: its bound passed), and returns when to query again; or
+// false when the follower ends: the task is gone or not the principal's,
+// or its workflow has been unreachable for unreachableAfter.
+func (f *follower) failed(err error, after int64, timedOut bool, asked time.Time, failing *queryFailures) (time.Duration, bool) {
+	s := f.s
+	if f.ctx.Err() != nil {
+		return 0, false
+	}
+	f.mu.Lock()
+	f.need = min(f.need, after) // ask again for what this query asked
+	f.asking = math.MaxInt64
+	f.mu.Unlock()
+	// A slow or briefly unavailable Temporal must not end the
+	// streams: the events wait in the workflow. Anything else (the
+	// task is gone, or not the caller's) ends them.
+	if !timedOut && !errors.Is(err, a2a.ErrServerError) && !errors.Is(err, a2a.ErrInternalError) {
+		f.finish(err)
+		return 0, false
+	}
+	if failing.since.IsZero() {
+		failing.since = asked // unreachable since the first failed query was sent
+	}
+	// ...or since this process lost Temporal, when that came first.
+	since := failing.since
+	if down := s.closed.unreachableSince(); !down.IsZero() && down.Before(since) {
+		since = down
+	}
+	// Unreachable for too long: end the streams cleanly, as at
+	// shutdown, so that their clients resubscribe (to another
+	// replica, whose Temporal connection may be fine) instead of
+	// waiting on streams that carry nothing.
+	left := s.unreachableAfter - time.Since(since)
+	if left <= 0 {
+		s.logger.WarnContext(f.ctx, "ending the streams of a task: its workflow is unreachable", "task_id", f.key.task,
+			"for", time.Since(since).Round(time.Millisecond), "error", err)
+		f.finish(nil)
+		return 0, false
+	}
+	failing.n++
+	return min(time.Duration(min(failing.n, maxQueryBackoff))*time.Second, left), true
+}
+
+// queried applies the answer out of the query from position after, which
+// reason started.
+func (f *follower) queried(after int64, out wire.EventsOutput, reason string) {
+	s := f.s
+	var rp *resyncPoint
+	if out.Task != nil {
+		// The query's position is behind the retained events: the
+		// streams there resynchronise with the task.
+		rp = &resyncPoint{from: after, upTo: out.Last - int64(len(out.Events)), seq: out.Last}
+		if snap, err := s.withHistory(f.ctx, out.Task, s.historyLimit(nil)); err != nil {
+			rp.err = err
+		} else {
+			rp.task = snap.Task
+		}
+	}
+	grew := f.apply(after, out, rp)
+	if grew && reason == metrics.StreamQueryPoll && s.notifier != nil {
+		// Every way a hint is known to get lost wakes every stream
+		// (package pghints); this one was not.
+		s.logger.InfoContext(f.ctx, "a stream's safety poll found events no hint announced", "task_id", f.key.task)
 	}
 }
 

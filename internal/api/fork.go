@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"regexp"
 	"slices"
 	"time"
 
@@ -13,7 +11,9 @@ import (
 	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
+	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -32,149 +32,13 @@ import (
 // reached the fork point. Who may fork a task is who may read it: its
 // owner (loadTask answers task not found to anyone else).
 
-// ForkExtensionURI is the a2aflow extension every agent's card declares:
-// its JSON-RPC methods ForkTask and RetryTask.
-const ForkExtensionURI = "urn:a2aflow:ext:fork:v1"
-
-// JSON-RPC methods of the fork extension.
-const (
-	MethodForkTask  = "ForkTask"
-	MethodRetryTask = "RetryTask"
-)
-
-// ForkRequest is the body of POST /tasks/{id}:fork (and, with ID, the
-// params of ForkTask; RetryTask takes the ID only).
-type ForkRequest struct {
-	// ID is the task to fork (JSON-RPC only: the path names it over REST).
-	ID string `json:"id,omitempty"`
-	// AtMessage is the fork point: the fork holds the original's history up
-	// to its AtMessage-th message (1 is the first message only). Every
-	// input the original received while its history held fewer messages is
-	// replayed from its record.
-	AtMessage int `json:"atMessage"`
-	// ContextID puts the fork in another context (default: the original's).
-	ContextID string `json:"contextId,omitempty"`
-}
-
-// forkPath matches the fork and retry routes of the HTTP+JSON binding,
-// with an optional tenant prefix.
-var forkPath = regexp.MustCompile(`^(?:/[^/]+)?/tasks/([^/]+):(fork|retry)$`)
-
-// serveForkREST answers POST /tasks/{id}:fork and :retry; false when the
-// request is no such route.
-func (s *TaskService) serveForkREST(w http.ResponseWriter, r *http.Request) bool {
-	m := forkPath.FindStringSubmatch(r.URL.Path)
-	if m == nil {
-		return false
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeA2AError(w, bindingREST, nil, http.StatusMethodNotAllowed, a2a.NewError(a2a.ErrMethodNotFound,
-			fmt.Sprintf("method %s is not allowed: %s takes POST", r.Method, r.URL.Path)))
-		return true
-	}
-	var req ForkRequest
-	if body, _, err := readBody(r); err != nil {
-		writeA2AError(w, bindingREST, nil, 0, a2a.NewError(a2a.ErrParseError, err.Error()))
-		return true
-	} else if len(body) > 0 {
-		if err := json.Unmarshal(body, &req); err != nil {
-			writeA2AError(w, bindingREST, nil, 0, a2a.NewError(a2a.ErrInvalidParams, "invalid body: "+err.Error()))
-			return true
-		}
-	}
-	task, err := s.forkOrRetry(r.Context(), a2a.TaskID(m[1]), m[2] == "retry", req)
-	if err != nil {
-		writeA2AError(w, bindingREST, nil, 0, err)
-		return true
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(task)
-	return true
-}
-
-// serveForkRPC answers the JSON-RPC methods ForkTask and RetryTask; false
-// when the request is another method.
-func (s *TaskService) serveForkRPC(w http.ResponseWriter, r *http.Request) bool {
-	body, _, err := readBody(r)
-	setBody(r, body)
-	if err != nil {
-		return false // the endpoint answers it
-	}
-	env, sentinel, _ := parseJSONRPCEnvelope(body)
-	if sentinel != nil || (env.Method != MethodForkTask && env.Method != MethodRetryTask) {
-		return false
-	}
-	var req ForkRequest
-	if len(env.Params) > 0 && string(env.Params) != "null" {
-		if err := json.Unmarshal(env.Params, &req); err != nil {
-			writeA2AError(w, bindingJSONRPC, env.ID, 0, a2a.NewError(a2a.ErrInvalidParams, "invalid params: "+err.Error()))
-			return true
-		}
-	}
-	task, err := s.forkOrRetry(r.Context(), a2a.TaskID(req.ID), env.Method == MethodRetryTask, req)
-	if err != nil {
-		writeA2AError(w, bindingJSONRPC, env.ID, 0, err)
-		return true
-	}
-	id := env.ID
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  *a2a.Task       `json:"result"`
-	}{"2.0", id, task})
-	return true
-}
-
-// forkOrRetry checks the caller and the request, then forks.
-func (s *TaskService) forkOrRetry(ctx context.Context, id a2a.TaskID, retry bool, req ForkRequest) (*a2a.Task, error) {
-	if err := permitAgent(ctx, s.agent.Name); err != nil {
-		return nil, err
-	}
-	if id == "" {
-		return nil, a2a.NewError(a2a.ErrInvalidParams, "id is required")
-	}
-	if req.ContextID != "" {
-		if err := checkTaskID(req.ContextID); err != nil {
-			return nil, a2a.NewError(a2a.ErrInvalidParams, "contextId: "+err.Error())
-		}
-	}
-	return s.Fork(ctx, id, retry, req.AtMessage, req.ContextID)
-}
-
 // Fork creates a fork of task id at its atMessage-th message (retry: a
 // retry of the failed task, at its end) in contextID ("" the original's),
 // and answers it once it has reached the fork point (or the wait passed).
 func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMessage int, contextID string) (*a2a.Task, error) {
-	// Reading it is the one authorization rule: the owner only.
-	if err := checkTaskID(string(id)); err != nil {
-		return nil, err
-	}
-	// The fork reads the original's history anyway: a completed original
-	// is read from its latest run's last event, the rest with a query.
-	latest, err := s.runHistory(ctx, id, "")
+	orig, total, latest, err := s.original(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	orig := s.completedSnapshot(ctx, latest)
-	if orig == nil {
-		// The count of its messages is enough: no history page is read.
-		if orig, err = s.loadTask(ctx, id, new(int)); err != nil {
-			return nil, err
-		}
-	}
-	total := orig.HistoryLength
-	if total == 0 {
-		// Recorded before snapshots counted their messages.
-		if orig, err = s.loadTask(ctx, id, nil); err != nil {
-			return nil, err
-		}
-		total = len(orig.Task.History)
 	}
 	if retry {
 		if orig.Task.Status.State != a2a.TaskStateFailed {
@@ -202,24 +66,63 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 		}
 	}
 	owner := principal(ctx)
-	forkID := uuid.NewString()
 	m := *first
 	m.TaskID, m.ContextID = "", ""
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork,
+		LocalModelCalls: startedLocalModelCalls(latest)}
+	return s.startFork(ctx, id, in)
+}
+
+// original reads task id, which a fork copies: the task (with no history
+// but on a task recorded before snapshots counted their messages), the
+// number of its messages, and the events of its latest run. Reading it is
+// the one authorization rule: the owner only.
+func (s *TaskService) original(ctx context.Context, id a2a.TaskID) (orig *wire.TaskSnapshot, total int, latest []*historypb.HistoryEvent, err error) {
+	if err := checkTaskID(string(id)); err != nil {
+		return nil, 0, nil, err
+	}
+	// The fork reads the original's history anyway: a completed original
+	// is read from its latest run's last event, the rest with a query.
+	if latest, err = s.runHistory(ctx, id, ""); err != nil {
+		return nil, 0, nil, err
+	}
+	orig = s.completedSnapshot(ctx, latest)
+	if orig == nil {
+		// The count of its messages is enough: no history page is read.
+		if orig, err = s.loadTask(ctx, id, new(int)); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	total = orig.HistoryLength
+	if total == 0 {
+		// Recorded before snapshots counted their messages.
+		if orig, err = s.loadTask(ctx, id, nil); err != nil {
+			return nil, 0, nil, err
+		}
+		total = len(orig.Task.History)
+	}
+	return orig, total, latest, nil
+}
+
+// startFork starts the fork of task id with input in, and answers it once
+// it has reached the fork point (or the wait passed).
+func (s *TaskService) startFork(ctx context.Context, id a2a.TaskID, in wire.TaskInput) (*a2a.Task, error) {
+	forkID := uuid.NewString()
 	// The first message makes the fork working in its first workflow task
 	// (TaskInput.MergedWrites): the start says so.
-	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
+	sa := startSearchAttributes(s.agent, in.ContextID, in.Owner, a2a.TaskStateWorking)
+	memo := startMemo(s.agent, in.Message)
+	memo["forkOf"] = string(id)
 	opts := client.StartWorkflowOptions{
 		ID:                       forkID,
 		TaskQueue:                s.taskQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
-		Memo:                     map[string]any{"agent": s.agent.Name, "text": truncate(workflows.MessageText(&m), 200), "forkOf": string(id)},
+		Memo:                     memo,
 	}
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork,
-		LocalModelCalls: startedLocalModelCalls(latest)}
 	// Started with the update that answers once the fork reached its fork
 	// point (wire.UpdateForkSettled): one round trip, whose result holds
 	// the task when it is small.
@@ -232,7 +135,7 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 		UpdateOptions: client.UpdateWorkflowOptions{
 			WorkflowID:   forkID,
 			UpdateName:   wire.UpdateForkSettled,
-			Args:         []any{wire.ForkSettledInput{Agent: s.agent.Name, Owner: owner, HistoryLength: historyLength}},
+			Args:         []any{wire.ForkSettledInput{Agent: s.agent.Name, Owner: in.Owner, HistoryLength: historyLength}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
@@ -294,7 +197,28 @@ const localActivityMarker = "LocalActivity"
 // recordedRuns reads task id's history, every run of it, into the first
 // message and the fork's recorded activities and inputs.
 func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID string, latest []*historypb.HistoryEvent) (*a2a.Message, *wire.ForkInput, error) {
-	// The runs, latest first: each run's first event names the one before.
+	runs, err := s.runs(ctx, id, latest)
+	if err != nil {
+		return nil, nil, err
+	}
+	started := runs[0][0].GetEventTime().AsTime()
+	r := &forkRecorder{id: id, contextID: contextID, fork: &wire.ForkInput{From: id, FromContextID: contextID, Started: &started}}
+	if p := runs[0][0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads(); len(p) > 0 {
+		var in wire.TaskInput
+		if json.Unmarshal(p[0].GetData(), &in) == nil && in.Message != nil {
+			r.first = in.Message
+		}
+	}
+	for _, events := range runs {
+		r.run(events)
+	}
+	return r.first, r.fork, nil
+}
+
+// runs reads the events of every run of task id, the first run first;
+// latest are its latest run's, read already (nil: not read).
+func (s *TaskService) runs(ctx context.Context, id a2a.TaskID, latest []*historypb.HistoryEvent) ([][]*historypb.HistoryEvent, error) {
+	// Latest first: each run's first event names the one before.
 	var runs [][]*historypb.HistoryEvent
 	runID := ""
 	for {
@@ -302,11 +226,11 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 		if runID != "" || events == nil {
 			var err error
 			if events, err = s.runHistory(ctx, id, runID); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 		if len(events) == 0 {
-			return nil, nil, taskNotFound()
+			return nil, taskNotFound()
 		}
 		runs = append(runs, events)
 		runID = events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
@@ -315,108 +239,134 @@ func (s *TaskService) recordedRuns(ctx context.Context, id a2a.TaskID, contextID
 		}
 	}
 	slices.Reverse(runs)
+	return runs, nil
+}
 
-	started := runs[0][0].GetEventTime().AsTime()
-	fork := &wire.ForkInput{From: id, FromContextID: contextID, Started: &started}
-	var first *a2a.Message
-	if p := runs[0][0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads(); len(p) > 0 {
-		var in wire.TaskInput
-		if json.Unmarshal(p[0].GetData(), &in) == nil && in.Message != nil {
-			first = in.Message
+// forkRecorder reads the runs of task id's history, in order, into the
+// input of its fork: the task's first message, the results of the
+// activities, timers and local activities a fork replays, and the inputs
+// (updates) it received after which.
+type forkRecorder struct {
+	id        a2a.TaskID
+	contextID string
+	fork      *wire.ForkInput
+	first     *a2a.Message
+}
+
+// run records the events of one run.
+func (r *forkRecorder) run(events []*historypb.HistoryEvent) {
+	type scheduled struct{ typ, hash string }
+	sched := map[int64]scheduled{}
+	timers := map[string]time.Duration{}
+	recorded := func(scheduledID int64) (scheduled, bool) {
+		sc, ok := sched[scheduledID]
+		return sc, ok && wire.ForkRecorded(sc.typ)
+	}
+	for _, e := range events {
+		switch {
+		case e.GetActivityTaskScheduledEventAttributes() != nil:
+			a := e.GetActivityTaskScheduledEventAttributes()
+			var data [][]byte
+			for _, p := range a.GetInput().GetPayloads() {
+				data = append(data, p.GetData())
+			}
+			sched[e.GetEventId()] = scheduled{a.GetActivityType().GetName(), wire.ForkHash(data, r.id, r.contextID)}
+		case e.GetActivityTaskCompletedEventAttributes() != nil:
+			a := e.GetActivityTaskCompletedEventAttributes()
+			if sc, ok := recorded(a.GetScheduledEventId()); ok {
+				r.fork.Activities = append(r.fork.Activities, wire.RecordedActivity{Type: sc.typ, Hash: sc.hash, Result: recordedPayloads(a.GetResult())})
+			}
+		case e.GetActivityTaskFailedEventAttributes() != nil:
+			a := e.GetActivityTaskFailedEventAttributes()
+			if sc, ok := recorded(a.GetScheduledEventId()); ok {
+				r.fork.Activities = append(r.fork.Activities, wire.RecordedActivity{Type: sc.typ, Hash: sc.hash, Failure: recordedFailure(a.GetFailure())})
+			}
+		case e.GetActivityTaskTimedOutEventAttributes() != nil:
+			a := e.GetActivityTaskTimedOutEventAttributes()
+			if sc, ok := recorded(a.GetScheduledEventId()); ok {
+				r.fork.Activities = append(r.fork.Activities, wire.RecordedActivity{Type: sc.typ, Hash: sc.hash,
+					Failure: &wire.RecordedFailure{Message: "activity timed out: " + a.GetFailure().GetMessage(), Type: "TimedOut"}})
+			}
+		case e.GetTimerStartedEventAttributes() != nil:
+			a := e.GetTimerStartedEventAttributes()
+			timers[a.GetTimerId()] = a.GetStartToFireTimeout().AsDuration()
+		case e.GetTimerFiredEventAttributes() != nil:
+			if d, ok := timers[e.GetTimerFiredEventAttributes().GetTimerId()]; ok {
+				r.fork.Activities = append(r.fork.Activities, wire.RecordedActivity{Kind: wire.RecordedTimer, Hash: d.String()})
+			}
+		case e.GetMarkerRecordedEventAttributes().GetMarkerName() == localActivityMarker:
+			r.localActivity(e.GetMarkerRecordedEventAttributes())
+		case e.GetWorkflowExecutionUpdateAcceptedEventAttributes() != nil:
+			r.input(e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput())
 		}
 	}
-	for _, events := range runs {
-		type scheduled struct{ typ, hash string }
-		sched := map[int64]scheduled{}
-		timers := map[string]time.Duration{}
-		for _, e := range events {
-			switch {
-			case e.GetActivityTaskScheduledEventAttributes() != nil:
-				a := e.GetActivityTaskScheduledEventAttributes()
-				var data [][]byte
-				for _, p := range a.GetInput().GetPayloads() {
-					data = append(data, p.GetData())
-				}
-				sched[e.GetEventId()] = scheduled{a.GetActivityType().GetName(), wire.ForkHash(data, id, contextID)}
-			case e.GetActivityTaskCompletedEventAttributes() != nil:
-				a := e.GetActivityTaskCompletedEventAttributes()
-				if sc, ok := sched[a.GetScheduledEventId()]; ok && wire.ForkRecorded(sc.typ) {
-					rec := wire.RecordedActivity{Type: sc.typ, Hash: sc.hash}
-					for _, p := range a.GetResult().GetPayloads() {
-						rec.Result = append(rec.Result, wire.RecordedPayload{Metadata: p.GetMetadata(), Data: p.GetData()})
-					}
-					fork.Activities = append(fork.Activities, rec)
-				}
-			case e.GetActivityTaskFailedEventAttributes() != nil:
-				a := e.GetActivityTaskFailedEventAttributes()
-				if sc, ok := sched[a.GetScheduledEventId()]; ok && wire.ForkRecorded(sc.typ) {
-					f := a.GetFailure()
-					rec := &wire.RecordedFailure{Message: f.GetMessage()}
-					if info := f.GetApplicationFailureInfo(); info != nil {
-						rec.Type, rec.NonRetryable = info.GetType(), info.GetNonRetryable()
-					}
-					fork.Activities = append(fork.Activities, wire.RecordedActivity{Type: sc.typ, Hash: sc.hash, Failure: rec})
-				}
-			case e.GetActivityTaskTimedOutEventAttributes() != nil:
-				a := e.GetActivityTaskTimedOutEventAttributes()
-				if sc, ok := sched[a.GetScheduledEventId()]; ok && wire.ForkRecorded(sc.typ) {
-					fork.Activities = append(fork.Activities, wire.RecordedActivity{Type: sc.typ, Hash: sc.hash,
-						Failure: &wire.RecordedFailure{Message: "activity timed out: " + a.GetFailure().GetMessage(), Type: "TimedOut"}})
-				}
-			case e.GetTimerStartedEventAttributes() != nil:
-				a := e.GetTimerStartedEventAttributes()
-				timers[a.GetTimerId()] = a.GetStartToFireTimeout().AsDuration()
-			case e.GetTimerFiredEventAttributes() != nil:
-				if d, ok := timers[e.GetTimerFiredEventAttributes().GetTimerId()]; ok {
-					fork.Activities = append(fork.Activities, wire.RecordedActivity{Kind: wire.RecordedTimer, Hash: d.String()})
-				}
-			case e.GetMarkerRecordedEventAttributes().GetMarkerName() == localActivityMarker:
-				a := e.GetMarkerRecordedEventAttributes()
-				var data struct{ ActivityType string }
-				if p := a.GetDetails()["data"].GetPayloads(); len(p) == 0 || json.Unmarshal(p[0].GetData(), &data) != nil || data.ActivityType == "" {
-					continue
-				}
-				rec := wire.RecordedActivity{Kind: wire.RecordedLocalActivity, Type: data.ActivityType}
-				if f := a.GetFailure(); f != nil {
-					rec.Failure = &wire.RecordedFailure{Message: f.GetMessage()}
-					if info := f.GetApplicationFailureInfo(); info != nil {
-						rec.Failure.Type, rec.Failure.NonRetryable = info.GetType(), info.GetNonRetryable()
-					}
-				} else {
-					for _, p := range a.GetDetails()["result"].GetPayloads() {
-						rec.Result = append(rec.Result, wire.RecordedPayload{Metadata: p.GetMetadata(), Data: p.GetData()})
-						var named map[string]json.RawMessage
-						if json.Unmarshal(p.GetData(), &named) == nil {
-							_ = json.Unmarshal(named[wire.LocalForkHash], &rec.Hash)
-						}
-					}
-				}
-				fork.Activities = append(fork.Activities, rec)
-			case e.GetWorkflowExecutionUpdateAcceptedEventAttributes() != nil:
-				req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
-				name := req.GetName()
-				args := req.GetArgs().GetPayloads()
-				if len(args) == 0 {
-					continue
-				}
-				switch name {
-				case wire.UpdateSendMessage:
-					if first == nil {
-						var in wire.SendMessageInput
-						if err := json.Unmarshal(args[0].GetData(), &in); err == nil && in.Message != nil {
-							first = in.Message
-							continue
-						}
-					}
-				case wire.UpdateDecideApproval, wire.UpdateCompleteWaitpoint:
-				default:
-					continue
-				}
-				fork.Inputs = append(fork.Inputs, wire.RecordedInput{Update: name, Arg: json.RawMessage(args[0].GetData()), After: len(fork.Activities)})
+}
+
+// localActivity records the result (or failure) of a local activity from
+// its marker; a marker naming no activity type is not one a fork replays.
+func (r *forkRecorder) localActivity(a *historypb.MarkerRecordedEventAttributes) {
+	var data struct{ ActivityType string }
+	if p := a.GetDetails()["data"].GetPayloads(); len(p) == 0 || json.Unmarshal(p[0].GetData(), &data) != nil || data.ActivityType == "" {
+		return
+	}
+	rec := wire.RecordedActivity{Kind: wire.RecordedLocalActivity, Type: data.ActivityType}
+	if f := a.GetFailure(); f != nil {
+		rec.Failure = recordedFailure(f)
+	} else {
+		for _, p := range a.GetDetails()["result"].GetPayloads() {
+			rec.Result = append(rec.Result, wire.RecordedPayload{Metadata: p.GetMetadata(), Data: p.GetData()})
+			var named map[string]json.RawMessage
+			if json.Unmarshal(p.GetData(), &named) == nil {
+				_ = json.Unmarshal(named[wire.LocalForkHash], &rec.Hash)
 			}
 		}
 	}
-	return first, fork, nil
+	r.fork.Activities = append(r.fork.Activities, rec)
+}
+
+// input records an update the task accepted: its first message (when its
+// input did not hold it), or an input a fork replays (a message, a
+// decision, a waitpoint's completion) after the activities recorded so
+// far.
+func (r *forkRecorder) input(req *updatepb.Input) {
+	name := req.GetName()
+	args := req.GetArgs().GetPayloads()
+	if len(args) == 0 {
+		return
+	}
+	switch name {
+	case wire.UpdateSendMessage:
+		if r.first == nil {
+			var in wire.SendMessageInput
+			if err := json.Unmarshal(args[0].GetData(), &in); err == nil && in.Message != nil {
+				r.first = in.Message
+				return
+			}
+		}
+	case wire.UpdateDecideApproval, wire.UpdateCompleteWaitpoint:
+	default:
+		return
+	}
+	r.fork.Inputs = append(r.fork.Inputs, wire.RecordedInput{Update: name, Arg: json.RawMessage(args[0].GetData()), After: len(r.fork.Activities)})
+}
+
+// recordedPayloads are an activity's result payloads as a fork replays
+// them.
+func recordedPayloads(p *commonpb.Payloads) []wire.RecordedPayload {
+	var out []wire.RecordedPayload
+	for _, p := range p.GetPayloads() {
+		out = append(out, wire.RecordedPayload{Metadata: p.GetMetadata(), Data: p.GetData()})
+	}
+	return out
+}
+
+// recordedFailure is an activity's failure as a fork replays it.
+func recordedFailure(f *failurepb.Failure) *wire.RecordedFailure {
+	rec := &wire.RecordedFailure{Message: f.GetMessage()}
+	if info := f.GetApplicationFailureInfo(); info != nil {
+		rec.Type, rec.NonRetryable = info.GetType(), info.GetNonRetryable()
+	}
+	return rec
 }
 
 // completedSnapshot is the task a run completed with, from the run's

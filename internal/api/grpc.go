@@ -22,7 +22,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -80,28 +79,26 @@ const (
 
 // GRPCServer returns a gRPC server serving the A2A binding of every agent
 // in both versions, the standard health service (grpc.health.v1.Health:
-// SERVING while /readyz is ready, for "" and both A2A services) and, with
+// SERVING while ready says so, for "" and both A2A services) and, with
 // GRPCConfig.Reflection, server reflection. opts come after the server's
-// own (message size, keepalive, interceptors). The caller serves it on a
-// listener and stops it (GracefulStop) after closing Config.ShuttingDown,
-// which ends the open streams.
-func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
+// own (message size, keepalive, interceptors).
+func (b *Bindings) GRPCServer(ready func(context.Context) bool, opts ...grpc.ServerOption) *grpc.Server {
 	onPanic := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		s.cfg.Logger.ErrorContext(ctx, "panic serving gRPC call", "panic", p, "stack", string(debug.Stack()))
+		b.cfg.Logger.ErrorContext(ctx, "panic serving gRPC call", "panic", p, "stack", string(debug.Stack()))
 		return grpcError(a2a.ErrInternalError)
 	})
 	all := append([]grpc.ServerOption{
 		// The HTTP API's body limit, as the largest message a call may send.
-		grpc.MaxRecvMsgSize(int(min(s.cfg.MaxBodyBytes, math.MaxInt32))),
+		grpc.MaxRecvMsgSize(int(min(b.cfg.MaxBodyBytes, math.MaxInt32))),
 		// Streams last as long as their tasks: pings keep idle ones alive
 		// through proxies and find dead peers.
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(onPanic), s.grpcUnary),
-		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(onPanic), s.grpcStream),
+		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(onPanic), b.grpcUnary),
+		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(onPanic), b.grpcStream),
 	}, opts...)
 	srv := grpc.NewServer(all...)
-	router := grpcRouter{s}
+	router := grpcRouter{b}
 	grpcv1.NewHandler(router).RegisterWith(srv)
 	grpcv0.NewHandler(router).RegisterWith(srv)
 
@@ -109,24 +106,25 @@ func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	for _, name := range []string{"", grpcServiceV1, grpcServiceV0} {
 		hs.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
-	healthpb.RegisterHealthServer(srv, readinessHealth{Server: hs, readiness: s.readiness})
-	if s.cfg.ShuttingDown != nil {
+	healthpb.RegisterHealthServer(srv, readinessHealth{Server: hs, ready: ready})
+	if b.cfg.ShuttingDown != nil {
 		go func() {
-			<-s.cfg.ShuttingDown
+			<-b.cfg.ShuttingDown
 			hs.Shutdown() // NOT_SERVING, to Check and to every Watch
 		}()
 	}
-	if s.cfg.GRPC.Reflection {
+	if b.cfg.GRPC.Reflection {
 		reflection.Register(srv)
 	}
 	return srv
 }
 
-// readinessHealth answers Check with NOT_SERVING while /readyz is not ready
-// (Temporal unreachable, shutting down); Watch follows the server's status.
+// readinessHealth answers Check with NOT_SERVING while the API is not ready
+// (/readyz: Temporal unreachable, shutting down); Watch follows the
+// server's status.
 type readinessHealth struct {
 	*health.Server
-	readiness *Readiness
+	ready func(context.Context) bool
 }
 
 func (h readinessHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
@@ -134,7 +132,7 @@ func (h readinessHealth) Check(ctx context.Context, req *healthpb.HealthCheckReq
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		return resp, err
 	}
-	if _, ready := h.readiness.Check(ctx); !ready {
+	if !h.ready(ctx) {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
 	}
 	return resp, nil
@@ -142,8 +140,8 @@ func (h readinessHealth) Check(ctx context.Context, req *healthpb.HealthCheckReq
 
 // grpcCardAddr is where the cards served for r list the gRPC binding (see
 // GRPCConfig.Addr), "" when it is off.
-func (s *Server) grpcCardAddr(r *http.Request) string {
-	addr := s.cfg.GRPC.Addr
+func (b *Bindings) grpcCardAddr(r *http.Request) string {
+	addr := b.cfg.GRPC.Addr
 	if addr == "" {
 		return ""
 	}
@@ -154,7 +152,7 @@ func (s *Server) grpcCardAddr(r *http.Request) string {
 	if host != "" && host != "0.0.0.0" && host != "::" {
 		return addr
 	}
-	u, err := url.Parse(s.baseURL(r))
+	u, err := url.Parse(b.baseURL(r))
 	if err != nil || u.Hostname() == "" {
 		return net.JoinHostPort("localhost", port)
 	}
@@ -180,7 +178,7 @@ type grpcCall struct {
 	start   time.Time
 	version string
 	method  string
-	log     *requestLog
+	log     *RequestLog
 	http    *http.Request // the call's metadata as headers, its peer and authority, for the HTTP code it shares
 	release func()        // gives a stream's slot back
 }
@@ -189,11 +187,10 @@ type grpcCall struct {
 // but the agent (which needs the request message): the request log, the
 // rate limits and authentication. It returns the call and its context, or
 // the status refusing it.
-func (s *Server) grpcAdmit(ctx context.Context, fullMethod string) (*grpcCall, context.Context, error) {
+func (b *Bindings) grpcAdmit(ctx context.Context, fullMethod string) (*grpcCall, context.Context, error) {
 	version, method, _ := a2aGRPCMethod(fullMethod)
 	call := &grpcCall{start: time.Now(), version: version, method: method, release: func() {}}
-	call.log = &requestLog{binding: "grpc", version: version}
-	ctx = context.WithValue(ctx, requestLogKey{}, call.log)
+	ctx, call.log = WithRequestLog(ctx, "grpc", version)
 
 	md, _ := metadata.FromIncomingContext(ctx)
 	h := http.Header{}
@@ -212,41 +209,20 @@ func (s *Server) grpcAdmit(ctx context.Context, fullMethod string) (*grpcCall, c
 	// any other version is refused before anything runs.
 	if v := protocolVersion(r); v != "1.0" && v != "0.3" {
 		return call, ctx, grpcError(a2a.NewError(a2a.ErrVersionNotSupported,
-			fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", bounded(v, maxLoggedID))))
+			fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", BoundedID(v))))
 	}
 
-	// limitRefused, authenticate and limitRate of the HTTP API, in order.
-	auth, rates := s.cfg.Auth, s.limits.rates
-	if auth.Enabled() {
-		id, err := auth.authenticateHeaders(h)
-		if err != nil {
-			ip := ipKey(call.http)
-			if rates != nil {
-				if wait := rates.wait(ip, time.Now()); wait > 0 {
-					return call, ctx, grpcRetryError(tooManyRequests("too many requests refused authentication from this address; retry later"), wait)
-				}
-				rates.charge(ip, time.Now())
-			}
-			auth.logger.Debug("refused gRPC call", "method", fullMethod, "error", err)
-			challenges := auth.challenges(err)
-			_ = grpc.SetHeader(ctx, metadata.Pairs(flatten("www-authenticate", challenges)...))
-			msg := "authentication required: " + err.Error()
-			if errors.Is(err, ErrNoCredentials) {
-				msg = "authentication required: the agent card's securitySchemes list the accepted credentials"
-			}
-			return call, ctx, grpcError(a2a.NewError(a2a.ErrUnauthenticated, msg))
-		}
-		ctx = withPrincipal(ctx, id.Principal)
-		ctx = context.WithValue(ctx, callerKey{}, &caller{Identity: id, auth: auth})
-		call.http = call.http.WithContext(ctx)
+	// LimitRefused, Authenticate and LimitRate of the HTTP API, in order.
+	ctx, refused := b.guard.AdmitCall(call.http)
+	call.http = call.http.WithContext(ctx)
+	switch {
+	case refused == nil:
+		return call, ctx, nil
+	case refused.RetryAfter > 0:
+		return call, ctx, grpcRetryError(refused.Err, refused.RetryAfter)
 	}
-	if rates != nil {
-		if wait := rates.take(clientKey(call.http), time.Now()); wait > 0 {
-			return call, ctx, grpcRetryError(tooManyRequests(
-				fmt.Sprintf("over the rate limit of %g requests per second; retry later", float64(rates.limit))), wait)
-		}
-	}
-	return call, ctx, nil
+	_ = grpc.SetHeader(ctx, metadata.Pairs(flatten("www-authenticate", refused.Challenges)...))
+	return call, ctx, grpcError(refused.Err)
 }
 
 // flatten returns key, v1, key, v2... for metadata.Pairs.
@@ -262,7 +238,7 @@ func flatten(key string, values []string) []string {
 // file's comment), negotiates its extensions, takes a stream's slot, and
 // returns the context the agent's handler serves the call in. setHeader
 // sends the activated extensions back.
-func (s *Server) route(ctx context.Context, call *grpcCall, req any, stream bool, setHeader func(metadata.MD) error) (context.Context, error) {
+func (b *Bindings) route(ctx context.Context, call *grpcCall, req any, stream bool, setHeader func(metadata.MD) error) (context.Context, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	name := ""
 	if t, ok := req.(interface{ GetTenant() string }); ok && call.version == "1.0" {
@@ -273,30 +249,25 @@ func (s *Server) route(ctx context.Context, call *grpcCall, req any, stream bool
 			name = v[0]
 		}
 	}
-	agent := s.agents.Default()
+	agent := b.agents.Default()
 	if name != "" {
-		a, ok := s.agents.Get(name)
+		a, ok := b.agents.Get(name)
 		if !ok {
-			return ctx, grpcError(a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf("no agent named %q", bounded(name, maxLoggedID))))
+			return ctx, grpcError(a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf("no agent named %q", BoundedID(name))))
 		}
 		agent = a
 	}
-	call.log.mu.Lock()
-	call.log.agent = agent.Name
-	call.log.mu.Unlock()
+	call.log.SetAgent(agent.Name)
 	ctx = context.WithValue(ctx, grpcAgentKey{}, agent.Name)
-	if c, ok := callerFrom(ctx); ok {
+	if _, ok := CallerOf(ctx); ok {
 		// The extended card lists the interfaces of the card the client
 		// read: the HTTP API's at PublicURL (or the host it dialled), and
 		// this binding at the address it dialled.
-		cc := *c
-		base := s.cfg.PublicURL
+		base := b.cfg.PublicURL
 		if base == "" {
-			base = strings.TrimRight(s.cfg.GRPC.APIURL, "/")
+			base = strings.TrimRight(b.cfg.GRPC.APIURL, "/")
 		}
-		cc.cardURL = base + "/agents/" + agent.Name
-		cc.grpcAddr = call.http.Host
-		ctx = context.WithValue(ctx, callerKey{}, &cc)
+		ctx = withCardAddrs(ctx, base+"/agents/"+agent.Name, call.http.Host)
 	}
 
 	// negotiateExtensions, on metadata: both header names are read, and
@@ -319,10 +290,9 @@ func (s *Server) route(ctx context.Context, call *grpcCall, req any, stream bool
 	}
 
 	if stream {
-		release, ok := s.limits.streams.acquire(clientKey(call.http.WithContext(ctx)))
-		if !ok {
-			return ctx, grpcRetryError(tooManyRequests(
-				fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", s.limits.streams.max)), streamRetryAfter)
+		release, err := b.guard.TakeStreamSlot(call.http.WithContext(ctx))
+		if err != nil {
+			return ctx, grpcRetryError(err, StreamRetryAfter)
 		}
 		call.release = release
 	}
@@ -340,12 +310,12 @@ func (w headerWriter) WriteHeader(int)             {}
 type grpcAgentKey struct{}
 
 // done logs and counts the call once it is answered.
-func (s *Server) done(ctx context.Context, call *grpcCall, err error) {
+func (b *Bindings) done(ctx context.Context, call *grpcCall, err error) {
 	call.release()
 	code := status.Code(err)
 	httpStatus := httpStatusOfCode(code)
-	s.observeRequest(call.log, httpStatus, time.Since(call.start))
-	if !s.cfg.AccessLog || !s.cfg.Logger.Enabled(ctx, slog.LevelInfo) {
+	CountRequest(call.log, httpStatus, time.Since(call.start))
+	if !b.cfg.AccessLog || !b.cfg.Logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
 	attrs := []slog.Attr{
@@ -359,24 +329,24 @@ func (s *Server) done(ctx context.Context, call *grpcCall, err error) {
 	if p := PrincipalFrom(ctx); p != "" {
 		attrs = append(attrs, slog.String("principal", p))
 	}
-	attrs = append(attrs, slog.String("remote", remoteHost(call.http)))
-	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "grpc request", attrs...)
+	attrs = append(attrs, slog.String("remote", RemoteHost(call.http)))
+	b.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "grpc request", attrs...)
 }
 
 // grpcUnary is the unary interceptor of the A2A services.
-func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+func (b *Bindings) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	if _, _, ok := a2aGRPCMethod(info.FullMethod); !ok {
 		return handler(ctx, req)
 	}
-	call, ctx, err := s.grpcAdmit(ctx, info.FullMethod)
-	defer func() { s.done(ctx, call, err) }()
+	call, ctx, err := b.grpcAdmit(ctx, info.FullMethod)
+	defer func() { b.done(ctx, call, err) }()
 	if err != nil {
 		return nil, err
 	}
-	if ctx, err = s.route(ctx, call, req, false, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) }); err != nil {
+	if ctx, err = b.route(ctx, call, req, false, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) }); err != nil {
 		return nil, err
 	}
-	if t := s.cfg.GRPC.UnaryTimeout; t > 0 {
+	if t := b.cfg.GRPC.UnaryTimeout; t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
@@ -387,16 +357,16 @@ func (s *Server) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 
 // grpcStream is the stream interceptor of the A2A services. The agent is
 // routed when the handler reads the request (routedStream.RecvMsg).
-func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+func (b *Bindings) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	if _, _, ok := a2aGRPCMethod(info.FullMethod); !ok {
 		return handler(srv, ss)
 	}
-	call, ctx, err := s.grpcAdmit(ss.Context(), info.FullMethod)
-	defer func() { s.done(ctx, call, err) }()
+	call, ctx, err := b.grpcAdmit(ss.Context(), info.FullMethod)
+	defer func() { b.done(ctx, call, err) }()
 	if err != nil {
 		return err
 	}
-	rs := &routedStream{ServerStream: ss, s: s, call: call, ctx: ctx}
+	rs := &routedStream{ServerStream: ss, b: b, call: call, ctx: ctx}
 	err = withErrorInfo(handler(srv, rs))
 	if rs.err != nil {
 		err = rs.err
@@ -408,7 +378,7 @@ func (s *Server) grpcStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 // is the routed one.
 type routedStream struct {
 	grpc.ServerStream
-	s      *Server
+	b      *Bindings
 	call   *grpcCall
 	ctx    context.Context
 	routed bool
@@ -425,7 +395,7 @@ func (r *routedStream) RecvMsg(m any) error {
 		return nil
 	}
 	r.routed = true
-	ctx, err := r.s.route(r.ctx, r.call, m, true, r.ServerStream.SetHeader)
+	ctx, err := r.b.route(r.ctx, r.call, m, true, r.ServerStream.SetHeader)
 	if err != nil {
 		r.err = err
 		return err
@@ -438,16 +408,16 @@ func (r *routedStream) RecvMsg(m any) error {
 // calls the routed agent's handler (route) and turns its errors into
 // statuses with the API's mapping (grpcError), which a2agrpc passes on
 // as they are.
-type grpcRouter struct{ s *Server }
+type grpcRouter struct{ b *Bindings }
 
 var _ a2asrv.RequestHandler = grpcRouter{}
 
 func (g grpcRouter) handler(ctx context.Context) a2asrv.RequestHandler {
 	name, _ := ctx.Value(grpcAgentKey{}).(string)
-	if h, ok := g.s.handlers[name]; ok {
+	if h, ok := g.b.handlers[name]; ok {
 		return h
 	}
-	return g.s.handlers[g.s.agents.Default().Name]
+	return g.b.handlers[g.b.agents.Default().Name]
 }
 
 func grpcErrors(events iter.Seq2[a2a.Event, error]) iter.Seq2[a2a.Event, error] {

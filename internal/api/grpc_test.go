@@ -88,12 +88,12 @@ func TestGRPCCards(t *testing.T) {
 		{"0.0.0.0:9090", "agents.example:9090"},
 		{"grpc.example:443", "grpc.example:443"},
 	} {
-		s := &Server{cfg: Config{GRPC: GRPCConfig{Addr: tc.addr}}}
+		s := &Bindings{cfg: bindingsConfig{GRPC: GRPCConfig{Addr: tc.addr}}}
 		if got := s.grpcCardAddr(r); got != tc.want {
 			t.Errorf("Addr %q: cards list %q, want %q", tc.addr, got, tc.want)
 		}
 	}
-	s := &Server{cfg: Config{PublicURL: "https://a2a.example", GRPC: GRPCConfig{Addr: ":9090"}}}
+	s := &Bindings{cfg: bindingsConfig{PublicURL: "https://a2a.example", GRPC: GRPCConfig{Addr: ":9090"}}}
 	if got := s.grpcCardAddr(r); got != "a2a.example:9090" {
 		t.Errorf("with PublicURL: cards list %q, want a2a.example:9090", got)
 	}

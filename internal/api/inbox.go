@@ -57,7 +57,7 @@ func actionArguments(action any) string {
 // it offers one; and the recently decided ones. The
 // page is rendered on the server and refreshed by a little JavaScript that
 // polls GET /approvals.
-func (s *Server) inbox(c *gin.Context) {
+func (s *Resources) inbox(c *gin.Context) {
 	group := c.Query("group")
 	page := map[string]any{"Group": group, "ApproverHeader": ApproverHeader}
 	if s.cfg.Auth.Enabled() && principal(c.Request.Context()) == "" {

@@ -67,3 +67,60 @@ func checkInputModes(agent *workflows.Agent, m *a2a.Message) error {
 	}
 	return nil
 }
+
+// checkAcceptedOutputModes refuses a request whose acceptedOutputModes
+// share no media type with what agent produces (its card's default output
+// modes and its skills' output modes) with UnsupportedContentType (-32005,
+// HTTP 415), naming what it produces. Wildcards match either way ("*/*",
+// "image/*"); parameters (";charset=utf-8") and case are ignored, and blank
+// entries skipped. Only the refusal is done: the artifacts of an agent that
+// produces several modes are not filtered by the accepted ones.
+func checkAcceptedOutputModes(agent *workflows.Agent, accepted []string) error {
+	var asked []string
+	for _, m := range accepted {
+		if strings.TrimSpace(m) != "" {
+			asked = append(asked, m)
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
+	card := AgentCard(agent, "")
+	produced := slices.Clone(card.DefaultOutputModes)
+	for _, skill := range card.Skills {
+		for _, m := range skill.OutputModes {
+			if !slices.Contains(produced, m) {
+				produced = append(produced, m)
+			}
+		}
+	}
+	for _, a := range asked {
+		for _, p := range produced {
+			if mediaTypesMatch(a, p) {
+				return nil
+			}
+		}
+	}
+	return a2a.NewError(a2a.ErrUnsupportedContentType, fmt.Sprintf(
+		"configuration.acceptedOutputModes %s: agent %s produces none of them; it produces %s",
+		truncate(strings.Join(asked, ", "), 200), agent.Name, strings.Join(produced, ", ")))
+}
+
+// mediaTypesMatch reports whether media types a and b (either may be a
+// wildcard such as "*/*" or "text/*") can name the same content.
+func mediaTypesMatch(a, b string) bool {
+	base := func(s string) (string, string) {
+		s, _, _ = strings.Cut(s, ";")
+		typ, sub, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "/")
+		return typ, sub
+	}
+	at, as := base(a)
+	bt, bs := base(b)
+	if at == "" || bt == "" {
+		return false
+	}
+	if at == "*" || bt == "*" {
+		return true
+	}
+	return at == bt && (as == bs || as == "*" || bs == "*")
+}

@@ -29,9 +29,9 @@ import (
 // workflow queries.
 const DefaultMaxStreamsPerPrincipal = 200
 
-// streamRetryAfter is the Retry-After of a stream refused for the cap: a
+// StreamRetryAfter is the Retry-After of a stream refused for the cap: a
 // stream ends when its task next waits or ends, often within seconds.
-const streamRetryAfter = 5 * time.Second
+const StreamRetryAfter = 5 * time.Second
 
 // Limits bound what one client may ask of the API, and the host names it
 // answers to. The zero value caps streams at DefaultMaxStreamsPerPrincipal
@@ -117,12 +117,6 @@ func refuse(w http.ResponseWriter, r *http.Request, rpcID json.RawMessage, err e
 	writeA2AError(w, b, rpcID, httpStatusOf(err), err)
 }
 
-// approvalsPath reports whether path belongs to the approvals API, whose
-// errors are {"error": "..."}.
-func approvalsPath(path string) bool {
-	return path == "/approvals" || strings.HasPrefix(path, "/approvals/") || path == "/inbox"
-}
-
 // tooManyRequests is the refusal of a request over a limit (429).
 func tooManyRequests(msg string) error { return a2a.NewError(errTooManyRequests, msg) }
 
@@ -192,10 +186,10 @@ func (l *hostList) allows(hostHeader string) bool {
 	return l.anyPort[name] || (port != "" && l.exact[net.JoinHostPort(name, port)])
 }
 
-// checkHost answers 421 to a request addressed to a name not in
+// CheckHost answers 421 to a request addressed to a name not in
 // Limits.AllowedHosts, before anything reads it.
-func (s *Server) checkHost(c *gin.Context) {
-	if s.limits.hosts.allows(c.Request.Host) {
+func (g *Guard) CheckHost(c *gin.Context) {
+	if g.limits.hosts.allows(c.Request.Host) {
 		c.Next()
 		return
 	}
@@ -263,20 +257,20 @@ func (b *rateBuckets) charge(key string, now time.Time) {
 	b.bucket(key, now).ReserveN(now, 1)
 }
 
-// limitRefused counts requests refused authentication against their IP
+// LimitRefused counts requests refused authentication against their IP
 // address, and once that address has spent its budget answers 429 to its
 // requests that would be refused, before the authentication middleware
 // answers 401: guessing credentials is rate-limited too. It lets a valid
 // credential through: clients sharing the address are not locked out.
-func (s *Server) limitRefused(c *gin.Context) {
-	rates := s.limits.rates
-	if rates == nil || !s.cfg.Auth.Enabled() || publicRoute(c.Request) {
+func (g *Guard) LimitRefused(c *gin.Context) {
+	rates := g.limits.rates
+	if rates == nil || !g.cfg.Auth.Enabled() || publicRoute(c.Request) {
 		c.Next()
 		return
 	}
 	key := ipKey(c.Request)
 	if wait := rates.wait(key, time.Now()); wait > 0 {
-		if _, err := s.cfg.Auth.Authenticate(c.Request); err != nil {
+		if _, err := g.cfg.Auth.Authenticate(c.Request); err != nil {
 			refuse(c.Writer, c.Request, nil, tooManyRequests("too many requests refused authentication from this address; retry later"), wait)
 			c.Abort()
 			return
@@ -288,10 +282,10 @@ func (s *Server) limitRefused(c *gin.Context) {
 	}
 }
 
-// limitRate answers 429 to a client whose bucket is empty (after
+// LimitRate answers 429 to a client whose bucket is empty (after
 // authentication, which names the client).
-func (s *Server) limitRate(c *gin.Context) {
-	rates := s.limits.rates
+func (g *Guard) LimitRate(c *gin.Context) {
+	rates := g.limits.rates
 	if rates == nil || c.Request.URL.Path == "/healthz" || c.Request.URL.Path == "/readyz" {
 		c.Next()
 		return
@@ -305,15 +299,12 @@ func (s *Server) limitRate(c *gin.Context) {
 	c.Next()
 }
 
-// decisionRoute is the route of approval decisions.
-const decisionRoute = "/approvals/:id/decision"
-
-// requireJSONDecision answers 415 to a decision whose Content-Type is not
+// RequireJSONDecision answers 415 to a decision whose Content-Type is not
 // application/json. A cross-site HTML form can only send form and text
 // types, and a script on another origin cannot send JSON without a CORS
 // preflight, which the API never grants: so a page the approver happens to
 // visit cannot decide in their name.
-func requireJSONDecision(c *gin.Context) {
+func RequireJSONDecision(c *gin.Context) {
 	if c.Request.Method != http.MethodPost || c.FullPath() != decisionRoute {
 		c.Next()
 		return
@@ -358,52 +349,27 @@ func (s *streamSlots) acquire(key string) (release func(), ok bool) {
 	}, true
 }
 
-// streamMethods are the JSON-RPC methods answered with a stream, in A2A 1.0
-// and 0.3.
-var streamMethods = map[string]bool{
-	"SendStreamingMessage": true, "SubscribeToTask": true,
-	"message/stream": true, "tasks/resubscribe": true,
-}
-
-// streamRequest reports whether r, on an agent's endpoint (its path with
-// the agent's prefix stripped), opens a stream, and for JSON-RPC returns the
-// request's id. The JSON-RPC body was buffered by guardBinding.
-func streamRequest(r *http.Request, jsonRPC bool) (bool, json.RawMessage) {
-	if !jsonRPC {
-		p := r.URL.Path
-		subscribe := strings.Contains(p, "/tasks/") && strings.HasSuffix(p, ":subscribe") &&
-			(r.Method == http.MethodGet || r.Method == http.MethodPost)
-		return subscribe || (r.Method == http.MethodPost && strings.HasSuffix(p, "/message:stream")), nil
-	}
-	body, _, err := readBody(r)
-	if err != nil {
-		return false, nil
-	}
-	setBody(r, body)
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(body, &env) != nil || !streamMethods[env.Method] {
-		return false, nil
-	}
-	return true, env.ID
-}
-
-// openStream prepares r for a stream when it asks for one: it takes one of
-// the client's stream slots, answering 429 itself when none is free, and
-// lifts the server's write deadline, which a stream lasting as long as its
-// task would otherwise pass. It returns whether to serve r, and
-// the function to call when r is served.
-func (s *Server) openStream(w http.ResponseWriter, r *http.Request, jsonRPC bool) (done func(), serve bool) {
-	stream, rpcID := streamRequest(r, jsonRPC)
-	if !stream {
-		return func() {}, true
-	}
-	release, ok := s.limits.streams.acquire(clientKey(r))
+// TakeStreamSlot takes one of the client of r's stream slots and returns
+// the function giving it back, or the refusal when the client has its
+// limit of streams open (429; the client retries after StreamRetryAfter).
+func (g *Guard) TakeStreamSlot(r *http.Request) (release func(), err error) {
+	release, ok := g.limits.streams.acquire(clientKey(r))
 	if !ok {
-		refuse(w, r, rpcID, tooManyRequests(
-			fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", s.limits.streams.max)), streamRetryAfter)
+		return nil, tooManyRequests(fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", g.limits.streams.max))
+	}
+	return release, nil
+}
+
+// OpenStream prepares r, which opens a stream (rpcID is its JSON-RPC id,
+// when it has one), for it: it takes one of the client's stream slots,
+// answering 429 itself when none is free, and lifts the server's write
+// deadline, which a stream lasting as long as its task would otherwise
+// pass. It returns whether to serve r, and the function to call when r is
+// served.
+func (g *Guard) OpenStream(w http.ResponseWriter, r *http.Request, rpcID json.RawMessage) (done func(), serve bool) {
+	release, err := g.TakeStreamSlot(r)
+	if err != nil {
+		refuse(w, r, rpcID, err, StreamRetryAfter)
 		return nil, false
 	}
 	// The read deadline needs no lifting: net/http lifts it itself once

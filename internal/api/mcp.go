@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -12,10 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/gin-gonic/gin"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/client"
 )
 
 // The API serves its agents over MCP too, at MCPPath, with MCP's
@@ -50,9 +51,6 @@ import (
 // them. A long call reports the task's progress instead, and a client that
 // lets go of a call reads the task later with a2aflow_get_task.
 
-// MCPPath is where the API serves MCP (streamable HTTP).
-const MCPPath = "/mcp"
-
 // mcpSessionTimeout closes a session (protocol versions up to 2025-11-25)
 // that has had no request for this long.
 const mcpSessionTimeout = 30 * time.Minute
@@ -64,10 +62,34 @@ const mcpStatelessSince = "2026-07-28"
 // handler, the context of the HTTP request that carried it (mcpCallContext).
 const mcpRequestKey = "a2aflow/request"
 
+// mcpConfig configures the MCP server; api.New fills in the defaults of
+// its Config.
+type mcpConfig struct {
+	// Logger receives the SDK's warnings and the calls' failures.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request's body.
+	MaxBodyBytes int64
+	// HostsChecked says the guard checks the Host header
+	// (Limits.AllowedHosts): the SDK's own defence against DNS rebinding
+	// is then off.
+	HostsChecked bool
+	// AuthOn says authentication is on: a call without a caller is
+	// refused.
+	AuthOn bool
+	// ShuttingDown, once closed, ends the calls' waits and then closes
+	// the sessions; nil: never.
+	ShuttingDown <-chan struct{}
+}
+
 // mcpService is the API's MCP server: its tools, and the two handlers of
 // the protocol generations (see above).
 type mcpService struct {
-	s         *Server
+	cfg      mcpConfig
+	temporal client.Client
+	agents   *engine.Registry
+	// services are the agents' TaskServices, by name, which the tools call.
+	services  map[string]*TaskService
+	guard     *Guard
 	server    *mcp.Server
 	sessions  http.Handler // protocol versions up to 2025-11-25
 	stateless http.Handler // 2026-07-28 and later
@@ -75,14 +97,15 @@ type mcpService struct {
 	calls atomic.Int64
 }
 
-// newMCP builds the MCP server over the agents' services.
-func (s *Server) newMCP() *mcpService {
-	m := &mcpService{s: s}
+// newMCP builds the MCP server over the services of reg's agents, whose
+// tasks run as workflows reached through c, behind the guard g.
+func newMCP(c client.Client, reg *engine.Registry, services map[string]*TaskService, g *Guard, cfg mcpConfig) *mcpService {
+	m := &mcpService{cfg: cfg, temporal: c, agents: reg, services: services, guard: g}
 	m.server = mcp.NewServer(&mcp.Implementation{Name: "a2aflow", Title: "a2aflow agents", Version: buildVersion()}, &mcp.ServerOptions{
 		Instructions: "Each tool is an agent. A call starts a task of the agent (or continues one, with task_id) and answers " +
 			"when the task completes, fails or asks a question. A question the client cannot show its user is answered " +
 			"with a2aflow_reply; a2aflow_get_task reads a task and a2aflow_cancel_task cancels it.",
-		Logger: slog.New(minLevel{s.cfg.Logger.Handler(), slog.LevelWarn}),
+		Logger: slog.New(minLevel{cfg.Logger.Handler(), slog.LevelWarn}),
 		// No logging capability: the server sends no log messages.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
@@ -90,11 +113,11 @@ func (s *Server) newMCP() *mcpService {
 	m.server.AddReceivingMiddleware(m.listPermittedTools)
 	get := func(*http.Request) *mcp.Server { return m.server }
 	opts := mcp.StreamableHTTPOptions{
-		MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
+		MaxRequestBodyBytes: cfg.MaxBodyBytes,
 		// Limits.AllowedHosts, when set, is the API's own defence against
-		// DNS rebinding (checkHost); without it the SDK's stays on: a
+		// DNS rebinding (Guard.CheckHost); without it the SDK's stays on: a
 		// request reaching a loopback address must name a loopback host.
-		DisableLocalhostProtection: len(s.cfg.Limits.AllowedHosts) > 0,
+		DisableLocalhostProtection: cfg.HostsChecked,
 	}
 	sessions := opts
 	sessions.SessionTimeout = mcpSessionTimeout
@@ -104,7 +127,7 @@ func (s *Server) newMCP() *mcpService {
 	stateless.PropagateRequestCancellation = true
 	m.sessions = withMCPCaller(mcp.NewStreamableHTTPHandler(get, &sessions))
 	m.stateless = withMCPCaller(mcp.NewStreamableHTTPHandler(get, &stateless))
-	if s.cfg.ShuttingDown != nil {
+	if cfg.ShuttingDown != nil {
 		go m.closeAtShutdown()
 	}
 	return m
@@ -124,7 +147,7 @@ const mcpAnswerGrace = 500 * time.Millisecond
 // http.Server.Shutdown, and closing a session drops the answers still
 // due on it.
 func (m *mcpService) closeAtShutdown() {
-	<-m.s.cfg.ShuttingDown
+	<-m.cfg.ShuttingDown
 	deadline := time.Now().Add(mcpShutdownGrace)
 	for m.calls.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -144,14 +167,11 @@ func (m *mcpService) serve(c *gin.Context) {
 	// Like an A2A stream, an MCP request may last as long as its task (a
 	// call) or its session (GET): it takes one of the client's stream
 	// slots, and has no write deadline.
-	release, ok := m.s.limits.streams.acquire(clientKey(r))
+	release, ok := m.guard.OpenStream(w, r, nil)
 	if !ok {
-		refuse(w, r, nil, tooManyRequests(
-			fmt.Sprintf("too many open streams: at most %d at once; close one or retry later", m.s.limits.streams.max)), streamRetryAfter)
 		return
 	}
 	defer release()
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	ew := &mcpErrorWriter{ResponseWriter: w}
 	defer ew.finish()
 	if v := r.Header.Get("MCP-Protocol-Version"); v >= mcpStatelessSince {
@@ -211,7 +231,7 @@ func (m *mcpService) callContext(ctx context.Context, req *mcp.CallToolRequest) 
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		request, _ = req.Extra.TokenInfo.Extra[mcpRequestKey].(context.Context)
 	}
-	if request == nil || (m.s.cfg.Auth.Enabled() && principal(request) == "") {
+	if request == nil || (m.cfg.AuthOn && principal(request) == "") {
 		return nil, nil, a2a.NewError(a2a.ErrUnauthenticated, "authentication required")
 	}
 	ctx, cancel := context.WithCancel(ctx)

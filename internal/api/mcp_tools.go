@@ -89,8 +89,8 @@ type taskInput struct {
 
 // addTools adds a tool per agent and the helper tools.
 func (m *mcpService) addTools() {
-	for _, name := range m.s.agents.Names() {
-		svc := m.s.services[name]
+	for _, name := range m.agents.Names() {
+		svc := m.services[name]
 		mcp.AddTool(m.server, &mcp.Tool{Name: name, Title: name, Description: agentToolDescription(svc.agent),
 			Annotations: &mcp.ToolAnnotations{Title: name, OpenWorldHint: ptr(true)}},
 			func(ctx context.Context, req *mcp.CallToolRequest, in agentToolInput) (*mcp.CallToolResult, any, error) {
@@ -141,7 +141,7 @@ func (m *mcpService) listPermittedTools(next mcp.MethodHandler) mcp.MethodHandle
 		filtered := *list
 		filtered.Tools = nil
 		for _, tool := range list.Tools {
-			if _, agent := m.s.services[tool.Name]; agent && !mayUse(request, tool.Name) {
+			if _, agent := m.services[tool.Name]; agent && !mayUse(request, tool.Name) {
 				continue
 			}
 			filtered.Tools = append(filtered.Tools, tool)
@@ -186,7 +186,7 @@ func (m *mcpService) call(ctx context.Context, req *mcp.CallToolRequest, run fun
 	defer m.calls.Add(-1)
 	defer func() {
 		if r := recover(); r != nil {
-			m.s.cfg.Logger.ErrorContext(ctx, "panic serving an MCP tool call", "tool", req.Params.Name, "panic", r)
+			m.cfg.Logger.ErrorContext(ctx, "panic serving an MCP tool call", "tool", req.Params.Name, "panic", r)
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 		}
 	}()
@@ -213,7 +213,7 @@ func (m *mcpService) toolFailure(ctx context.Context, err error) (*mcp.CallToolR
 	switch code.sentinel {
 	case a2a.ErrInternalError, a2a.ErrServerError, errTooManyRequests, a2a.ErrUnauthenticated:
 		if ctx.Err() == nil && code.sentinel == a2a.ErrInternalError {
-			m.s.cfg.Logger.ErrorContext(ctx, "MCP tool call failed", "error", err)
+			m.cfg.Logger.ErrorContext(ctx, "MCP tool call failed", "error", err)
 		}
 		rpcErr := &jsonrpc.Error{Code: int64(code.rpcCode), Message: msg}
 		// The data of A2A's JSON-RPC binding: the ErrorInfo, and whether
@@ -319,12 +319,12 @@ func (m *mcpService) serviceOf(ctx context.Context, taskID string) (*TaskService
 	if err := checkTaskID(taskID); err != nil {
 		return nil, err
 	}
-	desc, err := m.s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
+	desc, err := m.temporal.DescribeWorkflowExecution(ctx, taskID, "")
 	if err != nil {
 		return nil, toA2AError(err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	svc := m.s.services[searchKeyword(info, wire.AgentKey.GetName())]
+	svc := m.services[searchKeyword(info, wire.AgentKey.GetName())]
 	if svc == nil || !svc.callerSees(ctx, info) {
 		return nil, taskNotFound()
 	}
@@ -414,8 +414,10 @@ func (m *mcpService) ask(ctx context.Context, req *mcp.CallToolRequest, svc *Tas
 			}
 			// The client could not ask, or the server is shutting down:
 			// the caller answers with a2aflow_reply.
-			if !closed(m.s.cfg.ShuttingDown) {
-				m.s.cfg.Logger.InfoContext(ctx, "MCP elicitation failed; answering with the question", "task_id", snap.ID, "error", err)
+			select {
+			case <-m.cfg.ShuttingDown:
+			default:
+				m.cfg.Logger.InfoContext(ctx, "MCP elicitation failed; answering with the question", "task_id", snap.ID, "error", err)
 			}
 			break
 		}
@@ -433,10 +435,10 @@ func (m *mcpService) ask(ctx context.Context, req *mcp.CallToolRequest, svc *Tas
 // untilShutdown returns ctx, ended also when the server shuts down.
 func (m *mcpService) untilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if m.s.cfg.ShuttingDown != nil {
+	if m.cfg.ShuttingDown != nil {
 		go func() {
 			select {
-			case <-m.s.cfg.ShuttingDown:
+			case <-m.cfg.ShuttingDown:
 				cancel()
 			case <-ctx.Done():
 			}

@@ -29,7 +29,7 @@ import (
 //   - every A2A method of an agent's endpoint, on every binding (JSON-RPC,
 //     HTTP+JSON, gRPC) and version (1.0, 0.3): gatedService (extensions.go)
 //     wraps the one handler they all serve, and the HTTP+JSON subscription
-//     refused before it (stream.go). The agent is named by the request, so
+//     refused before it (streams.go). The agent is named by the request, so
 //     the refusal is PermissionDenied whatever the task (-31403, HTTP 403,
 //     gRPC PERMISSION_DENIED): it tells nothing about a task;
 //   - the extended card of an agent the caller may not use is refused the
@@ -231,7 +231,7 @@ func (p permissions) declare(card *a2a.AgentCard) {
 // mayUse reports whether the caller of ctx may use agent: always without
 // authentication or a permission limit.
 func mayUse(ctx context.Context, agent string) bool {
-	c, ok := callerFrom(ctx)
+	c, ok := CallerOf(ctx)
 	return !ok || c.Agents == nil || slices.Contains(c.Agents, agent)
 }
 
@@ -241,7 +241,7 @@ func permitAgent(ctx context.Context, agent string) error {
 	if mayUse(ctx, agent) {
 		return nil
 	}
-	c, _ := callerFrom(ctx)
+	c, _ := CallerOf(ctx)
 	msg := fmt.Sprintf("%s may not use agent %s", c.Principal, agent)
 	switch {
 	case c.Scheme == APIKeySchemeName:

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/gin-gonic/gin"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 )
@@ -124,7 +125,14 @@ func TestPermissionsConfigErrors(t *testing.T) {
 func TestPermissionsGateEveryMethod(t *testing.T) {
 	seen := 0
 	handler := gatedService{RequestHandler: countingHandler{seen: &seen}, agent: "other"}
-	limited := context.WithValue(t.Context(), callerKey{}, &caller{Identity: Identity{Principal: "alice", Scheme: APIKeySchemeName, Agents: []string{"echo"}}})
+	a, err := NewAuthenticator(t.Context(), AuthConfig{
+		APIKeys:      map[string]string{"alice": "alice-key-0123456789", "bob": "bob-key-0123456789", "carol": "carol-key-0123456789"},
+		APIKeyAgents: map[string][]string{"alice": {"echo"}, "carol": {"echo", "other"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := callerContext(t, a, "alice-key-0123456789")
 	calls := permissionCalls(handler)
 	for name, call := range calls {
 		err := call(limited)
@@ -137,8 +145,8 @@ func TestPermissionsGateEveryMethod(t *testing.T) {
 	}
 	for _, ctx := range []context.Context{
 		t.Context(), // authentication off
-		context.WithValue(t.Context(), callerKey{}, &caller{Identity: Identity{Principal: "bob", Agents: nil}}),
-		context.WithValue(t.Context(), callerKey{}, &caller{Identity: Identity{Principal: "carol", Agents: []string{"echo", "other"}}}),
+		callerContext(t, a, "bob-key-0123456789"),   // every agent
+		callerContext(t, a, "carol-key-0123456789"), // echo and other
 	} {
 		for name, call := range calls {
 			if err := call(ctx); err != nil {
@@ -149,6 +157,20 @@ func TestPermissionsGateEveryMethod(t *testing.T) {
 	if seen != 3*len(calls) {
 		t.Errorf("the service saw %d calls of permitted callers, want %d", seen, 3*len(calls))
 	}
+}
+
+// callerContext is the context of a request that a authenticated with the
+// API key key, as the guard hands it to the handlers.
+func callerContext(t *testing.T, a *Authenticator, key string) context.Context {
+	t.Helper()
+	c, _ := gin.CreateTestContext(httptest.NewRecorder())
+	c.Request = httptest.NewRequest(http.MethodPost, "/", nil)
+	c.Request.Header.Set(DefaultAPIKeyHeader, key)
+	newGuard(guardConfig{Auth: a}).Authenticate(c)
+	if _, ok := CallerOf(c.Request.Context()); !ok {
+		t.Fatalf("API key %s: no caller", key)
+	}
+	return c.Request.Context()
 }
 
 // permissionCalls are the task methods of a2asrv.RequestHandler on h.

@@ -16,8 +16,3 @@ func principal(ctx context.Context) string {
 	id, _ := ctx.Value(principalKey{}).(string)
 	return id
 }
-
-// PrincipalFrom returns the authenticated caller of a request served by the
-// API (its context), or "" when authentication is off: what a route added
-// with Config.Routes checks before it answers.
-func PrincipalFrom(ctx context.Context) string { return principal(ctx) }

@@ -146,7 +146,7 @@ var scheduleNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 // scheduleIDRe: the IDs the API hands out (sched- and a UUID).
 var scheduleIDRe = regexp.MustCompile(`^sched-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
-func (s *Server) scheduleRoutes(r *gin.Engine) {
+func (s *Resources) scheduleRoutes(r gin.IRouter) {
 	r.POST("/schedules", s.createSchedule)
 	r.GET("/schedules", s.listSchedules)
 	r.GET("/schedules/:id", s.getSchedule)
@@ -162,7 +162,7 @@ func ownsSchedule(principal, owner string) bool { return principal == "" || prin
 
 func scheduleNotFound(id string) error { return notFound("schedule %q does not exist", id) }
 
-func (s *Server) createSchedule(c *gin.Context) {
+func (s *Resources) createSchedule(c *gin.Context) {
 	var req ScheduleRequest
 	dec := json.NewDecoder(c.Request.Body)
 	dec.DisallowUnknownFields()
@@ -214,69 +214,107 @@ func scheduleRequestOf(v ScheduleView) ScheduleView {
 }
 
 // scheduleOptions checks a request and builds the schedule's options and
-// the view its memo keeps.
-func (s *Server) scheduleOptions(ctx context.Context, owner string, req *ScheduleRequest) (client.ScheduleOptions, ScheduleView, error) {
-	var none client.ScheduleOptions
+// the view its memo keeps. Its checks answer in the order of the
+// request's fields: agent, name, context, then when it runs
+// (scheduleTiming), then what each run starts (scheduleRun).
+func (s *Resources) scheduleOptions(ctx context.Context, owner string, req *ScheduleRequest) (client.ScheduleOptions, ScheduleView, error) {
 	agent, ok := s.agents.Get(req.Agent)
 	if req.Agent == "" || !ok {
-		return none, ScheduleView{}, badRequest(fmt.Sprintf("agent %q is not served here (GET /agents lists them)", req.Agent))
+		return client.ScheduleOptions{}, ScheduleView{}, badRequest(fmt.Sprintf("agent %q is not served here (GET /agents lists them)", req.Agent))
 	}
-	svc := s.services[agent.Name]
+	view, err := scheduleViewOf(owner, agent.Name, req)
+	if err != nil {
+		return client.ScheduleOptions{}, ScheduleView{}, err
+	}
+	opts, err := scheduleTiming(view)
+	if err != nil {
+		return client.ScheduleOptions{}, ScheduleView{}, err
+	}
+	action, push, err := s.scheduleRun(ctx, agent, owner, view, req.PushConfig)
+	if err != nil {
+		return client.ScheduleOptions{}, ScheduleView{}, err
+	}
+	if push != nil {
+		view.PushConfig = redactPushConfig(push)
+	}
+	scheduleSA := []temporal.SearchAttributeUpdate{wire.AgentKey.ValueSet(agent.Name)}
+	if owner != "" {
+		scheduleSA = append(scheduleSA, wire.OwnerKey.ValueSet(owner))
+	}
+	memo, _ := json.Marshal(scheduleRequestOf(view))
+	opts.ID, opts.Action, opts.Paused, opts.Note = view.ID, action, req.Paused, req.Note
+	opts.Memo = map[string]any{scheduleMemoKey: string(memo), "owner": owner}
+	opts.TypedSearchAttributes = temporal.NewSearchAttributes(scheduleSA...)
+	return opts, view, nil
+}
+
+// scheduleViewOf is the schedule req asks owner for, of agent, with its ID
+// (a name's, per owner), its context and the defaults of what it leaves
+// out; an invalid name or context is refused.
+func scheduleViewOf(owner, agent string, req *ScheduleRequest) (ScheduleView, error) {
 	id := "sched-" + uuid.NewString()
 	if req.Name != "" {
 		if !scheduleNameRe.MatchString(req.Name) {
-			return none, ScheduleView{}, badRequest("name must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit")
+			return ScheduleView{}, badRequest("name must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit")
 		}
 		// Per owner: another tenant's schedule of the same name is another
 		// schedule, and its existence is not revealed.
 		id = "sched-" + uuid.NewSHA1(scheduleIDSpace, []byte(owner+"\x00"+req.Name)).String()
 	}
-	view := ScheduleView{ID: id, Name: req.Name, Agent: agent.Name, ContextID: req.ContextID, Message: req.Message,
+	view := ScheduleView{ID: id, Name: req.Name, Agent: agent, ContextID: req.ContextID, Message: req.Message,
 		Cron: strings.TrimSpace(req.Cron), Every: req.Every, TimeZone: req.TimeZone, Jitter: req.Jitter, Start: req.Start, End: req.End,
 		Overlap: req.Overlap, CatchupWindow: req.CatchupWindow, Note: req.Note}
 	if view.ContextID == "" {
 		view.ContextID = "ctx-" + id
 	} else if err := checkTaskID(view.ContextID); err != nil || len(view.ContextID) > 256 {
-		return none, ScheduleView{}, badRequest("contextId must be printable ASCII, at most 256 bytes")
+		return ScheduleView{}, badRequest("contextId must be printable ASCII, at most 256 bytes")
 	}
 	if view.Overlap == "" {
 		view.Overlap = "skip"
 	}
-	overlap, ok := overlapPolicies[view.Overlap]
-	if !ok {
-		return none, ScheduleView{}, badRequest(fmt.Sprintf("overlap %q: want skip, buffer-one or cancel-previous", view.Overlap))
-	}
 	if view.CatchupWindow == "" {
 		view.CatchupWindow = "1m"
 	}
+	return view, nil
+}
+
+// scheduleTiming checks when view runs and returns the options that say
+// so: its spec (cron or interval, time zone, jitter, bounds), overlap
+// policy and catch-up window.
+func scheduleTiming(view ScheduleView) (client.ScheduleOptions, error) {
+	var none client.ScheduleOptions
+	overlap, ok := overlapPolicies[view.Overlap]
+	if !ok {
+		return none, badRequest(fmt.Sprintf("overlap %q: want skip, buffer-one or cancel-previous", view.Overlap))
+	}
 	catchup, err := time.ParseDuration(view.CatchupWindow)
 	if err != nil || catchup < 10*time.Second {
-		return none, ScheduleView{}, badRequest(fmt.Sprintf("catchupWindow %q: want a duration of 10s or more (e.g. 1m, 24h)", view.CatchupWindow))
+		return none, badRequest(fmt.Sprintf("catchupWindow %q: want a duration of 10s or more (e.g. 1m, 24h)", view.CatchupWindow))
 	}
 	spec := client.ScheduleSpec{TimeZoneName: view.TimeZone}
 	switch {
 	case (view.Cron == "") == (view.Every == ""):
-		return none, ScheduleView{}, badRequest("give one of cron (e.g. \"0 9 * * MON\") and every (e.g. \"1h\")")
+		return none, badRequest("give one of cron (e.g. \"0 9 * * MON\") and every (e.g. \"1h\")")
 	case view.Cron != "":
 		if strings.Contains(view.Cron, "TZ=") || strings.HasPrefix(view.Cron, "@every") {
-			return none, ScheduleView{}, badRequest("cron: give the time zone as timeZone and an interval as every")
+			return none, badRequest("cron: give the time zone as timeZone and an interval as every")
 		}
 		spec.CronExpressions = []string{view.Cron}
 	default:
 		every, err := time.ParseDuration(view.Every)
 		if err != nil || every < time.Second {
-			return none, ScheduleView{}, badRequest(fmt.Sprintf("every %q: want a duration of 1s or more (e.g. 2s, 1h, 168h)", view.Every))
+			return none, badRequest(fmt.Sprintf("every %q: want a duration of 1s or more (e.g. 2s, 1h, 168h)", view.Every))
 		}
 		spec.Intervals = []client.ScheduleIntervalSpec{{Every: every}}
 	}
 	if view.TimeZone != "" {
 		if _, err := time.LoadLocation(view.TimeZone); err != nil || view.TimeZone == "Local" {
-			return none, ScheduleView{}, badRequest(fmt.Sprintf("timeZone %q is no IANA time zone (e.g. Europe/Paris)", view.TimeZone))
+			return none, badRequest(fmt.Sprintf("timeZone %q is no IANA time zone (e.g. Europe/Paris)", view.TimeZone))
 		}
 	}
 	if view.Jitter != "" {
 		if spec.Jitter, err = time.ParseDuration(view.Jitter); err != nil || spec.Jitter < 0 {
-			return none, ScheduleView{}, badRequest(fmt.Sprintf("jitter %q: want a duration (e.g. 30s)", view.Jitter))
+			return none, badRequest(fmt.Sprintf("jitter %q: want a duration (e.g. 30s)", view.Jitter))
 		}
 	}
 	if view.Start != nil {
@@ -285,60 +323,49 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 	if view.End != nil {
 		spec.EndAt = *view.End
 		if view.Start != nil && !view.End.After(*view.Start) {
-			return none, ScheduleView{}, badRequest("end must be after start")
+			return none, badRequest("end must be after start")
 		}
 	}
 	if len(view.Note) > 1000 {
-		return none, ScheduleView{}, badRequest("note is longer than 1000 bytes")
+		return none, badRequest("note is longer than 1000 bytes")
 	}
+	return client.ScheduleOptions{Spec: spec, Overlap: overlap, CatchupWindow: catchup}, nil
+}
 
-	msg, err := scheduleMessage(id, view.Message)
+// scheduleRun checks what each run of view starts, a task of agent owned
+// by owner with view's message and pushConfig, and returns the schedule's
+// action and the push config sealed for the schedule.
+func (s *Resources) scheduleRun(ctx context.Context, agent *workflows.Agent, owner string, view ScheduleView, pushConfig *a2a.PushConfig) (*client.ScheduleWorkflowAction, *a2a.PushConfig, error) {
+	msg, err := scheduleMessage(view.ID, view.Message)
 	if err != nil {
-		return none, ScheduleView{}, err
+		return nil, nil, err
 	}
 	if err := checkInputModes(agent, msg); err != nil {
-		return none, ScheduleView{}, err
+		return nil, nil, err
 	}
-	push, err := svc.preparePushConfig(ctx, a2a.TaskID(wire.ScheduleSealBinding(id)), req.PushConfig)
+	push, err := s.services[agent.Name].preparePushConfig(ctx, a2a.TaskID(wire.ScheduleSealBinding(view.ID)), pushConfig)
 	if err != nil {
-		return none, ScheduleView{}, err
+		return nil, nil, err
 	}
-	if push != nil {
-		view.PushConfig = redactPushConfig(push)
-	}
-
 	// Each run starts with its first message in its input, which makes
 	// it working in its first workflow task (TaskInput.MergedWrites): the
 	// start says so.
 	sa := startSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateWorking)
-	scheduleSA := []temporal.SearchAttributeUpdate{wire.AgentKey.ValueSet(agent.Name)}
-	if owner != "" {
-		scheduleSA = append(scheduleSA, wire.OwnerKey.ValueSet(owner))
-	}
+	memo := startMemo(agent, msg)
+	memo["schedule"] = view.ID
 	action := &client.ScheduleWorkflowAction{
-		ID:        id,
+		ID:        view.ID,
 		Workflow:  wire.TaskWorkflowName,
 		TaskQueue: s.cfg.TaskQueue,
 		Args: []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, MergedWrites: true, LeanWrites: !s.cfg.NoLeanWrites,
-			LocalModelCalls: !s.cfg.NoLocalModelCalls, Schedule: id, PushConfig: push}},
+			LocalModelCalls: !s.cfg.NoLocalModelCalls, Schedule: view.ID, PushConfig: push}},
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
-		Memo:                  map[string]any{"agent": agent.Name, "text": truncate(workflows.MessageText(msg), 200), "schedule": id},
+		Memo:                  memo,
 	}
 	if agent.Versioning == workflows.AutoUpgrade {
 		action.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	memo, _ := json.Marshal(scheduleRequestOf(view))
-	return client.ScheduleOptions{
-		ID:                    id,
-		Spec:                  spec,
-		Action:                action,
-		Overlap:               overlap,
-		CatchupWindow:         catchup,
-		Paused:                req.Paused,
-		Note:                  req.Note,
-		Memo:                  map[string]any{scheduleMemoKey: string(memo), "owner": owner},
-		TypedSearchAttributes: temporal.NewSearchAttributes(scheduleSA...),
-	}, view, nil
+	return action, push, nil
 }
 
 // scheduleMessage is the user message of a schedule's runs. Its ID is
@@ -369,7 +396,7 @@ func scheduleMessage(id string, m ScheduleMessage) (*a2a.Message, error) {
 
 // schedule describes schedule id as the caller may see it: a schedule of
 // another owner, or none, is not found.
-func (s *Server) schedule(ctx context.Context, id string) (ScheduleView, error) {
+func (s *Resources) schedule(ctx context.Context, id string) (ScheduleView, error) {
 	if !scheduleIDRe.MatchString(id) {
 		return ScheduleView{}, scheduleNotFound(id)
 	}
@@ -463,7 +490,7 @@ func memoOwner(m *commonpb.Memo) (string, bool) {
 	return owner, true
 }
 
-func (s *Server) getSchedule(c *gin.Context) {
+func (s *Resources) getSchedule(c *gin.Context) {
 	view, err := s.schedule(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		failApprovals(c, err)
@@ -475,7 +502,7 @@ func (s *Server) getSchedule(c *gin.Context) {
 // listSchedules serves GET /schedules: the caller's schedules (?agent= one
 // agent's), by Temporal's visibility of schedules, whose entries carry the
 // memo: what was asked for, paused or not, the recent and next runs.
-func (s *Server) listSchedules(c *gin.Context) {
+func (s *Resources) listSchedules(c *gin.Context) {
 	ctx := c.Request.Context()
 	who := principal(ctx)
 	agent := c.Query("agent")
@@ -519,7 +546,7 @@ func (s *Server) listSchedules(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) deleteSchedule(c *gin.Context) {
+func (s *Resources) deleteSchedule(c *gin.Context) {
 	ctx := c.Request.Context()
 	id := c.Param("id")
 	if _, err := s.schedule(ctx, id); err != nil {
@@ -534,7 +561,7 @@ func (s *Server) deleteSchedule(c *gin.Context) {
 }
 
 // scheduleAction serves POST /schedules/{id}:pause, :unpause and :trigger.
-func (s *Server) scheduleAction(c *gin.Context) {
+func (s *Resources) scheduleAction(c *gin.Context) {
 	ctx := c.Request.Context()
 	id, verb, ok := strings.Cut(c.Param("id"), ":")
 	if !ok {

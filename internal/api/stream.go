@@ -2,13 +2,9 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"math"
-	"net/http"
-	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -136,94 +132,33 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 	}
 }
 
+// Subscribable checks a subscription to task id before its stream opens:
+// nil when the task exists for the caller and has not ended, else
+// TaskNotFound, or UnsupportedOperation for a task that has ended (there
+// is nothing to subscribe to).
+func (s *TaskService) Subscribable(ctx context.Context, id a2a.TaskID) error {
+	if err := checkTaskID(string(id)); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.queryTimeout)
+	defer cancel()
+	metrics.StreamQuery(metrics.StreamQueryStart)
+	snap, err := s.events(ctx, id, wire.EventsInput{WithTask: true, HistoryLength: new(int)})
+	if err != nil {
+		return err
+	}
+	if snap.Task.Status.State.Terminal() {
+		return a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; there is nothing to subscribe to", id, snap.Task.Status.State))
+	}
+	return nil
+}
+
 // maxQueryBackoff is the longest wait, in seconds, between the failed
 // queries of a stream.
 const maxQueryBackoff = 5
 
 func interrupted(s a2a.TaskState) bool {
 	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
-}
-
-// subscribeTarget reports whether r subscribes to a task (JSON-RPC
-// SubscribeToTask / tasks/resubscribe, or HTTP+JSON /tasks/{id}:subscribe,
-// /v1/tasks/{id}:subscribe in A2A 0.3) and which one. The JSON-RPC body was
-// buffered by guardBinding.
-func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.RawMessage, ok bool) {
-	if !jsonRPC {
-		prefix := "/tasks/"
-		if protocolVersion(r) == "0.3" {
-			prefix = "/v1/tasks/"
-		}
-		rest, found := strings.CutPrefix(r.URL.Path, prefix)
-		taskID, isSub := strings.CutSuffix(rest, ":subscribe")
-		if !found || !isSub || taskID == "" {
-			return "", nil, false
-		}
-		return a2a.TaskID(taskID), nil, true
-	}
-	body, _, err := readBody(r)
-	if err != nil {
-		return "", nil, false
-	}
-	setBody(r, body)
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			ID string `json:"id"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &env) != nil || (env.Method != "SubscribeToTask" && env.Method != "tasks/resubscribe") || env.Params.ID == "" {
-		return "", nil, false
-	}
-	return a2a.TaskID(env.Params.ID), env.ID, true
-}
-
-// refuseSubscription answers, before a stream opens, a subscription to a
-// task that does not exist (for this caller) or has ended. It returns true
-// when it answered.
-//
-// Over HTTP+JSON it corrects a2a-go v2.4.0's a2asrv/rest.go
-// handleSubscribeToTask, whose handleStreamingRequest writes the stream's
-// headers (200, text/event-stream) before the service's first event, so
-// that a refusal is an error event in a 200 stream, which @a2a-js/sdk reads
-// as an empty event. Canary rest-subscribe-refused. a2av0's 0.3
-// handleGetOrSubscribeTask and handleCancelOrSubscribeTask do the same
-// (a2acompat/a2av0/rest_server.go handleStreamingRequest), and the event
-// {"error": ...} is no 0.3 StreamResponse: @a2a-js/sdk's 0.3 client reads
-// it as an invalid event (InvalidAgentResponse), a2a-sdk's (Python) as
-// "Unsupported StreamResponse type" (a2a/compat/v0_3/proto_utils.py
-// FromProto.stream_response, after Parse with ignore_unknown_fields).
-// Canary rest-0.3-subscribe-refused. (agentEndpoint calls it
-// for HTTP+JSON only: over JSON-RPC the error stays inside the stream, as
-// a2a-go's client reads it.)
-func (s *TaskService) refuseSubscription(w http.ResponseWriter, r *http.Request, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
-	noteCall(r.Context(), "SubscribeToTask", id)  // for the access log (accesslog.go)
-	err := permitAgent(r.Context(), s.agent.Name) // as gatedService does (permissions.go)
-	if err == nil {
-		err = checkTaskID(string(id))
-	}
-	if err == nil {
-		var snap *wire.TaskSnapshot
-		ctx, cancel := context.WithTimeout(r.Context(), s.queryTimeout)
-		metrics.StreamQuery(metrics.StreamQueryStart)
-		snap, err = s.events(ctx, id, wire.EventsInput{WithTask: true, HistoryLength: new(int)})
-		cancel()
-		if err == nil && snap.Task.Status.State.Terminal() {
-			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; there is nothing to subscribe to", id, snap.Task.Status.State))
-		}
-	}
-	if err == nil {
-		return false
-	}
-	status := 0
-	if !jsonRPC && errors.Is(err, a2a.ErrUnsupportedOperation) {
-		// 400 INVALID_ARGUMENT, as this refusal has always read (a2a-go
-		// reads UnsupportedOperation as FAILED_PRECONDITION).
-		status = http.StatusBadRequest
-	}
-	writeA2AError(w, bindingOf(jsonRPC), rpcID, status, err)
-	return true
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -2,23 +2,19 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
+	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/secrets"
@@ -26,8 +22,10 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// TaskService implements the A2A methods of one agent on Temporal: every task
-// is a TaskWorkflow execution whose ID is the task ID.
+// TaskService implements the task methods of A2A for one agent on
+// Temporal: every task is a TaskWorkflow execution whose ID is the task ID.
+// Every binding serves it (with the agent's card methods), and /mcp calls
+// it.
 type TaskService struct {
 	temporal  client.Client
 	namespace string
@@ -68,12 +66,62 @@ type TaskService struct {
 	credentials *secrets.CredentialStore
 	// shuttingDown, once closed, ends the streams (Config.ShuttingDown).
 	shuttingDown <-chan struct{}
-	// defaultAgent is whether agent is the server's default one, which
-	// A2A 0.3 gRPC clients reach without naming it (grpc.go).
-	defaultAgent bool
 }
 
-var _ a2asrv.RequestHandler = (*TaskService)(nil)
+// serviceConfig configures the task services of a server's agents; api.New
+// fills in the defaults of its Config, whose fields of the same names say
+// what each does.
+type serviceConfig struct {
+	TaskQueue string
+	Namespace string
+	Logger    *slog.Logger
+	// Notifier hints new events when the worker runs in this process; nil:
+	// the streams poll every PollInterval.
+	Notifier     *hints.Broker
+	PollInterval time.Duration
+	// QueryTimeout bounds each query of a stream; a stream whose task stays
+	// unreachable for UnreachableAfter ends.
+	QueryTimeout, UnreachableAfter time.Duration
+	WaitTimeout                    time.Duration
+	Push                           PushOptions
+	// ApproverGroups maps approvers to their groups; nil: any group
+	// (without authentication, AuthOn false).
+	ApproverGroups       map[string][]string
+	AuthOn               bool
+	Payloads             blobstore.Store
+	NoLeanWrites         bool
+	NoLocalModelCalls    bool
+	Credentials          *secrets.CredentialStore
+	DefaultHistoryLength int
+	ShuttingDown         <-chan struct{}
+}
+
+// newServices returns the TaskService of each agent of reg, by name, over
+// the Temporal client c. They share one watch of the tasks that ended
+// outside their handler (closedwatch.go).
+func newServices(c client.Client, reg *engine.Registry, cfg serviceConfig) map[string]*TaskService {
+	var closed *closedWatch
+	if cfg.Notifier != nil {
+		closed = newClosedWatch(c, cfg.Namespace, cfg.Notifier, cfg.Logger)
+	}
+	services := map[string]*TaskService{}
+	for _, name := range reg.Names() {
+		agent, _ := reg.Get(name)
+		services[name] = &TaskService{
+			temporal: taskIDGuard{c}, agent: agent, taskQueue: cfg.TaskQueue, logger: cfg.Logger,
+			notifier: cfg.Notifier, closed: closed, pollInterval: cfg.PollInterval,
+			queryTimeout: cfg.QueryTimeout, unreachableAfter: cfg.UnreachableAfter, push: cfg.Push,
+			approverGroups: cfg.ApproverGroups, authOn: cfg.AuthOn, payloads: cfg.Payloads, waitTimeout: cfg.WaitTimeout,
+			leanWrites: !cfg.NoLeanWrites, localModelCalls: !cfg.NoLocalModelCalls,
+			credentials: cfg.Credentials, defaultHistory: cfg.DefaultHistoryLength, namespace: cfg.Namespace,
+			shuttingDown: cfg.ShuttingDown,
+		}
+	}
+	return services
+}
+
+// Agent is the agent the service serves.
+func (s *TaskService) Agent() *workflows.Agent { return s.agent }
 
 // taskIDSpace namespaces the task IDs derived from message IDs.
 var taskIDSpace = uuid.MustParse("6f1c1c52-3c1a-4a59-9d3e-5b0c1e7a2a10")
@@ -155,85 +203,6 @@ type taskWant struct {
 	since         bool
 }
 
-// takeCredential answers a task waiting for a credential (refused says
-// what it waits for): the secret in msg (its text, or a data part
-// {"credential": ...}) is stored sealed in the credential store, and the
-// message sent instead carries the reference only, so the secret never
-// reaches Temporal history, streams or webhooks.
-func (s *TaskService) takeCredential(ctx context.Context, taskID a2a.TaskID, owner string, msg *a2a.Message, refused error) (*a2a.Message, error) {
-	var appErr *temporal.ApplicationError
-	var req wire.CredentialRequest
-	if !errors.As(refused, &appErr) || appErr.Details(&req) != nil || req.Service == "" {
-		return nil, toA2AError(refused)
-	}
-	if s.credentials == nil {
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
-			fmt.Sprintf("task %s asks for a %s credential, but this server keeps no credentials (configure a secrets key, --secrets-key)", taskID, req.Service))
-	}
-	secret := credentialIn(msg)
-	if secret == "" {
-		return nil, a2a.NewError(a2a.ErrInvalidParams,
-			fmt.Sprintf("task %s waits for a %s credential for %s: send it as the message's text", taskID, orNone(req.AuthType), req.Service))
-	}
-	ref, err := s.credentials.Put(ctx, secrets.Credential{Service: req.Service, AuthType: req.AuthType, Secret: secret,
-		TaskID: string(taskID), Owner: owner, Created: time.Now().UTC(), Agent: req.Agent, RemoteTask: req.RemoteTask})
-	if err != nil {
-		s.logger.ErrorContext(ctx, "credential not stored", "task_id", taskID, "service", req.Service, "error", err)
-		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the %s credential could not be stored; nothing was recorded, send it again", req.Service))
-	}
-	data := map[string]any{wire.CredentialRefKey: ref, "service": req.Service, "authType": req.AuthType}
-	said := fmt.Sprintf("Credential provided for %s.", req.Service)
-	if req.Agent != "" {
-		// A credential a remote agent asked for: sealed for it alone.
-		data[wire.CredentialAgentKey] = req.Agent
-		said = fmt.Sprintf("Credential provided for %s (agent %s).", req.Service, req.Agent)
-	}
-	refPart := a2a.NewDataPart(data)
-	refPart.MediaType = "application/json"
-	out := &a2a.Message{
-		ID: msg.ID, Role: msg.Role, TaskID: msg.TaskID, ContextID: msg.ContextID,
-		ReferenceTasks: msg.ReferenceTasks, Extensions: msg.Extensions,
-		Parts: a2a.ContentParts{a2a.NewTextPart(said), refPart},
-	}
-	return out, nil
-}
-
-// credentialIn returns the secret a user's answer carries: a data part's
-// "credential" field, else its text.
-func credentialIn(m *a2a.Message) string {
-	for _, p := range m.Parts {
-		if data, ok := p.Data().(map[string]any); ok {
-			if v, ok := data[wire.CredentialSecretKey].(string); ok && strings.TrimSpace(v) != "" {
-				return strings.TrimSpace(v)
-			}
-		}
-	}
-	return strings.TrimSpace(workflows.MessageText(m))
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "secret"
-	}
-	return s
-}
-
-// decisionMessage is the answer to an approver's decision on a task of
-// another owner: a message about the approval, never the task (see
-// workflows/access.go).
-func decisionMessage(req *a2a.Message, a *workflows.Approval) *a2a.Message {
-	data := a2a.NewDataPart(map[string]any{"approvalId": a.ID, "state": a.State, "decisions": len(a.Decisions)})
-	data.MediaType = "application/json"
-	return &a2a.Message{
-		ID:   req.ID + "-decision",
-		Role: a2a.MessageRoleAgent,
-		Parts: a2a.ContentParts{
-			a2a.NewTextPart(fmt.Sprintf("Your decision on approval %s is recorded; the approval is %s.", a.ID, a.State)),
-			data,
-		},
-	}
-}
-
 // sendResult is the result of the SendMessage update: the bounded
 // wire.TaskUpdateResult and, for an approver's decision on a task of another
 // owner, the approval it decided (never the task).
@@ -261,70 +230,109 @@ const maxContinuingRetries = 10
 // answers with, and whether it starts at the caller's message): the result
 // then carries the task when it is small.
 func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool, want *taskWant) (sent, error) {
-	if err := validateSendMessageRequest(req); err != nil {
+	d, err := s.newDelivery(ctx, req, returnImmediately, want)
+	if err != nil {
 		return sent{}, err
 	}
+	waitCtx, cancel := context.WithDeadline(ctx, d.deadline)
+	defer cancel()
+	res, accepted, err := s.deliver(waitCtx, d)
+	if isAppErrorType(err, wire.ErrTypeCredentialRequired) {
+		// The task waits for a credential: the secret goes to the
+		// credential store, the message carries its reference (once).
+		if err := s.withCredential(ctx, d, err); err != nil {
+			return sent{}, err
+		}
+		res, accepted, err = s.deliver(waitCtx, d)
+	}
+	return s.answerDelivery(ctx, d, res, accepted, err)
+}
+
+// delivery is a message on its way to its task through the SendMessage
+// update.
+type delivery struct {
+	in     wire.SendMessageInput
+	update client.UpdateWorkflowOptions
+	// startOp starts the task's workflow when the message creates the
+	// task; nil when it goes to a task that exists.
+	startOp client.WithStartWorkflowOperation
+	taskID  a2a.TaskID
+	owner   string
+	// deadline ends the caller's wait (Config.WaitTimeout).
+	deadline time.Time
+	// attempts counts the sends so far (maxContinuingRetries).
+	attempts int
+}
+
+// newDelivery checks req and builds the delivery of its message: the
+// update's input, and the start of the task's workflow when the message
+// creates the task.
+func (s *TaskService) newDelivery(ctx context.Context, req *a2a.SendMessageRequest, returnImmediately bool, want *taskWant) (*delivery, error) {
+	if err := validateSendMessageRequest(req); err != nil {
+		return nil, err
+	}
 	if err := checkInputModes(s.agent, req.Message); err != nil {
-		return sent{}, err
+		return nil, err
 	}
 	if req.Config != nil {
 		if err := checkAcceptedOutputModes(s.agent, req.Config.AcceptedOutputModes); err != nil {
-			return sent{}, err
+			return nil, err
 		}
 	}
 	msg := req.Message
-	owner := principal(ctx)
-	in := wire.SendMessageInput{Agent: s.agent.Name, Owner: owner, Message: msg, ReturnImmediately: returnImmediately,
+	d := &delivery{owner: principal(ctx), taskID: msg.TaskID}
+	d.in = wire.SendMessageInput{Agent: s.agent.Name, Owner: d.owner, Message: msg, ReturnImmediately: returnImmediately,
 		Extensions: activatedExtensions(ctx)}
 	if want != nil {
-		in.WantTask, in.HistoryLength, in.HistorySince = true, want.historyLength, want.since
+		d.in.WantTask, d.in.HistoryLength, d.in.HistorySince = true, want.historyLength, want.since
 	}
 	// The message may be an approval decision (approval.go): it carries who
 	// sends it, from authentication or, with it off, the X-Approver header.
-	in.Approver, in.ApproverGroups = s.messageApprover(ctx)
-	taskID := msg.TaskID
-	var startOp client.WithStartWorkflowOperation
-	if taskID == "" {
+	d.in.Approver, d.in.ApproverGroups = s.messageApprover(ctx)
+	if d.taskID == "" {
 		var id string
-		id, startOp = s.newTask(msg, owner)
-		taskID = a2a.TaskID(id)
+		id, d.startOp = s.newTask(msg, d.owner)
+		d.taskID = a2a.TaskID(id)
 	}
 	if req.Config != nil {
 		// The push config's secrets are sealed for this task and config.
-		push, err := s.preparePushConfig(ctx, taskID, req.Config.PushConfig)
+		push, err := s.preparePushConfig(ctx, d.taskID, req.Config.PushConfig)
 		if err != nil {
-			return sent{}, err
+			return nil, err
 		}
-		in.PushConfig = push
+		d.in.PushConfig = push
 	}
-	update := client.UpdateWorkflowOptions{
+	d.update = client.UpdateWorkflowOptions{
+		WorkflowID:   string(d.taskID),
 		UpdateID:     msg.ID,
 		UpdateName:   wire.UpdateSendMessage,
-		Args:         []any{in},
+		Args:         []any{d.in},
 		WaitForStage: client.WorkflowUpdateStageAccepted,
 	}
-	deadline := time.Now().Add(s.waitTimeout)
-	waitCtx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
+	d.deadline = time.Now().Add(s.waitTimeout)
+	return d, nil
+}
 
-	update.WorkflowID = string(taskID)
-	var res sendResult
-	var err error
-	accepted := false        // the worker took the update: the message is recorded
-	credentialTaken := false // the message's secret went to the credential store
-	for attempt := 0; ; attempt++ {
+// deliver sends d's update until the task takes it or refuses it, within
+// waitCtx: a write the task could not take at that moment, with nothing of
+// it recorded, is sent again (notTaken). It returns the update's result,
+// whether the worker accepted the update (the message is then recorded),
+// and the update's error. A task that already ended, which a retry of the
+// request that created it finds, answers settled.
+func (s *TaskService) deliver(waitCtx context.Context, d *delivery) (res sendResult, accepted bool, err error) {
+	for ; ; d.attempts++ {
 		var handle client.WorkflowUpdateHandle
-		if startOp != nil {
+		if d.startOp != nil {
 			handle, err = s.temporal.UpdateWithStartWorkflow(waitCtx, client.UpdateWithStartWorkflowOptions{
-				StartWorkflowOperation: startOp,
-				UpdateOptions:          update,
+				StartWorkflowOperation: d.startOp,
+				UpdateOptions:          d.update,
 			})
 			if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 				// A retry of a request whose task already ended: answer with that task.
-				return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
+				return sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, false, nil
 			}
 		} else {
-			handle, err = s.temporal.UpdateWorkflow(waitCtx, update)
+			handle, err = s.temporal.UpdateWorkflow(waitCtx, d.update)
 		}
 		if err == nil {
 			// A validator's refusal and the handler's outcome both come
@@ -332,66 +340,70 @@ func (s *TaskService) send(ctx context.Context, req *a2a.SendMessageRequest, ret
 			err = handle.Get(waitCtx, &res)
 			accepted = err == nil || !isValidatorRefusal(err)
 		}
-		if isAppErrorType(err, wire.ErrTypeCredentialRequired) && !credentialTaken {
-			// The task waits for a credential: the secret goes to the
-			// credential store, the message carries its reference.
-			credentialTaken = true
-			if msg, err = s.takeCredential(ctx, taskID, owner, msg, err); err != nil {
-				return sent{}, err
-			}
-			in.Message = msg
-			update.Args = []any{in}
-			continue
-		}
 		// The message reached a workflow task that then failed (e.g. it
 		// continued as new while another message came: Temporal refuses
 		// that completion): Temporal does not retry such an update, and
 		// nothing of it was recorded, so it is sent again, as a message
 		// refused while the task was continuing as new is.
-		if notTaken(err) && attempt < maxContinuingRetries {
-			if startOp != nil {
-				_, startOp = s.newTask(msg, owner) // an operation is used once
-			}
-			sleep(waitCtx, time.Duration(attempt+1)*20*time.Millisecond)
-			continue
+		if !notTaken(err) || d.attempts >= maxContinuingRetries {
+			return res, accepted, err
 		}
-		break
+		if d.startOp != nil {
+			_, d.startOp = s.newTask(d.in.Message, d.owner) // an operation is used once
+		}
+		sleep(waitCtx, time.Duration(d.attempts+1)*20*time.Millisecond)
 	}
-	if startOp != nil && accepted {
+}
+
+// withCredential puts the credential of d's message, which the task
+// refused for waiting for one (refused), in the credential store, and has
+// the message carry its reference instead (takeCredential).
+func (s *TaskService) withCredential(ctx context.Context, d *delivery, refused error) error {
+	msg, err := s.takeCredential(ctx, d.taskID, d.owner, d.in.Message, refused)
+	if err != nil {
+		return err
+	}
+	d.in.Message = msg
+	d.update.Args = []any{d.in}
+	d.attempts++
+	return nil
+}
+
+// answerDelivery is what the caller of d gets from the update's outcome:
+// the update's result; the task as it is for a message recorded but not
+// answered in time, or one an earlier run of the task got; or the error.
+func (s *TaskService) answerDelivery(ctx context.Context, d *delivery, res sendResult, accepted bool, err error) (sent, error) {
+	if d.startOp != nil && accepted {
 		metrics.TaskStarted(s.agent.Name)
 	}
+	asItIs := sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: d.taskID, deadline: d.deadline}
 	switch {
 	case err == nil:
 	case isAppErrorType(err, wire.ErrTypeDuplicateMessage):
 		// An earlier run of the task received this message: it is not
 		// recorded twice; the caller gets the task as it is.
-		return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
+		return asItIs, nil
 	case boundPassed(ctx, err) && accepted:
 		// Recorded, but the handler is still at work: the caller gets the
 		// task as it is.
-		return sent{sendResult: sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}}, taskID: taskID, deadline: deadline}, nil
+		return asItIs, nil
 	case boundPassed(ctx, err):
-		if st := s.diagnoseStuck(ctx, taskID); st != nil {
-			return sent{}, s.stuckError(taskID, st, "take the message")
+		if st := s.diagnoseStuck(ctx, d.taskID); st != nil {
+			return sent{}, s.stuckError(d.taskID, st, "take the message")
 		}
-		return sent{}, noWorkerError(taskID, s.waitTimeout, "accepted the message")
-	case msg.TaskID != "" || accepted:
-		return sent{}, s.writeError(ctx, string(taskID), err, a2a.ErrUnsupportedOperation)
+		return sent{}, noWorkerError(d.taskID, s.waitTimeout, "accepted the message")
+	case d.in.Message.TaskID != "" || accepted:
+		return sent{}, s.writeError(ctx, string(d.taskID), err, a2a.ErrUnsupportedOperation)
 	default:
 		return sent{}, toA2AError(err)
 	}
-	if res.Decision != nil && !decidedBy(res.Decision, in.Approver) {
+	if res.Decision != nil && !decidedBy(res.Decision, d.in.Approver) {
 		// Temporal answered with the result of an earlier update of this
 		// message ID (a decision by another approver) without the validator
 		// that checks the caller: nothing was recorded for this caller.
 		return sent{}, taskNotFound()
 	}
-	return sent{sendResult: res, taskID: taskID, deadline: deadline}, nil
-}
-
-// decidedBy reports whether approver made one of a's decisions.
-func decidedBy(a *workflows.Approval, approver string) bool {
-	return slices.ContainsFunc(a.Decisions, func(d workflows.ApprovalDecision) bool { return d.Approver == approver })
+	return sent{sendResult: res, taskID: d.taskID, deadline: d.deadline}, nil
 }
 
 // settles returns the condition a blocking send (or a cancel, when
@@ -517,8 +529,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// was terminated lets the same message start its task again.
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
-		// The memo makes a run readable at a glance in the Temporal UI.
-		Memo: map[string]any{"agent": s.agent.Name, "text": truncate(workflows.MessageText(msg), 200)},
+		Memo:                  startMemo(s.agent, msg),
 	}
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		// Workers of a Worker Deployment pin tasks by default; this agent's
@@ -528,6 +539,13 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true, LeanWrites: s.leanWrites,
 		LocalModelCalls: s.localModelCalls}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
+}
+
+// startMemo is the memo a task starts with, which makes its run readable
+// at a glance in the Temporal UI: its agent and the start of its first
+// message's text. A fork and a schedule's run add what they come from.
+func startMemo(agent *workflows.Agent, first *a2a.Message) map[string]any {
+	return map[string]any{"agent": agent.Name, "text": truncate(workflows.MessageText(first), 200)}
 }
 
 // startSearchAttributes are the search attributes a task starts with: its
@@ -641,114 +659,6 @@ func (s *TaskService) writeError(ctx context.Context, taskID string, err error, 
 		return derr
 	}
 	return a2a.NewError(whenClosed, fmt.Sprintf("task %s is in a terminal state", taskID))
-}
-
-// GetExtendedAgentCard returns the card extended for the authenticated
-// caller (see extendedCard in auth.go); without auth it answers
-// ExtendedCardNotConfigured, as there is nothing more than the public card.
-func (s *TaskService) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return s.extendedCard(ctx)
-}
-
-// validateSendMessageRequest refuses malformed messages before they reach
-// Temporal; the workflow's update validator checks them again against the
-// task's state.
-func validateSendMessageRequest(req *a2a.SendMessageRequest) error {
-	invalid := func(format string, args ...any) error {
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(format, args...))
-	}
-	m := req.Message
-	switch {
-	case m == nil:
-		return invalid("message is required")
-	case m.ID == "":
-		return invalid("message.messageId is required")
-	case len(m.ID) > 256:
-		return invalid("message.messageId is longer than 256 bytes")
-	case m.Role != a2a.MessageRoleUser:
-		return invalid("message.role must be ROLE_USER")
-	case len(m.Parts) == 0:
-		return invalid("message.parts must not be empty")
-	case req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0:
-		return invalid("configuration.historyLength must not be negative")
-	}
-	for i, p := range m.Parts {
-		if p == nil || p.Content == nil {
-			return invalid("message.parts[%d] has no content", i)
-		}
-		if !utf8.ValidString(p.Text()) {
-			return invalid("message.parts[%d].text is not valid UTF-8", i)
-		}
-		if data, ok := p.Data().(map[string]any); ok && data[wire.CredentialRefKey] != nil {
-			// A reference is what the server puts in place of a secret it
-			// sealed (takeCredential): one a caller wrote would point a
-			// waiting task at a credential it was not given for.
-			return invalid("message.parts[%d] carries a credential reference (%q), which only the server sets: send the credential itself, as the message's text or a data part {%q: \"...\"}",
-				i, wire.CredentialRefKey, wire.CredentialSecretKey)
-		}
-	}
-	return nil
-}
-
-// checkAcceptedOutputModes refuses a request whose acceptedOutputModes
-// share no media type with what agent produces (its card's default output
-// modes and its skills' output modes) with UnsupportedContentType (-32005,
-// HTTP 415), naming what it produces. Wildcards match either way ("*/*",
-// "image/*"); parameters (";charset=utf-8") and case are ignored, and blank
-// entries skipped. Only the refusal is done: the artifacts of an agent that
-// produces several modes are not filtered by the accepted ones.
-func checkAcceptedOutputModes(agent *workflows.Agent, accepted []string) error {
-	var asked []string
-	for _, m := range accepted {
-		if strings.TrimSpace(m) != "" {
-			asked = append(asked, m)
-		}
-	}
-	if len(asked) == 0 {
-		return nil
-	}
-	card := AgentCard(agent, "")
-	produced := slices.Clone(card.DefaultOutputModes)
-	for _, skill := range card.Skills {
-		for _, m := range skill.OutputModes {
-			if !slices.Contains(produced, m) {
-				produced = append(produced, m)
-			}
-		}
-	}
-	for _, a := range asked {
-		for _, p := range produced {
-			if mediaTypesMatch(a, p) {
-				return nil
-			}
-		}
-	}
-	return a2a.NewError(a2a.ErrUnsupportedContentType, fmt.Sprintf(
-		"configuration.acceptedOutputModes %s: agent %s produces none of them; it produces %s",
-		truncate(strings.Join(asked, ", "), 200), agent.Name, strings.Join(produced, ", ")))
-}
-
-// mediaTypesMatch reports whether media types a and b (either may be a
-// wildcard such as "*/*" or "text/*") can name the same content.
-func mediaTypesMatch(a, b string) bool {
-	base := func(s string) (string, string) {
-		s, _, _ = strings.Cut(s, ";")
-		typ, sub, _ := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "/")
-		return typ, sub
-	}
-	at, as := base(a)
-	bt, bs := base(b)
-	if at == "" || bt == "" {
-		return false
-	}
-	if at == "*" || bt == "*" {
-		return true
-	}
-	return at == bt && (as == bs || as == "*" || bs == "*")
-}
-
-func errorEvents(err error) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(nil, err) }
 }
 
 func truncate(s string, n int) string {

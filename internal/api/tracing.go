@@ -22,13 +22,13 @@ const (
 	AttrAgent     = "agent"
 )
 
-// traceRequest is the middleware that gives each request its server span,
+// TraceRequest is the middleware that gives each request its server span,
 // the child of the caller's W3C traceparent when it sent one. Without
 // tracing (no OTEL_* variables) the global tracer provider and propagator
 // are OpenTelemetry's no-ops: the span is a no-op and nothing is read from
 // the headers. The span ends with the request (a stream's when it closes),
 // with the agent, task and context the request log learned.
-func traceRequest(c *gin.Context) {
+func TraceRequest(c *gin.Context) {
 	r := c.Request
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	route := c.FullPath()
@@ -45,7 +45,7 @@ func traceRequest(c *gin.Context) {
 		span.SetAttributes(
 			attribute.String("http.request.method", r.Method),
 			attribute.String("url.path", bounded(r.URL.Path, maxLoggedPath)),
-			attribute.String("client.address", remoteHost(r)),
+			attribute.String("client.address", RemoteHost(r)),
 		)
 		if route != "" {
 			span.SetAttributes(attribute.String("http.route", route))

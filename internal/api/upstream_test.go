@@ -352,7 +352,7 @@ var upstreamCanaries = []upstreamCanary{
 		ours: canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS", message: "message.parts must not be empty"},
 	},
 	{
-		name: "rest-subscribe-refused", correction: "refuseSubscription", file: "stream.go",
+		name: "rest-subscribe-refused", correction: "refuseSubscription", file: "streams.go",
 		upstream: "answers a refused HTTP+JSON subscription with a 200 stream holding the error " +
 			"(a2asrv/rest.go handleSubscribeToTask: handleStreamingRequest writes the stream's headers before the service's first event)",
 		transport: rest10, method: "GET", path: "/tasks/t:subscribe",
@@ -361,7 +361,7 @@ var upstreamCanaries = []upstreamCanary{
 		ours:       canaryAnswer{status: 404, contentType: "application/json", reason: "TASK_NOT_FOUND"},
 	},
 	{
-		name: "rest-0.3-subscribe-refused", correction: "refuseSubscription", file: "stream.go",
+		name: "rest-0.3-subscribe-refused", correction: "refuseSubscription", file: "streams.go",
 		upstream: "answers a refused 0.3 HTTP+JSON subscription with a 200 stream holding the error as {\"error\": ...}, which is no 0.3 StreamResponse " +
 			"(a2acompat/a2av0/rest_server.go handleGetOrSubscribeTask: handleStreamingRequest writes the stream's headers before the service's first event)",
 		transport: rest03, method: "GET", path: "/v1/tasks/t:subscribe",
@@ -510,7 +510,7 @@ var upstreamCanaries = []upstreamCanary{
 
 	// Agent cards.
 	{
-		name: "card-0.3-security-schemes", correction: "cardProducer", file: "auth.go",
+		name: "card-0.3-security-schemes", correction: "cardProducer", file: "cards.go",
 		upstream: "serves a card whose security schemes a2a-go's own 1.0 card parser cannot read " +
 			`(a2acompat/a2av0/agentcard.go mapToCompatSecuritySchemes nests each 1.0 scheme under "apiKey", "http"..., ` +
 			`not "apiKeySecurityScheme", "httpAuthSecurityScheme"...)`,

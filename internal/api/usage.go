@@ -30,7 +30,7 @@ type UsageResponse struct {
 	Total models.UsageTotal `json:"total"`
 }
 
-func (s *Server) usageRoutes(r *gin.Engine) {
+func (s *Resources) usageRoutes(r gin.IRouter) {
 	r.GET("/usage", s.usage)
 }
 
@@ -38,7 +38,7 @@ func (s *Server) usageRoutes(r *gin.Engine) {
 // filters agent, context, task, since and until (RFC 3339). With
 // authentication on, a caller sees the usage of its own tasks only (the
 // tasks it owns: the one authorization rule); without, all of it.
-func (s *Server) usage(c *gin.Context) {
+func (s *Resources) usage(c *gin.Context) {
 	ctx := c.Request.Context()
 	if s.cfg.Usage == nil {
 		abortWithA2AError(c, bindingPlain, 0, a2a.NewError(a2a.ErrUnsupportedOperation, "this server keeps no LLM usage (no database)"))

@@ -2,9 +2,7 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -12,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 )
 
 // guardBinding and taskIDGuard stand between the HTTP server, a2a-go's
@@ -241,77 +237,6 @@ func readBodyError(status int) error {
 	return a2a.ErrParseError
 }
 
-// maxTaskIDBytes bounds task IDs: Temporal's default limit on workflow IDs
-// (a2aflow's own are 36-byte UUIDs).
-const maxTaskIDBytes = 1000
-
-// checkTaskID refuses an ID that cannot name a task: too long, or not
-// printable ASCII. Temporal's gRPC client carries the workflow ID in a
-// request header and fails on such bytes with an error that would reach the
-// client as an internal error.
-func checkTaskID(id string) error {
-	if len(id) > maxTaskIDBytes {
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task id is longer than %d bytes", maxTaskIDBytes))
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < 0x20 || id[i] > 0x7e {
-			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task id %q is not printable ASCII", truncate(id, 64)))
-		}
-	}
-	return nil
-}
-
-// taskIDGuard checks the workflow IDs of the Temporal calls that take one
-// from a request (a task ID in params, a path or a message's taskId) before
-// they reach Temporal. It wraps the client every TaskService uses, so every
-// method, present and future, is covered in one place.
-type taskIDGuard struct{ client.Client }
-
-// QueryWorkflow queries the workflow of a well-formed task ID.
-func (g taskIDGuard) QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {
-	if err := checkTaskID(workflowID); err != nil {
-		return nil, err
-	}
-	return g.Client.QueryWorkflow(ctx, workflowID, runID, queryType, args...)
-}
-
-// UpdateWorkflow updates the workflow of a well-formed task ID.
-func (g taskIDGuard) UpdateWorkflow(ctx context.Context, opts client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
-	if err := checkTaskID(opts.WorkflowID); err != nil {
-		return nil, err
-	}
-	return g.Client.UpdateWorkflow(ctx, opts)
-}
-
-// readBody reads r's body within the MaxBodyBytes limit that limitBody set,
-// and returns the HTTP status to answer when it cannot.
-func readBody(r *http.Request) ([]byte, int, error) {
-	if r.Body == nil {
-		return nil, 0, nil
-	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(r.Body); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the request body is over the limit of %d bytes", tooLarge.Limit)
-		}
-		return nil, http.StatusBadRequest, fmt.Errorf("cannot read the request body: %w", err)
-	}
-	return buf.Bytes(), 0, nil
-}
-
-func setBody(r *http.Request, body []byte) {
-	r.Body = http.NoBody
-	if len(body) > 0 {
-		r.Body = readCloser{bytes.NewReader(body)}
-	}
-	r.ContentLength = int64(len(body))
-}
-
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
-
 // jsonContentType accepts the media types a JSON body may come with: none,
 // application/json and any +json type, and application/x-www-form-urlencoded,
 // which is what `curl -d` sends unless told otherwise (the README's examples
@@ -358,25 +283,4 @@ func jsonDepthExceeds(b []byte, max int) bool {
 		}
 	}
 	return false
-}
-
-// writeTooLarge answers a request whose body is over the limit with 413, in
-// the shape of the binding its path suggests.
-func writeTooLarge(w http.ResponseWriter, r *http.Request, size, limit int64) {
-	msg := fmt.Sprintf("the request body is over the limit of %d bytes", limit)
-	if size > 0 {
-		msg = fmt.Sprintf("the request body of %d bytes is over the limit of %d", size, limit)
-	}
-	writeA2AError(w, bindingOf(r.Method == http.MethodPost && jsonRPCPath(r.URL.Path)), nil, http.StatusRequestEntityTooLarge,
-		a2a.NewError(a2a.ErrInvalidRequest, msg))
-}
-
-// jsonRPCPath reports whether path is a JSON-RPC endpoint: the default
-// agent's "/", an agent's "/agents/{name}", or MCP's.
-func jsonRPCPath(path string) bool {
-	if path == "" || path == "/" || path == MCPPath {
-		return true
-	}
-	name, ok := strings.CutPrefix(path, "/agents/")
-	return ok && name != "" && !strings.Contains(strings.TrimSuffix(name, "/"), "/")
 }

@@ -54,9 +54,5 @@ func inferV1(r *http.Request, jsonRPC bool, jsonRPCMethod string) {
 		return
 	}
 	r.Header.Set(a2a.SvcParamVersion, "1.0")
-	if l := requestLogFrom(r.Context()); l != nil {
-		l.mu.Lock()
-		l.version = "1.0"
-		l.mu.Unlock()
-	}
+	NoteVersion(r.Context(), "1.0")
 }

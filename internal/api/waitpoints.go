@@ -43,7 +43,7 @@ type CompleteWaitpointRequest struct {
 	Payload json.RawMessage `json:"payload" binding:"required"`
 }
 
-func (s *Server) waitpointRoutes(r *gin.Engine) {
+func (s *Resources) waitpointRoutes(r gin.IRouter) {
 	r.GET("/waitpoints/:id", s.getWaitpoint)
 	r.POST("/waitpoints/:id", s.completeWaitpoint)
 }
@@ -61,7 +61,7 @@ func waitpointTask(id string) (string, error) {
 // getWaitpoint serves GET /waitpoints/{id} to the holder of its token, and
 // to the task's owner, who also gets the token. Anyone else learns that
 // it does not exist.
-func (s *Server) getWaitpoint(c *gin.Context) {
+func (s *Resources) getWaitpoint(c *gin.Context) {
 	id := c.Param("id")
 	taskID, err := waitpointTask(id)
 	if err != nil {
@@ -97,7 +97,7 @@ func (s *Server) getWaitpoint(c *gin.Context) {
 // waitpoint reads waitpoint id of task taskID through QueryWaitpoints, as
 // owner ("": any caller, authentication is off) or as the holder of a token
 // bound to token (the workflow answers with the waitpoint it opens only).
-func (s *Server) waitpoint(ctx context.Context, taskID, id, owner string, token *wire.TokenBinding) (workflows.Waitpoint, error) {
+func (s *Resources) waitpoint(ctx context.Context, taskID, id, owner string, token *wire.TokenBinding) (workflows.Waitpoint, error) {
 	value, err := s.temporal.QueryWorkflow(ctx, taskID, "", wire.QueryWaitpoints, wire.WaitpointsQuery{Owner: owner, Token: token})
 	if err != nil {
 		if mapped := toA2AError(err); errors.Is(mapped, a2a.ErrTaskNotFound) {
@@ -123,7 +123,7 @@ func (s *Server) waitpoint(ctx context.Context, taskID, id, owner string, token 
 // payload its schema does not take (400) and a waitpoint that is no longer
 // pending (409). Sending the same payload again answers 200 with the
 // waitpoint as it was completed: a retry is safe.
-func (s *Server) completeWaitpoint(c *gin.Context) {
+func (s *Resources) completeWaitpoint(c *gin.Context) {
 	id := c.Param("id")
 	taskID, err := waitpointTask(id)
 	if err != nil {
@@ -174,8 +174,8 @@ func (s *Server) completeWaitpoint(c *gin.Context) {
 
 // permitTask refuses a task of an agent the caller may not use
 // (permissions.go), once the caller is known to see the task.
-func (s *Server) permitTask(ctx context.Context, taskID string) error {
-	if c, ok := callerFrom(ctx); !ok || c.Agents == nil {
+func (s *Resources) permitTask(ctx context.Context, taskID string) error {
+	if c, ok := CallerOf(ctx); !ok || c.Agents == nil {
 		return nil
 	}
 	desc, err := s.temporal.DescribeWorkflowExecution(ctx, taskID, "")
@@ -216,7 +216,7 @@ func payloadDigest(payload json.RawMessage) string {
 // completion the waitpoint refuses because it is settled, or because its
 // task has ended, is read back: the same payload is the earlier
 // completion's success, any other a conflict.
-func (s *Server) complete(ctx context.Context, taskID string, in wire.CompleteWaitpointInput) (workflows.Waitpoint, error) {
+func (s *Resources) complete(ctx context.Context, taskID string, in wire.CompleteWaitpointInput) (workflows.Waitpoint, error) {
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   taskID,
 		UpdateID:     in.WaitpointID + "/" + payloadDigest(in.Payload),
