@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/a2aflow/a2aflow/workflows"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
 // messageApprover names the sender of an A2A message for approval
