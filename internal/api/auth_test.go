@@ -2,21 +2,12 @@ package api
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,12 +23,6 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
-)
-
-const (
-	testSecret   = "0123456789abcdef0123456789abcdef-hs256"
-	testIssuer   = "https://issuer.test"
-	testAudience = "a2aflow-test"
 )
 
 // healthyTemporal answers CheckHealth; the routes under test call nothing else.
@@ -58,90 +43,6 @@ func testRegistry(t *testing.T) *engine.Registry {
 		t.Fatal(err)
 	}
 	return reg
-}
-
-func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-
-// rsaJWK is pub as a JWK, as an identity provider's JWKS endpoint serves it.
-func rsaJWK(kid string, pub *rsa.PublicKey) map[string]any {
-	return map[string]any{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid,
-		"n": b64(pub.N.Bytes()), "e": b64(big.NewInt(int64(pub.E)).Bytes())}
-}
-
-// ecJWK is a P-256 public key as a JWK.
-func ecJWK(t *testing.T, kid string, pub *ecdsa.PublicKey) map[string]any {
-	t.Helper()
-	raw, err := pub.Bytes() // 0x04 || X || Y
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]any{"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-		"x": b64(raw[1:33]), "y": b64(raw[33:65])}
-}
-
-// testKeys are the signing keys of the fake identity providers.
-type testKeys struct {
-	rsa, rsaOther *rsa.PrivateKey
-	ec            *ecdsa.PrivateKey
-	jwksURL       string
-	jwksFile      string
-}
-
-// newTestKeys serves an RSA JWKS over HTTP and writes a P-256 JWKS file.
-func newTestKeys(t *testing.T) *testKeys {
-	t.Helper()
-	k := &testKeys{}
-	var err error
-	if k.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
-	}
-	if k.rsaOther, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
-	}
-	if k.ec, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-		t.Fatal(err)
-	}
-	rsaSet, _ := json.Marshal(map[string]any{"keys": []any{rsaJWK("rsa-1", &k.rsa.PublicKey)}})
-	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/.well-known/jwks.json" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(rsaSet)
-	}))
-	t.Cleanup(idp.Close)
-	k.jwksURL = idp.URL + "/.well-known/jwks.json"
-
-	ecSet, _ := json.Marshal(map[string]any{"keys": []any{ecJWK(t, "ec-1", &k.ec.PublicKey)}})
-	k.jwksFile = filepath.Join(t.TempDir(), "jwks.json")
-	if err := os.WriteFile(k.jwksFile, ecSet, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// claims returns valid claims for sub, changed by edits.
-func claims(sub string, edits ...func(jwt.MapClaims)) jwt.MapClaims {
-	now := time.Now()
-	c := jwt.MapClaims{"sub": sub, "iss": testIssuer, "aud": testAudience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
-	for _, e := range edits {
-		e(c)
-	}
-	return c
-}
-
-func sign(t *testing.T, method jwt.SigningMethod, kid string, key any, c jwt.MapClaims) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(method, c)
-	if kid != "" {
-		tok.Header["kid"] = kid
-	}
-	s, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // newTestAuth configures every scheme: two API keys, HS256, an RSA JWKS URL
@@ -217,14 +118,6 @@ func extendedCardCall(t *testing.T, srvURL, path string, setAuth func(*http.Requ
 		}
 	}
 	return got, rpc.Result
-}
-
-func bearer(token string) func(*http.Request) {
-	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
-}
-
-func apiKeyHeader(key string) func(*http.Request) {
-	return func(r *http.Request) { r.Header.Set("X-API-Key", key) }
 }
 
 const (
@@ -565,87 +458,4 @@ func TestAuthCards(t *testing.T) {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}
 	})
-}
-
-func TestNewAuthenticatorErrors(t *testing.T) {
-	k := newTestKeys(t)
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(failing.Close)
-
-	tests := []struct {
-		name string
-		cfg  AuthConfig
-		ok   bool
-		on   bool
-	}{
-		{"zero value: off", AuthConfig{}, true, false},
-		{"API keys", AuthConfig{APIKeys: map[string]string{"a": "k1"}}, true, true},
-		{"JWKS URL", AuthConfig{JWT: JWTConfig{JWKSURL: k.jwksURL}}, true, true},
-		{"short HS256 secret", AuthConfig{JWT: JWTConfig{HS256Secret: []byte("short")}}, false, false},
-		{"empty key", AuthConfig{APIKeys: map[string]string{"a": ""}}, false, false},
-		{"empty name", AuthConfig{APIKeys: map[string]string{" ": "k"}}, false, false},
-		{"shared key", AuthConfig{APIKeys: map[string]string{"a": "k", "b": "k"}}, false, false},
-		{"issuer without JWT", AuthConfig{JWT: JWTConfig{Issuer: testIssuer}}, false, false},
-		{"JWKS URL down", AuthConfig{JWT: JWTConfig{JWKSURL: failing.URL}}, false, false},
-		{"JWKS URL not a URL", AuthConfig{JWT: JWTConfig{JWKSURL: "::"}}, false, false},
-		{"JWKS file missing", AuthConfig{JWT: JWTConfig{JWKSFile: filepath.Join(dir, "nope.json")}}, false, false},
-		{"JWKS file not JSON", AuthConfig{JWT: JWTConfig{JWKSFile: write("bad.json", "{")}}, false, false},
-		{"JWKS file without keys", AuthConfig{JWT: JWTConfig{JWKSFile: write("empty.json", `{"keys":[]}`)}}, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a, err := NewAuthenticator(t.Context(), tt.cfg)
-			if tt.ok != (err == nil) {
-				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
-			}
-			if err != nil && !errors.Is(err, ErrAuthConfig) {
-				t.Errorf("err = %v, want it to wrap ErrAuthConfig", err)
-			}
-			if err == nil && a.Enabled() != tt.on {
-				t.Errorf("Enabled() = %v, want %v", a.Enabled(), tt.on)
-			}
-		})
-	}
-	var nilAuth *Authenticator
-	if nilAuth.Enabled() {
-		t.Error("a nil Authenticator is enabled")
-	}
-}
-
-func TestParseAPIKeys(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want map[string]string
-		ok   bool
-	}{
-		{"empty", "", map[string]string{}, true},
-		{"flag form", "alice=k1, bob=k2", map[string]string{"alice": "k1", "bob": "k2"}, true},
-		{"file form", "# keys\nalice = k1\n\nbob=k=2\n", map[string]string{"alice": "k1", "bob": "k=2"}, true},
-		{"no =", "alice", nil, false},
-		{"no key", "alice=", nil, false},
-		{"no name", "=k", nil, false},
-		{"duplicate name", "alice=k1\nalice=k2", nil, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseAPIKeys(tt.in)
-			if tt.ok != (err == nil) {
-				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("keys (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
