@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/gin-gonic/gin"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -271,5 +270,3 @@ func (h requestLogHandler) WithGroup(name string) slog.Handler {
 }
 
 // traceAttrs (tracing.go) adds the trace and span IDs.
-
-var _ a2asrv.RequestHandler = notedService{}

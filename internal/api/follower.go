@@ -258,7 +258,7 @@ func (s *TaskService) follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 		// The server is shutting down: end the stream now, cleanly. The
 		// client resubscribes (to another replica, or to this server once
 		// restarted) and gets the task as it is, then every later event.
-		if closed(s.shuttingDown) {
+		if s.shutDown() {
 			return
 		}
 		n := f.take(c)
@@ -382,7 +382,7 @@ type queryFailures struct {
 // instead: its last stream left, or the server is shutting down.
 func (f *follower) next(hints <-chan struct{}, poll <-chan time.Time, retrying bool) (string, bool) {
 	s := f.s
-	if closed(s.shuttingDown) {
+	if s.shutDown() {
 		f.finish(nil)
 		return "", false
 	}
@@ -582,4 +582,15 @@ func (f *follower) finish(err error) {
 		delete(r.m, f.key)
 	}
 	r.mu.Unlock()
+}
+
+// shutDown reports whether the server is shutting down
+// (Config.ShuttingDown).
+func (s *TaskService) shutDown() bool {
+	select {
+	case <-s.shuttingDown:
+		return true
+	default:
+		return false
+	}
 }

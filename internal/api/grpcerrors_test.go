@@ -70,4 +70,4 @@ func TestGRPCError(t *testing.T) {
 	}
 }
 
-func grpcRetryErrorCause() error { return tooManyRequests("over the rate limit") }
+func grpcRetryErrorCause() error { return a2a.NewError(errTooManyRequests, "over the rate limit") }

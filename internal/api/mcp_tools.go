@@ -91,8 +91,8 @@ type taskInput struct {
 func (m *mcpService) addTools() {
 	for _, name := range m.agents.Names() {
 		svc := m.services[name]
-		mcp.AddTool(m.server, &mcp.Tool{Name: name, Title: name, Description: agentToolDescription(svc.agent),
-			Annotations: &mcp.ToolAnnotations{Title: name, OpenWorldHint: ptr(true)}},
+		mcp.AddTool(m.server, &mcp.Tool{Name: name, Title: name, Description: agentToolDescription(svc.Agent()),
+			Annotations: &mcp.ToolAnnotations{Title: name, OpenWorldHint: new(true)}},
 			func(ctx context.Context, req *mcp.CallToolRequest, in agentToolInput) (*mcp.CallToolResult, any, error) {
 				return m.call(ctx, req, func(ctx context.Context) (*mcp.CallToolResult, error) {
 					return m.callAgent(ctx, req, svc, in)
@@ -103,19 +103,19 @@ func (m *mcpService) addTools() {
 		Description: "Sends the answer to the question of a task of yours (state input-required or auth-required), " +
 			"as an agent's tool answered it, and answers like that tool: when the task completes, fails or asks again. " +
 			"A credential asked for (auth-required) is stored sealed; the task gets a reference to it.",
-		Annotations: &mcp.ToolAnnotations{Title: "Answer a task's question", OpenWorldHint: ptr(true)}},
+		Annotations: &mcp.ToolAnnotations{Title: "Answer a task's question", OpenWorldHint: new(true)}},
 		func(ctx context.Context, req *mcp.CallToolRequest, in replyInput) (*mcp.CallToolResult, any, error) {
 			return m.call(ctx, req, func(ctx context.Context) (*mcp.CallToolResult, error) { return m.reply(ctx, req, in) })
 		})
 	mcp.AddTool(m.server, &mcp.Tool{Name: mcpToolGet, Title: "Read a task",
 		Description: "Reads a task of yours: its state, its question when it waits for your answer, its reply and artifacts when it completed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Read a task", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}},
+		Annotations: &mcp.ToolAnnotations{Title: "Read a task", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}},
 		func(ctx context.Context, req *mcp.CallToolRequest, in taskInput) (*mcp.CallToolResult, any, error) {
 			return m.call(ctx, req, func(ctx context.Context) (*mcp.CallToolResult, error) { return m.getTask(ctx, in) })
 		})
 	mcp.AddTool(m.server, &mcp.Tool{Name: mcpToolCancel, Title: "Cancel a task",
 		Description: "Cancels a task of yours that has not ended, and answers with the task.",
-		Annotations: &mcp.ToolAnnotations{Title: "Cancel a task", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}},
+		Annotations: &mcp.ToolAnnotations{Title: "Cancel a task", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)}},
 		func(ctx context.Context, req *mcp.CallToolRequest, in taskInput) (*mcp.CallToolResult, any, error) {
 			return m.call(ctx, req, func(ctx context.Context) (*mcp.CallToolResult, error) { return m.cancelTask(ctx, in) })
 		})
@@ -242,11 +242,11 @@ func (m *mcpService) toolFailure(ctx context.Context, err error) (*mcp.CallToolR
 
 // callAgent is the tool of svc's agent.
 func (m *mcpService) callAgent(ctx context.Context, req *mcp.CallToolRequest, svc *TaskService, in agentToolInput) (*mcp.CallToolResult, error) {
-	if err := permitAgent(ctx, svc.agent.Name); err != nil { // permissions.go
+	if err := permitAgent(ctx, svc.Agent().Name); err != nil { // permissions.go
 		return nil, err
 	}
-	ctx = withNegotiated(ctx, negotiate(requestHeader(req), svc.agent))
-	if err := checkRequiredExtensions(ctx, svc.agent.Name); err != nil {
+	ctx = withNegotiated(ctx, negotiate(requestHeader(req), svc.Agent()))
+	if err := checkRequiredExtensions(ctx, svc.Agent().Name); err != nil {
 		return nil, err
 	}
 	if req.Params.RequestState != "" {
@@ -289,7 +289,7 @@ func (m *mcpService) getTask(ctx context.Context, in taskInput) (*mcp.CallToolRe
 	if err != nil {
 		return nil, err
 	}
-	return taskResult(svc.agent.Name, snap.Task, false), nil
+	return taskResult(svc.Agent().Name, snap.Task, false), nil
 }
 
 // cancelTask is a2aflow_cancel_task.
@@ -304,7 +304,7 @@ func (m *mcpService) cancelTask(ctx context.Context, in taskInput) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	return taskResult(svc.agent.Name, task, true), nil
+	return taskResult(svc.Agent().Name, task, true), nil
 }
 
 // serviceOf returns the service of the agent whose task taskID is, when the
@@ -329,7 +329,7 @@ func (m *mcpService) serviceOf(ctx context.Context, taskID string) (*TaskService
 		return nil, taskNotFound()
 	}
 	// The caller's own task, of an agent it may not use (permissions.go).
-	if err := permitAgent(ctx, svc.agent.Name); err != nil {
+	if err := permitAgent(ctx, svc.Agent().Name); err != nil {
 		return nil, err
 	}
 	return svc, nil
@@ -377,7 +377,7 @@ func (m *mcpService) resume(ctx context.Context, req *mcp.CallToolRequest, svc *
 	} else {
 		snap, err = svc.loadTask(ctx, a2a.TaskID(st.Task), new(int))
 		if err == nil {
-			return taskResult(svc.agent.Name, snap.Task, false), nil // declined
+			return taskResult(svc.Agent().Name, snap.Task, false), nil // declined
 		}
 	}
 	if err != nil {
@@ -397,7 +397,7 @@ func (m *mcpService) ask(ctx context.Context, req *mcp.CallToolRequest, svc *Tas
 		if !ok || !canElicit(req) {
 			break
 		}
-		params := elicitParams(svc.agent.Name, question)
+		params := elicitParams(svc.Agent().Name, question)
 		if req.ProtocolVersion() >= mcpStatelessSince {
 			return &mcp.CallToolResult{
 				InputRequests: mcp.InputRequestMap{mcpAnswerKey: params},
@@ -429,7 +429,7 @@ func (m *mcpService) ask(ctx context.Context, req *mcp.CallToolRequest, svc *Tas
 			return nil, err
 		}
 	}
-	return taskResult(svc.agent.Name, snap.Task, false), nil
+	return taskResult(svc.Agent().Name, snap.Task, false), nil
 }
 
 // untilShutdown returns ctx, ended also when the server shuts down.

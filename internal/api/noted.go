@@ -6,11 +6,14 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
 // notedService records on the request log the A2A method of each call
 // and the task it is about, then calls the service.
 type notedService struct{ svc agentService }
+
+var _ a2asrv.RequestHandler = notedService{}
 
 func noteCall(ctx context.Context, method string, taskID a2a.TaskID) {
 	noteMethod(ctx, method)

@@ -589,13 +589,19 @@ func (s *Resources) scheduleAction(c *gin.Context) {
 		failApprovals(c, err)
 		return
 	}
+	note := func(def string) string {
+		if strings.TrimSpace(body.Note) == "" {
+			return def
+		}
+		return body.Note
+	}
 	h := s.temporal.ScheduleClient().GetHandle(ctx, id)
 	var err error
 	switch verb {
 	case "pause":
-		err = h.Pause(ctx, client.SchedulePauseOptions{Note: orDefault(body.Note, "paused through the a2aflow API")})
+		err = h.Pause(ctx, client.SchedulePauseOptions{Note: note("paused through the a2aflow API")})
 	case "unpause":
-		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: orDefault(body.Note, "unpaused through the a2aflow API")})
+		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note("unpaused through the a2aflow API")})
 	case "trigger":
 		// A run now, under the schedule's overlap policy.
 		err = h.Trigger(ctx, client.ScheduleTriggerOptions{})

@@ -581,10 +581,10 @@ func TestUpstreamA2AGo(t *testing.T) {
 			if problem := c.a2aGo.mismatch(canaryRun{rec: rec, calls: svc.calls}, c.transport.jsonRPC()); problem != "" {
 				if c.removed {
 					t.Errorf("a2a-go no longer %s: the correction %s, removed from %s as a2a-go v2.4.0 did not need it, may be needed again.\n"+
-						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), truncate(rec.Body.String(), 500))
+						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), clip(rec.Body.String(), 500))
 				} else {
 					t.Errorf("a2a-go no longer %s: the correction %s in %s may be obsolete; remove it or adjust it.\n"+
-						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), truncate(rec.Body.String(), 500))
+						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), clip(rec.Body.String(), 500))
 				}
 			}
 
@@ -597,7 +597,7 @@ func TestUpstreamA2AGo(t *testing.T) {
 			srv.Handler().ServeHTTP(rec, c.request(true))
 			if problem := c.ours.mismatch(canaryRun{rec: rec, calls: fake.took()}, c.transport.jsonRPC()); problem != "" {
 				t.Errorf("a2aflow's answer (%s, %s): %s\n%d %s %q", c.correction, c.file, problem,
-					rec.Code, rec.Header().Get("Content-Type"), truncate(rec.Body.String(), 500))
+					rec.Code, rec.Header().Get("Content-Type"), clip(rec.Body.String(), 500))
 			}
 		})
 	}
@@ -939,4 +939,12 @@ func googleStatus(want string) func(canaryRun) error {
 		}
 		return nil
 	}
+}
+
+// clip is s cut to n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
