@@ -15,6 +15,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/guard/guardtest"
 )
 
 // Secrets the requests of TestAccessLog carry, which no log line may hold.
@@ -80,9 +83,9 @@ func (l *logBuffer) String() string {
 }
 
 func TestAccessLog(t *testing.T) {
-	auth, err := NewAuthenticator(t.Context(), AuthConfig{
+	auth, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{
 		APIKeys: map[string]string{"alice": logTestAPIKey},
-		JWT:     JWTConfig{HS256Secret: []byte(testSecret), Issuer: testIssuer, Audience: testAudience},
+		JWT:     guard.JWTConfig{HS256Secret: []byte(guardtest.Secret), Issuer: guardtest.Issuer, Audience: guardtest.Audience},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +94,7 @@ func TestAccessLog(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv := httptest.NewServer(New(unavailableTemporal{}, testRegistry(t), Config{Auth: auth, Logger: logger, AccessLog: true}).Handler())
 	t.Cleanup(srv.Close)
-	token := sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), claims("bob"))
+	token := guardtest.Sign(t, jwt.SigningMethodHS256, "", []byte(guardtest.Secret), guardtest.Claims("bob"))
 
 	push := `"taskPushNotificationConfig":{"url":"https://93.184.216.34/hook","token":"` + logTestPushToken +
 		`","authentication":{"scheme":"Bearer","credentials":"` + logTestPushCred + `"}}`

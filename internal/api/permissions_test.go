@@ -10,17 +10,21 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/internal/api/a2abinding"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/guard/guardtest"
 )
 
 // permittedAuth has API keys alice (limited to echo) and bob (every
 // agent), and HS256 JWTs limited by scopes and by an agents claim.
-func permittedAuth(t *testing.T) *Authenticator {
+func permittedAuth(t *testing.T) *guard.Authenticator {
 	t.Helper()
-	a, err := NewAuthenticator(t.Context(), AuthConfig{
+	a, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{
 		APIKeys:      map[string]string{"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"},
 		APIKeyAgents: map[string][]string{"alice": {"echo", " ", "echo"}},
-		JWT: JWTConfig{HS256Secret: []byte(testSecret), Issuer: testIssuer, Audience: testAudience,
-			AgentScopePrefix: DefaultAgentScopePrefix, AgentsClaim: "agents"},
+		JWT: guard.JWTConfig{HS256Secret: []byte(guardtest.Secret), Issuer: guardtest.Issuer, Audience: guardtest.Audience,
+			AgentScopePrefix: guard.DefaultAgentScopePrefix, AgentsClaim: "agents"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +43,7 @@ func permittedAuth(t *testing.T) *Authenticator {
 func TestPermissionsOverHTTP(t *testing.T) {
 	srv := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: permittedAuth(t)}).Handler())
 	t.Cleanup(srv.Close)
-	alice := apiKeyHeader("alice-key-0123456789")
+	alice := guardtest.APIKey("alice-key-0123456789")
 	do := func(method, path, version, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
@@ -110,7 +114,7 @@ func TestPermissionsOverHTTP(t *testing.T) {
 	}
 	var agents any
 	for _, ext := range card.Capabilities.Extensions {
-		if ext.URI == CallerExtensionURI {
+		if ext.URI == a2abinding.CallerExtensionURI {
 			agents = ext.Params["agents"]
 		}
 	}
@@ -118,9 +122,9 @@ func TestPermissionsOverHTTP(t *testing.T) {
 		t.Errorf("caller extension's agents (-want +got):\n%s", diff)
 	}
 	// bob may use every agent: his card names none.
-	_, card = extendedCardCall(t, srv.URL, "/agents/other", apiKeyHeader("bob-key-0123456789"))
+	_, card = extendedCardCall(t, srv.URL, "/agents/other", guardtest.APIKey("bob-key-0123456789"))
 	for _, ext := range card.Capabilities.Extensions {
-		if _, ok := ext.Params["agents"]; ext.URI == CallerExtensionURI && ok {
+		if _, ok := ext.Params["agents"]; ext.URI == a2abinding.CallerExtensionURI && ok {
 			t.Errorf("bob's extended card names agents %v; he may use all", ext.Params["agents"])
 		}
 	}
@@ -141,17 +145,17 @@ func TestPermissionsInCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		oidc, ok := card.SecuritySchemes[OpenIDConnectSchemeName].(a2a.OpenIDConnectSecurityScheme)
-		if !ok || oidc.OpenIDConnectURL != testIssuer+"/.well-known/openid-configuration" {
-			t.Errorf("%s: openIdConnect scheme = %#v", agent, card.SecuritySchemes[OpenIDConnectSchemeName])
+		oidc, ok := card.SecuritySchemes[guard.OpenIDConnectSchemeName].(a2a.OpenIDConnectSecurityScheme)
+		if !ok || oidc.OpenIDConnectURL != guardtest.Issuer+"/.well-known/openid-configuration" {
+			t.Errorf("%s: openIdConnect scheme = %#v", agent, card.SecuritySchemes[guard.OpenIDConnectSchemeName])
 		}
-		want := a2a.SecurityRequirementsOptions{{APIKeySchemeName: {}}, {BearerSchemeName: {}},
-			{OpenIDConnectSchemeName: {DefaultAgentScopePrefix + agent}}}
+		want := a2a.SecurityRequirementsOptions{{guard.APIKeySchemeName: {}}, {guard.BearerSchemeName: {}},
+			{guard.OpenIDConnectSchemeName: {guard.DefaultAgentScopePrefix + agent}}}
 		if diff := cmp.Diff(want, card.SecurityRequirements); diff != "" {
 			t.Errorf("%s: security requirements (-want +got):\n%s", agent, diff)
 		}
-		bearerScheme, _ := card.SecuritySchemes[BearerSchemeName].(a2a.HTTPAuthSecurityScheme)
-		if !strings.Contains(bearerScheme.Description, "scope "+DefaultAgentScopePrefix+agent) {
+		bearerScheme, _ := card.SecuritySchemes[guard.BearerSchemeName].(a2a.HTTPAuthSecurityScheme)
+		if !strings.Contains(bearerScheme.Description, "scope "+guard.DefaultAgentScopePrefix+agent) {
 			t.Errorf("%s: bearer description %q does not name the scope", agent, bearerScheme.Description)
 		}
 	}

@@ -13,6 +13,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
 
+	"github.com/a2aflow/a2aflow/internal/api/a2abinding"
+	"github.com/a2aflow/a2aflow/internal/api/apierror"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/mcpserver"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
+	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/cardsign"
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -77,10 +83,10 @@ type Config struct {
 	StreamUnreachableAfter time.Duration
 	// Push configures push notification configs: which webhook addresses
 	// are allowed and how their secrets are sealed. The zero value works.
-	Push PushOptions
+	Push taskservice.PushOptions
 	// Auth checks the credentials of A2A requests (see auth.go); nil, the
 	// default, serves every caller.
-	Auth *Authenticator
+	Auth *guard.Authenticator
 	// Payloads is the payload store holding the pages of long task
 	// histories (and large payloads, through the Temporal client). Without
 	// it, a long task's GetTask answers its recent messages only.
@@ -105,7 +111,7 @@ type Config struct {
 	// Limits bound the streams and requests of each client and the host
 	// names the API answers to (limits.go). The zero value caps streams at
 	// DefaultMaxStreamsPerPrincipal and limits nothing else.
-	Limits Limits
+	Limits guard.Limits
 	// UICodecOrigins, when set, serves the Temporal Web UI's codec endpoint
 	// (blobstore.CodecHandler over Payloads) at /a2aflow/codec for a UI
 	// running elsewhere (the temporalio/ui container of docker-compose.yml),
@@ -120,7 +126,7 @@ type Config struct {
 	DefaultHistoryLength int
 	// Usage sums the LLM usage the workers recorded (GET /usage); nil: the
 	// route answers that this server keeps none.
-	Usage UsageReader
+	Usage resources.UsageReader
 	// Credentials keeps the credentials users give tasks that ask for them
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
@@ -152,7 +158,7 @@ type Config struct {
 	// GRPC configures the gRPC binding, which Server.GRPCServer serves on a
 	// listener of the caller's (grpc.go). Its zero value lists it in no
 	// card.
-	GRPC GRPCConfig
+	GRPC a2abinding.GRPCConfig
 }
 
 // UICodecPath is where the API serves the Web UI's codec endpoint when
@@ -166,12 +172,12 @@ type Server struct {
 	cfg    Config
 	agents *engine.Registry
 	engine *gin.Engine
-	guard  *Guard
+	guard  *guard.Guard
 	// readiness answers /readyz (health.go).
 	readiness *Readiness
-	bindings  *Bindings
-	resources *Resources
-	mcp       *mcpService
+	bindings  *a2abinding.Bindings
+	resources *resources.Resources
+	mcp       *mcpserver.Server
 }
 
 // New returns the API serving the agents of reg, whose tasks run as workflows
@@ -179,22 +185,22 @@ type Server struct {
 func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 	cfg = withDefaults(cfg)
 	s := &Server{cfg: cfg, agents: reg}
-	s.guard = newGuard(guardConfig{Auth: cfg.Auth, Limits: cfg.Limits, MaxBodyBytes: cfg.MaxBodyBytes,
+	s.guard = guard.New(guard.Config{Auth: cfg.Auth, Limits: cfg.Limits, MaxBodyBytes: cfg.MaxBodyBytes,
 		AccessLog: cfg.AccessLog, Logger: cfg.Logger})
-	services := newServices(c, reg, serviceConfig{
+	services := taskservice.NewServices(c, reg, taskservice.Config{
 		TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace, Logger: cfg.Logger, Notifier: cfg.Notifier,
 		PollInterval: cfg.PollInterval, QueryTimeout: cfg.StreamQueryTimeout, UnreachableAfter: cfg.StreamUnreachableAfter,
 		WaitTimeout: cfg.WaitTimeout, Push: cfg.Push, ApproverGroups: cfg.ApproverGroups, AuthOn: cfg.Auth.Enabled(),
 		Payloads: cfg.Payloads, NoLeanWrites: cfg.NoLeanWrites, NoLocalModelCalls: cfg.NoLocalModelCalls,
 		Credentials: cfg.Credentials, DefaultHistoryLength: cfg.DefaultHistoryLength, ShuttingDown: cfg.ShuttingDown,
 	})
-	s.bindings = newBindings(reg, services, s.guard, bindingsConfig{PublicURL: cfg.PublicURL, Logger: cfg.Logger,
+	s.bindings = a2abinding.New(reg, services, s.guard, a2abinding.Config{PublicURL: cfg.PublicURL, Logger: cfg.Logger,
 		AccessLog: cfg.AccessLog, MaxBodyBytes: cfg.MaxBodyBytes, Auth: cfg.Auth, CardSigner: cfg.CardSigner, GRPC: cfg.GRPC,
 		ShuttingDown: cfg.ShuttingDown})
-	s.resources = newResources(c, reg, services, resourcesConfig{TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace,
+	s.resources = resources.New(c, reg, services, resources.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace,
 		TemporalUIURL: cfg.TemporalUIURL, Logger: cfg.Logger, Auth: cfg.Auth, ApproverGroups: cfg.ApproverGroups,
 		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, NoLeanWrites: cfg.NoLeanWrites, NoLocalModelCalls: cfg.NoLocalModelCalls})
-	s.mcp = newMCP(c, reg, services, s.guard, mcpConfig{Logger: cfg.Logger, MaxBodyBytes: cfg.MaxBodyBytes,
+	s.mcp = mcpserver.New(c, reg, services, s.guard, mcpserver.Config{Logger: cfg.Logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		HostsChecked: len(cfg.Limits.AllowedHosts) > 0, AuthOn: cfg.Auth.Enabled(), ShuttingDown: cfg.ShuttingDown})
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)
 	s.engine = s.routes()
@@ -212,7 +218,7 @@ func withDefaults(cfg Config) Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	cfg.Logger = RequestLogger(cfg.Logger)
+	cfg.Logger = guard.RequestLogger(cfg.Logger)
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
 	}
@@ -259,7 +265,7 @@ func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 // PrincipalFrom returns the authenticated caller of a request served by the
 // API (its context), or "" when authentication is off: what a route added
 // with Config.Routes checks before it answers.
-func PrincipalFrom(ctx context.Context) string { return principal(ctx) }
+func PrincipalFrom(ctx context.Context) string { return guard.Principal(ctx) }
 
 func (s *Server) routes() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
@@ -273,7 +279,7 @@ func (s *Server) routes() *gin.Engine {
 		})))
 	}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		r.Handle(method, MCPPath, s.mcp.serve) // mcp.go
+		r.Handle(method, guard.MCPPath, s.mcp.Serve) // mcp.go
 	}
 	s.resources.AddRoutes(r)
 	if s.cfg.Routes != nil {
@@ -286,7 +292,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/docs", serveDocs)
 	r.GET("/agents", s.bindings.ListAgents)
 	r.GET("/.well-known/agent-card.json", s.bindings.Card(def, ""))
-	r.GET(JWKSPath, s.bindings.JWKS) // cards.go
+	r.GET(guard.JWKSPath, s.bindings.JWKS) // cards.go
 	r.Any("/agents/:name/*path", func(c *gin.Context) {
 		agent, ok := s.agents.Get(c.Param("name"))
 		if !ok {
@@ -324,6 +330,6 @@ func (s *Server) routes() *gin.Engine {
 // noAgent answers a path under /agents/{name} that names no agent: 404,
 // as a path with no A2A method (restResponseGuard), in the plain shape.
 func noAgent(c *gin.Context) {
-	abortWithA2AError(c, bindingPlain, http.StatusNotFound,
+	apierror.Abort(c, apierror.Plain, http.StatusNotFound,
 		a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf("no agent named %q", c.Param("name"))))
 }

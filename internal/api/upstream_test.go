@@ -30,6 +30,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
@@ -88,7 +89,7 @@ var canaryCard = &a2a.AgentCard{
 		{URL: "http://canary.example/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 	},
 	SecuritySchemes: a2a.NamedSecuritySchemes{
-		APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key"},
+		guard.APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key"},
 	},
 }
 
