@@ -352,7 +352,7 @@ func TestAuthCards(t *testing.T) {
 				Description: "An API key issued by the operator of this server; the key's name is the caller's principal."},
 			guard.BearerSchemeName: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
 				Description: `A JWT with an exp claim; its "sub" claim is the caller's principal.`},
-			// The issuer is an https URL: its discovery document (permissions.go).
+			// The issuer is an https URL: its discovery document (guard/permissions.go).
 			guard.OpenIDConnectSchemeName: a2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: guardtest.Issuer + "/.well-known/openid-configuration",
 				Description: "OpenID Connect: the issuer's access tokens, sent as bearer JWTs."},
 		},

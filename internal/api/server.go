@@ -42,9 +42,9 @@ type Config struct {
 	// MaxBodyBytes limits request bodies; larger ones get 413. Default 4 MiB.
 	MaxBodyBytes int64
 	// Logger receives request errors; default slog.Default(). The lines
-	// about a request carry its agent, task_id and context_id (accesslog.go).
+	// about a request carry its agent, task_id and context_id (guard/accesslog.go).
 	Logger *slog.Logger
-	// AccessLog logs one line per request at info (accesslog.go): method,
+	// AccessLog logs one line per request at info (guard/accesslog.go): method,
 	// path, A2A method, status, duration, bytes, principal; never
 	// credentials. Off by default; serve and api turn it on (--access-log).
 	AccessLog bool
@@ -84,7 +84,7 @@ type Config struct {
 	// Push configures push notification configs: which webhook addresses
 	// are allowed and how their secrets are sealed. The zero value works.
 	Push taskservice.PushOptions
-	// Auth checks the credentials of A2A requests (see auth.go); nil, the
+	// Auth checks the credentials of A2A requests (see guard/auth.go); nil, the
 	// default, serves every caller.
 	Auth *guard.Authenticator
 	// Payloads is the payload store holding the pages of long task
@@ -109,7 +109,7 @@ type Config struct {
 	// of local ones (one marker event). Default false: local model calls.
 	NoLocalModelCalls bool
 	// Limits bound the streams and requests of each client and the host
-	// names the API answers to (limits.go). The zero value caps streams at
+	// names the API answers to (guard/limits.go). The zero value caps streams at
 	// DefaultMaxStreamsPerPrincipal and limits nothing else.
 	Limits guard.Limits
 	// UICodecOrigins, when set, serves the Temporal Web UI's codec endpoint
@@ -132,7 +132,7 @@ type Config struct {
 	// sealed, and the task gets a reference. Nil: such a message is refused.
 	Credentials *secrets.CredentialStore
 	// Waitpoints mints and checks the tokens that complete waitpoints
-	// (POST /waitpoints/{id}, waitpoints.go), from the secrets key. Nil: no
+	// (POST /waitpoints/{id}, resources/waitpoints.go), from the secrets key. Nil: no
 	// waitpoint is completed by token, only by the task owner's message.
 	Waitpoints *wire.WaitpointTokens
 	// Routes, when set, adds the embedding program's own routes to the API
@@ -151,12 +151,12 @@ type Config struct {
 	// waits for streams, which would last as long as their tasks
 	// (srv.RegisterOnShutdown). Nil: never.
 	ShuttingDown <-chan struct{}
-	// CardSigner, when set, signs every agent card (A2A 1.0 §8.4, cards.go)
+	// CardSigner, when set, signs every agent card (A2A 1.0 §8.4, a2abinding/cards.go)
 	// and serves its public key at /.well-known/jwks.json. Nil: cards are
 	// unsigned and that path answers 404.
 	CardSigner *cardsign.Signer
 	// GRPC configures the gRPC binding, which Server.GRPCServer serves on a
-	// listener of the caller's (grpc.go). Its zero value lists it in no
+	// listener of the caller's (a2abinding/grpc.go). Its zero value lists it in no
 	// card.
 	GRPC a2abinding.GRPCConfig
 }
@@ -279,7 +279,7 @@ func (s *Server) routes() *gin.Engine {
 		})))
 	}
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		r.Handle(method, guard.MCPPath, s.mcp.Serve) // mcp.go
+		r.Handle(method, guard.MCPPath, s.mcp.Serve) // mcpserver/server.go
 	}
 	s.resources.AddRoutes(r)
 	if s.cfg.Routes != nil {
@@ -292,7 +292,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/docs", serveDocs)
 	r.GET("/agents", s.bindings.ListAgents)
 	r.GET("/.well-known/agent-card.json", s.bindings.Card(def, ""))
-	r.GET(guard.JWKSPath, s.bindings.JWKS) // cards.go
+	r.GET(guard.JWKSPath, s.bindings.JWKS) // a2abinding/cards.go
 	r.Any("/agents/:name/*path", func(c *gin.Context) {
 		agent, ok := s.agents.Get(c.Param("name"))
 		if !ok {

@@ -35,7 +35,7 @@ import (
 )
 
 // The upstream canaries: each row of upstreamCanaries is one behaviour of
-// a2a-go v2.4.0 that a correction of a2aflow's exists for (a2agofixes.go,
+// a2a-go v2.4.0 that a correction of a2aflow's exists for (a2abinding/a2agofixes.go,
 // and refuseSubscription and cardProducer). The row sends its request to
 // a2a-go's own handler (a2asrv's or a2av0's JSON-RPC or HTTP+JSON
 // transport around a stub service, without a2aflow's guard) and asserts
@@ -117,7 +117,8 @@ type upstreamCanary struct {
 	// name is the row's name; the correction's comment names it ("canary
 	// <name>").
 	name string
-	// correction is the declaration that corrects upstream, in file.
+	// correction is the declaration that corrects upstream, in file (of
+	// package a2abinding).
 	correction, file string
 	// removed: the correction was taken out, as a2a-go v2.4.0 did not need
 	// it; the row checks that a2a-go still does not.
@@ -349,7 +350,7 @@ var upstreamCanaries = []upstreamCanary{
 		transport: rest10, method: "POST", path: "/message:send", body: canarySend(`[]`, "", ""),
 		serviceErr: a2a.NewError(a2a.ErrInvalidParams, "message.parts must not be empty"),
 		a2aGo:      canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS"},
-		// The service refuses it (validateSendMessageRequest).
+		// The service refuses it (taskservice.ValidateSendMessageRequest).
 		ours: canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS", message: "message.parts must not be empty"},
 	},
 	{
@@ -850,23 +851,31 @@ func (f *canaryTemporal) took() []string {
 var canaryMention = regexp.MustCompile(`\b(?:jsonrpc|rest|card)-[a-z0-9.-]*[a-z0-9]`)
 
 // TestUpstreamCanariesNamed keeps the corrections and the canaries in step:
-// every row's correction is declared in its file, whose comments name the
-// row (removed corrections are named in a comment too), every row a comment
-// names exists, and every test a row names for a2aflow's answer.
+// every row's correction is declared in its file of package a2abinding,
+// whose comments name the row (removed corrections are named in a comment
+// too), every row a comment names exists, and every test a row names for
+// a2aflow's answer.
 func TestUpstreamCanariesNamed(t *testing.T) {
 	fset := token.NewFileSet()
 	decls := map[string]map[string]bool{}    // file -> its top-level names
 	mentions := map[string]map[string]bool{} // file -> the rows its comments name
-	files, err := filepath.Glob("*.go")
+	// The corrections are the bindings'; a2aflow's answers are tested
+	// there or through the server, here.
+	files, err := filepath.Glob("a2abinding/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tests []byte // the package's test files
-	for _, name := range files {
-		src, err := os.ReadFile(name)
+	here, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []byte // the test files of this package and of a2abinding
+	for _, path := range append(files, here...) {
+		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		name := filepath.Base(path)
 		if strings.HasSuffix(name, "_test.go") {
 			tests = append(tests, src...)
 			continue
@@ -912,7 +921,7 @@ func TestUpstreamCanariesNamed(t *testing.T) {
 			t.Errorf("canary %s: no comment in %s names it (the comment of %s should)", c.name, c.file, c.correction)
 		}
 		if c.oursIn != "" && !bytes.Contains(tests, []byte("func "+c.oursIn+"(t *testing.T)")) {
-			t.Errorf("canary %s: a2aflow's answer is in %s, which is no test of the package", c.name, c.oursIn)
+			t.Errorf("canary %s: a2aflow's answer is in %s, which is no test of this package nor of a2abinding", c.name, c.oursIn)
 		}
 	}
 	for file, ms := range mentions {

@@ -4,7 +4,7 @@ package a2abinding
 // a2a-go's transports answer a request otherwise than the JSON, JSON-RPC or
 // A2A 1.0 specifications (or the 0.3 proto) have it; its comment names the
 // upstream behaviour (file and function in a2a-go v2.4.0) and the row of the
-// upstream canary table in upstream_test.go (TestUpstreamA2AGo) that drives
+// upstream canary table in internal/api/upstream_test.go (TestUpstreamA2AGo) that drives
 // a2a-go's own handler, without a2aflow, and fails when a2a-go stops behaving
 // so: the correction is then obsolete, to be removed or adjusted. a2aflow's
 // own request checks (limits, media types, what Temporal cannot carry) are in
@@ -239,7 +239,7 @@ func parseRESTQuery(rawQuery string) (url.Values, error) {
 //     error, of valid JSON too (a field of the wrong type, a part of no
 //     known kind). Canary rest-send-not-decodable.
 //   - on message:stream, a message the service would refuse
-//     (validateSendMessageRequest). Corrects a2a-go v2.4.0's a2asrv/rest.go
+//     (taskservice.ValidateSendMessageRequest). Corrects a2a-go v2.4.0's a2asrv/rest.go
 //     handleStreamingRequest, which writes the stream's headers (200,
 //     text/event-stream) before the service's first event, so that a
 //     refusal is an error event in a 200 stream (which @a2a-js/sdk reads
@@ -308,7 +308,7 @@ const maxErrorBodyBytes = 64 << 10
 //     rest-0.3-unknown-path, rest-method-not-allowed.
 //   - an error whose HTTP status a2a-go writes otherwise gets its own
 //     (correctStatus).
-//   - a2aflow's own, no correction: a retryable error (retryableError: no
+//   - a2aflow's own, no correction: a retryable error (apierror.Retryable: no
 //     worker answered in time, too many requests in flight) answers 503
 //     with Retry-After, as HTTP has it.
 //   - an A2A 0.3 error (v03) is application/json, where a2a-go v2.4.0's
@@ -479,7 +479,7 @@ func (g *restResponseGuard) finish() {
 //   - VersionNotSupported 400 FAILED_PRECONDITION, where A2A 1.0 gives 400
 //     UNIMPLEMENTED. Canary rest-version-not-supported-status.
 //   - ServerError 500 INTERNAL, where a2aflow answers 503 UNAVAILABLE so that
-//     clients retry: a2aflow's choice (toA2AError uses ServerError only for
+//     clients retry: a2aflow's choice (apierror.FromTemporal uses ServerError only for
 //     Temporal being unavailable or too slow), not the specification's.
 //     Canary rest-server-error-status.
 func correctStatus(body []byte) (int, []byte) {
@@ -510,7 +510,7 @@ func correctStatus(body []byte) (int, []byte) {
 }
 
 // retryableAfter reports whether a google.rpc.Status error body carries the
-// details of retryableError, and the Retry-After value they give. a2aflow's
+// details of apierror.Retryable, and the Retry-After value they give. a2aflow's
 // own (restResponseGuard), no correction.
 func retryableAfter(body []byte) (string, bool) {
 	var doc struct {

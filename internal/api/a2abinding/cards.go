@@ -167,7 +167,7 @@ func (a agentService) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtend
 		return nil, a2a.ErrExtendedCardNotConfigured
 	}
 	agent := a.Agent()
-	// Only an agent the caller may use has a card for it (permissions.go).
+	// Only an agent the caller may use has a card for it (guard/permissions.go).
 	if err := guard.PermitAgent(ctx, agent.Name); err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func (h errHandler) GetTask(context.Context, *a2a.GetTaskRequest) (*a2a.Task, er
 // TestErrorCodesMatchA2AGo: every a2a sentinel has a2a-go's JSON-RPC code
 // and reason, and its HTTP+JSON status and google.rpc code but where
 // errorCodes corrects a2a-go (fixesA2AGo), which restResponseGuard then
-// does to a2a-go's answer (the canaries rest-*-status of upstream_test.go
+// does to a2a-go's answer (the canaries rest-*-status of internal/api/upstream_test.go
 // check the same of each correction through a2aflow's server).
 func TestErrorCodesMatchA2AGo(t *testing.T) {
 	for _, c := range apierror.Codes() {
@@ -76,7 +76,7 @@ func TestErrorCodesMatchA2AGo(t *testing.T) {
 				switch want := guarded || !c.FixesA2AGo; {
 				case same && !want:
 					t.Errorf("a2a-go no longer answers %s over HTTP+JSON with another status than ours (now %d %s): "+
-						"the correction fixesA2AGo of its errorCodes row (errors.go; correctStatus, a2agofixes.go) may be obsolete; remove it or adjust it",
+						"the correction FixesA2AGo of its row in apierror's codes (correctStatus, a2agofixes.go) may be obsolete; remove it or adjust it",
 						a2a.ErrorReason(c.Sentinel), rec.Code, rest.Error.Status)
 				case same != want:
 					t.Errorf("guarded %t: a2a-go's HTTP+JSON answer %d %d %s, ours %d %s (fixesA2AGo %t)",

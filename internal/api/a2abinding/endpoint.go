@@ -19,7 +19,7 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// bindingsConfig configures the A2A bindings; api.New fills in the
+// Config configures the A2A bindings; api.New fills in the
 // defaults of its Config.
 type Config struct {
 	// PublicURL is the base URL clients reach the API at, which the cards
@@ -62,7 +62,7 @@ type Bindings struct {
 	started time.Time
 }
 
-// newBindings returns the bindings of reg's agents, served by their
+// New returns the bindings of reg's agents, served by their
 // services and guarded by g.
 func New(reg *engine.Registry, services map[string]*taskservice.TaskService, g *guard.Guard, cfg Config) *Bindings {
 	b := &Bindings{cfg: cfg, agents: reg, guard: g, handlers: map[string]a2asrv.RequestHandler{},
@@ -143,7 +143,7 @@ func (b *Bindings) agentEndpoint(agent *workflows.Agent, svc *taskservice.TaskSe
 		}
 	}))
 	// The request log notes the agent, binding and version of each
-	// request (accesslog.go).
+	// request (guard/accesslog.go).
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		binding := "http+json"
 		if r.URL.Path == "" || r.URL.Path == "/" {

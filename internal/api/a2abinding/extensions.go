@@ -41,7 +41,7 @@ func negotiateExtensions(w http.ResponseWriter, r *http.Request, agent *workflow
 }
 
 // gatedService refuses every task method of a caller that may not use the
-// agent (permissions.go) or of a request that lacks a required extension
+// agent (guard/permissions.go) or of a request that lacks a required extension
 // before the service sees it. GetExtendedAgentCard is
 // not gated: a client reads cards to learn which extensions it needs.
 type gatedService struct {
@@ -51,7 +51,7 @@ type gatedService struct {
 
 var _ a2asrv.RequestHandler = gatedService{}
 
-// check refuses a caller that may not use the agent (permissions.go), then
+// check refuses a caller that may not use the agent (guard/permissions.go), then
 // a request lacking a required extension.
 func (g gatedService) check(ctx context.Context) error {
 	if err := guard.PermitAgent(ctx, g.agent); err != nil {

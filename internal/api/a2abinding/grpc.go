@@ -2,13 +2,15 @@ package a2abinding
 
 // The gRPC binding (A2A 1.0 §10): a2a-go's a2agrpc handlers, 1.0
 // (lf.a2a.v1.A2AService) and 0.3 (a2a.v1.A2AService), over the very handlers
-// the JSON-RPC and HTTP+JSON bindings serve (Server.agentHandler: the
+// the JSON-RPC and HTTP+JSON bindings serve (Bindings.agentHandler: the
 // TaskService, noted and gated). What the Gin middleware does for HTTP the
-// interceptors below do for gRPC, from the call's metadata: authentication
-// (the API key header and "authorization: Bearer ..."), the rate limits, the
-// A2A-Extensions negotiation, the stream slots, a deadline for unary calls,
-// the access line and the request metrics. Errors have the same mapping as
-// over HTTP+JSON (errors.go): the gRPC status named there and a
+// interceptors below do for gRPC, from the call's metadata, through the
+// guard: authentication (the API key header and "authorization: Bearer
+// ..."), the rate limits, the stream slots (Guard.AdmitCall,
+// Guard.TakeStreamSlot); and the A2A-Extensions negotiation, a deadline
+// for unary calls, the access line and the request metrics. Errors have
+// the same mapping as over HTTP+JSON (apierror.GRPC): the gRPC status
+// named in apierror's codes and a
 // google.rpc.ErrorInfo with the A2A reason (a2aflow's own reason and domain
 // for its refusals), a RetryInfo where HTTP sends Retry-After. Only the
 // service's errors are mapped: a status it wraps (Temporal's) never reaches
@@ -52,7 +54,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 )
 
-// GRPCConfig configures the gRPC binding (Server.GRPCServer).
+// GRPCConfig configures the gRPC binding (Bindings.GRPCServer).
 type GRPCConfig struct {
 	// Addr is the address cards list for the gRPC binding, "host:port";
 	// with no host or an unspecified one (":9090", "0.0.0.0:9090") the host
@@ -410,7 +412,7 @@ func (r *routedStream) RecvMsg(m any) error {
 
 // grpcRouter is the a2asrv.RequestHandler behind a2agrpc's handlers: it
 // calls the routed agent's handler (route) and turns its errors into
-// statuses with the API's mapping (grpcError), which a2agrpc passes on
+// statuses with the API's mapping (apierror.GRPC), which a2agrpc passes on
 // as they are.
 type grpcRouter struct{ b *Bindings }
 

@@ -84,12 +84,12 @@ func (n notedService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 
 func (n notedService) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	n.noteMessage(ctx, "SendStreamingMessage", req)
-	return countStream(noteEvents(ctx, n.svc.SendStreamingMessage(ctx, req))) // metrics.go
+	return countStream(noteEvents(ctx, n.svc.SendStreamingMessage(ctx, req)))
 }
 
 func (n notedService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	noteCall(ctx, "SubscribeToTask", req.ID)
-	return countStream(noteEvents(ctx, n.svc.SubscribeToTask(ctx, req))) // metrics.go
+	return countStream(noteEvents(ctx, n.svc.SubscribeToTask(ctx, req)))
 }
 
 func (n notedService) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {

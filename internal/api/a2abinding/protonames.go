@@ -21,7 +21,7 @@ import (
 // encoding/json and its camelCase tags only, so that GetTask with
 // history_length read the whole history and a push config with task_id was
 // refused. Correction of a2a-go, canary jsonrpc-proto-field-names
-// (upstream_test.go).
+// (internal/api/upstream_test.go).
 //
 // Only fields the request's proto message declares are renamed, recursively
 // through message fields, lists and maps of messages; the contents of
@@ -143,7 +143,7 @@ func renameProtoFields(v any, md protoreflect.MessageDescriptor) bool {
 // part's {"file_with_bytes", "mime_type"} went unrenamed, and the part
 // reached the service without content. Correction of a2a-go, canaries
 // rest-proto-field-names and rest-proto-field-names-push-config
-// (upstream_test.go).
+// (internal/api/upstream_test.go).
 func restProtoFieldNames(version, method, path string, body []byte) []byte {
 	if method != "POST" || !bytes.Contains(body, []byte("_")) {
 		return nil

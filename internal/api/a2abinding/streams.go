@@ -103,8 +103,8 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 // for HTTP+JSON only: over JSON-RPC the error stays inside the stream, as
 // a2a-go's client reads it.)
 func refuseSubscription(w http.ResponseWriter, r *http.Request, svc *taskservice.TaskService, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
-	noteCall(r.Context(), "SubscribeToTask", id)            // for the access log (accesslog.go)
-	err := guard.PermitAgent(r.Context(), svc.Agent().Name) // as gatedService does (permissions.go)
+	noteCall(r.Context(), "SubscribeToTask", id)            // for the access log (guard/accesslog.go)
+	err := guard.PermitAgent(r.Context(), svc.Agent().Name) // as gatedService does (guard/permissions.go)
 	if err == nil {
 		err = svc.Subscribable(r.Context(), id)
 	}

@@ -24,7 +24,7 @@ import (
 // None of them corrects a2a-go. The corrections of a2a-go v2.4.0 — requests
 // it would answer otherwise than the specifications have it — are in
 // a2agofixes.go, each naming the upstream behaviour it corrects and its
-// upstream canary in upstream_test.go. Every answer has the shape of its
+// upstream canary in internal/api/upstream_test.go. Every answer has the shape of its
 // binding: a JSON-RPC error object, or the HTTP+JSON binding's
 // google.rpc.Status body with the google.rpc.ErrorInfo a2a-go's clients read
 // the A2A error from.
@@ -122,7 +122,7 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) 
 	if sentinel != nil {
 		return fail(0, env.ID, sentinel, "%s", msg)
 	}
-	guard.NoteMethod(r.Context(), env.Method) // for the access log (accesslog.go)
+	guard.NoteMethod(r.Context(), env.Method) // for the access log (guard/accesslog.go)
 	inferV1(r, true, env.Method)              // versionless.go
 	normalised, err := fillMissingParams(env)
 	if err != nil {

@@ -16,26 +16,26 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// binding is the shape of an error answer.
+// Shape is the shape of an error answer, which its binding gives.
 type Shape int
 
 const (
-	// bindingJSONRPC is a JSON-RPC 2.0 response holding an error object,
+	// JSONRPC is a JSON-RPC 2.0 response holding an error object,
 	// the google.rpc.ErrorInfo naming the A2A error in its data.
 	JSONRPC Shape = iota
-	// bindingJSONRPCCodeOnly is a JSON-RPC error object without data: the
+	// JSONRPCCodeOnly is a JSON-RPC error object without data: the
 	// refusals of authentication and of an A2A version, which clients read
 	// by their code, have always been written so.
 	JSONRPCCodeOnly
-	// bindingREST is the HTTP+JSON binding's google.rpc.Status body, the
+	// HTTPJSON is the HTTP+JSON binding's google.rpc.Status body, the
 	// ErrorInfo in its details.
 	HTTPJSON
-	// bindingPlain is {"error": "message"}: the approvals API, and the
+	// Plain is {"error": "message"}: the approvals API, and the
 	// answers outside any agent's binding (no such agent, a panic).
 	Plain
 )
 
-// bindingOf is the binding of a request to an agent's endpoint.
+// ShapeOf is the binding of a request to an agent's endpoint.
 func ShapeOf(jsonRPC bool) Shape {
 	if jsonRPC {
 		return JSONRPC
@@ -43,15 +43,15 @@ func ShapeOf(jsonRPC bool) Shape {
 	return HTTPJSON
 }
 
-// a2aErrorBody returns the HTTP status and the body answering err in
+// Body returns the HTTP status and the body answering err in
 // binding b: the code, status and ErrorInfo of err's sentinel
-// (errorCodeOf), its message (errorMessage) and, after the ErrorInfo, the
+// (CodeOf), its message (Message) and, after the ErrorInfo, the
 // typed details of the a2a.Error it is (a RetryInfo). id is the JSON-RPC
 // request's id, null when unknown. status, when not 0, is the HTTP status
 // to answer with instead: a request refused before its binding read it (a
 // body too large or not JSON, an unknown path or method) or the 401 of
 // authentication; over HTTP+JSON the google.rpc code then follows it
-// (grpcStatusOf). Otherwise a JSON-RPC error answers 200, as JSON-RPC over
+// (GRPCCodeName). Otherwise a JSON-RPC error answers 200, as JSON-RPC over
 // HTTP has it.
 func Body(b Shape, id json.RawMessage, status int, err error) (int, any) {
 	code, msg := CodeOf(err), Message(err)
@@ -95,7 +95,7 @@ func Body(b Shape, id json.RawMessage, status int, err error) (int, any) {
 	}
 }
 
-// writeA2AError answers err on w in binding b (a2aErrorBody).
+// Write answers err on w in shape b (Body).
 func Write(w http.ResponseWriter, b Shape, id json.RawMessage, status int, err error) {
 	status, body := Body(b, id, status, err)
 	w.Header().Set("Content-Type", "application/json")
@@ -104,13 +104,13 @@ func Write(w http.ResponseWriter, b Shape, id json.RawMessage, status int, err e
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-// abortWithA2AError answers err in binding b through Gin (a2aErrorBody in
+// Abort answers err in binding b through Gin (Body in
 // Gin's JSON) and stops the request's handlers.
 func Abort(c *gin.Context, b Shape, status int, err error) {
 	c.AbortWithStatusJSON(Body(b, nil, status, err))
 }
 
-// errorMessage is the message an A2A error carries to the client.
+// Message is the message an A2A error carries to the client.
 func Message(err error) string {
 	var a2aErr *a2a.Error
 	if errors.As(err, &a2aErr) && a2aErr.Message != "" {
@@ -119,14 +119,14 @@ func Message(err error) string {
 	return err.Error()
 }
 
-// withRetryDelay is err, a refusal asking the client to wait (a rate
+// WithRetryDelay is err, a refusal asking the client to wait (a rate
 // limit, the stream cap), with the google.rpc.RetryInfo of the wait beside
-// its ErrorInfo, in whole seconds (retrySeconds), which every binding
+// its ErrorInfo, in whole seconds (RetrySeconds), which every binding
 // carries: HTTP+JSON's details, JSON-RPC's data, a gRPC status's details.
 func WithRetryDelay(err error, wait time.Duration) error {
 	return a2a.NewError(err, Message(err)).WithTypedDetails(
 		errordetails.NewTyped("type.googleapis.com/google.rpc.RetryInfo", map[string]any{"retryDelay": fmt.Sprintf("%ds", RetrySeconds(wait))}))
 }
 
-// retrySeconds is a wait as the whole seconds of Retry-After, rounded up.
+// RetrySeconds is a wait as the whole seconds of Retry-After, rounded up.
 func RetrySeconds(wait time.Duration) int { return int(math.Ceil(wait.Seconds())) }

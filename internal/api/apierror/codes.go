@@ -11,23 +11,23 @@ import (
 
 // How each error reads on each binding: one table (errorCodes), keyed by
 // a2a's sentinels and a2aflow's own, which every answer goes through
-// (answer.go, grpcerrors.go).
+// (answer.go, grpc.go).
 
 // a2aflow's own refusals. a2a has no conflict, no rate limit and no
 // misdirected request; their JSON-RPC codes follow -31401's rule
 // (unauthenticated): -31000 minus the HTTP status.
 var (
-	// errDecisionRefused is the error of an approval decision the approval
+	// ErrDecisionRefused is the error of an approval decision the approval
 	// no longer takes: it is settled, its task ended, or the approver
 	// decided otherwise already.
 	ErrDecisionRefused = errors.New("decision refused")
-	// errForkRefused: the agent changed since the original ran, or a retry
+	// ErrForkRefused: the agent changed since the original ran, or a retry
 	// of a task that did not fail.
 	ErrForkRefused = errors.New("fork refused")
-	// errTooManyRequests is a request over the rate limit or a stream over
+	// ErrTooManyRequests is a request over the rate limit or a stream over
 	// the stream cap (CodeTooManyRequests).
 	ErrTooManyRequests = errors.New("too many requests")
-	// errMisdirectedRequest is a request to a host name not in
+	// ErrMisdirectedRequest is a request to a host name not in
 	// Limits.AllowedHosts (CodeMisdirectedRequest).
 	ErrMisdirectedRequest = errors.New("misdirected request")
 )
@@ -45,7 +45,7 @@ const (
 // refusalDomain is the ErrorInfo domain of a2aflow's own refusals.
 const refusalDomain = "a2aflow"
 
-// errorCode is how one error reads on each binding.
+// Code is how one error reads on each binding.
 type Code struct {
 	Sentinel error
 	RPCCode  int    // JSON-RPC error code
@@ -54,7 +54,7 @@ type Code struct {
 	// fixesA2AGo marks the errors whose HTTP status a2a-go's HTTP+JSON
 	// transport writes otherwise (400, 400, 500; internal/rest/rest.go
 	// ToRESTError in a2a-go v2.4.0): restResponseGuard corrects its
-	// answers (correctStatus, a2agofixes.go, which names their canaries).
+	// answers (correctStatus, a2abinding/a2agofixes.go, which names their canaries).
 	FixesA2AGo bool
 	// reason and domain name a2aflow's own errors in their ErrorInfo; an
 	// A2A error's are a2a.ErrorReason and a2a.ProtocolDomain.
@@ -66,7 +66,7 @@ type Code struct {
 // wraps none reads as ErrInternalError). They are a2a-go's own (its
 // transports' tables, the order of its HTTP+JSON one), but for the statuses
 // the A2A 1.0 specification gives otherwise (fixesA2AGo) and SERVER_ERROR —
-// which toA2AError uses only for Temporal being unavailable or too slow —
+// which FromTemporal uses only for Temporal being unavailable or too slow —
 // answering 503, so that clients retry. a2aflow's own codes follow
 // -31401's rule: -31000 minus the HTTP status.
 var errorCodes = []Code{
@@ -99,11 +99,11 @@ var errorCodes = []Code{
 		Reason: "MISDIRECTED_REQUEST", Domain: refusalDomain},
 }
 
-// allCodes are the codes of every error the server answers, in the order
-// errorCodeOf tries them.
+// Codes are the codes of every error the server answers, in the order
+// CodeOf tries them.
 func Codes() []Code { return slices.Clone(errorCodes) }
 
-// errorCodeOf returns the code of err: that of the first sentinel it wraps,
+// CodeOf returns the code of err: that of the first sentinel it wraps,
 // else ErrInternalError's.
 func CodeOf(err error) Code {
 	for _, c := range errorCodes {
@@ -114,7 +114,7 @@ func CodeOf(err error) Code {
 	return CodeOf(a2a.ErrInternalError)
 }
 
-// info is the google.rpc.ErrorInfo naming the error.
+// Info is the google.rpc.ErrorInfo naming the error.
 func (c Code) Info() *errordetails.Typed {
 	if c.Reason != "" {
 		return errordetails.NewErrorInfo(c.Reason, c.Domain, nil)
@@ -122,11 +122,11 @@ func (c Code) Info() *errordetails.Typed {
 	return errordetails.NewErrorInfo(a2a.ErrorReason(c.Sentinel), a2a.ProtocolDomain, nil)
 }
 
-// httpStatusOf is the HTTP status of err over HTTP+JSON and on the
+// HTTPStatus is the HTTP status of err over HTTP+JSON and on the
 // approvals API.
 func HTTPStatus(err error) int { return CodeOf(err).Status }
 
-// grpcStatusOf names the google.rpc code of an HTTP status: that of the
+// GRPCCodeName names the google.rpc code of an HTTP status: that of the
 // first error answering with it, UNIMPLEMENTED for 405 (a method the path
 // does not take), and otherwise INTERNAL for 5xx, INVALID_ARGUMENT for the
 // rest.
@@ -145,7 +145,7 @@ func GRPCCodeName(status int) string {
 	return "INVALID_ARGUMENT"
 }
 
-// errorCodeOfInfo returns the code of the error a google.rpc.ErrorInfo
+// CodeOfInfo returns the code of the error a google.rpc.ErrorInfo
 // names: an A2A error by its reason in A2A's domain, one of a2aflow's by
 // its reason and domain.
 func CodeOfInfo(reason, domain string) (Code, bool) {

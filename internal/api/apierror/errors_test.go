@@ -62,7 +62,7 @@ func a2aSentinel(err error) bool {
 	return a2a.ErrorReason(err) != "INTERNAL_ERROR" || err == a2a.ErrInternalError
 }
 
-// bodyOf renders what a2aErrorBody answers as writeA2AError writes it.
+// bodyOf renders what Body answers as Write writes it.
 func bodyOf(t *testing.T, b Shape, id json.RawMessage, status int, err error) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -173,7 +173,7 @@ func TestGRPCStatusOf(t *testing.T) {
 }
 
 // TestClientsReadOurErrors: a2a-go's clients read every A2A error written
-// by writeA2AError as its sentinel, on both bindings.
+// by Write as its sentinel, on both bindings.
 func TestClientsReadOurErrors(t *testing.T) {
 	for _, c := range Codes() {
 		if !a2aSentinel(c.Sentinel) {

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// httpStatusOfCode is the HTTP status the request metrics count a gRPC
+// HTTPStatusOfGRPC is the HTTP status the request metrics count a gRPC
 // code as: that of the first error answering with it.
 func HTTPStatusOfGRPC(c codes.Code) int {
 	if c == codes.OK {
@@ -42,7 +42,7 @@ var grpcCodes = map[string]codes.Code{
 	"RESOURCE_EXHAUSTED": codes.ResourceExhausted,
 }
 
-// grpcError is err as a gRPC status: the code errorCodes gives it (the
+// GRPC is err as a gRPC status: the code errorCodes gives it (the
 // same as over HTTP+JSON), its message, the details of the a2a.Error it
 // is (Details as a Struct, as a2a-go's gRPC transport does), a RetryInfo
 // for a retry delay, and the google.rpc.ErrorInfo naming it. Every error
@@ -91,13 +91,13 @@ func GRPC(err error) error {
 	return st.Err()
 }
 
-// grpcRetryError is err, a refusal of limits.go, with the RetryInfo of
+// GRPCRetry is err, a refusal of guard/limits.go, with the RetryInfo of
 // the wait it asks for.
 func GRPCRetry(err error, wait time.Duration) error {
 	return GRPC(WithRetryDelay(err, wait))
 }
 
-// withErrorInfo gives the statuses a2agrpc makes itself (a request it
+// WithErrorInfo gives the statuses a2agrpc makes itself (a request it
 // cannot convert: INVALID_ARGUMENT) the ErrorInfo every error carries.
 func WithErrorInfo(err error) error {
 	st, ok := status.FromError(err)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestGRPCError checks the gRPC form of the API's errors: the code
-// errors.go names for HTTP+JSON, the ErrorInfo with the A2A (or a2aflow's)
+// codes.go names for HTTP+JSON, the ErrorInfo with the A2A (or a2aflow's)
 // reason, a RetryInfo for a retry delay, and a Temporal status wrapped by
 // the service never passed on with its own code.
 func TestGRPCError(t *testing.T) {

@@ -14,17 +14,17 @@ import (
 )
 
 // The refusals of the REST resources (approvals, waitpoints, schedules,
-// usage), answered {"error": "..."} with their status (bindingPlain), and
+// usage), answered {"error": "..."} with their status (Plain), and
 // the mapping of what their Temporal calls and the task workflow's
 // validators refuse.
 
-// notFound is a resource the caller may not see, which reads as one that
+// NotFound is a resource the caller may not see, which reads as one that
 // does not exist (404).
 func NotFound(format string, args ...any) error {
 	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf(format, args...))
 }
 
-// approvalsError keys an error of the approvals API by its sentinel, its
+// ResourceError keys an error of the approvals API by its sentinel, its
 // message unchanged: the API's refusals are keyed already; Temporal
 // unavailable or too slow reads as ErrServerError (503), anything else as
 // ErrInternalError (500).
@@ -40,13 +40,13 @@ func ResourceError(err error) error {
 	return err
 }
 
-// failApprovals answers an error of the approvals API: {"error": "..."}
+// AbortResource answers an error of the approvals API: {"error": "..."}
 // with its status.
 func AbortResource(c *gin.Context, err error) {
 	Abort(c, Plain, 0, ResourceError(err))
 }
 
-// scheduleError maps Temporal's answers about schedules: a spec the server
+// FromSchedules maps Temporal's answers about schedules: a spec the server
 // refuses (a cron expression it cannot read) is a bad request.
 func FromSchedules(err error) error {
 	var invalid *serviceerror.InvalidArgument
@@ -56,23 +56,23 @@ func FromSchedules(err error) error {
 	return ResourceError(FromTemporal(err))
 }
 
-// tokenRefused is the answer to a token that does not open the resource
+// TokenRefused is the answer to a token that does not open the resource
 // (kind "waitpoint"): malformed, of another key, or minted for another
 // resource of that ID.
 func TokenRefused(kind, id string) error {
 	return a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("the token does not open %s %s", kind, id))
 }
 
-// conflict is a decision or a completion the resource no longer takes
-// (errDecisionRefused, 409).
+// Conflict is a decision or a completion the resource no longer takes
+// (ErrDecisionRefused, 409).
 func Conflict(format string, args ...any) error {
 	return a2a.NewError(ErrDecisionRefused, fmt.Sprintf(format, args...))
 }
 
-// badRequest is a malformed request (InvalidParams, 400).
+// BadRequest is a malformed request (InvalidParams, 400).
 func BadRequest(msg string) error { return a2a.NewError(a2a.ErrInvalidParams, msg) }
 
-// fromResourceUpdate maps the refusal of an update a REST route sent about
+// FromResourceUpdate maps the refusal of an update a REST route sent about
 // one of its resources (kind "approval" or "waitpoint", id its ID) to the
 // route's answer; Temporal's NotFound and a settled waitpoint the route
 // reads first (the resource may still be seen, or hold the same payload):
@@ -83,7 +83,7 @@ func BadRequest(msg string) error { return a2a.NewError(a2a.ErrInvalidParams, ms
 //   - what the validator finds invalid (arguments, a payload its schema
 //     does not take): 400, its message;
 //   - a token that does not open the resource: 403;
-//   - anything else as it is (approvalsError answers it).
+//   - anything else as it is (ResourceError answers it).
 func FromResourceUpdate(kind, id string, err error) error {
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) {

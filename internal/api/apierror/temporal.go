@@ -16,13 +16,13 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
-// taskNotFound is the one answer for a task the caller may not see: one
+// TaskNotFound is the one answer for a task the caller may not see: one
 // that does not exist and one of another owner read the same, message
 // included, so that an answer never tells that a task exists. A new error
 // each time: a2a-go adds details to the errors it writes.
 func TaskNotFound() error { return a2a.NewError(a2a.ErrTaskNotFound, "task not found") }
 
-// toA2AError maps an error from a Temporal call to the A2A error a client
+// FromTemporal maps an error from a Temporal call to the A2A error a client
 // gets. It is the one place where that mapping lives; a2a-go's transports
 // turn the A2A error into its JSON-RPC code or HTTP status.
 func FromTemporal(err error) error {
@@ -95,24 +95,24 @@ func FromTemporal(err error) error {
 	return fmt.Errorf("%w: %w", a2a.ErrInternalError, err)
 }
 
-// isAppErrorType reports whether err carries an application error of typ,
+// IsAppErrorType reports whether err carries an application error of typ,
 // as update validators return them.
 func IsAppErrorType(err error, typ string) bool {
 	var appErr *temporal.ApplicationError
 	return errors.As(err, &appErr) && appErr.Type() == typ
 }
 
-// isResourceExhausted reports whether Temporal refused a call for a limit,
+// IsResourceExhausted reports whether Temporal refused a call for a limit,
 // such as its 10 updates in flight per workflow.
 func IsResourceExhausted(err error) bool {
 	var exhausted *serviceerror.ResourceExhausted
 	return errors.As(err, &exhausted)
 }
 
-// retryAfter is what a retryable error tells the client to wait.
+// RetryAfter is what a retryable error tells the client to wait.
 const RetryAfter = 5 * time.Second
 
-// retryableError is the answer to a request that may succeed if sent again
+// Retryable is the answer to a request that may succeed if sent again
 // unchanged: JSON-RPC -32603 (internal error) whose data says so, HTTP+JSON
 // 503 with Retry-After (restResponseGuard). reason names the cause in the
 // data (NO_WORKER, TOO_MANY_UPDATES).
@@ -122,7 +122,7 @@ func Retryable(msg, reason string) error {
 	})
 }
 
-// boundPassed reports whether err is a call's deadline passing — our wait
+// BoundPassed reports whether err is a call's deadline passing — our wait
 // bound, or Temporal's server cutting the call a moment before it — while
 // the request itself (ctx) is still alive: no worker answered in time.
 func BoundPassed(ctx context.Context, err error) bool {
@@ -133,7 +133,7 @@ func BoundPassed(ctx context.Context, err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline) || status.Code(err) == codes.DeadlineExceeded
 }
 
-// isValidatorRefusal reports whether err, from an update's Get, is the
+// IsValidatorRefusal reports whether err, from an update's Get, is the
 // refusal of the workflow's validator (an application error the validators
 // return) rather than a failure after the update was accepted.
 func IsValidatorRefusal(err error) bool {
@@ -150,7 +150,7 @@ func IsValidatorRefusal(err error) bool {
 	return false
 }
 
-// isNotFound reports whether err is Temporal's NotFound.
+// IsNotFound reports whether err is Temporal's NotFound.
 func IsNotFound(err error) bool {
 	var nf *serviceerror.NotFound
 	return errors.As(err, &nf)
@@ -160,7 +160,7 @@ func IsNotFound(err error) bool {
 // gets for a page token this API did not issue for the same filters.
 var ErrBadPageToken = errors.New("pageToken is not valid for this listing")
 
-// listError maps the error of a visibility call. A page token that passed
+// FromVisibility maps the error of a visibility call. A page token that passed
 // our checksum but that Temporal still refuses is the client's (it was
 // forged), not a server failure.
 func FromVisibility(err error, withToken bool) error {
@@ -176,11 +176,11 @@ func FromVisibility(err error, withToken bool) error {
 	return FromTemporal(err)
 }
 
-// fromWrite maps the error of a write (an update) on task taskID, but for
+// FromWrite maps the error of a write (an update) on task taskID, but for
 // Temporal's NotFound, which the writer reads first (a task whose workflow
 // has closed is terminal, not missing: TaskService.writeError): Temporal's
 // limit of updates in flight is retryable (TOO_MANY_UPDATES), the rest as
-// toA2AError.
+// FromTemporal.
 func FromWrite(taskID string, err error) error {
 	if IsResourceExhausted(err) {
 		return Retryable(fmt.Sprintf("task %s has too many requests in flight; try again in a moment", taskID), "TOO_MANY_UPDATES")
@@ -188,7 +188,7 @@ func FromWrite(taskID string, err error) error {
 	return FromTemporal(err)
 }
 
-// notTaken reports whether a write was refused because its task could not
+// NotTaken reports whether a write was refused because its task could not
 // take it at that moment, with nothing of it recorded, so that sending it
 // again is safe: the task was continuing as new, or the update reached a
 // workflow task that then failed (Temporal does not retry such an update).

@@ -76,7 +76,7 @@ func NoteEndpoint(ctx context.Context, agent, binding, version string) {
 }
 
 // NoteVersion records the A2A version the request of ctx is served in,
-// once it is known to be another than its header said (versionless.go).
+// once it is known to be another than its header said (a2abinding/versionless.go).
 func NoteVersion(ctx context.Context, version string) {
 	if l := requestLogFrom(ctx); l != nil {
 		l.mu.Lock()
@@ -105,7 +105,7 @@ func bounded(s string, n int) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// noteMethod records the A2A method of the request unless one is known.
+// NoteMethod records the A2A method of the request unless one is known.
 func NoteMethod(ctx context.Context, method string) {
 	method = bounded(method, maxLoggedMethod)
 	if l := requestLogFrom(ctx); l != nil {
@@ -117,7 +117,7 @@ func NoteMethod(ctx context.Context, method string) {
 	}
 }
 
-// noteTask records the task the request is about, and its context when
+// NoteTask records the task the request is about, and its context when
 // known.
 func NoteTask(ctx context.Context, taskID a2a.TaskID, contextID string) {
 	if l := requestLogFrom(ctx); l != nil && (taskID != "" || contextID != "") {
@@ -142,7 +142,7 @@ func (g *Guard) AccessLog(c *gin.Context) {
 	rl := &RequestLog{}
 	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestLogKey{}, rl))
 	c.Next()
-	CountRequest(rl, c.Writer.Status(), time.Since(start)) // requestmetrics.go
+	CountRequest(rl, c.Writer.Status(), time.Since(start)) // metrics.go
 	if !g.cfg.AccessLog {
 		return
 	}

@@ -15,7 +15,7 @@ const ApproverHeader = "X-Approver"
 // the request names nobody.
 const DefaultApprover = "anonymous-approver"
 
-// approverGroups are name's approver groups: nil (any group) only without
+// ApproverGroups are name's approver groups: nil (any group) only without
 // authentication and without configured groups; with either, a name in no
 // group gets wire.NoApproverGroups, so nobody decides for a group
 // without members.

@@ -346,7 +346,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (Identity, error) {
 }
 
 // authenticateHeaders is Authenticate over a request's headers, or a gRPC
-// call's metadata in their form (grpc.go).
+// call's metadata in their form (a2abinding/grpc.go).
 func (a *Authenticator) authenticateHeaders(h http.Header) (Identity, error) {
 	if len(a.keys) > 0 {
 		if key := h.Get(a.header); key != "" {

@@ -16,7 +16,7 @@ import (
 // refuses a body declared larger before anything reads it, and caps the
 // reading of the others, which ReadBody answers 413 past it.
 
-// readBody reads r's body within the MaxBodyBytes limit that limitBody set,
+// ReadBody reads r's body within the MaxBodyBytes limit that limitBody set,
 // and returns the HTTP status to answer when it cannot.
 func ReadBody(r *http.Request) ([]byte, int, error) {
 	if r.Body == nil {
@@ -33,6 +33,7 @@ func ReadBody(r *http.Request) ([]byte, int, error) {
 	return buf.Bytes(), 0, nil
 }
 
+// SetBody puts body back as r's body, to be read again (after ReadBody).
 func SetBody(r *http.Request, body []byte) {
 	r.Body = http.NoBody
 	if len(body) > 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/api/apierror"
 )
 
-// guardConfig configures the guard. The zero value lets every request
+// Config configures the guard. The zero value lets every request
 // through but for the default cap on streams.
 type Config struct {
 	// Auth checks the credentials of requests (auth.go); nil serves every
@@ -37,7 +37,7 @@ type Guard struct {
 	limits requestLimits
 }
 
-// newGuard returns the guard of cfg.
+// New returns the guard of cfg.
 func New(cfg Config) *Guard {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -15,7 +15,7 @@ const (
 	MCPPath = "/mcp"
 	// JWKSPath is where the public key of signed cards is served.
 	JWKSPath = "/.well-known/jwks.json"
-	// decisionRoute is the route of approval decisions.
+	// DecisionRoute is the route of approval decisions.
 	DecisionRoute = "/approvals/:id/decision"
 )
 
@@ -28,10 +28,10 @@ func publicRoute(r *http.Request) bool {
 	}
 	switch p := r.URL.Path; {
 	case p == "/healthz", p == "/readyz", p == "/metrics", p == "/agents", p == "/.well-known/agent-card.json",
-		p == JWKSPath, // the public key of signed cards (cards.go)
+		p == JWKSPath, // the public key of signed cards (a2abinding/cards.go)
 		p == "/inbox": // the page shell; its data comes from /approvals with credentials
 		return true
-	case p == "/openapi.json", p == "/docs": // the API's description (openapi.go)
+	case p == "/openapi.json", p == "/docs": // the API's description (internal/api/openapi.go)
 		return true
 	case strings.HasPrefix(p, "/agents/"):
 		_, rest, _ := strings.Cut(strings.TrimPrefix(p, "/agents/"), "/")

@@ -23,13 +23,13 @@ import (
 //
 // A caller with no such limit (a key not listed, or no scope prefix nor
 // agents claim configured) may use every agent, as before permissions
-// existed. The rule is permitAgent, applied wherever a request reaches an
+// existed. The rule is PermitAgent, applied wherever a request reaches an
 // agent:
 //
 //   - every A2A method of an agent's endpoint, on every binding (JSON-RPC,
-//     HTTP+JSON, gRPC) and version (1.0, 0.3): gatedService (extensions.go)
+//     HTTP+JSON, gRPC) and version (1.0, 0.3): gatedService (a2abinding/extensions.go)
 //     wraps the one handler they all serve, and the HTTP+JSON subscription
-//     refused before it (streams.go). The agent is named by the request, so
+//     refused before it (a2abinding/streams.go). The agent is named by the request, so
 //     the refusal is PermissionDenied whatever the task (-31403, HTTP 403,
 //     gRPC PERMISSION_DENIED): it tells nothing about a task;
 //   - the extended card of an agent the caller may not use is refused the
@@ -228,14 +228,14 @@ func (p permissions) declare(card *a2a.AgentCard) {
 	}
 }
 
-// mayUse reports whether the caller of ctx may use agent: always without
+// MayUse reports whether the caller of ctx may use agent: always without
 // authentication or a permission limit.
 func MayUse(ctx context.Context, agent string) bool {
 	c, ok := CallerOf(ctx)
 	return !ok || c.Agents == nil || slices.Contains(c.Agents, agent)
 }
 
-// permitAgent is the permission rule: nil when the caller of ctx may use
+// PermitAgent is the permission rule: nil when the caller of ctx may use
 // agent, else PermissionDenied saying what would let it.
 func PermitAgent(ctx context.Context, agent string) error {
 	if MayUse(ctx, agent) {

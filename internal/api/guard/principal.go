@@ -4,12 +4,12 @@ import "context"
 
 type principalKey struct{}
 
-// withPrincipal records the authenticated caller in ctx.
+// WithPrincipal records the authenticated caller in ctx.
 func WithPrincipal(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, principalKey{}, id)
 }
 
-// principal returns the authenticated caller of the request, or "" when
+// Principal returns the authenticated caller of the request, or "" when
 // authentication is off. Tasks record it as their owner, and other
 // principals get TaskNotFound for them.
 func Principal(ctx context.Context) string {

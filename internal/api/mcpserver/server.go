@@ -26,7 +26,7 @@ import (
 // streamable HTTP transport from the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk): every agent is a tool, which
 // starts or continues an A2A task through the agent's TaskService, as
-// JSON-RPC SendMessage does (mcp_tools.go). The route sits behind the
+// JSON-RPC SendMessage does (tools.go). The route sits behind the
 // same host check, body limit, authentication and rate limit as the A2A
 // routes, and every MCP request acts as its authenticated caller: the tasks
 // a call creates are the caller's, and another owner's task reads as not
@@ -65,7 +65,7 @@ const mcpStatelessSince = "2026-07-28"
 // handler, the context of the HTTP request that carried it (mcpCallContext).
 const mcpRequestKey = "a2aflow/request"
 
-// mcpConfig configures the MCP server; api.New fills in the defaults of
+// Config configures the MCP server; api.New fills in the defaults of
 // its Config.
 type Config struct {
 	// Logger receives the SDK's warnings and the calls' failures.
@@ -84,7 +84,7 @@ type Config struct {
 	ShuttingDown <-chan struct{}
 }
 
-// mcpService is the API's MCP server: its tools, and the two handlers of
+// Server is the API's MCP server: its tools, and the two handlers of
 // the protocol generations (see above).
 type Server struct {
 	cfg      Config
@@ -100,7 +100,7 @@ type Server struct {
 	calls atomic.Int64
 }
 
-// newMCP builds the MCP server over the services of reg's agents, whose
+// New builds the MCP server over the services of reg's agents, whose
 // tasks run as workflows reached through c, behind the guard g.
 func New(c client.Client, reg *engine.Registry, services map[string]*taskservice.TaskService, g *guard.Guard, cfg Config) *Server {
 	m := &Server{cfg: cfg, temporal: c, agents: reg, services: services, guard: g}
@@ -164,7 +164,7 @@ func (m *Server) closeAtShutdown() {
 	}
 }
 
-// serve answers a request to MCPPath.
+// Serve answers a request to guard.MCPPath.
 func (m *Server) Serve(c *gin.Context) {
 	w, r := c.Writer, c.Request
 	// Like an A2A stream, an MCP request may last as long as its task (a

@@ -49,14 +49,14 @@ type DecisionRequest struct {
 func (s *Resources) approvalRoutes(r gin.IRouter) {
 	r.GET("/approvals", s.listApprovals)
 	r.GET("/approvals/:id", s.getApproval)
-	r.POST(guard.DecisionRoute, s.decideApproval) // behind RequireJSONDecision (limits.go)
+	r.POST(guard.DecisionRoute, s.decideApproval) // behind RequireJSONDecision (guard/limits.go)
 	r.GET("/inbox", s.inbox)
 }
 
 // approver returns who is reading or deciding and the groups they belong
 // to. The identity comes from authentication; with it off, from the
 // X-Approver header or DefaultApprover. Groups come from
-// Config.ApproverGroups (approverGroups); the workflow applies the rule
+// Config.ApproverGroups (guard.ApproverGroups); the workflow applies the rule
 // (workflows/access.go).
 func (s *Resources) approver(c *gin.Context) (wire.Caller, error) {
 	name := guard.Principal(c.Request.Context())
@@ -132,7 +132,7 @@ func (s *Resources) findApprovals(ctx context.Context, who wire.Caller, group, a
 	var views []ApprovalView
 	for _, e := range resp.GetExecutions() {
 		if !guard.MayUse(ctx, keywordOf(e.GetSearchAttributes().GetIndexedFields()[wire.AgentKey.GetName()])) {
-			continue // an agent the caller may not use (permissions.go)
+			continue // an agent the caller may not use (guard/permissions.go)
 		}
 		approvals, err := s.taskApprovals(ctx, e.GetExecution().GetWorkflowId(), who)
 		if err != nil {
@@ -229,7 +229,7 @@ func (s *Resources) approval(ctx context.Context, taskID, id string, who wire.Ca
 				return s.view(a, nil), nil
 			}
 			// An approval the caller may see, of an agent it may not use
-			// (permissions.go).
+			// (guard/permissions.go).
 			if err := guard.PermitAgent(ctx, taskservice.SearchKeyword(desc.GetWorkflowExecutionInfo(), wire.AgentKey.GetName())); err != nil {
 				return ApprovalView{}, err
 			}
@@ -290,7 +290,7 @@ func (s *Resources) decideApproval(c *gin.Context) {
 }
 
 // permitApproval refuses a decision on an approval of an agent the caller
-// may not use (permissions.go), before it reaches the task: as not found
+// may not use (guard/permissions.go), before it reaches the task: as not found
 // when the caller may not see the approval either (approval), else as
 // PermissionDenied. A caller who may use every agent is not checked here.
 func (s *Resources) permitApproval(ctx context.Context, taskID, id string, who wire.Caller) error {

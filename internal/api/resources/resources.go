@@ -12,7 +12,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
-// resourcesConfig configures the REST resources; api.New fills in the
+// Config configures the REST resources; api.New fills in the
 // defaults of its Config, whose fields of the same names say what each
 // does.
 type Config struct {
@@ -51,7 +51,7 @@ type Resources struct {
 	services map[string]*taskservice.TaskService
 }
 
-// newResources returns the resources of reg's agents, whose tasks run as
+// New returns the resources of reg's agents, whose tasks run as
 // workflows reached through c.
 func New(c client.Client, reg *engine.Registry, services map[string]*taskservice.TaskService, cfg Config) *Resources {
 	return &Resources{cfg: cfg, temporal: c, agents: reg, services: services}

@@ -84,7 +84,7 @@ func (s *Resources) getWaitpoint(c *gin.Context) {
 	}
 	if !byToken {
 		// The owner's own waitpoint, of an agent it may not use
-		// (permissions.go); a token opens its waitpoint for any holder.
+		// (guard/permissions.go); a token opens its waitpoint for any holder.
 		if err := s.permitTask(ctx, taskID); err != nil {
 			apierror.AbortResource(c, err)
 			return
@@ -176,7 +176,7 @@ func (s *Resources) completeWaitpoint(c *gin.Context) {
 }
 
 // permitTask refuses a task of an agent the caller may not use
-// (permissions.go), once the caller is known to see the task.
+// (guard/permissions.go), once the caller is known to see the task.
 func (s *Resources) permitTask(ctx context.Context, taskID string) error {
 	if c, ok := guard.CallerOf(ctx); !ok || c.Agents == nil {
 		return nil

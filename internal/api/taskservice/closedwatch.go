@@ -114,7 +114,7 @@ func (w *closedWatch) run(ctx context.Context) {
 			// Temporal may be unreachable from this process. A follower
 			// learns that only when it queries, and with hints an idle one
 			// queries when the next hint comes, which is when its clock
-			// towards ending its streams (Config.StreamUnreachableAfter,
+			// towards ending its streams (Config.UnreachableAfter,
 			// so that their clients go to another replica) would start.
 			// Every follower queries now instead; where Temporal answers,
 			// that costs one query each.

@@ -36,7 +36,7 @@ func (s *TaskService) messageApproverName(ctx context.Context) string {
 	return name
 }
 
-// decisionMessage is the answer to an approver's decision on a task of
+// DecisionMessage is the answer to an approver's decision on a task of
 // another owner: a message about the approval, never the task (see
 // workflows/access.go).
 func DecisionMessage(req *a2a.Message, a *workflows.Approval) *a2a.Message {

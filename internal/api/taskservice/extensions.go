@@ -12,13 +12,13 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// legacyExtensionsHeader is the 0.3 name of the A2A-Extensions header.
+// LegacyExtensionsHeader is the 0.3 name of the A2A-Extensions header.
 const LegacyExtensionsHeader = "X-" + a2a.SvcParamExtensions
 
 // maxRequestedExtensions bounds how many URIs a request may list.
 const maxRequestedExtensions = 32
 
-// negotiated is the outcome of an A2A-Extensions header against an agent.
+// Negotiated is the outcome of an A2A-Extensions header against an agent.
 type Negotiated struct {
 	// activated are the URIs of the agent's extensions the caller asked
 	// for, in the order the agent declares them.
@@ -47,7 +47,7 @@ func requestedExtensions(h http.Header) []string {
 	return out
 }
 
-// negotiate matches the extensions h requests against agent's.
+// Negotiate matches the extensions h requests against agent's.
 func Negotiate(h http.Header, agent *workflows.Agent) Negotiated {
 	requested := requestedExtensions(h)
 	var n Negotiated
@@ -62,7 +62,7 @@ func Negotiate(h http.Header, agent *workflows.Agent) Negotiated {
 	return n
 }
 
-// withNegotiated records the outcome of a negotiation in ctx for the
+// WithNegotiated records the outcome of a negotiation in ctx for the
 // service (gatedService, TaskService.send).
 func WithNegotiated(ctx context.Context, n Negotiated) context.Context {
 	return context.WithValue(ctx, negotiatedKey{}, n)
@@ -74,7 +74,7 @@ func activatedExtensions(ctx context.Context) []string {
 	return n.Activated
 }
 
-// checkRequiredExtensions refuses a request that did not activate one of
+// CheckRequiredExtensions refuses a request that did not activate one of
 // the agent's required extensions.
 func CheckRequiredExtensions(ctx context.Context, agent string) error {
 	n, _ := ctx.Value(negotiatedKey{}).(Negotiated)

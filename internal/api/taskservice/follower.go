@@ -242,7 +242,7 @@ func (f *follower) take(c *followCursor) next {
 	return next{changed: f.changed}
 }
 
-// follow yields the task's events after seq until stop accepts one, the
+// Follow yields the task's events after seq until stop accepts one, the
 // caller stops reading or ctx ends, taking them from the task's follower
 // in this process (see above). With a live context ID (the task's), the
 // chunks of the answers its LLM calls are writing come between them

@@ -32,7 +32,7 @@ import (
 // original's history (every run of it), hands the recorded activity results
 // and inputs to a new task's workflow, and answers that task once it has
 // reached the fork point. Who may fork a task is who may read it: its
-// owner (loadTask answers task not found to anyone else).
+// owner (LoadTask answers task not found to anyone else).
 
 // Fork creates a fork of task id at its atMessage-th message (retry: a
 // retry of the failed task, at its end) in contextID ("" the original's),

@@ -252,7 +252,7 @@ func (s *TaskService) readListedTasks(ctx context.Context, execs []*workflowpb.W
 	return tasks, nil
 }
 
-// readListedTask reads one listed task (see loadTask), using the status
+// readListedTask reads one listed task (see LoadTask), using the status
 // visibility gave so that a closed task needs no query. A task that is gone,
 // or no task (a workflow that never got its first message), is nil.
 func (s *TaskService) readListedTask(ctx context.Context, exec *workflowpb.WorkflowExecutionInfo, historyLength *int) (*a2a.Task, error) {

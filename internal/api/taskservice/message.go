@@ -9,7 +9,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
-// validateSendMessageRequest refuses malformed messages before they reach
+// ValidateSendMessageRequest refuses malformed messages before they reach
 // Temporal; the workflow's update validator checks them again against the
 // task's state.
 func ValidateSendMessageRequest(req *a2a.SendMessageRequest) error {

@@ -42,7 +42,7 @@ func inputModes(agent *workflows.Agent) []string {
 	return taken
 }
 
-// checkInputModes refuses a message with a part whose media type the agent
+// CheckInputModes refuses a message with a part whose media type the agent
 // does not take (its card's input modes) with UnsupportedContentType
 // (-32005, HTTP 415), naming the part, its type and what the agent takes.
 // Wildcards and parameters match as for accepted output modes.

@@ -159,7 +159,7 @@ func (s *TaskService) pushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*a2
 	return configs, nil
 }
 
-// preparePushConfig checks a config from a request and returns the copy to
+// PreparePushConfig checks a config from a request and returns the copy to
 // store: its ID set (a new UUID when the client gave none) and its token and
 // credentials sealed. A nil config gives nil. Every problem is InvalidParams
 // with a message that names the field and never a secret.
@@ -198,7 +198,7 @@ func (s *TaskService) PreparePushConfig(ctx context.Context, taskID a2a.TaskID, 
 	return &out, nil
 }
 
-// redactPushConfig returns a stored config as the API shows it: its token
+// RedactPushConfig returns a stored config as the API shows it: its token
 // and credentials, sealed or not, are replaced by webhook.Redacted. They go
 // to the webhook only, never back to a caller.
 func RedactPushConfig(c *a2a.PushConfig) *a2a.PushConfig {

@@ -27,12 +27,12 @@ import (
 // as waiting whose workflow is gone. The older messages of a long task come
 // from the history pages in the payload store (workflows/history.go).
 
-// loadTask reads task id with its last historyLength messages (nil: all).
+// LoadTask reads task id with its last historyLength messages (nil: all).
 func (s *TaskService) LoadTask(ctx context.Context, id a2a.TaskID, historyLength *int) (*wire.TaskSnapshot, error) {
 	return s.loadTaskSince(ctx, id, historyLength, "")
 }
 
-// loadTaskSince is loadTask with the history cut, by the workflow, to the
+// loadTaskSince is LoadTask with the history cut, by the workflow, to the
 // messages since message since (included) when the workflow holds it among
 // its recent messages (wire.GetTaskInput.HistorySince); "" cuts nothing.
 func (s *TaskService) loadTaskSince(ctx context.Context, id a2a.TaskID, historyLength *int, since string) (*wire.TaskSnapshot, error) {
@@ -219,7 +219,7 @@ func (s *TaskService) owns(ctx context.Context, snap *wire.TaskSnapshot) bool {
 	return owner == "" || snap.Owner == owner
 }
 
-// callerSees says whether the caller may see the task of a described
+// CallerSees says whether the caller may see the task of a described
 // workflow: one of this agent's, owned by the caller (or authentication
 // off). The rule of workflows/access.go, read from the search attributes
 // where the workflow itself cannot answer.
@@ -231,7 +231,7 @@ func (s *TaskService) CallerSees(ctx context.Context, info *workflowpb.WorkflowE
 	return owner == "" || SearchKeyword(info, wire.OwnerKey.GetName()) == owner
 }
 
-// searchKeyword is the value of a described workflow's keyword search
+// SearchKeyword is the value of a described workflow's keyword search
 // attribute, or "".
 func SearchKeyword(info *workflowpb.WorkflowExecutionInfo, name string) string {
 	var v string

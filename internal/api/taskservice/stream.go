@@ -157,6 +157,8 @@ func (s *TaskService) Subscribable(ctx context.Context, id a2a.TaskID) error {
 // queries of a stream.
 const maxQueryBackoff = 5
 
+// Interrupted reports whether a task in state s waits for its user: an
+// answer (input-required) or a credential (auth-required).
 func Interrupted(s a2a.TaskState) bool {
 	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }

@@ -13,7 +13,7 @@ import (
 // (a2aflow's own are 36-byte UUIDs).
 const maxTaskIDBytes = 1000
 
-// checkTaskID refuses an ID that cannot name a task: too long, or not
+// CheckTaskID refuses an ID that cannot name a task: too long, or not
 // printable ASCII. Temporal's gRPC client carries the workflow ID in a
 // request header and fails on such bytes with an error that would reach the
 // client as an internal error.

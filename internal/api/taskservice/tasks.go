@@ -41,16 +41,16 @@ type TaskService struct {
 	pollInterval time.Duration
 	// queryTimeout bounds each query of a stream's follower, and
 	// unreachableAfter ends a stream whose workflow stays unreachable
-	// (Config.StreamQueryTimeout, Config.StreamUnreachableAfter).
+	// (Config.QueryTimeout, Config.UnreachableAfter).
 	queryTimeout, unreachableAfter time.Duration
 	// followers query each followed task once for all its streams
 	// (follower.go).
 	followers followers
 	push      PushOptions // push.go
-	// approverGroups maps approvers to their groups; nil: any group
+	// guard.ApproverGroups maps approvers to their groups; nil: any group
 	// (without authentication).
 	approverGroups map[string][]string
-	// authOn says authentication is configured (approverGroups).
+	// authOn says authentication is configured (guard.ApproverGroups).
 	authOn bool
 	// payloads holds the pages of long histories (and large payloads).
 	payloads blobstore.Store
@@ -70,7 +70,7 @@ type TaskService struct {
 	shuttingDown <-chan struct{}
 }
 
-// serviceConfig configures the task services of a server's agents; api.New
+// Config configures the task services of a server's agents; api.New
 // fills in the defaults of its Config, whose fields of the same names say
 // what each does.
 type Config struct {
@@ -98,7 +98,7 @@ type Config struct {
 	ShuttingDown         <-chan struct{}
 }
 
-// newServices returns the TaskService of each agent of reg, by name, over
+// NewServices returns the TaskService of each agent of reg, by name, over
 // the Temporal client c. They share one watch of the tasks that ended
 // outside their handler (closedwatch.go).
 func NewServices(c client.Client, reg *engine.Registry, cfg Config) map[string]*TaskService {
@@ -125,7 +125,7 @@ func NewServices(c client.Client, reg *engine.Registry, cfg Config) map[string]*
 // Agent is the agent the service serves.
 func (s *TaskService) Agent() *workflows.Agent { return s.agent }
 
-// taskIDSpace namespaces the task IDs derived from message IDs.
+// TaskIDSpace namespaces the task IDs derived from message IDs.
 var TaskIDSpace = uuid.MustParse("6f1c1c52-3c1a-4a59-9d3e-5b0c1e7a2a10")
 
 // newTaskID derives the ID of the task a first message creates. Deriving it
@@ -213,7 +213,7 @@ type sendResult struct {
 	Decision *workflows.Approval `json:"decision,omitempty"`
 }
 
-// sent is the outcome of delivering a message: the update's result, the
+// Sent is the outcome of delivering a message: the update's result, the
 // task it went to and when the caller's wait bound ends.
 type Sent struct {
 	sendResult
@@ -225,7 +225,7 @@ type Sent struct {
 // continuing as new at that moment is sent again.
 const maxContinuingRetries = 10
 
-// send delivers req's message through the SendMessage update. It waits for
+// Send delivers req's message through the SendMessage update. It waits for
 // the worker to accept the message (the message is then durable) and, for a
 // blocking send, for the update's result, each within the wait bound. A
 // caller that answers with the task gives want (the history length it
@@ -317,7 +317,7 @@ func (s *TaskService) newDelivery(ctx context.Context, req *a2a.SendMessageReque
 
 // deliver sends d's update until the task takes it or refuses it, within
 // waitCtx: a write the task could not take at that moment, with nothing of
-// it recorded, is sent again (notTaken). It returns the update's result,
+// it recorded, is sent again (apierror.NotTaken). It returns the update's result,
 // whether the worker accepted the update (the message is then recorded),
 // and the update's error. A task that already ended, which a retry of the
 // request that created it finds, answers settled.
@@ -408,7 +408,7 @@ func (s *TaskService) answerDelivery(ctx context.Context, d *delivery, res sendR
 	return Sent{sendResult: res, TaskID: d.taskID, deadline: d.deadline}, nil
 }
 
-// settles returns the condition a blocking send (or a cancel, when
+// Settles returns the condition a blocking send (or a cancel, when
 // afterWork is false... see await) waits for in the task's events: the task
 // ended, or it is interrupted after it worked on the message.
 func Settles(blockingSend bool) func(wire.Event, *bool) bool {
@@ -543,14 +543,14 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
 }
 
-// startMemo is the memo a task starts with, which makes its run readable
+// StartMemo is the memo a task starts with, which makes its run readable
 // at a glance in the Temporal UI: its agent and the start of its first
 // message's text. A fork and a schedule's run add what they come from.
 func StartMemo(agent *workflows.Agent, first *a2a.Message) map[string]any {
 	return map[string]any{"agent": agent.Name, "text": truncate(workflows.MessageText(first), 200)}
 }
 
-// startSearchAttributes are the search attributes a task starts with: its
+// StartSearchAttributes are the search attributes a task starts with: its
 // context, state, agent, the agent's default skill and its owner.
 func StartSearchAttributes(agent *workflows.Agent, contextID, owner string, state a2a.TaskState) []temporal.SearchAttributeUpdate {
 	sa := []temporal.SearchAttributeUpdate{
@@ -567,7 +567,7 @@ func StartSearchAttributes(agent *workflows.Agent, contextID, owner string, stat
 	return sa
 }
 
-// GetTask implements A2A GetTask (see loadTask).
+// GetTask implements A2A GetTask (see LoadTask).
 func (s *TaskService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if req.ID == "" {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "id is required")

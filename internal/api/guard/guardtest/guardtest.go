@@ -18,9 +18,15 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
+// The fake identity provider's HS256 secret, and the issuer and audience
+// of its tokens (Claims).
 const (
-	Secret   = "0123456789abcdef0123456789abcdef-hs256"
-	Issuer   = "https://issuer.test"
+	// Secret signs HS256 tokens; 32 bytes or more, as the guard requires.
+	Secret = "0123456789abcdef0123456789abcdef-hs256"
+	// Issuer is the tokens' "iss": an https URL, so that cards declare
+	// its OpenID Connect discovery document.
+	Issuer = "https://issuer.test"
+	// Audience is the tokens' "aud".
 	Audience = "a2aflow-test"
 )
 
@@ -43,7 +49,7 @@ func ecJWK(t *testing.T, kid string, pub *ecdsa.PublicKey) map[string]any {
 		"x": b64(raw[1:33]), "y": b64(raw[33:65])}
 }
 
-// testKeys are the signing keys of the fake identity providers.
+// Keys are the signing keys of the fake identity providers.
 type Keys struct {
 	RSA, RSAOther *rsa.PrivateKey
 	EC            *ecdsa.PrivateKey
@@ -51,7 +57,7 @@ type Keys struct {
 	JWKSFile      string
 }
 
-// newTestKeys serves an RSA JWKS over HTTP and writes a P-256 JWKS file.
+// NewKeys serves an RSA JWKS over HTTP and writes a P-256 JWKS file.
 func NewKeys(t *testing.T) *Keys {
 	t.Helper()
 	k := &Keys{}
@@ -85,7 +91,7 @@ func NewKeys(t *testing.T) *Keys {
 	return k
 }
 
-// claims returns valid claims for sub, changed by edits.
+// Claims returns valid claims for sub, changed by edits.
 func Claims(sub string, edits ...func(jwt.MapClaims)) jwt.MapClaims {
 	now := time.Now()
 	c := jwt.MapClaims{"sub": sub, "iss": Issuer, "aud": Audience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
@@ -95,6 +101,8 @@ func Claims(sub string, edits ...func(jwt.MapClaims)) jwt.MapClaims {
 	return c
 }
 
+// Sign returns the JWT of claims c signed with key by method, its header
+// naming kid when not empty.
 func Sign(t *testing.T, method jwt.SigningMethod, kid string, key any, c jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, c)
@@ -108,10 +116,12 @@ func Sign(t *testing.T, method jwt.SigningMethod, kid string, key any, c jwt.Map
 	return s
 }
 
+// Bearer sets a request's Authorization header to the bearer token.
 func Bearer(token string) func(*http.Request) {
 	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
 }
 
+// APIKey sets a request's API key header (the default, X-API-Key).
 func APIKey(key string) func(*http.Request) {
 	return func(r *http.Request) { r.Header.Set("X-API-Key", key) }
 }
