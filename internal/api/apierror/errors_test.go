@@ -15,6 +15,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/errordetails"
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // wantCode is how one error must read: the JSON-RPC code, and over
@@ -210,5 +213,44 @@ func TestWorkflowNotReadyIsRetryable(t *testing.T) {
 	var a2aErr *a2a.Error
 	if !errors.As(err, &a2aErr) || a2aErr.Details["retryable"] != true || a2aErr.Details["reason"] != "WORKFLOW_TASK_FAILED" {
 		t.Fatalf("toA2AError = %#v, want a retryable error with reason WORKFLOW_TASK_FAILED", err)
+	}
+}
+
+// TestFromResourceUpdate: the refusals of a resource's update, as the
+// approvals and waitpoints routes answer them.
+func TestFromResourceUpdate(t *testing.T) {
+	other := errors.New("something else")
+	for _, tc := range []struct {
+		kind, typ string
+		sentinel  error
+		status    int
+		message   string
+		unchanged bool
+	}{
+		{"approval", wire.ErrTypeApprovalRefused, ErrDecisionRefused, http.StatusConflict, "refused by the validator", false},
+		{"approval", wire.ErrTypeApprovalNotFound, a2a.ErrTaskNotFound, http.StatusNotFound, `approval "x-1" does not exist`, false},
+		{"approval", wire.ErrTypeTaskNotFound, a2a.ErrTaskNotFound, http.StatusNotFound, `approval "x-1" does not exist`, false},
+		{"waitpoint", wire.ErrTypeWaitpointNotFound, a2a.ErrTaskNotFound, http.StatusNotFound, `waitpoint "x-1" does not exist`, false},
+		{"waitpoint", wire.ErrTypeInvalidParams, a2a.ErrInvalidParams, http.StatusBadRequest, "refused by the validator", false},
+		{"waitpoint", wire.ErrTypeWaitpointTokenRefused, a2a.ErrUnauthorized, http.StatusForbidden, "the token does not open waitpoint x-1", false},
+		{"waitpoint", wire.ErrTypeWaitpointSettled, nil, 0, "", true},
+		{"approval", "", nil, 0, "", true},
+	} {
+		t.Run(tc.kind+" "+tc.typ, func(t *testing.T) {
+			err := error(temporal.NewApplicationError("refused by the validator", tc.typ))
+			if tc.typ == "" {
+				err = other
+			}
+			got := FromResourceUpdate(tc.kind, "x-1", err)
+			if tc.unchanged {
+				if got != err {
+					t.Errorf("%v, want the error unchanged", got)
+				}
+				return
+			}
+			if !errors.Is(got, tc.sentinel) || HTTPStatus(got) != tc.status || Message(got) != tc.message {
+				t.Errorf("%v (%d %q), want %v %d %q", got, HTTPStatus(got), Message(got), tc.sentinel, tc.status, tc.message)
+			}
+		})
 	}
 }
