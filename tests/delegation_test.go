@@ -152,28 +152,12 @@ func serveExt(t testing.TB, x *extAgent, streaming bool) *httptest.Server {
 // serveExtAuth is serveExt behind a bearer token, when token is set: every
 // request without it (the card's included) gets 401.
 func serveExtAuth(t testing.TB, x *extAgent, streaming bool, token string) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "ext", Version: "1.0.0", Description: "Greets people by name.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: streaming},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "greet", Name: "Greet", Description: "Greets you by name."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x)))
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ext"`)
-			http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"authentication required"}}`, http.StatusUnauthorized)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return extCard(streaming, token).serve(t, x)
+}
+
+// extCard is the card of extAgent.
+func extCard(streaming bool, token string) remoteAgent {
+	return remoteAgent{name: "ext", description: "Greets people by name.", skill: "Greet", skillDoes: "Greets you by name.", streaming: streaming, token: token}
 }
 
 // fakeRouterLLM is an OpenAI Chat Completions endpoint for the router: a

@@ -494,7 +494,7 @@ func (r *benchRaw) eagerEcho(ctx context.Context, w int) (time.Duration, error) 
 
 // a2aGoEcho is an a2a-go agent that completes every task at once with the
 // text it was sent, as a2aflow's echo agent does.
-type a2aGoEcho struct{}
+type a2aGoEcho struct{ cancelsAtOnce }
 
 func (a2aGoEcho) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
@@ -507,27 +507,8 @@ func (a2aGoEcho) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq
 	}
 }
 
-func (a2aGoEcho) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
 // serveA2AGoEcho serves a2aGoEcho with a2a-go's JSON-RPC handler and its
 // default in-memory task store, with a card listing JSON-RPC.
 func serveA2AGoEcho(b testing.TB) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "echo", Version: "1.0.0", Description: "Echoes the text it is sent.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "Echoes the text."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(a2aGoEcho{})))
-	srv = httptest.NewServer(mux)
-	b.Cleanup(srv.Close)
-	return srv
+	return remoteAgent{name: "echo", description: "Echoes the text it is sent.", skill: "Echo", skillDoes: "Echoes the text."}.serve(b, a2aGoEcho{})
 }

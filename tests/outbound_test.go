@@ -16,7 +16,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
 // canaryServer counts every request it gets: a guard works when a refused
@@ -46,21 +45,12 @@ func serveCanary(t *testing.T, addr string, h http.HandlerFunc) *canaryServer {
 	return c
 }
 
-// serveExtOn serves x over JSON-RPC, as serveExt does, on addr.
+// serveExtOn serves x on addr, as serveExt does, but as a note keeper.
 func serveExtOn(t *testing.T, x *extAgent, addr string) *canaryServer {
 	t.Helper()
 	var url string
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "notes", Version: "1.0.0", Description: "Keeps notes.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "note", Name: "Note", Description: "Notes things."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x)))
-	srv := serveCanary(t, addr, mux.ServeHTTP)
+	notes := remoteAgent{name: "notes", description: "Keeps notes.", skill: "Note", skillDoes: "Notes things."}
+	srv := serveCanary(t, addr, notes.handler(x, func() string { return url }).ServeHTTP)
 	url = srv.URL
 	return srv
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 	"maps"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 // artifacts: "report" in three chunks (append), step apart, then, once
 // release is closed, "summary" whole, then it completes.
 type artifactAgent struct {
+	cancelsAtOnce
 	step    time.Duration
 	release chan struct{}
 }
@@ -61,28 +61,9 @@ func (g *artifactAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 	}
 }
 
-func (g *artifactAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
+// serveArtifactAgent serves g, its card offering streaming.
 func serveArtifactAgent(t testing.TB, g *artifactAgent) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "writer", Version: "1.0.0", Description: "Writes a report.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: true},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "write", Name: "Write", Description: "Writes a report."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(g)))
-	srv = httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return remoteAgent{name: "writer", description: "Writes a report.", skill: "Write", skillDoes: "Writes a report.", streaming: true}.serve(t, g)
 }
 
 // artifactView builds a task's artifacts from its stream's events as an A2A

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"iter"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 // progress: it sends each of its steps as a working status message, step
 // apart, then completes with "all done".
 type progressAgent struct {
+	cancelsAtOnce
 	steps []string
 	step  time.Duration
 }
@@ -44,29 +44,9 @@ func (p *progressAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 	}
 }
 
-func (p *progressAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
-// serveProgress serves p over JSON-RPC with a card that offers streaming or not.
+// serveProgress serves p with a card that offers streaming or not.
 func serveProgress(t testing.TB, p *progressAgent, streaming bool) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "progress", Version: "1.0.0", Description: "Works in steps.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: streaming},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "work", Name: "Work", Description: "Works in steps."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(p)))
-	srv = httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return remoteAgent{name: "progress", description: "Works in steps.", skill: "Work", skillDoes: "Works in steps.", streaming: streaming}.serve(t, p)
 }
 
 // TestRemoteProgressRelayed: a task that delegates to a remote agent
