@@ -3,7 +3,6 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,12 +31,6 @@ type fakeOpenAI struct {
 	auth  []string // the Authorization header of each request
 }
 
-type chatMessage struct {
-	Role       string `json:"role"`
-	Content    any    `json:"content"`
-	ToolCallID string `json:"tool_call_id"`
-}
-
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 	f := &fakeOpenAI{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -45,17 +38,11 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 			http.Error(w, `{"error":{"message":"no such route","type":"invalid_request_error"}}`, http.StatusNotFound)
 			return
 		}
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		req, ok := readChat(w, r)
+		if !ok {
 			return
 		}
-		last := req.Messages[len(req.Messages)-1]
+		last := req.last()
 		f.mu.Lock()
 		f.calls = append(f.calls, fmt.Sprintf("%s:%v", last.Role, last.Content))
 		f.auth = append(f.auth, r.Header.Get("Authorization"))
@@ -94,18 +81,6 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 	return f
 }
 
-func textMessage(text string) string {
-	raw, _ := json.Marshal(map[string]any{"role": "assistant", "content": text, "refusal": nil})
-	return string(raw)
-}
-
-func toolCallMessage(id, name, args string) string {
-	raw, _ := json.Marshal(map[string]any{"role": "assistant", "content": nil, "refusal": nil, "tool_calls": []any{
-		map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}},
-	}})
-	return string(raw)
-}
-
 func (f *fakeOpenAI) seen() (calls, auth []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -121,11 +96,7 @@ func (f *fakeOpenAI) seen() (calls, auth []string) {
 func TestAssistantAsksSurvivesKill(t *testing.T) {
 	fake := newFakeOpenAI(t)
 	// The serve process inherits the test's environment, also on restart.
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, fake.URL, e2eKey, "fake-model")
 	s := startServe(t, t.TempDir())
 	ctx := testContext(t)
 	c, card := newClient(t, ctx, s.APIURL+"/agents/assistant")

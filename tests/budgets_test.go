@@ -121,10 +121,7 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	fake := &budgetLLM{calls: map[string]int{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-budget-test")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, srv.URL, "sk-budget-test", "")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(budgetsConfig), 0o600); err != nil {
@@ -236,10 +233,7 @@ func TestReplayRecordedBudgetHistory(t *testing.T) {
 	fake := &budgetLLM{calls: map[string]int{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-budget-test")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, srv.URL, "sk-budget-test", "")
 	dir := t.TempDir()
 	config := filepath.Join(dir, "a2aflow.toml")
 	if err := os.WriteFile(config, []byte(budgetsConfig), 0o600); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,24 +63,16 @@ type fakeConfigLLM struct {
 func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 	f := &fakeConfigLLM{tools: map[string][]string{}, descs: map[string]string{}, models: map[string]string{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
-			Tools    []struct {
-				Function struct {
-					Name        string `json:"name"`
-					Description string `json:"description"`
-				} `json:"function"`
-			} `json:"tools"`
+		req, ok := readChat(w, r)
+		if !ok {
+			return
 		}
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(raw, &req) != nil || len(req.Messages) < 2 {
+		if r.URL.Path != "/v1/chat/completions" || len(req.Messages) < 2 {
 			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 			return
 		}
 		system := fmt.Sprint(req.Messages[0].Content)
-		last := req.Messages[len(req.Messages)-1]
+		last := req.last()
 		f.mu.Lock()
 		f.models[system] = req.Model
 		var names []string
@@ -117,11 +108,7 @@ func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 // answer comes back into helper's answer.
 func TestConfigFileAgents(t *testing.T) {
 	fake := newFakeConfigLLM(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-config-test")
-	t.Setenv("A2AFLOW_LLM_MODEL", "default-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, fake.URL, "sk-config-test", "default-model")
 	path := filepath.Join(t.TempDir(), "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(configAgentsFile), 0o600); err != nil {
 		t.Fatal(err)

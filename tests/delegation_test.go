@@ -2,9 +2,7 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -166,21 +164,11 @@ func extCard(streaming bool, token string) remoteAgent {
 // the llm tool.
 func fakeRouterLLM(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Messages []chatMessage `json:"messages"`
-			Format   *struct {
-				Schema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		req, ok := readChat(w, r)
+		if !ok {
 			return
 		}
-		prompt := fmt.Sprint(req.Messages[len(req.Messages)-1].Content)
+		prompt := fmt.Sprint(req.last().Content)
 		request := prompt
 		if i := strings.LastIndex(prompt, "Request:\n"); i >= 0 {
 			request = prompt[i+len("Request:\n"):]
@@ -210,10 +198,7 @@ func fakeRouterLLM(t *testing.T) *httptest.Server {
 		default:
 			answer = "local answer"
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-router","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.Model, textMessage(answer))
+		writeChat(w, false, "chatcmpl-router", req.Model, textMessage(answer), 10, 5)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -290,11 +275,7 @@ func TestDelegation(t *testing.T) {
 	}
 	downSrv.Close() // known to the directory, unreachable from now on
 
-	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-router")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
 	s := startServe(t, dataDir, "--delegation-retry-budget", "6s", "--outbound-credentials", credentials)
 	ctx := testContext(t)
 	c, card := newClient(t, ctx, s.APIURL+"/agents/router")

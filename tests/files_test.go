@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,17 +47,10 @@ func TestFilesAsInput(t *testing.T) {
 		mu.Lock()
 		userContents = append(userContents, req.Messages[len(req.Messages)-1].Content)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-files","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105}}`, req.Model, textMessage("A dot and a PDF."))
+		writeChat(w, false, "chatcmpl-files", req.Model, textMessage("A dot and a PDF."), 100, 5)
 	}))
 	t.Cleanup(llmFake.Close)
-	t.Setenv("OPENAI_BASE_URL", llmFake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, llmFake.URL, e2eKey, "fake-model")
 	s := startServe(t, t.TempDir(), "--outbound-allow-hosts", "loopback")
 	ctx := testContext(t)
 

@@ -356,11 +356,7 @@ func TestRetryFailedLLMStep(t *testing.T) {
 		_, _ = io.Copy(w, resp.Body)
 	}))
 	t.Cleanup(proxy.Close)
-	t.Setenv("OPENAI_BASE_URL", proxy.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, proxy.URL, e2eKey, "fake-model")
 	config := filepath.Join(t.TempDir(), "a2aflow.toml")
 	writeHelper := func(prompt string) {
 		if err := os.WriteFile(config, []byte(`

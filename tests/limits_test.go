@@ -98,11 +98,7 @@ func TestLLMCallLimits(t *testing.T) {
 	fake := &limitsFake{}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-limits-test")
-	t.Setenv("A2AFLOW_LLM_MODEL", "default-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, srv.URL, "sk-limits-test", "default-model")
 
 	dataDir := t.TempDir()
 	path := filepath.Join(dataDir, "a2aflow.toml")

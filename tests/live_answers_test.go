@@ -2,9 +2,7 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -42,14 +40,12 @@ func newLiveFake(t testing.TB, ttft, gap time.Duration) *liveFake {
 	f := &liveFake{ttft: ttft, gap: gap, attempts: map[string]int{}, received: map[string]time.Time{}, first: map[string]time.Time{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
-		}
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(raw, &req) != nil || len(req.Messages) == 0 {
+		if r.URL.Path != "/v1/chat/completions" {
 			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+			return
+		}
+		req, ok := readChat(w, r)
+		if !ok {
 			return
 		}
 		if !req.Stream {
@@ -92,11 +88,7 @@ func (f *liveFake) times(user string) (received, first time.Time) {
 
 // useLiveFake points the processes started after it at f.
 func useLiveFake(t testing.TB, f *liveFake) {
-	t.Setenv("OPENAI_BASE_URL", f.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, f.URL, e2eKey, "fake-model")
 }
 
 // liveRun is what a client saw of a stream: the live answer's chunks,
@@ -301,37 +293,4 @@ func TestLiveAnswers(t *testing.T) {
 			})
 		})
 	}
-}
-
-// writeChat answers a Chat Completions request with message (an assistant
-// message's JSON, as textMessage and toolCallMessage write it): in the
-// streaming wire format, a word a chunk and the tool calls' arguments in
-// deltas, when the request asked to stream (stream: true), else whole.
-func writeChat(w http.ResponseWriter, stream bool, id, model, message string, in, out int64) {
-	if stream {
-		var m struct {
-			Content   *string `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		}
-		_ = json.Unmarshal([]byte(message), &m)
-		sc := llmtest.Script{Model: model, InputTokens: in, OutputTokens: out}
-		if m.Content != nil && *m.Content != "" {
-			sc.Pieces = strings.SplitAfter(*m.Content, " ")
-		}
-		for _, tc := range m.ToolCalls {
-			sc.ToolCalls = append(sc.ToolCalls, llmtest.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-		}
-		llmtest.WriteOpenAI(w, sc)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":%q,"object":"chat.completion","created":1700000000,"model":%q,
-		"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-		"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, id, model, message, in, out, in+out)
 }

@@ -2,9 +2,7 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,17 +39,15 @@ type localCallsFake struct {
 func newLocalCallsFake(t *testing.T) *localCallsFake {
 	f := &localCallsFake{doomed: make(chan struct{})}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
+		req, ok := readChat(w, r)
+		if !ok {
+			return
 		}
-		if json.Unmarshal(raw, &req) != nil || len(req.Messages) == 0 || !req.Stream {
+		if !req.Stream {
 			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 			return
 		}
-		last := req.Messages[len(req.Messages)-1]
+		last := req.last()
 		text := fmt.Sprint(last.Content)
 		sc := llmtest.Script{Model: req.Model, Pieces: strings.SplitAfter(liveAnswerText, " "), Gap: 5 * time.Millisecond, InputTokens: 40, OutputTokens: 20}
 		switch {
@@ -115,11 +111,7 @@ func taskEvents(t *testing.T, ctx context.Context, tc client.Client, id a2a.Task
 // its workflow task alive: the test logs what that costs in events.
 func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	fake := newLocalCallsFake(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, fake.URL, e2eKey, "fake-model")
 	d := startSplitDB(t, 1, false, sqliteHintsDB(t))
 	d.apis[0].waitOutput("Hints        Unix sockets in ", time.Second)
 	ctx := testContext(t)
@@ -266,11 +258,7 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 // starts (three more): five events fewer a model call.
 func TestLocalModelCallsEvents(t *testing.T) {
 	fake := newLocalCallsFake(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, fake.URL, e2eKey, "fake-model")
 	ctx := testContext(t)
 	events := map[bool]int{}
 	for _, local := range []bool{true, false} {

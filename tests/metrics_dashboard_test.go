@@ -129,11 +129,7 @@ func TestMetricsDashboard(t *testing.T) {
 		}
 	}
 	fake := newFakeOpenAI(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, fake.URL, e2eKey, "fake-model")
 	s := startServe(t, t.TempDir())
 	ctx := testContext(t)
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -71,18 +70,8 @@ var urlInText = regexp.MustCompile(`https?://[^\s"]+`)
 func newSSRFLLM(t *testing.T) *ssrfLLM {
 	f := &ssrfLLM{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Messages []chatMessage `json:"messages"`
-			Format   *struct {
-				Schema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		req, ok := readChat(w, r)
+		if !ok {
 			return
 		}
 		var asked string // the URL the user asked about
@@ -96,7 +85,7 @@ func newSSRFLLM(t *testing.T) *ssrfLLM {
 				}
 			}
 		}
-		last := req.Messages[len(req.Messages)-1]
+		last := req.last()
 		params := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 		var message string
 		switch {
@@ -114,10 +103,7 @@ func newSSRFLLM(t *testing.T) *ssrfLLM {
 		default:
 			message = textMessage("I am lost.")
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-ssrf","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.Model, message)
+		writeChat(w, false, "chatcmpl-ssrf", req.Model, message, 10, 5)
 	}))
 	t.Cleanup(f.Close)
 	return f
@@ -191,11 +177,7 @@ func TestOutboundGuard(t *testing.T) {
 	llm := newSSRFLLM(t)
 	canaryPort := strings.TrimPrefix(canary.URL, "http://127.0.0.1:")
 
-	t.Setenv("OPENAI_BASE_URL", llm.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-ssrf")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, llm.URL, "sk-ssrf", "fake-model")
 	t.Setenv("A2AFLOW_OUTBOUND_ALLOW_HOSTS", "")
 	const aliceKey, malloryKey = "alice-key-0123456789", "mallory-key-0123456789"
 	s := startServe(t, t.TempDir(),

@@ -69,11 +69,7 @@ func newFakePricedLLM(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // and tenant. A call answered 429 and retried counts once.
 func TestLLMUsageAndCost(t *testing.T) {
 	fake, requests := newFakePricedLLM(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-usage-test")
-	t.Setenv("A2AFLOW_LLM_MODEL", "default-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	useOpenAI(t, fake.URL, "sk-usage-test", "default-model")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(usageConfig), 0o600); err != nil {
