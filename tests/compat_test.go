@@ -13,11 +13,14 @@ package tests
 // prints the method x binding x client matrix.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -68,6 +71,32 @@ type clientReport struct {
 	Errors map[string]string `json:"errors"`
 	// Failures holds the unexpected error of each scenario that broke off.
 	Failures map[string]string `json:"failures"`
+}
+
+// runClientReport runs a client of another SDK (program args..., in dir
+// unless it is "") and decodes the JSON report it prints into report. name
+// says which client and variant in the failures; the client has within to
+// finish. What it wrote to stderr is logged.
+func runClientReport(t *testing.T, within time.Duration, name, dir string, report any, program string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("%s did not finish within %s\nstdout:\n%s\nstderr:\n%s", name, within, &stdout, &stderr)
+		}
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, &stdout, &stderr)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), report); err != nil {
+		t.Fatalf("%s printed no report: %v\nstdout:\n%s\nstderr:\n%s", name, err, &stdout, &stderr)
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr:\n%s", name, &stderr)
+	}
 }
 
 type cardReport struct {

@@ -1,10 +1,7 @@
 package tests
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -415,24 +412,8 @@ func buildJavaClient(t *testing.T, dir, version string) (java, classpath string)
 // decodes its report.
 func runJavaClient(t *testing.T, java, classpath, class, baseURL string, v matrixVariant, hook string) javaReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-cp", classpath, class, baseURL, string(v.binding), v.version, hook)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("A2AClient %s did not finish within 3 minutes\nstdout:\n%s\nstderr:\n%s", v, &stdout, &stderr)
-		}
-		t.Fatalf("A2AClient %s: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
 	var got javaReport
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("A2AClient %s printed no report: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
-	if stderr.Len() > 0 {
-		t.Logf("java stderr:\n%s", &stderr)
-	}
+	runClientReport(t, 3*time.Minute, class+" "+v.String(), "", &got, java, "-cp", classpath, class, baseURL, string(v.binding), v.version, hook)
 	return got
 }
 

@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -199,24 +195,7 @@ func pythonFromVenv(t *testing.T) string {
 // decodes its report.
 func runPythonClient(t *testing.T, python, baseURL string, v matrixVariant, hook string) pythonReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "a2a_client.py", baseURL, string(v.binding), v.version, hook)
-	cmd.Dir = "python"
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("a2a_client.py %s did not finish within 2 minutes\nstdout:\n%s\nstderr:\n%s", v, &stdout, &stderr)
-		}
-		t.Fatalf("a2a_client.py %s: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
 	var got pythonReport
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("a2a_client.py %s printed no report: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
-	if stderr.Len() > 0 {
-		t.Logf("python stderr:\n%s", &stderr)
-	}
+	runClientReport(t, 2*time.Minute, "a2a_client.py "+v.String(), "python", &got, python, "a2a_client.py", baseURL, string(v.binding), v.version, hook)
 	return got
 }
