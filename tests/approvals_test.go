@@ -341,39 +341,12 @@ func TestExpenseApprovals(t *testing.T) {
 	})
 }
 
-// chromiumPath returns the system Chromium, or "".
-func chromiumPath() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // approveInInbox opens the finance inbox in headless Chromium as approver
 // and approves the approval id with comment, as a person would.
 func approveInInbox(t testing.TB, ctx context.Context, browserPath, apiURL, id, approver, comment string) {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserPath),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	// The first call starts the browser; it must not carry the timeout.
-	if err := chromedp.Do(browser, chromedp.Navigate(apiURL+"/inbox?group=finance")); err != nil {
-		t.Fatalf("browser: %v", err)
-	}
-	page, cancelPage := context.WithTimeout(browser, 60*time.Second)
-	defer cancelPage()
+	page, closeBrowser := openInbox(t, ctx, browserPath, apiURL)
+	defer closeBrowser()
 	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
 	err := chromedp.Do(page,
 		chromedp.WaitVisible(card),

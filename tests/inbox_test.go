@@ -13,16 +13,51 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromium returns the path of the system Chromium, or skips the test.
-// .ci/run installs Debian's chromium package.
-func chromium(t *testing.T) string {
+// chromiumPath returns the system Chromium, or "". .ci/run installs
+// Debian's chromium package.
+func chromiumPath() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Skip("no Chromium on PATH (apt-get install chromium)")
 	return ""
+}
+
+// chromium returns the path of the system Chromium, or skips the test.
+func chromium(t testing.TB) string {
+	exe := chromiumPath()
+	if exe == "" {
+		t.Skip("no Chromium on PATH (apt-get install chromium)")
+	}
+	return exe
+}
+
+// openInbox opens apiURL's finance inbox in headless Chromium (exe) and
+// returns the page, which allows a minute for what the test does on it,
+// and closeBrowser.
+func openInbox(t testing.TB, ctx context.Context, exe, apiURL string) (page context.Context, closeBrowser func()) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 900),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	// The first call starts the browser; it must not carry the timeout.
+	if err := chromedp.Do(browser, chromedp.Navigate(apiURL+"/inbox?group=finance")); err != nil {
+		cancelBrowser()
+		cancelAlloc()
+		t.Fatalf("browser: %v", err)
+	}
+	page, cancelPage := context.WithTimeout(browser, time.Minute)
+	return page, func() { cancelPage(); cancelBrowser(); cancelAlloc() }
 }
 
 // TestInboxApprovesInBrowser loads /inbox in headless Chromium, approves a
@@ -35,27 +70,8 @@ func TestInboxApprovesInBrowser(t *testing.T) {
 	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
 	task, id := expense(t, ctx, c, "640 EUR team offsite")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-
-	// The first call starts the browser; it must not carry the timeout.
-	if err := chromedp.Do(browser, chromedp.Navigate(s.APIURL+"/inbox?group=finance")); err != nil {
-		t.Fatalf("browser: %v", err)
-	}
-	page, cancelPage := context.WithTimeout(browser, 60*time.Second)
-	defer cancelPage()
+	page, closeBrowser := openInbox(t, ctx, exe, s.APIURL)
+	defer closeBrowser()
 
 	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
 	if err := chromedp.Do(page, chromedp.WaitVisible(card)); err != nil {

@@ -12,23 +12,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 )
 
-// describe renders a stream event as "task:STATE", "status:STATE" or "artifact:NAME".
-func describe(e a2a.Event) string {
-	switch v := e.(type) {
-	case *a2a.Task:
-		return "task:" + string(v.Status.State)
-	case *a2a.TaskStatusUpdateEvent:
-		return "status:" + string(v.Status.State)
-	case *a2a.TaskArtifactUpdateEvent:
-		return "artifact:" + v.Artifact.Name
-	case *a2a.Message:
-		return "message"
-	}
-	return fmt.Sprintf("%T", e)
-}
-
-// stream sends text with SendStreamingMessage and returns the described
-// events and the task ID.
+// stream sends text with SendStreamingMessage and returns the events
+// (eventLabel) and the task ID.
 func stream(t testing.TB, ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID, text string) ([]string, a2a.TaskID) {
 	t.Helper()
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
@@ -41,7 +26,7 @@ func stream(t testing.TB, ctx context.Context, c *a2aclient.Client, taskID a2a.T
 		if task, ok := e.(*a2a.Task); ok {
 			taskID = task.ID
 		}
-		got = append(got, describe(e))
+		got = append(got, eventLabel(e))
 	}
 	return got, taskID
 }
@@ -93,7 +78,7 @@ func TestStreamingTravelFlow(t *testing.T) {
 						events = append(events, "error:"+err.Error())
 						break
 					}
-					events = append(events, describe(e))
+					events = append(events, eventLabel(e))
 				}
 				subscribed <- events
 			}()

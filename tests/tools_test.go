@@ -371,18 +371,8 @@ func pendingApproval(t *testing.T, task *a2a.Task) string {
 func inboxApproveEdited(t *testing.T, s *server, id, args string) {
 	t.Helper()
 	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 900))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser, chromedp.Navigate(s.APIURL+"/inbox?group=finance")); err != nil {
-		t.Fatalf("browser: %v", err)
-	}
-	page, cancel := context.WithTimeout(browser, time.Minute)
-	defer cancel()
+	page, closeBrowser := openInbox(t, context.Background(), exe, s.APIURL)
+	defer closeBrowser()
 	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
 	if err := chromedp.Do(page, chromedp.WaitVisible(card), chromedp.SetValue(chromedp.CSS("#approver"), "fiona")); err != nil {
 		t.Fatalf("the pending approval is not in the inbox: %v", err)
