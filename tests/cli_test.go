@@ -30,16 +30,29 @@ func runCLI(t *testing.T, args ...string) cliResult {
 // runCLIEnv is runCLI with env (KEY=VALUE) the only A2AFLOW_* settings.
 func runCLIEnv(t *testing.T, env []string, args ...string) cliResult {
 	t.Helper()
-	return runCLIOut(t, env, &syncBuffer{}, args...)
+	return runCLIWith(t, cliRun{env: env}, args...)
 }
 
-// runCLIOut is runCLIEnv writing stdout to out, which the caller may read
-// while the command runs.
-func runCLIOut(t *testing.T, env []string, out *syncBuffer, args ...string) cliResult {
+// cliRun is how runCLIWith runs the binary.
+type cliRun struct {
+	env   []string    // KEY=VALUE: the only A2AFLOW_* settings
+	stdin string      // what it reads; "" for nothing (/dev/null)
+	out   *syncBuffer // where its stdout goes, which the caller may read while it runs; nil for a buffer of its own
+}
+
+// runCLIWith is runCLI run as how says.
+func runCLIWith(t *testing.T, how cliRun, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	// Keep the developer's A2AFLOW_* settings out of the test.
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, env...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, how.env...)
+	if how.stdin != "" {
+		cmd.Stdin = strings.NewReader(how.stdin)
+	}
+	out := how.out
+	if out == nil {
+		out = &syncBuffer{}
+	}
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = out, &errOut
 	done := make(chan error, 1)
@@ -182,7 +195,7 @@ func TestCLIClient(t *testing.T) {
 		id, _ := taskIDOf(t, runCLI(t, "send", "--agent", agent, "Book a flight"))
 		done := make(chan cliResult, 1)
 		out := &syncBuffer{}
-		go func() { done <- runCLIOut(t, nil, out, "subscribe", "--agent", agent, "--timeout", "20s", id) }()
+		go func() { done <- runCLIWith(t, cliRun{out: out}, "subscribe", "--agent", agent, "--timeout", "20s", id) }()
 		// The subscriber is connected once it printed the task: a fixed
 		// pause was too short on a loaded machine.
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "[task] "); time.Sleep(50 * time.Millisecond) {

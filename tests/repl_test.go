@@ -17,26 +17,12 @@ import (
 	"time"
 )
 
-// runREPL runs `a2aflow repl` with stdin a pipe holding input.
+// runREPL runs `a2aflow repl` with stdin a pipe holding input and returns
+// its stdout, stderr and exit code.
 func runREPL(t *testing.T, input string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"repl"}, args...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-	cmd.Stdin = strings.NewReader(input)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("repl did not finish in 90 s; stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
-	}
-	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+	r := runCLIWith(t, cliRun{stdin: input}, append([]string{"repl"}, args...)...)
+	return r.stdout, r.stderr, r.code
 }
 
 func TestREPL(t *testing.T) {
