@@ -35,7 +35,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
-	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -43,8 +42,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -966,28 +963,7 @@ func BenchmarkSendMessageBindings(b *testing.B) {
 // with connections of its own.
 func newBenchBinding(b testing.TB, ctx context.Context, baseURL string, n int, binding a2a.TransportProtocol) *benchA2A {
 	b.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
-	if err != nil {
-		b.Fatalf("resolve card at %s: %v", baseURL, err)
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConns = 4 * benchConc
-	transport.MaxIdleConnsPerHost = 4 * benchConc
-	hc := &http.Client{Transport: transport, Timeout: 2 * time.Minute}
-	b.Cleanup(transport.CloseIdleConnections)
-	e := &benchA2A{}
-	for range n {
-		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
-			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}),
-			a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
-			grpcv1.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
-		if err != nil {
-			b.Fatalf("%s client for %s: %v", binding, baseURL, err)
-		}
-		b.Cleanup(func() { _ = c.Destroy() })
-		e.clients = append(e.clients, c)
-	}
-	return e
+	return &benchA2A{clients: clientsOver(b, ctx, baseURL, n, binding, 4*benchConc)}
 }
 
 // benchEchoAgent is the echo agent of the a2aflow command (its demo agents

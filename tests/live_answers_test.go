@@ -252,13 +252,13 @@ func TestLiveAnswers(t *testing.T) {
 			ctx := testContext(t)
 			for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
 				t.Run(string(binding), func(t *testing.T) {
-					c := newBenchBinding(t, ctx, url, 1, binding).clients[0]
+					c := clientsOver(t, ctx, url, 1, binding, 4)[0]
 					r := streamLive(t, ctx, c, d.name+" "+string(binding)+": tell me about streaming", 0)
 					checkAnswered(t, ctx, c, r, 0)
 					t.Logf("first live chunk %v after the send, %d chunks", r.firstLive.Sub(r.start).Round(time.Millisecond), r.chunks)
 				})
 			}
-			c := newBenchBinding(t, ctx, url, 1, a2a.TransportProtocolJSONRPC).clients[0]
+			c := clientsOver(t, ctx, url, 1, a2a.TransportProtocolJSONRPC, 4)[0]
 			t.Run("retry", func(t *testing.T) {
 				r := streamLive(t, ctx, c, d.name+": cut the first answer", 0)
 				checkAnswered(t, ctx, c, r, 1)

@@ -116,7 +116,7 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	d.apis[0].waitOutput("Hints        Unix sockets in ", time.Second)
 	ctx := testContext(t)
 	url := d.APIURLs[0] + "/agents/assistant"
-	c := newBenchBinding(t, ctx, url, 1, a2a.TransportProtocolJSONRPC).clients[0]
+	c := clientsOver(t, ctx, url, 1, a2a.TransportProtocolJSONRPC, 4)[0]
 	var temporalAddr string
 	for _, e := range d.env {
 		if v, ok := strings.CutPrefix(e, "A2AFLOW_TEMPORAL_ADDR="); ok {

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // newClient resolves the card at baseURL and returns an a2a-go client for it.
@@ -25,6 +30,36 @@ func newClient(t testing.TB, ctx context.Context, baseURL string) (*a2aclient.Cl
 	}
 	t.Cleanup(func() { _ = c.Destroy() })
 	return c, card
+}
+
+// clientsOver resolves the card at baseURL and makes n clients of it over
+// binding (A2A 1.0): gRPC clients each dial a connection of their own, the
+// others share one HTTP transport that keeps conns idle connections per
+// host (Go's default keeps 2). A request may take 2 minutes.
+func clientsOver(t testing.TB, ctx context.Context, baseURL string, n int, binding a2a.TransportProtocol, conns int) []*a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
+	if err != nil {
+		t.Fatalf("resolve card at %s: %v", baseURL, err)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConns = conns
+	transport.MaxIdleConnsPerHost = conns
+	hc := &http.Client{Transport: transport, Timeout: 2 * time.Minute}
+	t.Cleanup(transport.CloseIdleConnections)
+	var clients []*a2aclient.Client
+	for range n {
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
+			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}),
+			a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
+			grpcv1.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+		if err != nil {
+			t.Fatalf("%s client for %s: %v", binding, baseURL, err)
+		}
+		t.Cleanup(func() { _ = c.Destroy() })
+		clients = append(clients, c)
+	}
+	return clients
 }
 
 // send sends text as a new user message (to taskID when set) and returns the task.
@@ -55,16 +90,8 @@ func wantState(t testing.TB, task *a2a.Task, state a2a.TaskState, question strin
 	}
 }
 
-func statusText(task *a2a.Task) string {
-	if task.Status.Message == nil {
-		return ""
-	}
-	var s string
-	for _, p := range task.Status.Message.Parts {
-		s += p.Text()
-	}
-	return s
-}
+// statusText is the text of task's status message.
+func statusText(task *a2a.Task) string { return messageText(task.Status.Message) }
 
 // travelBooking runs the travel agent's conversation to completion on c.
 func travelBooking(t testing.TB, ctx context.Context, c *a2aclient.Client) *a2a.Task {
