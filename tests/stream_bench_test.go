@@ -485,9 +485,8 @@ func streamBenchFollow(b *testing.B, ctx context.Context, url string, drivers []
 	sdkAfter := sdkQueries(b, url)
 	missed := 0
 	for i, s := range subs {
-		s.mu.Lock()
-		got, err := len(s.events), s.err
-		s.mu.Unlock()
+		events, _, err := s.eventsSoFar()
+		got := len(events)
 		if want := 1 + 2*answers[i%tasks]; got < want {
 			missed += want - got
 			if missed == want-got {

@@ -193,9 +193,7 @@ func TestStreamFollowerFanout(t *testing.T) {
 		s.waitEvents(t, 1+events)
 	}
 	elapsed := time.Since(start)
-	subs[0].mu.Lock()
-	full := append([]string(nil), subs[0].events...)
-	subs[0].mu.Unlock()
+	full, _, _ := subs[0].eventsSoFar()
 	if len(full) != 1+events {
 		t.Fatalf("subscriber 0 has %d events, want %d: %v", len(full), 1+events, full)
 	}
@@ -203,9 +201,7 @@ func TestStreamFollowerFanout(t *testing.T) {
 		// A joiner is done when it has the task's last event.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			s.mu.Lock()
-			got, grew := append([]string(nil), s.events...), s.grew
-			s.mu.Unlock()
+			got, grew, _ := s.eventsSoFar()
 			if len(got) > 0 && (got[len(got)-1] == full[len(full)-1] || strings.TrimPrefix(got[len(got)-1], "task:") == strings.TrimPrefix(full[len(full)-1], "status:")) {
 				checkFollowed(t, s.name, full, got)
 				break

@@ -234,6 +234,14 @@ func (s *subscription) waitEvents(t testing.TB, n int) {
 	}
 }
 
+// eventsSoFar returns the events so far, a channel closed at the next one and
+// the stream's error, if it ended on one.
+func (s *subscription) eventsSoFar() (events []string, grew <-chan struct{}, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.events...), s.grew, s.err
+}
+
 // wait waits for the stream to end and returns its events and error.
 func (s *subscription) wait(t testing.TB) ([]string, error) {
 	t.Helper()

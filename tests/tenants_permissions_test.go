@@ -86,14 +86,14 @@ func TestAgentPermissions(t *testing.T) {
 	t.Cleanup(tc.Close)
 	hooks := newHookLog(t)
 	matrix := func(srv *server, grpc string) *tenantMatrix {
-		m := &tenantMatrix{s: srv, hooks: hooks, temporal: tc, nonce: nonce, slots: make(chan struct{}, tenantMaxInFlight),
+		m := &tenantMatrix{t: t, s: srv, hooks: hooks, temporal: tc, nonce: nonce, slots: make(chan struct{}, tenantMaxInFlight),
 			scratch: map[string]fixtureTask{}, owned: map[string]map[string]bool{}, errorBodies: map[errorKey]errorAnswer{}, grpcAddr: grpc,
 			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * tenantMaxInFlight}}}
 		t.Cleanup(m.http.CloseIdleConnections)
 		return m
 	}
 	open := matrix(s, "")
-	limited := matrix(&server{APIURL: apiURL, TemporalAddr: s.TemporalAddr, t: t}, grpcAddr)
+	limited := matrix(&server{APIURL: apiURL, TemporalAddr: s.TemporalAddr}, grpcAddr)
 
 	// Each one's own expense, with a push config, filed where every agent is open to them.
 	expenses := map[*tenant]fixtureTask{}

@@ -261,6 +261,7 @@ func (h *hookLog) counts() map[string]int {
 
 // tenantMatrix is the running server and everything the cases share.
 type tenantMatrix struct {
+	t        testing.TB // the matrix's own test, whose cleanups outlive its subtests
 	s        *server
 	hooks    *hookLog
 	http     *http.Client
@@ -371,6 +372,7 @@ func (m *tenantMatrix) checkAttackHooks(t *testing.T) {
 func startTenantMatrix(t *testing.T) *tenantMatrix {
 	nonce := fmt.Sprintf("%x", time.Now().UnixNano())[6:]
 	m := &tenantMatrix{
+		t:           t,
 		nonce:       nonce,
 		slots:       make(chan struct{}, tenantMaxInFlight),
 		scratch:     map[string]fixtureTask{},
