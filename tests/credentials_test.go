@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestCredentialsNeverInHistory runs the issues agent, which asks for a
@@ -66,9 +68,9 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 	dataDir := t.TempDir()
 	// The issues agent is a demo of the a2aflow command: it reads its GitHub
 	// API from its own environment variable, not from a2aflow's flags.
-	s := startServeEnv(t, dataDir, []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--push-allow-hosts", "loopback", "--log-level", "debug")
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/issues")
+	s := harness.StartServeEnv(t, dataDir, []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--push-allow-hosts", "loopback", "--log-level", "debug")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/issues")
 
 	// The task asks which repository is meant, with a webhook watching it.
 	first := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("List the open issues of octo/widgets"))
@@ -78,16 +80,16 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := res.(*a2a.Task)
-	wantState(t, task, a2a.TaskStateAuthRequired, "")
+	harness.WantState(t, task, a2a.TaskStateAuthRequired, "")
 	if data := task.Status.Message.Parts[len(task.Status.Message.Parts)-1].Data(); fmt.Sprint(data) != "map[authType:bearer service:github]" {
 		t.Errorf("the auth-required status carries %v, want the auth type and the service", data)
 	}
 
 	// A token GitHub refuses: asked again.
-	task = send(t, ctx, c, task.ID, bad)
-	wantState(t, task, a2a.TaskStateAuthRequired, "")
-	if !strings.Contains(statusText(task), "GitHub refused that token") {
-		t.Errorf("after a refused token the task says %q", statusText(task))
+	task = harness.Send(t, ctx, c, task.ID, bad)
+	harness.WantState(t, task, a2a.TaskStateAuthRequired, "")
+	if !strings.Contains(harness.StatusText(task), "GitHub refused that token") {
+		t.Errorf("after a refused token the task says %q", harness.StatusText(task))
 	}
 	// The good one, as a data part this time, over a stream.
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"credential": good}))
@@ -101,8 +103,8 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 		streamed.Write(raw)
 	}
 	got := waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)
-	if statusText(got) != "2 open issue(s) in octo/widgets." || len(got.Artifacts) != 1 {
-		t.Fatalf("completed task says %q with %d artifacts", statusText(got), len(got.Artifacts))
+	if harness.StatusText(got) != "2 open issue(s) in octo/widgets." || len(got.Artifacts) != 1 {
+		t.Fatalf("completed task says %q with %d artifacts", harness.StatusText(got), len(got.Artifacts))
 	}
 	mu.Lock()
 	if len(githubCalls) != 2 {
@@ -159,7 +161,7 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 		t.Errorf("the UI's history API answered %d with %d bytes", resp.StatusCode, len(uiHistory))
 	}
 	places["the Temporal UI's API"] = withDecodedStrings(uiHistory)
-	places["the server's logs"] = s.proc().out.String()
+	places["the server's logs"] = s.Proc().Out.String()
 	var blobs strings.Builder
 	_ = filepath.WalkDir(filepath.Join(dataDir, "blobs"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

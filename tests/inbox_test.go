@@ -11,6 +11,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/chromedp/chromedp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // chromiumPath returns the system Chromium, or "". .ci/run installs
@@ -65,9 +67,9 @@ func openInbox(t testing.TB, ctx context.Context, exe, apiURL string) (page cont
 // checks that the task completed approved. It writes a screenshot.
 func TestInboxApprovesInBrowser(t *testing.T) {
 	exe := chromium(t)
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	task, id := expense(t, ctx, c, "640 EUR team offsite")
 
 	page, closeBrowser := openInbox(t, ctx, exe, s.APIURL)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // javaSDKVersion is the a2a-java version tests/java/pom.xml pins
@@ -139,7 +141,7 @@ func TestJavaClient(t *testing.T) {
 	_, classpath03 := buildJavaClient(t, javaDir03, javaSDKVersion03)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
-	s := startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)), "--push-allow-hosts", "loopback")
 	for _, v := range javaVariants {
 		t.Run("Java "+v.String(), func(t *testing.T) {
 			if v.version == "0.3" {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // jsMoreReport is what tests/js/more_methods.mjs prints.
@@ -46,7 +48,7 @@ func TestJSMoreMethods(t *testing.T) {
 	requireNode20(t, node)
 	dir := ensureJSDeps(t)
 	const key = "js-more-key"
-	s := startServe(t, t.TempDir(), "--api-keys", "alice="+key, "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--api-keys", "alice="+key, "--push-allow-hosts", "loopback")
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
 	for _, v := range matrixVariants {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // jsSDKVersion is the @a2a-js/sdk version tests/js/package-lock.json pins.
@@ -28,7 +30,7 @@ func TestJSClients(t *testing.T) {
 	}
 	requireNode20(t, node)
 	dir := ensureJSDeps(t)
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	for _, v := range matrixVariants {
 		t.Run("JS "+v.String(), func(t *testing.T) {
 			got := runJSClient(t, node, dir, s.APIURL, v)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // pythonSDKVersion is the a2a-sdk version tests/python/requirements.txt pins.
@@ -91,7 +93,7 @@ func TestPythonClient(t *testing.T) {
 	python := pythonFromVenv(t)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
-	s := startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)), "--push-allow-hosts", "loopback")
 	for _, v := range pythonVariants {
 		t.Run("Python "+v.String(), func(t *testing.T) {
 			got := runPythonClient(t, python, s.APIURL, v, hook.URL+"/py")

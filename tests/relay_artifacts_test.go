@@ -15,13 +15,15 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // artifactAgent is a remote A2A agent (a2a-go's server) that streams its
 // artifacts: "report" in three chunks (append), step apart, then, once
 // release is closed, "summary" whole, then it completes.
 type artifactAgent struct {
-	cancelsAtOnce
+	fakes.CancelsAtOnce
 	step    time.Duration
 	release chan struct{}
 }
@@ -63,7 +65,7 @@ func (g *artifactAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 
 // serveArtifactAgent serves g, its card offering streaming.
 func serveArtifactAgent(t testing.TB, g *artifactAgent) *httptest.Server {
-	return remoteAgent{name: "writer", description: "Writes a report.", skill: "Write", skillDoes: "Writes a report.", streaming: true}.serve(t, g)
+	return fakes.RemoteAgent{Name: "writer", Description: "Writes a report.", Skill: "Write", SkillDoes: "Writes a report.", Streaming: true}.Serve(t, g)
 }
 
 // artifactView builds a task's artifacts from its stream's events as an A2A
@@ -165,11 +167,11 @@ func TestRemoteArtifactsRelayed(t *testing.T) {
 	remote := serveArtifactAgent(t, &artifactAgent{step: 700 * time.Millisecond, release: release})
 	llmSrv := fakeRouterLLM(t)
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "writer", remote.URL)
-	useOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	harness.AddAgent(t, dataDir, "writer", remote.URL)
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 
 	v := newArtifactView()
 	var taskID a2a.TaskID
@@ -193,7 +195,7 @@ func TestRemoteArtifactsRelayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	wantTwoArtifacts(t, task, v)
 	if h := string(historyBytes(t, ctx, s.TemporalAddr, taskID)); strings.Count(h, "wide ") > 3 {
 		t.Errorf("the workflow history of %s holds the chunk %q %d times: chunks are not recorded", taskID, "wide ", strings.Count(h, "wide "))
@@ -213,11 +215,11 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	remote := serveArtifactAgent(t, &artifactAgent{step: 700 * time.Millisecond, release: release})
 	llmSrv := fakeRouterLLM(t)
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "writer", remote.URL)
-	useOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	harness.AddAgent(t, dataDir, "writer", remote.URL)
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 
 	var taskID a2a.TaskID
 	before := newArtifactView()
@@ -257,11 +259,11 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	})
 	t.Logf("the finished report was in the heartbeat details %s after the stream showed it", time.Since(recorded).Round(time.Millisecond))
 	tc.Close()
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	close(release)
 
-	c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+	c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 	after := newArtifactView()
 	deadline, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -284,7 +286,7 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	wantTwoArtifacts(t, task, after)
 	for id, text := range before.texts {
 		if !slices.ContainsFunc(task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == id && partsText(a.Parts) == text }) {

@@ -13,13 +13,15 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // progressAgent is a remote A2A agent (a2a-go's server) that reports its
 // progress: it sends each of its steps as a working status message, step
 // apart, then completes with "all done".
 type progressAgent struct {
-	cancelsAtOnce
+	fakes.CancelsAtOnce
 	steps []string
 	step  time.Duration
 }
@@ -46,7 +48,7 @@ func (p *progressAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 
 // serveProgress serves p with a card that offers streaming or not.
 func serveProgress(t testing.TB, p *progressAgent, streaming bool) *httptest.Server {
-	return remoteAgent{name: "progress", description: "Works in steps.", skill: "Work", skillDoes: "Works in steps.", streaming: streaming}.serve(t, p)
+	return fakes.RemoteAgent{Name: "progress", Description: "Works in steps.", Skill: "Work", SkillDoes: "Works in steps.", Streaming: streaming}.Serve(t, p)
 }
 
 // TestRemoteProgressRelayed: a task that delegates to a remote agent
@@ -62,12 +64,12 @@ func TestRemoteProgressRelayed(t *testing.T) {
 	pollSrv := serveProgress(t, &progressAgent{steps: steps, step: 3 * time.Second}, false)
 	llmSrv := fakeRouterLLM(t)
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "progress", streamSrv.URL)
-	addAgent(t, dataDir, "progress-poll", pollSrv.URL)
-	useOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	harness.AddAgent(t, dataDir, "progress", streamSrv.URL)
+	harness.AddAgent(t, dataDir, "progress-poll", pollSrv.URL)
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 
 	for _, agent := range []string{"progress", "progress-poll"} {
 		t.Run(agent, func(t *testing.T) {
@@ -108,7 +110,7 @@ func TestRemoteProgressRelayed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantState(t, task, a2a.TaskStateCompleted, "")
+			harness.WantState(t, task, a2a.TaskStateCompleted, "")
 			for _, m := range task.History {
 				for _, p := range m.Parts {
 					if strings.Contains(p.Text(), "step 2 of 3") {

@@ -1,4 +1,4 @@
-package tests
+package fakes
 
 import (
 	"encoding/json"
@@ -10,23 +10,26 @@ import (
 	"github.com/a2aflow/a2aflow/internal/llmtest"
 )
 
-// The fake models of these tests are OpenAI Chat Completions endpoints
+// The fake models of the tests are OpenAI Chat Completions endpoints
 // (httptest servers) that decide each answer from the request alone, as a
 // real model does. What they share is here: reading a request, writing an
 // answer, and pointing a2aflow at them.
 
-// chatMessage is one message of a Chat Completions request.
-type chatMessage struct {
+// OpenAIKey is the API key the tests give a2aflow for the fake models.
+const OpenAIKey = "sk-e2e-secret-0123456789"
+
+// ChatMessage is one message of a Chat Completions request.
+type ChatMessage struct {
 	Role       string `json:"role"`
 	Content    any    `json:"content"`
 	ToolCallID string `json:"tool_call_id"`
 }
 
-// chatRequest is what the fakes read of a Chat Completions request.
-type chatRequest struct {
+// ChatRequest is what the fakes read of a Chat Completions request.
+type ChatRequest struct {
 	Model    string        `json:"model"`
 	Stream   bool          `json:"stream"`
-	Messages []chatMessage `json:"messages"`
+	Messages []ChatMessage `json:"messages"`
 	Tools    []struct {
 		Function struct {
 			Name        string `json:"name"`
@@ -42,10 +45,13 @@ type chatRequest struct {
 	} `json:"response_format"`
 }
 
-// readChat decodes r's body as a Chat Completions request of at least one
+// Last is the request's last message, the one to answer.
+func (req ChatRequest) Last() ChatMessage { return req.Messages[len(req.Messages)-1] }
+
+// ReadChat decodes r's body as a Chat Completions request of at least one
 // message; otherwise it answers 400, as OpenAI does, and returns false.
-func readChat(w http.ResponseWriter, r *http.Request) (chatRequest, bool) {
-	var req chatRequest
+func ReadChat(w http.ResponseWriter, r *http.Request) (ChatRequest, bool) {
+	var req ChatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return req, false
@@ -53,29 +59,26 @@ func readChat(w http.ResponseWriter, r *http.Request) (chatRequest, bool) {
 	return req, true
 }
 
-// last is the request's last message, the one to answer.
-func (req chatRequest) last() chatMessage { return req.Messages[len(req.Messages)-1] }
-
-// textMessage is an assistant message that says text.
-func textMessage(text string) string {
+// TextMessage is an assistant message that says text.
+func TextMessage(text string) string {
 	raw, _ := json.Marshal(map[string]any{"role": "assistant", "content": text, "refusal": nil})
 	return string(raw)
 }
 
-// toolCallMessage is an assistant message that calls the tool name with
+// ToolCallMessage is an assistant message that calls the tool name with
 // args (JSON), the call's ID id.
-func toolCallMessage(id, name, args string) string {
+func ToolCallMessage(id, name, args string) string {
 	raw, _ := json.Marshal(map[string]any{"role": "assistant", "content": nil, "refusal": nil, "tool_calls": []any{
 		map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}},
 	}})
 	return string(raw)
 }
 
-// writeChat answers a Chat Completions request with message (an assistant
-// message's JSON, as textMessage and toolCallMessage write it): in the
+// WriteChat answers a Chat Completions request with message (an assistant
+// message's JSON, as TextMessage and ToolCallMessage write it): in the
 // streaming wire format, a word a chunk and the tool calls' arguments in
 // deltas, when the request asked to stream (stream: true), else whole.
-func writeChat(w http.ResponseWriter, stream bool, id, model, message string, in, out int64) {
+func WriteChat(w http.ResponseWriter, stream bool, id, model, message string, in, out int64) {
 	if stream {
 		var m struct {
 			Content   *string `json:"content"`
@@ -104,12 +107,12 @@ func writeChat(w http.ResponseWriter, stream bool, id, model, message string, in
 		"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, id, model, message, in, out, in+out)
 }
 
-// useOpenAI points the a2aflow processes the test starts after it (they
+// UseOpenAI points the a2aflow processes the test starts after it (they
 // inherit its environment) at the OpenAI-compatible endpoint baseURL with
 // key, and at model as the default model unless it is "". The provider
 // setting and the Anthropic key are cleared: whatever the developer's
 // environment holds, OpenAI's is the provider a2aflow finds.
-func useOpenAI(t testing.TB, baseURL, key, model string) {
+func UseOpenAI(t testing.TB, baseURL, key, model string) {
 	t.Setenv("OPENAI_BASE_URL", baseURL+"/v1")
 	t.Setenv("OPENAI_API_KEY", key)
 	if model != "" {
