@@ -23,6 +23,87 @@ import (
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
+// fakeGitHub is GitHub's REST API for the issues agent: the issues of
+// octo/widgets (two issues and a pull request, which GitHub lists among
+// them) to the bearer of good, 401 to anyone else. It records every call.
+type fakeGitHub struct {
+	*httptest.Server
+	mu    sync.Mutex
+	calls []string // "METHOD PATH good|refused"
+}
+
+func newFakeGitHub(t *testing.T, good string) *fakeGitHub {
+	t.Helper()
+	g := &fakeGitHub{}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ok := r.Header.Get("Authorization") == "Bearer "+good
+		g.mu.Lock()
+		g.calls = append(g.calls, fmt.Sprintf("%s %s %t", r.Method, r.URL.Path, ok))
+		g.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`)
+			return
+		}
+		if r.URL.Path != "/repos/octo/widgets/issues" || r.Header.Get("Accept") != "application/vnd.github+json" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `[{"number":7,"title":"Widgets wobble","html_url":"https://github.com/octo/widgets/issues/7","state":"open","user":{"login":"ann"}},`+
+			`{"number":8,"title":"Add sprockets","html_url":"https://github.com/octo/widgets/pull/8","state":"open","user":{"login":"bob"},"pull_request":{"url":"x"}},`+
+			`{"number":9,"title":"Docs","html_url":"https://github.com/octo/widgets/issues/9","state":"open","user":{"login":"cy"}}]`)
+	}))
+	t.Cleanup(g.Close)
+	return g
+}
+
+// called returns the calls so far, "METHOD PATH true" for one with the
+// good token.
+func (g *fakeGitHub) called() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.calls...)
+}
+
+// pushRecorder is a webhook that keeps every push notification it is
+// sent: the body, then the Authorization header.
+type pushRecorder struct {
+	*httptest.Server
+	mu     sync.Mutex
+	pushed bytes.Buffer
+}
+
+func newPushRecorder(t *testing.T) *pushRecorder {
+	p := &pushRecorder{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.pushed.Write(body)
+		p.pushed.WriteString(r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// waitCompleted waits until a notification of a completed task came and
+// returns every one so far.
+func (p *pushRecorder) waitCompleted(t *testing.T) string {
+	t.Helper()
+	var all string
+	eventually(t, 10*time.Second, func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		all = p.pushed.String()
+		if !strings.Contains(all, "TASK_STATE_COMPLETED") {
+			return fmt.Errorf("the webhook has not seen the completed task yet")
+		}
+		return nil
+	})
+	return all
+}
+
 // TestCredentialsNeverInHistory runs the issues agent, which asks for a
 // GitHub token (auth-required), against a fake GitHub speaking its REST
 // API. The user first gives a token GitHub refuses, then a good one; the
@@ -33,37 +114,8 @@ import (
 // store.
 func TestCredentialsNeverInHistory(t *testing.T) {
 	const good, bad = "ghp_GoodTokenOfTheUser1234567890", "ghp_RefusedToken0987654321"
-	var mu sync.Mutex
-	var githubCalls []string
-	github := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		githubCalls = append(githubCalls, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		if r.Header.Get("Authorization") != "Bearer "+good {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`)
-			return
-		}
-		if r.URL.Path != "/repos/octo/widgets/issues" || r.Header.Get("Accept") != "application/vnd.github+json" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `[{"number":7,"title":"Widgets wobble","html_url":"https://github.com/octo/widgets/issues/7","state":"open","user":{"login":"ann"}},`+
-			`{"number":8,"title":"Add sprockets","html_url":"https://github.com/octo/widgets/pull/8","state":"open","user":{"login":"bob"},"pull_request":{"url":"x"}},`+
-			`{"number":9,"title":"Docs","html_url":"https://github.com/octo/widgets/issues/9","state":"open","user":{"login":"cy"}}]`)
-	}))
-	defer github.Close()
-	var pushed bytes.Buffer
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		pushed.Write(body)
-		pushed.WriteString(r.Header.Get("Authorization"))
-		mu.Unlock()
-	}))
-	defer hook.Close()
+	github := newFakeGitHub(t, good)
+	hook := newPushRecorder(t)
 
 	dataDir := t.TempDir()
 	// The issues agent is a demo of the a2aflow command: it reads its GitHub
@@ -106,11 +158,9 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 	if harness.StatusText(got) != "2 open issue(s) in octo/widgets." || len(got.Artifacts) != 1 {
 		t.Fatalf("completed task says %q with %d artifacts", harness.StatusText(got), len(got.Artifacts))
 	}
-	mu.Lock()
-	if len(githubCalls) != 2 {
-		t.Errorf("GitHub was called %v, want twice (the refused token, the good one)", githubCalls)
+	if calls := github.called(); len(calls) != 2 {
+		t.Errorf("GitHub was called %v, want twice (the refused token, the good one)", calls)
 	}
-	mu.Unlock()
 
 	// Where the tokens must not be.
 	var places = map[string]string{}
@@ -123,17 +173,7 @@ func TestCredentialsNeverInHistory(t *testing.T) {
 	rawList, _ := json.Marshal(list)
 	places["ListTasks"] = string(rawList)
 	places["the stream"] = streamed.String()
-	eventually(t, 10*time.Second, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if !strings.Contains(pushed.String(), "TASK_STATE_COMPLETED") {
-			return fmt.Errorf("the webhook has not seen the completed task yet")
-		}
-		return nil
-	})
-	mu.Lock()
-	places["push notifications"] = pushed.String()
-	mu.Unlock()
+	places["push notifications"] = hook.waitCompleted(t)
 
 	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
 	if err != nil {

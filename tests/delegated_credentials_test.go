@@ -6,14 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,46 +22,6 @@ import (
 	"github.com/a2aflow/a2aflow/internal/ptytest"
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// fakeGitHub is GitHub's REST API for the issues agent: the issues of
-// octo/widgets to the bearer of good, 401 to anyone else. It records every
-// call.
-type fakeGitHub struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls []string // "METHOD PATH good|refused"
-}
-
-func newFakeGitHub(t *testing.T, good string) *fakeGitHub {
-	t.Helper()
-	g := &fakeGitHub{}
-	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok := r.Header.Get("Authorization") == "Bearer "+good
-		g.mu.Lock()
-		g.calls = append(g.calls, fmt.Sprintf("%s %s %t", r.Method, r.URL.Path, ok))
-		g.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if !ok {
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`)
-			return
-		}
-		if r.URL.Path != "/repos/octo/widgets/issues" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprint(w, `[{"number":7,"title":"Widgets wobble","html_url":"https://github.com/octo/widgets/issues/7","state":"open","user":{"login":"ann"}},`+
-			`{"number":9,"title":"Docs","html_url":"https://github.com/octo/widgets/issues/9","state":"open","user":{"login":"cy"}}]`)
-	}))
-	t.Cleanup(g.Close)
-	return g
-}
-
-func (g *fakeGitHub) called() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]string(nil), g.calls...)
-}
 
 // TestDelegatedCredentialsNeverInHistory runs three a2aflow servers, each
 // with its own Temporal: alpha's router delegates to beta's router, which
@@ -86,16 +42,7 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 	const good, bad = "ghp_DelegatedGoodToken1234567890", "ghp_DelegatedRefusedToken0987654"
 	tokens := []string{good, bad}
 	github := newFakeGitHub(t, good)
-	var mu sync.Mutex
-	var pushed bytes.Buffer
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		pushed.Write(body)
-		pushed.WriteString(r.Header.Get("Authorization"))
-		mu.Unlock()
-	}))
-	defer hook.Close()
+	hook := newPushRecorder(t)
 
 	// gamma serves the issues agent; beta knows it as "issues", alpha knows
 	// beta's router as "beta" (operators' peers, on loopback).
@@ -198,17 +145,7 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 			t.Errorf("the REPL's log file lacks the request typed:\n%s", raw)
 		}
 	}
-	eventually(t, 10*time.Second, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if !strings.Contains(pushed.String(), "TASK_STATE_COMPLETED") {
-			return fmt.Errorf("the webhook has not seen the completed task yet")
-		}
-		return nil
-	})
-	mu.Lock()
-	places["alpha's push notifications"] = pushed.String()
-	mu.Unlock()
+	places["alpha's push notifications"] = hook.waitCompleted(t)
 	everything := 100
 	for name, s := range servers {
 		for _, agent := range []string{"router", "issues"} {
