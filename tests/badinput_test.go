@@ -145,15 +145,7 @@ func nested(depth int) string {
 func TestBadInput(t *testing.T) {
 	s := harness.StartServe(t, t.TempDir())
 	ctx := harness.Context(t)
-	c, _ := harness.NewClient(t, ctx, s.APIURL)
-	waiting := harness.Send(t, ctx, c, "", "Book a flight")
-	canceled := harness.Send(t, ctx, c, "", "Book a flight")
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: canceled.ID}); err != nil {
-		t.Fatal(err)
-	}
-	echo, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
-	done := harness.Send(t, ctx, echo, "", "hi")
-	harness.WantState(t, done, a2a.TaskStateCompleted, "hi")
+	client, waiting, canceled, done := tasksInEachState(t, ctx, s)
 
 	const limit = 4 << 20 // the API's default MaxBodyBytes
 	overLimit := []byte(sendParams(`,"metadata":{"pad":"` + strings.Repeat("x", limit) + `"}`))
@@ -303,7 +295,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// None of it touched the waiting task, and the server still serves.
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: waiting.ID})
+	got, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: waiting.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -72,15 +74,7 @@ func TestThreeProcesses(t *testing.T) {
 	ctx := harness.Context(t)
 	c1, _ := harness.NewClient(t, ctx, apiURL)
 	c2, _ := harness.NewClient(t, ctx, api2URL)
-	// The replicas share nothing but Temporal: the task moves between them.
-	task := harness.Send(t, ctx, c1, "", "Book a flight")
-	task = harness.Send(t, ctx, c2, task.ID, "Kyoto")
-	task = harness.Send(t, ctx, c1, task.ID, "2027-04-01")
-	task = harness.Send(t, ctx, c2, task.ID, "1")
-	harness.WantState(t, task, a2a.TaskStateCompleted, "")
-	if b := harness.BookingOf(t, task); b["destination"] != "Kyoto" {
-		t.Errorf("booking = %v, want Kyoto", b)
-	}
+	bookAcrossReplicas(t, ctx, c1, c2)
 }
 
 // TestTasksAreSearchable checks that a task's workflow carries the A2A
@@ -162,4 +156,21 @@ func TestPortInUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bookAcrossReplicas books a trip to Kyoto with the travel agent, sending
+// each answer to the other of two API replicas (c1, c2): they share
+// nothing but Temporal, and the task moves between them. It returns the
+// completed task.
+func bookAcrossReplicas(t *testing.T, ctx context.Context, c1, c2 *a2aclient.Client) *a2a.Task {
+	t.Helper()
+	task := harness.Send(t, ctx, c1, "", "Book a flight")
+	task = harness.Send(t, ctx, c2, task.ID, "Kyoto")
+	task = harness.Send(t, ctx, c1, task.ID, "2027-04-01")
+	task = harness.Send(t, ctx, c2, task.ID, "1")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	if b := harness.BookingOf(t, task); b["destination"] != "Kyoto" {
+		t.Errorf("booking = %v, want Kyoto", b)
+	}
+	return task
 }

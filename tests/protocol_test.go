@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
@@ -47,19 +49,27 @@ func rpc(t testing.TB, url, body string) (int, rpcResponse) {
 	return resp.StatusCode, out
 }
 
-func TestJSONRPCErrorCodes(t *testing.T) {
-	s := harness.StartServe(t, t.TempDir())
-	ctx := harness.Context(t)
-	c, _ := harness.NewClient(t, ctx, s.APIURL)
-
-	waiting := harness.Send(t, ctx, c, "", "Book a flight")
-	canceled := harness.Send(t, ctx, c, "", "Book a flight")
+// tasksInEachState makes, on s, a travel task waiting for input and a
+// canceled one, with c (a client of the travel agent), and an echo task
+// completed.
+func tasksInEachState(t *testing.T, ctx context.Context, s *harness.Server) (c *a2aclient.Client, waiting, canceled, done *a2a.Task) {
+	t.Helper()
+	c, _ = harness.NewClient(t, ctx, s.APIURL)
+	waiting = harness.Send(t, ctx, c, "", "Book a flight")
+	canceled = harness.Send(t, ctx, c, "", "Book a flight")
 	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: canceled.ID}); err != nil {
 		t.Fatal(err)
 	}
 	echo, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
-	done := harness.Send(t, ctx, echo, "", "hi")
+	done = harness.Send(t, ctx, echo, "", "hi")
 	harness.WantState(t, done, a2a.TaskStateCompleted, "hi")
+	return c, waiting, canceled, done
+}
+
+func TestJSONRPCErrorCodes(t *testing.T) {
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, waiting, canceled, done := tasksInEachState(t, ctx, s)
 
 	msg := func(taskID a2a.TaskID, parts string) string {
 		tid := ""

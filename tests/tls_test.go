@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -184,14 +183,7 @@ server_ca_cert_path = %q
 	ctx := harness.Context(t)
 	c1, _ := harness.NewClient(t, ctx, apiURL)
 	c2, _ := harness.NewClient(t, ctx, api2URL)
-	task := harness.Send(t, ctx, c1, "", "Book a flight")
-	task = harness.Send(t, ctx, c2, task.ID, "Kyoto")
-	task = harness.Send(t, ctx, c1, task.ID, "2027-04-01")
-	task = harness.Send(t, ctx, c2, task.ID, "1")
-	harness.WantState(t, task, a2a.TaskStateCompleted, "")
-	if b := harness.BookingOf(t, task); b["destination"] != "Kyoto" {
-		t.Errorf("booking = %v, want Kyoto", b)
-	}
+	task := bookAcrossReplicas(t, ctx, c1, c2)
 	harness.TravelBooking(t, ctx, c1)
 
 	// The Web UI's server lists the task through the frontend, with the
