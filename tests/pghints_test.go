@@ -41,7 +41,7 @@ func TestStreamHintsAcrossProcesses(t *testing.T) {
 			var first []time.Duration
 			for i := range 20 {
 				// A random pause, so that the answers do not lock onto the phase
-				// of the api's poll (see streamBenchPause).
+				// of the api's poll (see streamBenchPause in tests/bench).
 				time.Sleep(rand.N(harness.APIPoll))
 				t0 := time.Now()
 				harness.AnswerNotADate(t, ctx, driver, task.ID, i)
