@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +17,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // budgetsConfig: every LLM call costs 1.00 USD (1,000 prompt tokens at
@@ -103,11 +105,11 @@ func (f *budgetLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.calls[first]++
 	f.mu.Unlock()
-	msg := textMessage(fmt.Sprintf("added %d times", tools))
+	msg := fakes.TextMessage(fmt.Sprintf("added %d times", tools))
 	if tools < 3 {
-		msg = toolCallMessage(fmt.Sprintf("call-%d", tools+1), "calculator", fmt.Sprintf(`{"expression":"%d + 1"}`, tools))
+		msg = fakes.ToolCallMessage(fmt.Sprintf("call-%d", tools+1), "calculator", fmt.Sprintf(`{"expression":"%d + 1"}`, tools))
 	}
-	writeChat(w, req.Stream, "chatcmpl-budget", "budget-model", msg, 1000, 0)
+	fakes.WriteChat(w, req.Stream, "chatcmpl-budget", "budget-model", msg, 1000, 0)
 }
 
 // TestBudgetsPauseAndAsk: a task that spent its budget waits on an
@@ -121,21 +123,18 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	fake := &budgetLLM{calls: map[string]int{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-budget-test")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, srv.URL, "sk-budget-test", "")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(budgetsConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, filepath.Join(dir, "data"), "--config", path, "--approver-groups", "fiona:finance;olga:ops")
-	ctx := testContext(t)
+	s := harness.StartServe(t, filepath.Join(dir, "data"), "--config", path, "--approver-groups", "fiona:finance;olga:ops")
+	ctx := harness.Context(t)
 
 	start := func(agent, text string) a2a.TaskID {
 		t.Helper()
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/"+agent)
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/"+agent)
 		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
 			Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 		if err != nil {
@@ -145,7 +144,7 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	}
 	wait := func(agent string, id a2a.TaskID, state a2a.TaskState) *a2a.Task {
 		t.Helper()
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/"+agent)
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/"+agent)
 		return waitState(t, ctx, c, id, state)
 	}
 	pending := func(group, id, title string) {
@@ -173,18 +172,18 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	if n := fake.count("spender 1"); n != 2 {
 		t.Errorf("before the approval the provider got %d calls, want 2", n)
 	}
-	if !strings.Contains(messageText(task.Status.Message), "spent 2.00 of 2.00 USD") {
-		t.Errorf("the waiting task says %q", messageText(task.Status.Message))
+	if !strings.Contains(harness.Text(task.Status.Message), "spent 2.00 of 2.00 USD") {
+		t.Errorf("the waiting task says %q", harness.Text(task.Status.Message))
 	}
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	pending("finance", approval, "spent 2.00 of 2.00 USD; allow 2.00 more?")
 	if code := postJSON(t, s.APIURL+"/approvals/"+approval+"/decision", map[string]string{"X-Approver": "fiona"},
 		map[string]any{"approved": true, "comment": "go on"}, nil); code != http.StatusOK {
 		t.Fatalf("approve %s: HTTP %d", approval, code)
 	}
 	task = wait("spender", spender, a2a.TaskStateCompleted)
-	if got := messageText(task.Status.Message); got != "added 3 times" {
+	if got := harness.Text(task.Status.Message); got != "added 3 times" {
 		t.Errorf("the task answered %q", got)
 	}
 	if n := fake.count("spender 1"); n != 4 {
@@ -195,7 +194,7 @@ func TestBudgetsPauseAndAsk(t *testing.T) {
 	// 2. An agent that says fail.
 	strict := start("strict", "strict 1")
 	task = wait("strict", strict, a2a.TaskStateFailed)
-	if got := messageText(task.Status.Message); !strings.Contains(got, "the task's LLM budget is spent: spent 2.00 of 2.00 USD") {
+	if got := harness.Text(task.Status.Message); !strings.Contains(got, "the task's LLM budget is spent: spent 2.00 of 2.00 USD") {
 		t.Errorf("the strict task failed with %q", got)
 	}
 	if n := fake.count("strict 1"); n != 2 {
@@ -236,10 +235,7 @@ func TestReplayRecordedBudgetHistory(t *testing.T) {
 	fake := &budgetLLM{calls: map[string]int{}}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-budget-test")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, srv.URL, "sk-budget-test", "")
 	dir := t.TempDir()
 	config := filepath.Join(dir, "a2aflow.toml")
 	if err := os.WriteFile(config, []byte(budgetsConfig), 0o600); err != nil {
@@ -247,7 +243,7 @@ func TestReplayRecordedBudgetHistory(t *testing.T) {
 	}
 	replay := func(file string) {
 		t.Helper()
-		out, err := exec.Command(binary, "replay", "--config", config, "--data-dir", t.TempDir(), "--log-level", "warn", file).CombinedOutput()
+		out, err := harness.Command("replay", "--config", config, "--data-dir", t.TempDir(), "--log-level", "warn", file).CombinedOutput()
 		if err != nil {
 			t.Errorf("a2aflow replay %s: %v\n%s", file, err, out)
 		}
@@ -256,9 +252,9 @@ func TestReplayRecordedBudgetHistory(t *testing.T) {
 		replay(budgetFixture)
 	}
 
-	s := startServe(t, filepath.Join(dir, "data"), "--config", config, "--approver-groups", "fiona:finance")
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/spender")
+	s := harness.StartServe(t, filepath.Join(dir, "data"), "--config", config, "--approver-groups", "fiona:finance")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/spender")
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("spender 1")),
 		Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
@@ -271,8 +267,8 @@ func TestReplayRecordedBudgetHistory(t *testing.T) {
 		map[string]any{"approved": true, "comment": "go on"}, nil); code != http.StatusOK {
 		t.Fatalf("approve %s: HTTP %d", approval, code)
 	}
-	if task := waitState(t, ctx, c, id, a2a.TaskStateCompleted); messageText(task.Status.Message) != "added 3 times" {
-		t.Errorf("the task answered %q", messageText(task.Status.Message))
+	if task := waitState(t, ctx, c, id, a2a.TaskStateCompleted); harness.Text(task.Status.Message) != "added 3 times" {
+		t.Errorf("the task answered %q", harness.Text(task.Status.Message))
 	}
 	tc := dialTemporal(t, s)
 	h := &history.History{}
