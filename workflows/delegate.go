@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -143,7 +143,7 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 		// A task started with lean writes (TaskInput.LeanWrites) was started
 		// by a build that relays artifacts: it needs no marker, one event
 		// less per delegation (as the demo router's link.MergedWrites).
-		c.relay = t.r.lean || workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
+		c.relay = t.r.recording.LeanWrites() || workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
 	}
 	res, err := c.send(ctx, parts, "", req.ContextID, "", "")
 	if err != nil {

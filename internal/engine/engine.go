@@ -6,7 +6,7 @@
 // The task workflow itself lives in package workflows, beside the Task an
 // agent's handler gets (they are one piece of code over one state), and is
 // not part of its public API: package workflows hands it over through
-// package link.
+// package internal/link, under both packages.
 package engine
 
 import (
@@ -14,8 +14,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // Options configures the task workflow of a worker: its notifier, webhook
@@ -37,7 +38,7 @@ const DefaultRetryBudget = link.DefaultRetryBudget
 // TaskWorkflow returns the workflow function of the task workflow serving
 // reg's agents, to register under wire.TaskWorkflowName.
 func TaskWorkflow(reg *Registry, o Options) any {
-	return link.NewTaskWorkflow(reg.Agents(), o)
+	return link.Handed[*workflows.Agent]().New(reg.Agents(), o)
 }
 
 // NewForkInterceptor returns the worker interceptor that answers the
@@ -45,7 +46,7 @@ func TaskWorkflow(reg *Registry, o Options) any {
 // (docs/guides/fork.md). Every worker and replayer of the task workflow
 // needs it: a fork's history replays only with it.
 func NewForkInterceptor() interceptor.WorkerInterceptor {
-	return link.NewForkInterceptor().(interceptor.WorkerInterceptor)
+	return link.Handed[*workflows.Agent]().ForkInterceptor()
 }
 
 // WorkerRegistry is what a worker, a workflow replayer or the SDK's test
