@@ -73,7 +73,7 @@ type continuedTask struct {
 	// Waitpoints are the waitpoints unit's (waitpoint.go); absent from the
 	// state of runs recorded before waitpoints crossed continue-as-new.
 	Waitpoints carriedWaitpoints `json:"waitpoints"`
-	// Grants are the grants unit's (approval.go).
+	// Grants are the grants unit's (grants.go).
 	Grants []grant `json:"grants,omitempty"`
 	// Fork is the fork unit's (fork.go), for a fork only.
 	Fork *carriedFork `json:"fork,omitempty"`

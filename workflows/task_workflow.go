@@ -302,8 +302,8 @@ type run struct {
 
 	// The units (units.go), each a task feature with its state.
 	waitpoints  waitpoints  // waitpoint.go
-	approvals   approvals   // approval.go
-	grants      grants      // approvals granted for the rest of the task: approval.go
+	approvals   approvals   // approval.go, approval_messages.go
+	grants      grants      // approvals granted for the rest of the task: grants.go
 	credentials credentials // credentials.go
 	push        pushState   // webhooks: push.go
 	delegations delegations // delegate.go

@@ -74,8 +74,8 @@ type SendMessageInput struct {
 	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
 	PushConfig *a2a.PushConfig
 	// Approver and ApproverGroups identify the sender when the message is
-	// an approval decision (see approval.go): set by the API from
-	// authentication, never from the message.
+	// an approval decision (workflows/approval_messages.go): set by the API
+	// from authentication, never from the message.
 	Approver       string   `json:",omitempty"`
 	ApproverGroups []string `json:",omitempty"`
 	// Extensions are the URIs of the agent's extensions the request
