@@ -393,25 +393,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	resumed := a != nil
 	timeout := req.Timeout
 	if !resumed {
-		r.approvals.count++
-		a = &Approval{
-			ID: approvalID(r.task.ID, r.approvals.count), TaskID: r.task.ID, Request: req,
-			State: ApprovalPending, Groups: req.Groups, Created: workflow.Now(ctx).UTC(),
-		}
-		r.approvals.list = append(r.approvals.list, a)
-		kept := r.approvals.early[:0]
-		for _, early := range r.approvals.early {
-			switch {
-			case early.ApprovalID != a.ID:
-				kept = append(kept, early)
-			case a.State != ApprovalPending:
-			case len(early.Groups) > 0 && !slices.ContainsFunc(early.Groups, func(g string) bool { return slices.Contains(a.Groups, g) }):
-				r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Decision.Approver)
-			default:
-				r.recordDecision(a, early.Decision)
-			}
-		}
-		r.approvals.early = kept
+		a = r.requestApproval(ctx, req)
 	}
 
 	for a.State == ApprovalPending {
@@ -453,17 +435,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		if ok {
 			break
 		}
-		// The deadline passed.
-		switch {
-		case req.OnTimeout == EscalateAtDeadline && !a.Escalated && len(req.EscalateTo) > 0:
-			a.Escalated, a.Groups, timeout = true, req.EscalateTo, req.EscalateTimeout
-		case req.OnTimeout == ApproveAtDeadline:
-			a.Decisions = append(a.Decisions, ApprovalDecision{Approved: true, Approver: "deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
-			a.State = ApprovalApproved
-		default:
-			a.Decisions = append(a.Decisions, ApprovalDecision{Approved: false, Approver: "deadline", Comment: "no decision before the deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
-			a.State = ApprovalRejected
-		}
+		timeout = passDeadline(ctx, a, req, timeout)
 	}
 	r.approvalsChanged(ctx)
 	r.countApproval(ctx, a) // metrics.go
@@ -471,6 +443,50 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	settledCopy := *a
 	settledCopy.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
 	return &settledCopy, nil
+}
+
+// requestApproval records a new pending approval of req, numbered after
+// the task's earlier ones, and applies the decisions made for it before it
+// was requested (a fork's records, a decision that raced the request),
+// those of approvers in its groups.
+func (r *run) requestApproval(ctx workflow.Context, req ApprovalRequest) *Approval {
+	r.approvals.count++
+	a := &Approval{
+		ID: approvalID(r.task.ID, r.approvals.count), TaskID: r.task.ID, Request: req,
+		State: ApprovalPending, Groups: req.Groups, Created: workflow.Now(ctx).UTC(),
+	}
+	r.approvals.list = append(r.approvals.list, a)
+	kept := r.approvals.early[:0]
+	for _, early := range r.approvals.early {
+		switch {
+		case early.ApprovalID != a.ID:
+			kept = append(kept, early)
+		case a.State != ApprovalPending:
+		case len(early.Groups) > 0 && !slices.ContainsFunc(early.Groups, func(g string) bool { return slices.Contains(a.Groups, g) }):
+			r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Decision.Approver)
+		default:
+			r.recordDecision(a, early.Decision)
+		}
+	}
+	r.approvals.early = kept
+	return a
+}
+
+// passDeadline applies req.OnTimeout to a, whose deadline passed: it
+// escalates a (and returns the escalation's timeout), or settles it
+// approved or rejected by "deadline" (and returns timeout).
+func passDeadline(ctx workflow.Context, a *Approval, req ApprovalRequest, timeout time.Duration) time.Duration {
+	switch {
+	case req.OnTimeout == EscalateAtDeadline && !a.Escalated && len(req.EscalateTo) > 0:
+		a.Escalated, a.Groups, timeout = true, req.EscalateTo, req.EscalateTimeout
+	case req.OnTimeout == ApproveAtDeadline:
+		a.Decisions = append(a.Decisions, ApprovalDecision{Approved: true, Approver: "deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
+		a.State = ApprovalApproved
+	default:
+		a.Decisions = append(a.Decisions, ApprovalDecision{Approved: false, Approver: "deadline", Comment: "no decision before the deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
+		a.State = ApprovalRejected
+	}
+	return timeout
 }
 
 // notifyApprovers runs ActivityNotifyApprovalWebhook for each group that
