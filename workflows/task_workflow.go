@@ -54,7 +54,7 @@ func (w *taskWorkflow) busyPolicy(agent string) BusyPolicy {
 // longTasksChange is the workflow.GetVersion change ID of continue-as-new,
 // history pages, idle timeouts and the first-message grace period: histories
 // recorded before them replay without them. Tasks the API starts say so in
-// their input instead (TaskInput.LongTasks) and record no marker.
+// their input instead (wire.LongTasks) and record no marker.
 const longTasksChange = "a2aflow.long-tasks"
 
 // firstMessageGrace is how long a task started without its first message

@@ -8,7 +8,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
-// Merged writes (wire.TaskInput.MergedWrites): a task's A2ATaskState search
+// Merged writes (wire.MergedWrites): a task's A2ATaskState search
 // attribute and its memo are history events, and each is a visibility
 // write. Written at every status change, a turn that answers a waiting task
 // and asks the next question wrote two (working, then input-required
@@ -21,7 +21,7 @@ import (
 // (input-required and the like), as well as before the run ends or
 // continues as new.
 //
-// Lean writes (wire.TaskInput.LeanWrites) leave out what visibility can do
+// Lean writes (wire.LeanWrites) leave out what visibility can do
 // without: a task that completes while visibility has it working (an echo,
 // a delegation in its first turn, any turn whose work outlasted its first
 // workflow task) writes no A2ATaskState before it ends, as a run closed
