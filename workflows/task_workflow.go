@@ -97,7 +97,8 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 	return r.runSkill(ctx, t)
 }
 
-// newRun returns the run of the task in starts, configured by the worker.
+// newRun returns the run of the task that in starts or continues,
+// configured by the worker.
 func (w *taskWorkflow) newRun(ctx workflow.Context, in wire.TaskInput) *run {
 	r := &run{
 		agentName: in.Agent,
