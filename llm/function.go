@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -112,13 +111,14 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 }
 
 // localCalls reports whether the calls run as local activities: as
-// WithLocalActivity says, else as the task was started
-// (wire.TaskInput.LocalModelCalls). Outside a task, ordinary activities.
+// WithLocalActivity says, else as the task's run says for its recording
+// (wire.LocalModelCalls). Outside a task, ordinary activities.
 func (o *callOptions) localCalls(ctx workflow.Context) bool {
 	if o.local != nil {
 		return *o.local
 	}
-	return link.LocalModelCalls != nil && link.LocalModelCalls(ctx)
+	r, ok := wire.RunRecordingOf(ctx)
+	return ok && r.LocalModelCallNow(ctx)
 }
 
 // localActivityOptions are the local activity options of a call with

@@ -211,7 +211,7 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	m := *first
 	m.TaskID, m.ContextID = "", ""
 	// The first message makes the fork working in its first workflow task
-	// (TaskInput.MergedWrites): the start says so.
+	// (wire.MergedWrites): the start says so.
 	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
 	opts := client.StartWorkflowOptions{
 		ID:                       forkID,
@@ -223,8 +223,13 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork,
-		LocalModelCalls: startedLocalModelCalls(latest)}
+	// A fork records without lean writes, as forks always did, and makes
+	// its model calls as its original did (startedLocalModelCalls).
+	recording := wire.LongTasks | wire.MergedWrites
+	if startedLocalModelCalls(latest) {
+		recording |= wire.LocalModelCalls
+	}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, Recording: recording, Fork: fork}
 	// Started with the update that answers once the fork reached its fork
 	// point (wire.UpdateForkSettled): one round trip, whose result holds
 	// the task when it is small.
@@ -278,8 +283,8 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 }
 
 // startedLocalModelCalls reports whether the run whose events these are
-// was started with wire.TaskInput.LocalModelCalls (a continued run has its
-// task's first run's). A fork makes its model calls as its original did:
+// was started with wire.LocalModelCalls (a continued run has its task's
+// first run's), in its Recording or, recorded before it, its boolean. A fork makes its model calls as its original did:
 // its recorded calls answer the fork's only in their kind (an activity's
 // by its input, a local activity's by its order).
 func startedLocalModelCalls(events []*historypb.HistoryEvent) bool {
@@ -288,7 +293,7 @@ func startedLocalModelCalls(events []*historypb.HistoryEvent) bool {
 	}
 	var in wire.TaskInput
 	p := events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-	return len(p) > 0 && json.Unmarshal(p[0].GetData(), &in) == nil && in.LocalModelCalls
+	return len(p) > 0 && json.Unmarshal(p[0].GetData(), &in) == nil && in.RecordingLevel().LocalModelCalls()
 }
 
 // localActivityMarker is the name of the marker the Go SDK records a local

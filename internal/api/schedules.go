@@ -309,7 +309,7 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 	}
 
 	// Each run starts with its first message in its input, which makes
-	// it working in its first workflow task (TaskInput.MergedWrites): the
+	// it working in its first workflow task (wire.MergedWrites): the
 	// start says so.
 	sa := startSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateWorking)
 	scheduleSA := []temporal.SearchAttributeUpdate{wire.AgentKey.ValueSet(agent.Name)}
@@ -320,8 +320,8 @@ func (s *Server) scheduleOptions(ctx context.Context, owner string, req *Schedul
 		ID:        id,
 		Workflow:  wire.TaskWorkflowName,
 		TaskQueue: s.cfg.TaskQueue,
-		Args: []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, MergedWrites: true, LeanWrites: !s.cfg.NoLeanWrites,
-			LocalModelCalls: !s.cfg.NoLocalModelCalls, Schedule: id, PushConfig: push}},
+		Args: []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, Recording: s.cfg.recording(),
+			Schedule: id, PushConfig: push}},
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  map[string]any{"agent": agent.Name, "text": truncate(workflows.MessageText(msg), 200), "schedule": id},
 	}

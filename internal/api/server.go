@@ -92,14 +92,14 @@ type Config struct {
 	// a retryable error, and an accepted one with the task as it is.
 	// Default 30 seconds.
 	WaitTimeout time.Duration
-	// NoLeanWrites starts tasks without wire.TaskInput.LeanWrites: a
+	// NoLeanWrites starts tasks without wire.LeanWrites: a
 	// task that completes while visibility has it working then writes
 	// A2ATaskState completed (one history event and one visibility write
 	// more per such task), and the approvals' search attributes are
 	// upserted at each change. Default false: lean writes.
 	NoLeanWrites bool
-	// NoLocalModelCalls starts tasks without
-	// wire.TaskInput.LocalModelCalls: their LLM calls are ordinary
+	// NoLocalModelCalls starts tasks without wire.LocalModelCalls: their
+	// LLM calls are ordinary
 	// activities (three history events and an activity task each) instead
 	// of local ones (one marker event). Default false: local model calls.
 	NoLocalModelCalls bool
@@ -159,6 +159,19 @@ type Config struct {
 // UICodecPath is where the API serves the Web UI's codec endpoint when
 // Config.UICodecOrigins is set (the same path as the embedded UI's).
 const UICodecPath = "/a2aflow/codec"
+
+// recording is what the tasks the API starts record: every recording
+// change (wire.CurrentRecording), less those the operator turned off.
+func (c *Config) recording() wire.Recording {
+	r := wire.CurrentRecording
+	if c.NoLeanWrites {
+		r = r.Without(wire.LeanWrites)
+	}
+	if c.NoLocalModelCalls {
+		r = r.Without(wire.LocalModelCalls)
+	}
+	return r
+}
 
 // Server is the A2A HTTP API over one Temporal namespace.
 type Server struct {
@@ -385,8 +398,7 @@ func (s *Server) agentHandler(agent *workflows.Agent) (*TaskService, a2asrv.Requ
 		notifier: s.cfg.Notifier, closed: s.closed, pollInterval: s.cfg.PollInterval,
 		queryTimeout: s.cfg.StreamQueryTimeout, unreachableAfter: s.cfg.StreamUnreachableAfter, push: s.cfg.Push,
 		approverGroups: s.cfg.ApproverGroups, authOn: s.cfg.Auth.Enabled(), payloads: s.cfg.Payloads, waitTimeout: s.cfg.WaitTimeout,
-		leanWrites: !s.cfg.NoLeanWrites, localModelCalls: !s.cfg.NoLocalModelCalls,
-		credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
+		recording: s.cfg.recording(), credentials: s.cfg.Credentials, defaultHistory: s.cfg.DefaultHistoryLength, namespace: s.cfg.Namespace,
 		shuttingDown: s.cfg.ShuttingDown, defaultAgent: agent.Name == s.agents.Default().Name,
 	}
 	noted := notedService{svc} // the method and task of each call, for the logs (accesslog.go)

@@ -57,11 +57,8 @@ type TaskService struct {
 	payloads blobstore.Store
 	// waitTimeout bounds how long a request waits for the worker.
 	waitTimeout time.Duration
-	// leanWrites starts tasks with TaskInput.LeanWrites (Config.NoLeanWrites).
-	leanWrites bool
-	// localModelCalls starts tasks with TaskInput.LocalModelCalls
-	// (Config.NoLocalModelCalls).
-	localModelCalls bool
+	// recording is what the tasks it starts record (Config.recording).
+	recording wire.Recording
 	// defaultHistory is how many messages a task read without historyLength
 	// holds (0: all); see Config.DefaultHistoryLength.
 	defaultHistory int
@@ -507,8 +504,8 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		contextID = a2a.NewContextID()
 	}
 	// The first message makes the task working in its first workflow task
-	// (TaskInput.MergedWrites): the start says so, and a task that completes
-	// in that turn writes no A2ATaskState of its own (LeanWrites).
+	// (wire.MergedWrites): the start says so, and a task that completes in
+	// that turn writes no A2ATaskState of its own (wire.LeanWrites).
 	sa := startSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
 	opts := client.StartWorkflowOptions{
 		ID:                       taskID,
@@ -527,8 +524,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// follow the deployment's current build.
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true, LeanWrites: s.leanWrites,
-		LocalModelCalls: s.localModelCalls}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Recording: s.recording}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
 }
 

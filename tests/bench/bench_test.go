@@ -571,7 +571,7 @@ func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
 				wire.SkillKey.ValueSet(agent.DefaultSkill()),
 			),
 			Memo: map[string]any{"agent": agent.Name, "text": text},
-		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID, LongTasks: true, MergedWrites: true})
+		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID, Recording: wire.LongTasks | wire.MergedWrites})
 		h, err := r.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{
