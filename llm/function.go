@@ -81,7 +81,8 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 	}
 	var resp Response
 	for {
-		req.TenantBudgetRaises = tenantRaises(o)
+		raised := tenantRaises(o)
+		req.TenantBudgetRaises = raised
 		var call workflow.Future
 		if local {
 			call = workflow.ExecuteLocalActivity(actx, ActivityCompleteChat, req)
@@ -92,7 +93,7 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 		if tb, spent := tenantBudgetSpent(err); spent {
 			// The tenant's budget for the period is spent: ask for more
 			// (or fail), then call again.
-			if err := raiseTenantBudget(ctx, o, tb); err != nil {
+			if err := raiseTenantBudget(ctx, o, tb, raised); err != nil {
 				return Response{}, err
 			}
 			continue
