@@ -84,8 +84,8 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 	waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "A GitHub token that can read octo/widgets, please.", time.Second)
 
 	// A token GitHub refuses: gamma asks again, and so do beta and alpha.
-	task = harness.Send(t, ctx, c, id, bad)
-	task = waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "GitHub refused that token", time.Minute)
+	harness.Send(t, ctx, c, id, bad)
+	waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "GitHub refused that token", time.Minute)
 
 	// The good one, as a data part, over a stream.
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"credential": good}))

@@ -65,6 +65,7 @@ func TestFork(t *testing.T) {
 		task := harness.Send(t, ctx, c, fork.ID, "Porto")
 		harness.WantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 		task = harness.Send(t, ctx, c, fork.ID, "2026-12-24")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
 		task = harness.Send(t, ctx, c, fork.ID, "2")
 		harness.WantState(t, task, a2a.TaskStateCompleted, "")
 		if b := harness.ForkBooking(t, task); b.Destination != "Porto" || b.Reference == origBooking.Reference {

@@ -254,9 +254,9 @@ func TestPushNotifications(t *testing.T) {
 		task := sendWithPush(t, ctx, c, &a2a.PushConfig{URL: hook.URL, Token: "tok-2"})
 		answerTravel(t, ctx, c, task.ID)
 		want := travelPushes()
-		got := hook.waitFor(len(want), 30*time.Second)
+		hook.waitFor(len(want), 30*time.Second)
 		time.Sleep(time.Second) // a duplicate would come now
-		got = hook.waitFor(len(want), 0)
+		got := hook.waitFor(len(want), 0)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("notifications (-want +got):\n%s", diff)
 		}

@@ -547,11 +547,9 @@ func (r *benchRaw) resumeRun(ctx context.Context, w int) (string, time.Duration,
 	return id, d, nil
 }
 
-// taskEcho returns an op that does what api.TaskService.SendMessage does for
+// taskEchoRun returns an op that does what the API's task service does for
 // a new echo task, with the SDK directly: Update-with-Start of TaskWorkflow
 // on queue with the API's start options.
-func (r *benchRaw) taskEcho(queue string) benchOp { return r.taskEchoRun(queue).timed }
-
 func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
 	agent := benchEchoAgent()
 	return func(ctx context.Context, w int) (string, time.Duration, error) {

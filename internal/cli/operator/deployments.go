@@ -103,14 +103,23 @@ func (d *deployments) describe(cmd *cobra.Command, c client.Client) error {
 	return w.Flush()
 }
 
-// setCurrent makes build the deployment's current version.
+// setCurrent makes build the deployment's current version. It reads the
+// version it replaces first and passes the read's conflict token, as the
+// SDK asks (SetCurrentVersion's PreviousVersion is deprecated): a change
+// made by someone else in between fails the call instead of being
+// reported wrongly.
 func (d *deployments) setCurrent(cmd *cobra.Command, c client.Client, build string) error {
-	resp, err := c.WorkerDeploymentClient().GetHandle(d.name).SetCurrentVersion(cmd.Context(),
-		client.WorkerDeploymentSetCurrentVersionOptions{BuildID: build})
+	h := c.WorkerDeploymentClient().GetHandle(d.name)
+	desc, err := h.Describe(cmd.Context(), client.WorkerDeploymentDescribeOptions{})
+	if err != nil {
+		return fmt.Errorf("set-current %s: describe worker deployment %s: %w", build, d.name, err)
+	}
+	_, err = h.SetCurrentVersion(cmd.Context(), client.WorkerDeploymentSetCurrentVersionOptions{
+		BuildID: build, ConflictToken: desc.ConflictToken})
 	if err != nil {
 		return fmt.Errorf("set-current %s: %w", build, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s is the current version of %s (was %s)\n", build, d.name, buildOf(resp.PreviousVersion))
+	fmt.Fprintf(cmd.OutOrStdout(), "%s is the current version of %s (was %s)\n", build, d.name, buildOf(desc.Info.RoutingConfig.CurrentVersion))
 	return nil
 }
 
