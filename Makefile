@@ -8,7 +8,7 @@ WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 # operator packages, the root package's and the end-to-end tests, which build
 # the binary) run without, as a race build of the server takes too long for CI.
 MODULE        := $(shell $(GO) list -m)
-LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/cmd/a2aflow' -e '.*/internal/cli' -e '.*/internal/cli/server' -e '.*/internal/cli/operator')
+LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/tests/.*' -e '.*/cmd/a2aflow' -e '.*/internal/cli' -e '.*/internal/cli/server' -e '.*/internal/cli/operator')
 HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli ./internal/cli/server ./internal/cli/operator ./cmd/a2aflow ./tests/...
 
 .PHONY: run build test examples vet workflowcheck bench bench-peers fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
@@ -73,7 +73,7 @@ workflowcheck:
 
 ## bench: latency and throughput against raw Temporal SDK calls on the same server
 bench:
-	$(GO) test ./tests/ -run '^$$' -bench . -benchtime=200x -count=1 -timeout 120m
+	$(GO) test ./tests/bench -run '^$$' -bench . -benchtime=200x -count=1 -timeout 120m
 
 ## bench-peers: the same small agent on a2aflow, the OpenAI Agents SDK on Temporal, LangGraph and Google ADK
 ## (bench/peers), against one fake OpenAI-compatible model: turn latency, memory per 1,000 parked

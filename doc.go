@@ -63,6 +63,8 @@
 //     environment, with scripted answers, decisions, remote agents and models.
 //   - llm: LLM providers, tools (gated by approvals, MCP servers' tools) and
 //     the tool loop (llm.Worker).
+//   - pushverify: for a push receiver (any Go program), the check that a
+//     push notification comes from an a2aflow server, played once.
 //
 // Everything else is internal: the A2A HTTP API (internal/api), the
 // activities, the command line (internal/cli), the embedded Temporal server.

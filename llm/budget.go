@@ -18,8 +18,10 @@ import (
 // usage's CostUSD) is compared with the budget plus what approvers allowed
 // more; once it has reached them, the task waits on an ordinary approval
 // (the inbox, `a2aflow approvals`, REST, approval webhooks, deadlines and
-// escalation as Request says) titled "spent 4.10 of 5.00 USD; allow 5.00
-// more?". Approved, the budget grows by Increment and the loop goes on;
+// escalation as Request says) titled with what approving allows: "spent
+// 5.10 of 5.00 USD; allow up to 10.10?". Approved, the budget becomes the
+// spend so far plus Increment, so the next call runs however much the last
+// one cost, and the loop goes on (asking again when that is spent);
 // rejected (or its deadline passed), the call fails with a non-retryable
 // ErrTypeBudgetExceeded error, and so does the task. With Fail set, the
 // call fails so at once, without asking.
@@ -27,7 +29,9 @@ import (
 // The same approval guards the tenant's budgets of the config file
 // ([[llm-budgets]]: a tenant's spend per day, week or month), which the
 // CompleteChat activity checks; those the file gives approvers of their
-// own ask them, the others ask Request's groups.
+// own ask them, the others ask Request's groups. Approved, the task may
+// call while the tenant's spend in the period is below what it was plus
+// the increment.
 //
 // What approvers allowed is the task's state (workflows.Task.RaiseBudget):
 // it crosses continue-as-new. A run without a budget reads its state and
@@ -36,8 +40,9 @@ type Budget struct {
 	// USD is the task's budget; 0 sets none (the tenant's budgets still
 	// apply).
 	USD float64
-	// Increment is what one approval allows more; default USD (or, for a
-	// tenant's budget, the file's increment, else its budget).
+	// Increment is what one approval allows beyond the spend so far;
+	// default USD (or, for a tenant's budget, the file's increment, else
+	// its budget).
 	Increment float64
 	// Fail makes a spent budget fail the call at once instead of asking.
 	Fail bool
@@ -75,8 +80,9 @@ type TenantBudget struct {
 	// budget plus what the task was allowed more.
 	SpentUSD  float64 `json:"spentUSD"`
 	BudgetUSD float64 `json:"budgetUSD"`
-	// IncrementUSD is what one approval allows the task more; 0: the
-	// agent's Budget.Increment, else BudgetUSD.
+	// IncrementUSD is what one approval allows the task beyond the spend;
+	// 0: the agent's Budget.Increment, else the file's budget (BudgetUSD
+	// without the task's raises).
 	IncrementUSD float64 `json:"incrementUSD,omitempty"`
 	// Approvers are the file's approver groups; none: the agent's
 	// Budget.Request.Groups.
@@ -94,11 +100,26 @@ type BudgetAction struct {
 	Tenant string `json:"tenant,omitempty"`
 	Period string `json:"period,omitempty"`
 	// SpentUSD is what was spent, BudgetUSD the budget it reached and
-	// IncrementUSD what approving allows more.
+	// IncrementUSD what approving allows beyond the spend.
 	SpentUSD     float64 `json:"spentUSD"`
 	BudgetUSD    float64 `json:"budgetUSD"`
 	IncrementUSD float64 `json:"incrementUSD"`
+	// NewBudgetUSD is the budget once approved: SpentUSD plus
+	// IncrementUSD (BudgetUSD plus IncrementUSD if the spend is below the
+	// budget). Unset in the approvals of tasks that asked before this
+	// rule: approving those added IncrementUSD to BudgetUSD.
+	NewBudgetUSD float64 `json:"newBudgetUSD,omitempty"`
 }
+
+// budgetFromSpendChange is the workflow.GetVersion change of what an
+// approval of a spent budget allows. Before it (DefaultVersion), approving
+// added the increment to the budget reached, so a call that cost more than
+// the increment left the budget spent and the task asked again, without
+// calling, until the increments caught up with the spend; from version 1
+// the budget becomes the spend plus the increment, so the next call runs.
+// Only a task that asks for more records the marker; the version of a
+// run's first ask holds for its later asks, whose titles say so.
+const budgetFromSpendChange = "a2aflow.llm-budget-from-spend"
 
 // taskBudgetKey keys the task budget's raises (workflows.Task.RaiseBudget).
 const taskBudgetKey = "llm:task"
@@ -125,12 +146,22 @@ func checkTaskBudget(ctx workflow.Context, o *callOptions) error {
 		if inc <= 0 {
 			inc = b.USD
 		}
-		action := BudgetAction{Budget: "task", SpentUSD: spent, BudgetUSD: limit, IncrementUSD: inc}
-		if err := askBudget(ctx, o, action, b.Fail, b.Request.Groups); err != nil {
+		err := askMore(ctx, o, budgetAsk{
+			action: BudgetAction{Budget: "task", SpentUSD: spent, BudgetUSD: limit, IncrementUSD: inc},
+			key:    taskBudgetKey, base: b.USD, increment: inc, fail: b.Fail, groups: b.Request.Groups,
+		})
+		if err != nil {
 			return err
 		}
-		o.usage.RaiseBudget(taskBudgetKey, inc)
 	}
+}
+
+// newBudget is the budget an approval of a sets (budgetFromSpendChange):
+// the spend so far plus the increment, so the next call runs whatever the
+// last one cost; the budget plus the increment if the spend is below it
+// (a tenant's budget raised meanwhile by another of the task's asks).
+func newBudget(a BudgetAction) float64 {
+	return math.Round((max(a.SpentUSD, a.BudgetUSD)+a.IncrementUSD)*1e9) / 1e9
 }
 
 // budgetPeriods are the periods of a tenant's budgets.
@@ -171,14 +202,22 @@ func tenantBudgetSpent(err error) (TenantBudget, bool) {
 }
 
 // raiseTenantBudget asks for more of the tenant's budget an activity
-// found spent, and raises the task's allowance when approved.
-func raiseTenantBudget(ctx workflow.Context, o *callOptions, tb TenantBudget) error {
+// found spent, and raises the task's allowance when approved. raised is
+// what the call the activity refused had been allowed beyond the tenant's
+// budgets (Request.TenantBudgetRaises): tb.BudgetUSD less it is the file's
+// budget.
+func raiseTenantBudget(ctx workflow.Context, o *callOptions, tb TenantBudget, raised map[string]float64) error {
+	base := math.Round((tb.BudgetUSD-raised[tb.Period])*1e9) / 1e9
 	inc := tb.IncrementUSD
 	if inc <= 0 && o.budget != nil {
 		inc = o.budget.Increment
 	}
+	// By default an approval allows the budget's own amount more; before
+	// budgetFromSpendChange it allowed the budget reached more, raises
+	// included, so that each approval doubled the last.
+	incBefore := inc
 	if inc <= 0 {
-		inc = tb.BudgetUSD
+		inc, incBefore = base, tb.BudgetUSD
 	}
 	groups := tb.Approvers
 	fail := tb.Fail
@@ -188,17 +227,35 @@ func raiseTenantBudget(ctx workflow.Context, o *callOptions, tb TenantBudget) er
 			groups = o.budget.Request.Groups
 		}
 	}
-	action := BudgetAction{Budget: "tenant", Tenant: tb.Tenant, Period: tb.Period, SpentUSD: tb.SpentUSD, BudgetUSD: tb.BudgetUSD, IncrementUSD: inc}
-	if err := askBudget(ctx, o, action, fail, groups); err != nil {
-		return err
-	}
-	o.usage.RaiseBudget(tenantBudgetKey(tb.Period), inc)
-	return nil
+	return askMore(ctx, o, budgetAsk{
+		action: BudgetAction{Budget: "tenant", Tenant: tb.Tenant, Period: tb.Period, SpentUSD: tb.SpentUSD, BudgetUSD: tb.BudgetUSD, IncrementUSD: incBefore},
+		key:    tenantBudgetKey(tb.Period), base: base, increment: inc, fail: fail, groups: groups,
+	})
 }
 
-// askBudget waits on the approval of a spent budget; it returns nil when
-// approved and the error that fails the call otherwise.
-func askBudget(ctx workflow.Context, o *callOptions, a BudgetAction, fail bool, groups []string) error {
+// budgetAsk is a spent budget to ask more of.
+type budgetAsk struct {
+	// action is what the approval shows, its IncrementUSD as tasks asked
+	// before budgetFromSpendChange had it.
+	action BudgetAction
+	// key names the budget's raises (Task.RaiseBudget), base is its own
+	// amount, without them, and increment what an approval allows beyond
+	// the spend.
+	key       string
+	base      float64
+	increment float64
+	// fail and groups say whether to fail at once and whom to ask.
+	fail   bool
+	groups []string
+}
+
+// askMore waits on the approval of a spent budget and, approved, raises
+// the budget: to the spend plus the increment (budgetFromSpendChange), or
+// by the increment in a run that asked before that change. It returns the
+// error that fails the call when the budget says fail, no one may allow
+// more, or the approval was rejected.
+func askMore(ctx workflow.Context, o *callOptions, ask budgetAsk) error {
+	a, fail, groups := ask.action, ask.fail, ask.groups
 	what := "the task's LLM budget"
 	if a.Budget == "tenant" {
 		what = fmt.Sprintf("the %s LLM budget of tenant %q", periodly(a.Period), a.Tenant)
@@ -217,19 +274,40 @@ func askBudget(ctx workflow.Context, o *callOptions, a BudgetAction, fail bool, 
 		req = o.budget.Request
 	}
 	req.Groups = groups
-	req.Title = fmt.Sprintf("%s; allow %s more?", spent, usd(a.IncrementUSD))
-	if a.Budget == "tenant" {
-		req.Title = fmt.Sprintf("tenant %s %s this %s; allow %s more?", tenantName(a.Tenant), spent, a.Period, usd(a.IncrementUSD))
+	fromSpend := workflow.GetVersion(ctx, budgetFromSpendChange, workflow.DefaultVersion, 1) >= 1
+	if !fromSpend {
+		// Asked as the task's history recorded it: approving adds the
+		// increment to the budget reached.
+		req.Title = fmt.Sprintf("%s; allow %s more?", spent, usd(a.IncrementUSD))
+		if a.Budget == "tenant" {
+			req.Title = fmt.Sprintf("tenant %s %s this %s; allow %s more?", tenantName(a.Tenant), spent, a.Period, usd(a.IncrementUSD))
+		}
+		req.Details = fmt.Sprintf("The task has reached %s (%s). Approving lets its LLM calls spend %s USD more; rejecting fails the task.", what, spent, usd(a.IncrementUSD))
+	} else {
+		a.IncrementUSD = ask.increment
+		a.NewBudgetUSD = newBudget(a)
+		req.Title = fmt.Sprintf("%s; allow up to %s?", spent, usd(a.NewBudgetUSD))
+		if a.Budget == "tenant" {
+			req.Title = fmt.Sprintf("tenant %s %s this %s; allow up to %s?", tenantName(a.Tenant), spent, a.Period, usd(a.NewBudgetUSD))
+		}
+		req.Details = fmt.Sprintf("The task has reached %s (%s). Approving raises it to %s USD, the spend so far plus %s, so that its next LLM call runs; rejecting fails the task.",
+			what, spent, usd(a.NewBudgetUSD), usd(a.IncrementUSD))
 	}
-	req.Details = fmt.Sprintf("The task has reached %s (%s). Approving lets its LLM calls spend %s USD more; rejecting fails the task.", what, spent, usd(a.IncrementUSD))
 	req.Action = a
 	req.EditSchema, req.GrantKey = nil, ""
-	workflow.GetLogger(ctx).Info("LLM budget spent: asking for more", "budget", a.Budget, "spentUSD", a.SpentUSD, "budgetUSD", a.BudgetUSD)
+	workflow.GetLogger(ctx).Info("LLM budget spent: asking for more", "budget", a.Budget, "spentUSD", a.SpentUSD, "budgetUSD", a.BudgetUSD, "newBudgetUSD", a.NewBudgetUSD)
 	approval, err := o.usage.Approve(ctx, req)
 	if err != nil {
 		return err
 	}
 	if approval.Approved() {
+		if !fromSpend {
+			o.usage.RaiseBudget(ask.key, a.IncrementUSD)
+		} else if more := a.NewBudgetUSD - ask.base - o.usage.BudgetRaised(ask.key); more > 0 {
+			// Unless an approval decided meanwhile (another coroutine's
+			// call) raised it further.
+			o.usage.RaiseBudget(ask.key, more)
+		}
 		return nil
 	}
 	var by []string

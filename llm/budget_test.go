@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
@@ -58,9 +59,10 @@ func budgetAction(t *testing.T, a workflows.Approval) llm.BudgetAction {
 }
 
 // TestTaskBudget: a task whose spend reached its budget waits on an
-// ordinary approval before its next LLM call, titled with what it spent;
-// approved, the budget grows by the increment and the loop goes on (and
-// asks again when that is spent too); rejected, the task fails with a
+// ordinary approval before its next LLM call, titled with what it spent
+// and what approving allows; approved, the budget becomes the spend plus
+// the increment and the loop goes on (and asks again when that is spent
+// too); rejected, the task fails with a
 // clear message and no further call; a budget that says fail fails at
 // once, without an approval.
 func TestTaskBudget(t *testing.T) {
@@ -80,14 +82,14 @@ func TestTaskBudget(t *testing.T) {
 				env.Decide(2*time.Hour, workflowstest.ApprovalID(2), workflowstest.Approve("fiona", "finance"))
 			},
 			calls: 4, state: a2a.TaskStateCompleted, status: "done after 4",
-			approvals: []string{"spent 2.00 of 2.00 USD; allow 1.00 more?", "spent 3.00 of 3.00 USD; allow 1.00 more?"}},
+			approvals: []string{"spent 2.00 of 2.00 USD; allow up to 3.00?", "spent 3.00 of 3.00 USD; allow up to 4.00?"}},
 		{name: "rejected", budget: llm.Budget{USD: 2, Request: workflows.ApprovalRequest{Groups: groups}},
 			decide: func(env *workflowstest.Env) {
 				env.Decide(time.Hour, workflowstest.ApprovalID(1), workflowstest.Reject("fiona", "enough", "finance"))
 			},
 			calls: 2, state: a2a.TaskStateFailed,
 			status:    "the task's LLM budget is spent (spent 2.00 of 2.00 USD) and no more was allowed: approval task-1-approval-1 rejected by fiona: enough",
-			approvals: []string{"spent 2.00 of 2.00 USD; allow 2.00 more?"}},
+			approvals: []string{"spent 2.00 of 2.00 USD; allow up to 4.00?"}},
 		{name: "fail", budget: llm.Budget{USD: 2, Fail: true},
 			calls: 2, state: a2a.TaskStateFailed, status: "the task's LLM budget is spent: spent 2.00 of 2.00 USD"},
 		{name: "not reached", budget: llm.Budget{USD: 10, Fail: true},
@@ -174,7 +176,7 @@ func TestTenantBudget(t *testing.T) {
 	}{
 		{name: "approved", budget: activities.TenantBudget{Tenant: "*", Period: "day", USD: 3, Increment: 2, Approvers: []string{"ops"}},
 			calls: 4, state: a2a.TaskStateCompleted, status: "done after 4",
-			approvals: []string{"tenant (anonymous) spent 3.00 of 3.00 USD this day; allow 2.00 more?"}},
+			approvals: []string{"tenant (anonymous) spent 3.00 of 3.00 USD this day; allow up to 5.00?"}},
 		{name: "fail", budget: activities.TenantBudget{Tenant: "*", Period: "month", USD: 3, Fail: true},
 			calls: 2, state: a2a.TaskStateFailed, status: `the monthly LLM budget of tenant "" is spent: spent 3.00 of 3.00 USD`},
 	} {
@@ -206,6 +208,110 @@ func TestTenantBudget(t *testing.T) {
 			}
 			if strings.Join(titles, "|") != strings.Join(tc.approvals, "|") {
 				t.Errorf("approvals %q, want %q", titles, tc.approvals)
+			}
+		})
+	}
+}
+
+// perCall prices the scripted provider's calls (100 input tokens each) at
+// usd each.
+func perCall(usd float64) activities.Prices {
+	return activities.Prices{{Provider: "scripted", Model: "scripted-1", Input: usd * 10000}}
+}
+
+// TestBudgetApprovalAllowsTheNextCall: what approving a spent budget
+// allows. The new budget is the spend so far plus the increment, so the
+// next call runs however much the last one cost (issue 47: one 10.00 USD
+// call against a 1.00 USD budget asked ten times, each approval adding
+// 1.00, before the loop moved); the title and the approval's action say
+// it. The table decides exactly the approvals it expects: an approval
+// more leaves the task waiting, and the test fails.
+func TestBudgetApprovalAllowsTheNextCall(t *testing.T) {
+	finance := []string{"finance"}
+	type asked struct {
+		title                       string
+		spent, budget, inc, allowed float64
+	}
+	for _, tc := range []struct {
+		name    string
+		budget  llm.Budget
+		tenant  *activities.TenantBudget
+		before  float64 // the tenant's spend by earlier tasks
+		cost    float64 // of each call
+		tools   int     // the loop's tool calls, one a turn: tools+1 calls
+		calls   int     // the provider's calls
+		asked   []asked
+		costUSD float64 // the task's spend at its end
+	}{
+		{name: "spend below the budget", budget: llm.Budget{USD: 5, Request: workflows.ApprovalRequest{Groups: finance}},
+			cost: 1, tools: 2, calls: 3, costUSD: 3},
+		{name: "spend at the budget", budget: llm.Budget{USD: 2, Increment: 1, Request: workflows.ApprovalRequest{Groups: finance}},
+			cost: 1, tools: 3, calls: 4, costUSD: 4, asked: []asked{
+				{"spent 2.00 of 2.00 USD; allow up to 3.00?", 2, 2, 1, 3},
+				{"spent 3.00 of 3.00 USD; allow up to 4.00?", 3, 3, 1, 4}}},
+		{name: "one call far above the budget", budget: llm.Budget{USD: 1, Request: workflows.ApprovalRequest{Groups: finance}},
+			cost: 10, tools: 1, calls: 2, costUSD: 20, asked: []asked{
+				{"spent 10.00 of 1.00 USD; allow up to 11.00?", 10, 1, 1, 11}}},
+		{name: "an increment above the calls", budget: llm.Budget{USD: 1, Increment: 25, Request: workflows.ApprovalRequest{Groups: finance}},
+			cost: 10, tools: 2, calls: 3, costUSD: 30, asked: []asked{
+				{"spent 10.00 of 1.00 USD; allow up to 35.00?", 10, 1, 25, 35}}},
+		{name: "an increment below the calls", budget: llm.Budget{USD: 1, Increment: 5, Request: workflows.ApprovalRequest{Groups: finance}},
+			cost: 10, tools: 2, calls: 3, costUSD: 30, asked: []asked{
+				{"spent 10.00 of 1.00 USD; allow up to 15.00?", 10, 1, 5, 15},
+				{"spent 20.00 of 15.00 USD; allow up to 25.00?", 20, 15, 5, 25}}},
+		{name: "tenant: one call far above the month's budget",
+			tenant: &activities.TenantBudget{Tenant: "*", Period: "month", USD: 1, Approvers: finance},
+			cost:   10, tools: 1, calls: 2, costUSD: 20, asked: []asked{
+				{"tenant (anonymous) spent 10.00 of 1.00 USD this month; allow up to 11.00?", 10, 1, 1, 11}}},
+		{name: "tenant: asked twice, the default increment the budget's own",
+			tenant: &activities.TenantBudget{Tenant: "*", Period: "month", USD: 1, Approvers: finance},
+			cost:   10, tools: 2, calls: 3, costUSD: 30, asked: []asked{
+				{"tenant (anonymous) spent 10.00 of 1.00 USD this month; allow up to 11.00?", 10, 1, 1, 11},
+				{"tenant (anonymous) spent 20.00 of 11.00 USD this month; allow up to 21.00?", 20, 11, 1, 21}}},
+		{name: "tenant: earlier tasks far above the month's budget",
+			tenant: &activities.TenantBudget{Tenant: "*", Period: "month", USD: 1, Increment: 12, Approvers: finance},
+			before: 15, cost: 10, tools: 1, calls: 2, costUSD: 20, asked: []asked{
+				{"tenant (anonymous) spent 15.00 of 1.00 USD this month; allow up to 27.00?", 15, 1, 12, 27}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			book := &usageBook{}
+			if tc.before > 0 {
+				book.rows = append(book.rows, models.LLMUsage{TaskID: "task-0", CostUSD: tc.before})
+			}
+			provider := addScript(tc.tools)
+			env := workflowstest.New(t, budgetAgent(tc.budget))
+			a := &activities.LLM{Provider: provider, Prices: perCall(tc.cost), Usage: book, Spend: book}
+			if tc.tenant != nil {
+				a.Budgets = activities.TenantBudgets{*tc.tenant}
+			}
+			env.RegisterActivity(a)
+			var got []asked
+			for i := range tc.asked {
+				at := time.Duration(i+1) * time.Hour
+				env.LookApprovals(at-time.Minute, func(list []workflows.Approval) {
+					for _, ap := range list {
+						if ap.ID == workflowstest.ApprovalID(i+1) {
+							b := budgetAction(t, ap)
+							got = append(got, asked{ap.Request.Title, b.SpentUSD, b.BudgetUSD, b.IncrementUSD, b.NewBudgetUSD})
+						}
+					}
+				})
+				env.Decide(at, workflowstest.ApprovalID(i+1), workflowstest.Approve("fiona", "finance"))
+			}
+			task := env.RunText("spender", "Add.")
+			if diff := cmp.Diff(tc.asked, got, cmp.AllowUnexported(asked{})); diff != "" {
+				t.Errorf("approvals (-want +got):\n%s", diff)
+			}
+			if got := len(provider.requests()); got != tc.calls {
+				t.Errorf("the provider got %d calls, want %d", got, tc.calls)
+			}
+			if task.Status.State != a2a.TaskStateCompleted {
+				t.Errorf("the task is %s: %q, want completed", task.Status.State, statusText(task))
+			}
+			var u workflows.TokenUsage
+			raw, _ := json.Marshal(usageOf(task))
+			if err := json.Unmarshal(raw, &u); err != nil || u.Calls != int64(tc.calls) || u.CostUSD != tc.costUSD {
+				t.Errorf("the task's usage is %s, want %d calls costing %.2f USD", raw, tc.calls, tc.costUSD)
 			}
 		})
 	}

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -82,7 +81,8 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 	}
 	var resp Response
 	for {
-		req.TenantBudgetRaises = tenantRaises(o)
+		raised := tenantRaises(o)
+		req.TenantBudgetRaises = raised
 		var call workflow.Future
 		if local {
 			call = workflow.ExecuteLocalActivity(actx, ActivityCompleteChat, req)
@@ -93,7 +93,7 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 		if tb, spent := tenantBudgetSpent(err); spent {
 			// The tenant's budget for the period is spent: ask for more
 			// (or fail), then call again.
-			if err := raiseTenantBudget(ctx, o, tb); err != nil {
+			if err := raiseTenantBudget(ctx, o, tb, raised); err != nil {
 				return Response{}, err
 			}
 			continue
@@ -112,13 +112,14 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 }
 
 // localCalls reports whether the calls run as local activities: as
-// WithLocalActivity says, else as the task was started
-// (wire.TaskInput.LocalModelCalls). Outside a task, ordinary activities.
+// WithLocalActivity says, else as the task's run says for its recording
+// (wire.LocalModelCalls). Outside a task, ordinary activities.
 func (o *callOptions) localCalls(ctx workflow.Context) bool {
 	if o.local != nil {
 		return *o.local
 	}
-	return link.LocalModelCalls != nil && link.LocalModelCalls(ctx)
+	r, ok := wire.RunRecordingOf(ctx)
+	return ok && r.LocalModelCallNow(ctx)
 }
 
 // localActivityOptions are the local activity options of a call with

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,8 +284,3 @@ func TestRetryAfter(t *testing.T) {
 		})
 	}
 }
-
-// counter counts calls; a helper for fakes that answer by call number.
-type counter struct{ n atomic.Int64 }
-
-func (c *counter) next() int64 { return c.n.Add(1) }

@@ -308,7 +308,7 @@ func TestLLMErrors(t *testing.T) {
 				}
 				env := newEnv(t, tt.provider)
 				start := env.Now()
-				env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan"), LocalModelCalls: local})
+				env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "plan", Message: userMessage("Plan"), Recording: localModelCalls(local)})
 				task := finalTask(t, env)
 				if s, ok := tt.provider.(*scripted); ok {
 					for i, l := range s.locals() {
@@ -471,7 +471,16 @@ func TestWorkerCanceledWhileAsking(t *testing.T) {
 	}
 }
 
-// TestLocalModelCalls: a task started with TaskInput.LocalModelCalls makes
+// localModelCalls is the recording of a task whose model calls are local
+// activities when local is set.
+func localModelCalls(local bool) wire.Recording {
+	if local {
+		return wire.LocalModelCalls
+	}
+	return 0
+}
+
+// TestLocalModelCalls: a task started with wire.LocalModelCalls makes
 // its LLM calls as local activities, a task without it as ordinary
 // activities, and WithLocalActivity(false) makes ordinary ones whatever
 // the task says.
@@ -488,7 +497,7 @@ func TestLocalModelCalls(t *testing.T) {
 		t.Run(fmt.Sprintf("%s local=%v", tt.agent, tt.local), func(t *testing.T) {
 			p := &scripted{answer: func(int, llm.Request) (llm.Response, error) { return text(`{"city":"Oslo","days":4}`), nil }}
 			env := newEnv(t, p)
-			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: tt.agent, Message: userMessage("Plan"), LocalModelCalls: tt.local})
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: tt.agent, Message: userMessage("Plan"), Recording: localModelCalls(tt.local)})
 			task := finalTask(t, env)
 			if task.Status.State != a2a.TaskStateCompleted {
 				t.Fatalf("state = %s (%q)", task.Status.State, statusText(task))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -29,9 +30,9 @@ func TestA2ACLITravel(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build a2a-go's CLI: %v\n%s", err, out)
 	}
-	grpcAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	s := startServe(t, t.TempDir(), "--grpc-addr", grpcAddr)
-	ctx := testContext(t)
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", grpcAddr)
+	ctx := harness.Context(t)
 
 	for _, b := range []struct {
 		transport string

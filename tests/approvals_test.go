@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -17,15 +16,17 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // expense files an expense with the expenses agent and returns the task,
 // waiting for approval, and the approval ID from its status message.
 func expense(t testing.TB, ctx context.Context, c *a2aclient.Client, text string) (*a2a.Task, string) {
 	t.Helper()
-	task := send(t, ctx, c, "", text)
+	task := harness.Send(t, ctx, c, "", text)
 	if task.Status.State != a2a.TaskStateInputRequired {
-		t.Fatalf("expense task state %s, want input-required (waiting for approval): %q", task.Status.State, statusText(task))
+		t.Fatalf("expense task state %s, want input-required (waiting for approval): %q", task.Status.State, harness.StatusText(task))
 	}
 	for _, p := range task.Status.Message.Parts {
 		if data, ok := p.Data().(map[string]any); ok {
@@ -42,7 +43,7 @@ func expense(t testing.TB, ctx context.Context, c *a2aclient.Client, text string
 func receiptOf(t testing.TB, task *a2a.Task) map[string]any {
 	t.Helper()
 	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
-		t.Fatalf("expense task %s with %d artifacts, want completed with a receipt: %q", task.Status.State, len(task.Artifacts), statusText(task))
+		t.Fatalf("expense task %s with %d artifacts, want completed with a receipt: %q", task.Status.State, len(task.Artifacts), harness.StatusText(task))
 	}
 	data, _ := task.Artifacts[0].Parts[0].Data().(map[string]any)
 	return data
@@ -141,26 +142,26 @@ func TestExpenseApprovals(t *testing.T) {
 	t.Cleanup(hookSrv.Close)
 	// The token is the worker's configuration, read from its environment.
 	t.Setenv("A2AFLOW_APPROVAL_WEBHOOK_TOKEN_FINANCE", "finance-hook-token")
-	s := startServe(t, t.TempDir(), "--approver-groups", "fiona:finance;carol:finance;dave:finance;mo:managers",
+	s := harness.StartServe(t, t.TempDir(), "--approver-groups", "fiona:finance;carol:finance;dave:finance;mo:managers",
 		"--approval-webhooks", "finance="+hookSrv.URL+"/finance", "--push-allow-hosts", "loopback")
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 
 	t.Run("under the limit is approved by policy", func(t *testing.T) {
-		task := send(t, ctx, c, "", "42 EUR taxi")
+		task := harness.Send(t, ctx, c, "", "42 EUR taxi")
 		if ok, who, via, _ := lastDecision(t, receiptOf(t, task)); !ok || who != "expenses-agent" || via != "policy" {
 			t.Errorf("decision = %v by %s via %s, want approved by the agent's policy", ok, who, via)
 		}
 	})
 
 	t.Run("missing fields are asked for", func(t *testing.T) {
-		task := send(t, ctx, c, "", "I need to file an expense")
-		wantState(t, task, a2a.TaskStateInputRequired, "How much was it?")
-		task = send(t, ctx, c, task.ID, "30")
-		wantState(t, task, a2a.TaskStateInputRequired, "In which currency? (e.g. EUR)")
-		task = send(t, ctx, c, task.ID, "usd")
-		wantState(t, task, a2a.TaskStateInputRequired, "What was it for?")
-		task = send(t, ctx, c, task.ID, "parking")
+		task := harness.Send(t, ctx, c, "", "I need to file an expense")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "How much was it?")
+		task = harness.Send(t, ctx, c, task.ID, "30")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "In which currency? (e.g. EUR)")
+		task = harness.Send(t, ctx, c, task.ID, "usd")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "What was it for?")
+		task = harness.Send(t, ctx, c, task.ID, "parking")
 		if r := receiptOf(t, task); r["currency"] != "USD" || r["purpose"] != "parking" || r["amount"] != float64(30) {
 			t.Errorf("receipt = %v", r)
 		}
@@ -235,9 +236,9 @@ func TestExpenseApprovals(t *testing.T) {
 			return true
 		})
 
-		s.proc().kill()
-		s.restart()
-		c, _ = newClient(t, ctx, s.APIURL+"/agents/expenses")
+		s.Proc().Kill()
+		s.Restart()
+		c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 		for _, id := range pending {
 			var view map[string]any
 			if code := getJSON(t, s.APIURL+"/approvals/"+id, &view); code != http.StatusOK || view["state"] != "pending" {
@@ -279,17 +280,17 @@ func TestExpenseApprovals(t *testing.T) {
 		}
 
 		// 3. The CLI.
-		out, err := exec.Command(binary, "approve", cliID, "--api", s.APIURL, "--as", "dave", "--comment", "needed").CombinedOutput()
+		out, err := harness.Command("approve", cliID, "--api", s.APIURL, "--as", "dave", "--comment", "needed").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "approved") {
 			t.Fatalf("a2aflow approve: %v\n%s", err, out)
 		}
 		checkReceipt(t, "CLI", waitState(t, ctx, c, cliTask.ID, a2a.TaskStateCompleted), true, "dave", "cli", "needed")
-		out, err = exec.Command(binary, "approvals", "list", "--decided", "--group", "finance", "--api", s.APIURL).CombinedOutput()
+		out, err = harness.Command("approvals", "list", "--decided", "--group", "finance", "--api", s.APIURL).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), cliID) {
 			t.Errorf("a2aflow approvals list --decided: %v\n%s", err, out)
 		}
 		// approvals alone lists, as approvals list does.
-		out, err = exec.Command(binary, "approvals", "--decided", "--api", s.APIURL).CombinedOutput()
+		out, err = harness.Command("approvals", "--decided", "--api", s.APIURL).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), cliID) || !strings.HasPrefix(string(out), "ID ") {
 			t.Errorf("a2aflow approvals --decided: %v\n%s", err, out)
 		}
@@ -341,39 +342,12 @@ func TestExpenseApprovals(t *testing.T) {
 	})
 }
 
-// chromiumPath returns the system Chromium, or "".
-func chromiumPath() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // approveInInbox opens the finance inbox in headless Chromium as approver
 // and approves the approval id with comment, as a person would.
 func approveInInbox(t testing.TB, ctx context.Context, browserPath, apiURL, id, approver, comment string) {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserPath),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	// The first call starts the browser; it must not carry the timeout.
-	if err := chromedp.Do(browser, chromedp.Navigate(apiURL+"/inbox?group=finance")); err != nil {
-		t.Fatalf("browser: %v", err)
-	}
-	page, cancelPage := context.WithTimeout(browser, 60*time.Second)
-	defer cancelPage()
+	page, closeBrowser := openInbox(t, ctx, browserPath, apiURL)
+	defer closeBrowser()
 	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
 	err := chromedp.Do(page,
 		chromedp.WaitVisible(card),

@@ -3,7 +3,6 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,12 +15,13 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
-const e2eKey = "sk-e2e-secret-0123456789"
-
 // fakeOpenAI is an OpenAI Chat Completions endpoint scripted for the
-// assistant, streaming its answers as OpenAI does (writeChat): it asks the user's city with ask_user, computes 6*7 with the
+// assistant, streaming its answers as OpenAI does (fakes.WriteChat): it asks the user's city with ask_user, computes 6*7 with the
 // calculator, then answers; asked what came before, it lists the user
 // messages it was sent. It decides from each request alone, as a real model
 // does, so a retried call gets the same answer.
@@ -32,12 +32,6 @@ type fakeOpenAI struct {
 	auth  []string // the Authorization header of each request
 }
 
-type chatMessage struct {
-	Role       string `json:"role"`
-	Content    any    `json:"content"`
-	ToolCallID string `json:"tool_call_id"`
-}
-
 func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 	f := &fakeOpenAI{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -45,17 +39,11 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 			http.Error(w, `{"error":{"message":"no such route","type":"invalid_request_error"}}`, http.StatusNotFound)
 			return
 		}
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		req, ok := fakes.ReadChat(w, r)
+		if !ok {
 			return
 		}
-		last := req.Messages[len(req.Messages)-1]
+		last := req.Last()
 		f.mu.Lock()
 		f.calls = append(f.calls, fmt.Sprintf("%s:%v", last.Role, last.Content))
 		f.auth = append(f.auth, r.Header.Get("Authorization"))
@@ -70,11 +58,11 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 					asked = append(asked, fmt.Sprint(m.Content))
 				}
 			}
-			message = textMessage("You said: " + strings.Join(asked, " | "))
+			message = fakes.TextMessage("You said: " + strings.Join(asked, " | "))
 		case last.Role == "user":
-			message = toolCallMessage("call_ask", "ask_user", `{"question":"Which city are you in?"}`)
+			message = fakes.ToolCallMessage("call_ask", "ask_user", `{"question":"Which city are you in?"}`)
 		case last.Role == "tool" && last.ToolCallID == "call_ask":
-			message = toolCallMessage("call_calc", "calculator", `{"expression":"6*7"}`)
+			message = fakes.ToolCallMessage("call_calc", "calculator", `{"expression":"6*7"}`)
 		case last.Role == "tool" && last.ToolCallID == "call_calc":
 			var out struct{ Result string }
 			_ = json.Unmarshal([]byte(fmt.Sprint(last.Content)), &out)
@@ -84,26 +72,14 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 					city = fmt.Sprint(m.Content)
 				}
 			}
-			message = textMessage(fmt.Sprintf("6*7 is %s. Greetings to %s!", out.Result, city))
+			message = fakes.TextMessage(fmt.Sprintf("6*7 is %s. Greetings to %s!", out.Result, city))
 		default:
-			message = textMessage("I am lost.")
+			message = fakes.TextMessage("I am lost.")
 		}
-		writeChat(w, req.Stream, "chatcmpl-e2e", req.Model, message, 100, 20)
+		fakes.WriteChat(w, req.Stream, "chatcmpl-e2e", req.Model, message, 100, 20)
 	}))
 	t.Cleanup(f.Close)
 	return f
-}
-
-func textMessage(text string) string {
-	raw, _ := json.Marshal(map[string]any{"role": "assistant", "content": text, "refusal": nil})
-	return string(raw)
-}
-
-func toolCallMessage(id, name, args string) string {
-	raw, _ := json.Marshal(map[string]any{"role": "assistant", "content": nil, "refusal": nil, "tool_calls": []any{
-		map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}},
-	}})
-	return string(raw)
 }
 
 func (f *fakeOpenAI) seen() (calls, auth []string) {
@@ -121,14 +97,10 @@ func (f *fakeOpenAI) seen() (calls, auth []string) {
 func TestAssistantAsksSurvivesKill(t *testing.T) {
 	fake := newFakeOpenAI(t)
 	// The serve process inherits the test's environment, also on restart.
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.APIURL+"/agents/assistant")
+	fakes.UseOpenAI(t, fake.URL, fakes.OpenAIKey, "fake-model")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
 	if card.Name != "assistant" {
 		t.Fatalf("card name = %q, want assistant", card.Name)
 	}
@@ -140,20 +112,20 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := res.(*a2a.Task)
-	wantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
 
-	s.proc().kill()
-	s.restart()
-	c, _ = newClient(t, ctx, s.APIURL+"/agents/assistant")
+	s.Proc().Kill()
+	s.Restart()
+	c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, got, a2a.TaskStateInputRequired, "Which city are you in?")
+	harness.WantState(t, got, a2a.TaskStateInputRequired, "Which city are you in?")
 
-	task = send(t, ctx, c, task.ID, "Lisbon")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	if got := statusText(task); got != "6*7 is 42. Greetings to Lisbon!" {
+	task = harness.Send(t, ctx, c, task.ID, "Lisbon")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	if got := harness.StatusText(task); got != "6*7 is 42. Greetings to Lisbon!" {
 		t.Errorf("answer = %q, want the model's answer with the calculator's result", got)
 	}
 	wantUsage := map[string]any{"inputTokens": float64(300), "outputTokens": float64(60), "calls": float64(3)}
@@ -167,7 +139,7 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 		t.Errorf("LLM calls, by last message (-want +got); the restart must not repeat one:\n%s", diff)
 	}
 	for _, a := range auth {
-		if a != "Bearer "+e2eKey {
+		if a != "Bearer "+fakes.OpenAIKey {
 			t.Errorf("Authorization = %q, want the configured key", a)
 		}
 	}
@@ -185,7 +157,7 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(ev.String(), e2eKey) {
+		if strings.Contains(ev.String(), fakes.OpenAIKey) {
 			t.Errorf("history event %d (%s) contains the API key", ev.EventId, ev.EventType)
 		}
 		// An activity by its scheduled event, a local activity (the model
@@ -219,7 +191,7 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 	if diff := cmp.Diff(wantSummaries, summaries); diff != "" {
 		t.Errorf("activity summaries (-want +got):\n%s", diff)
 	}
-	if strings.Contains(s.proc().out.String(), e2eKey) {
+	if strings.Contains(s.Proc().Out.String(), fakes.OpenAIKey) {
 		t.Error("the server's output contains the API key")
 	}
 	// The task's model calls are local activities (TaskInput.LocalModelCalls);
@@ -235,15 +207,15 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := res.(*a2a.Task)
-	wantState(t, second, a2a.TaskStateCompleted, "")
-	if got := statusText(second); got != "You said: What is 6*7 in my city? | Lisbon" {
+	harness.WantState(t, second, a2a.TaskStateCompleted, "")
+	if got := harness.StatusText(second); got != "You said: What is 6*7 in my city? | Lisbon" {
 		t.Errorf("second task's answer = %q, want the first task's user messages", got)
 	}
 
 	// The report agent: a report, then a refinement in a follow-up task.
-	rc, _ := newClient(t, ctx, s.APIURL+"/agents/report")
-	first := send(t, ctx, rc, "", "Q3 review\nRevenue grew 12%.")
-	wantState(t, first, a2a.TaskStateCompleted, "")
+	rc, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/report")
+	first := harness.Send(t, ctx, rc, "", "Q3 review\nRevenue grew 12%.")
+	harness.WantState(t, first, a2a.TaskStateCompleted, "")
 	refine := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Churn fell to 2%."))
 	refine.ContextID = first.ContextID
 	refine.ReferenceTasks = []a2a.TaskID{first.ID}
@@ -252,7 +224,7 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	refined := res.(*a2a.Task)
-	wantState(t, refined, a2a.TaskStateCompleted, "")
+	harness.WantState(t, refined, a2a.TaskStateCompleted, "")
 	if len(refined.Artifacts) != 1 {
 		t.Fatalf("refinement has %d artifacts, want 1", len(refined.Artifacts))
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/api/a2abinding"
 	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 const (
@@ -29,14 +30,14 @@ const (
 
 // startAuthServe runs `a2aflow serve` with API keys (alice on the command
 // line, bob from a file) and HS256 bearer JWTs (issuer and audience checked).
-func startAuthServe(t *testing.T) *server {
+func startAuthServe(t *testing.T) *harness.Server {
 	t.Helper()
 	dir := t.TempDir()
 	keysFile := filepath.Join(dir, "api-keys")
 	if err := os.WriteFile(keysFile, []byte("# e2e keys\nbob=bob-key-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return startServe(t, filepath.Join(dir, "data"),
+	return harness.StartServe(t, filepath.Join(dir, "data"),
 		"--api-keys", "alice=alice-key-0123456789",
 		"--api-keys-file", keysFile,
 		"--jwt-hs256-secret", authSecret,
@@ -119,7 +120,7 @@ func TestAuthWithoutCredentials(t *testing.T) {
 
 	// A wrong key is refused the same way, and the bearer challenge says why
 	// a token was refused.
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 	creds := a2aclient.NewInMemoryCredentialsStore()
 	creds.Set("mallory", guard.APIKeySchemeName, "not-a-key")
 	expired, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
@@ -140,7 +141,7 @@ func TestAuthWithoutCredentials(t *testing.T) {
 // it whatever they try, and the task stays untouched.
 func TestAuthTaskOwnership(t *testing.T) {
 	s := startAuthServe(t)
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 	creds := a2aclient.NewInMemoryCredentialsStore()
 	creds.Set("alice", guard.APIKeySchemeName, "alice-key-0123456789")
 	creds.Set("bob", guard.APIKeySchemeName, "bob-key-0123456789")
@@ -159,7 +160,7 @@ func TestAuthTaskOwnership(t *testing.T) {
 			if !ok {
 				t.Fatalf("SendMessage returned %T, want *a2a.Task", res)
 			}
-			wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+			harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 
 			for _, other := range []a2aclient.SessionID{"bob", "carol"} {
 				octx := a2aclient.AttachSessionID(ctx, other)
@@ -194,7 +195,7 @@ func TestAuthTaskOwnership(t *testing.T) {
 			if err != nil {
 				t.Fatalf("alice GetTask: %v", err)
 			}
-			wantState(t, got, a2a.TaskStateInputRequired, "Where to?")
+			harness.WantState(t, got, a2a.TaskStateInputRequired, "Where to?")
 			if len(got.History) != 2 {
 				t.Errorf("alice's task has %d messages, want 2 (her request and the question)", len(got.History))
 			}
@@ -202,7 +203,7 @@ func TestAuthTaskOwnership(t *testing.T) {
 			if err != nil {
 				t.Fatalf("alice CancelTask: %v", err)
 			}
-			wantState(t, canceled, a2a.TaskStateCanceled, "")
+			harness.WantState(t, canceled, a2a.TaskStateCanceled, "")
 		})
 	}
 }
@@ -211,7 +212,7 @@ func TestAuthTaskOwnership(t *testing.T) {
 // both bindings, and the client can switch to it.
 func TestAuthExtendedCard(t *testing.T) {
 	s := startAuthServe(t)
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 	creds := a2aclient.NewInMemoryCredentialsStore()
 	creds.Set("alice", guard.APIKeySchemeName, "alice-key-0123456789")
 	creds.Set("carol", guard.BearerSchemeName, a2aclient.AuthCredential(hs256Token(t, "carol")))

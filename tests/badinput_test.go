@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // badCase is one malformed or hostile request and the exact answer it must
@@ -141,17 +143,9 @@ func nested(depth int) string {
 }
 
 func TestBadInput(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	waiting := send(t, ctx, c, "", "Book a flight")
-	canceled := send(t, ctx, c, "", "Book a flight")
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: canceled.ID}); err != nil {
-		t.Fatal(err)
-	}
-	echo, _ := newClient(t, ctx, s.APIURL+"/agents/echo")
-	done := send(t, ctx, echo, "", "hi")
-	wantState(t, done, a2a.TaskStateCompleted, "hi")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	client, waiting, canceled, done := tasksInEachState(t, ctx, s)
 
 	const limit = 4 << 20 // the API's default MaxBodyBytes
 	overLimit := []byte(sendParams(`,"metadata":{"pad":"` + strings.Repeat("x", limit) + `"}`))
@@ -301,11 +295,11 @@ func TestBadInput(t *testing.T) {
 	}
 
 	// None of it touched the waiting task, and the server still serves.
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: waiting.ID})
+	got, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: waiting.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, got, a2a.TaskStateInputRequired, "Where to?")
+	harness.WantState(t, got, a2a.TaskStateInputRequired, "Where to?")
 	if len(got.History) != 2 {
 		t.Errorf("waiting task history has %d messages, want 2", len(got.History))
 	}

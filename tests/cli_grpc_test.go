@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestCLIGRPC drives the a2aflow client over the gRPC binding of serve
@@ -21,7 +23,7 @@ import (
 // flag: a proxy serving such a card sees no other request.
 func TestCLIGRPC(t *testing.T) {
 	const key = "grpc-cli-key"
-	s := startServe(t, t.TempDir(), "--api-keys", "alice="+key, "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	s := harness.StartServe(t, t.TempDir(), "--api-keys", "alice="+key, "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)))
 	echo := s.APIURL + "/agents/echo"
 
 	t.Run("binding grpc", func(t *testing.T) {

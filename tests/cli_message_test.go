@@ -18,6 +18,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // seenRequest is one A2A request the recording proxy passed on.
@@ -76,9 +78,9 @@ func (k apiKeyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the a2a-go client lists, the caller the extended card names.
 func TestCLIMessageFlags(t *testing.T) {
 	const key = "alice-key-0123456789"
-	s := startServe(t, t.TempDir(), "--api-keys", "alice="+key, "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--api-keys", "alice="+key, "--push-allow-hosts", "loopback")
 	proxy, seen := recordingProxy(t, s.APIURL)
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 	echo := proxy.URL + "/agents/echo"
 	// The a2a-go clients that read what the server holds, past the proxy.
 	clientOf := func(agent string) *a2aclient.Client {

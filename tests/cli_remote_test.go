@@ -11,6 +11,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
 )
 
 // serveExtAs serves x as an agent that speaks one A2A variant only: a
@@ -19,7 +21,7 @@ import (
 // form: a 0.3 card has url, preferredTransport and protocolVersion "0.3.0"
 // and no supportedInterfaces, as a 0.3 SDK writes it. It records the
 // binding and A2A-Version header of every request but the card's.
-func serveExtAs(t *testing.T, x *extAgent, v matrixVariant) (*httptest.Server, *wireLog) {
+func serveExtAs(t *testing.T, x *fakes.ExtAgent, v matrixVariant) (*httptest.Server, *wireLog) {
 	t.Helper()
 	var endpoint http.Handler
 	handler := a2asrv.NewHandler(x)
@@ -76,7 +78,7 @@ var streamedTask = regexp.MustCompile(`\[task\] (\S+) \(context `)
 func TestCLIClientAnyAgent(t *testing.T) {
 	for _, v := range matrixVariants {
 		t.Run(v.String(), func(t *testing.T) {
-			x := &extAgent{}
+			x := &fakes.ExtAgent{}
 			srv, wire := serveExtAs(t, x, v)
 			agent := srv.URL
 
@@ -104,7 +106,7 @@ func TestCLIClientAnyAgent(t *testing.T) {
 			r = runCLI(t, "send", "--agent", agent, "ask")
 			waiting, _ := taskIDOf(t, r)
 			wantRun(t, runCLI(t, "cancel", "--agent", agent, waiting), 0, "canceled")
-			if !x.wasCanceled(a2a.TaskID(waiting)) {
+			if !x.WasCanceled(a2a.TaskID(waiting)) {
 				t.Errorf("the agent saw no cancel of %s", waiting)
 			}
 
@@ -115,7 +117,7 @@ func TestCLIClientAnyAgent(t *testing.T) {
 			if got := wire.list(); !slices.Equal(got, want) {
 				t.Errorf("the agent was spoken to in %v, want only %v", got, want)
 			}
-			if n := len(x.started("")); n != 3 {
+			if n := len(x.Started("")); n != 3 {
 				t.Errorf("the agent started %d tasks, want 3", n)
 			}
 		})

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // cliResult is what one run of the a2aflow binary printed and how it exited.
@@ -30,16 +32,29 @@ func runCLI(t *testing.T, args ...string) cliResult {
 // runCLIEnv is runCLI with env (KEY=VALUE) the only A2AFLOW_* settings.
 func runCLIEnv(t *testing.T, env []string, args ...string) cliResult {
 	t.Helper()
-	return runCLIOut(t, env, &syncBuffer{}, args...)
+	return runCLIWith(t, cliRun{env: env}, args...)
 }
 
-// runCLIOut is runCLIEnv writing stdout to out, which the caller may read
-// while the command runs.
-func runCLIOut(t *testing.T, env []string, out *syncBuffer, args ...string) cliResult {
+// cliRun is how runCLIWith runs the binary.
+type cliRun struct {
+	env   []string            // KEY=VALUE: the only A2AFLOW_* settings
+	stdin string              // what it reads; "" for nothing (/dev/null)
+	out   *harness.SyncBuffer // where its stdout goes, which the caller may read while it runs; nil for a buffer of its own
+}
+
+// runCLIWith is runCLI run as how says.
+func runCLIWith(t *testing.T, how cliRun, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := harness.Command(args...)
 	// Keep the developer's A2AFLOW_* settings out of the test.
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, env...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, how.env...)
+	if how.stdin != "" {
+		cmd.Stdin = strings.NewReader(how.stdin)
+	}
+	out := how.out
+	if out == nil {
+		out = &harness.SyncBuffer{}
+	}
 	var errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = out, &errOut
 	done := make(chan error, 1)
@@ -92,7 +107,7 @@ func taskIDOf(t *testing.T, r cliResult) (string, string) {
 }
 
 func TestCLIClient(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	agent := s.APIURL
 
 	t.Run("card", func(t *testing.T) {
@@ -181,8 +196,8 @@ func TestCLIClient(t *testing.T) {
 	t.Run("subscribe", func(t *testing.T) {
 		id, _ := taskIDOf(t, runCLI(t, "send", "--agent", agent, "Book a flight"))
 		done := make(chan cliResult, 1)
-		out := &syncBuffer{}
-		go func() { done <- runCLIOut(t, nil, out, "subscribe", "--agent", agent, "--timeout", "20s", id) }()
+		out := &harness.SyncBuffer{}
+		go func() { done <- runCLIWith(t, cliRun{out: out}, "subscribe", "--agent", agent, "--timeout", "20s", id) }()
 		// The subscriber is connected once it printed the task: a fixed
 		// pause was too short on a loaded machine.
 		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "[task] "); time.Sleep(50 * time.Millisecond) {
@@ -249,7 +264,7 @@ func TestCLIClient(t *testing.T) {
 		wantRun(t, runCLIEnv(t, []string{"A2AFLOW_CLIENT_AGENT=" + agent}, "list", "--state", "canceled"), 0, id,
 			"A2AFLOW_CLIENT_AGENT is deprecated, use A2AFLOW_AGENT")
 
-		nobody := []string{"A2AFLOW_HTTP_ADDR=127.0.0.1:" + fmt.Sprint(freePort(t))}
+		nobody := []string{"A2AFLOW_HTTP_ADDR=127.0.0.1:" + fmt.Sprint(harness.FreePort(t))}
 		for _, args := range [][]string{{"send", "Book a flight"}, {"get", "no-such-task"}, {"card"}} {
 			wantRun(t, runCLIEnv(t, nobody, args...), 1, "no A2A agent answers at http://127.0.0.1:", "--agent URL", "A2AFLOW_AGENT=URL")
 		}
@@ -257,7 +272,7 @@ func TestCLIClient(t *testing.T) {
 }
 
 func TestCLIAgentDirectory(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	db := filepath.Join(t.TempDir(), "directory.db")
 	echo := s.APIURL + "/agents/echo"
 
@@ -299,7 +314,7 @@ func TestCLIAgentDirectory(t *testing.T) {
 	wantRun(t, runCLI(t, "agents", "remove", "--database", db, "trips"), 1, `no agent named "trips"`)
 
 	// A server that is down: refresh records it unhealthy and says why.
-	s.proc().stop()
+	s.Proc().Stop()
 	r = runCLI(t, "agents", "refresh", "--database", db)
 	wantRun(t, r, 1, "1 of 1 agents unreachable")
 	r = runCLI(t, "agents", "list", "--database", db)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +23,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestCluster is the fault test of the production shape: scripts/cluster.sh
@@ -54,7 +55,7 @@ func TestCluster(t *testing.T) {
 		down = d
 	}
 
-	cl := startCluster(t)
+	cl := harness.StartCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	ld := newClusterLoad(t, ctx, cl)
@@ -80,28 +81,28 @@ func TestCluster(t *testing.T) {
 	sleepUntil := func(d time.Duration) { time.Sleep(time.Until(t0.Add(d))) }
 
 	sleepUntil(10 * time.Second)
-	killed := cl.kill("worker2")
+	killed := cl.Kill("worker2")
 	time.Sleep(5 * time.Second)
-	restarted := cl.start("worker2")
+	restarted := cl.Start("worker2")
 	recoveries = append(recoveries, recovery{"worker2 kill -9, started again after 5s", []string{
 		fmt.Sprintf("tasks served through both apis %s after the kill", ld.recovered(killed, 0, 1)),
 		fmt.Sprintf("worker2 ready %s after its start", restarted),
 	}})
 
 	sleepUntil(25 * time.Second)
-	killed = cl.kill("api1")
-	restarted = cl.start("api1")
+	killed = cl.Kill("api1")
+	restarted = cl.Start("api1")
 	recoveries = append(recoveries, recovery{"api1 kill -9, started again at once", []string{
 		fmt.Sprintf("api1 ready %s after its start", restarted),
 		fmt.Sprintf("tasks served through api1 %s after the kill", ld.recovered(killed, 0)),
 	}})
 
 	sleepUntil(35 * time.Second)
-	killed = cl.kill("temporal1")
+	killed = cl.Kill("temporal1")
 	survivor := ld.recovered(killed, 1)
 	time.Sleep(time.Until(killed.Add(down)))
 	startedAt := time.Now()
-	restarted = cl.start("temporal1")
+	restarted = cl.Start("temporal1")
 	recoveries = append(recoveries, recovery{fmt.Sprintf("temporal1 kill -9, down %s", down), []string{
 		fmt.Sprintf("tasks served through api2 (dialing temporal2) %s after the kill", survivor),
 		fmt.Sprintf("temporal1's frontend up %s after its start", restarted),
@@ -123,131 +124,11 @@ func envIntDefault(key string, def int) int {
 	return def
 }
 
-// cluster is a running scripts/cluster.sh deployment.
-type cluster struct {
-	t             testing.TB
-	dir           string
-	env           []string
-	apiURLs       []string
-	temporalAddrs []string
-	dsn           string
-}
-
-// freePortRun returns the first of n consecutive loopback ports that are free.
-func freePortRun(t testing.TB, n int) int {
-	t.Helper()
-	for range 200 {
-		base := 20000 + rand.IntN(12000)
-		ok := true
-		for p := base; p < base+n && ok; p++ {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-			if err != nil {
-				ok = false
-				continue
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
-}
-
-func startCluster(t testing.TB) *cluster {
-	t.Helper()
-	// Not t.TempDir: PostgreSQL runs as the postgres user when the test
-	// runs as root, and must reach its folder.
-	dir, err := os.MkdirTemp("", "a2aflow-cluster-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// One run of free ports below the kernel's ephemeral range (32768 on),
-	// where outgoing connections do not take them meanwhile.
-	base := freePortRun(t, 25)
-	ports := map[string]int{
-		"CLUSTER_PG_PORT":        base,
-		"CLUSTER_API1_PORT":      base + 1,
-		"CLUSTER_API2_PORT":      base + 2,
-		"CLUSTER_WORKER1_PORT":   base + 3,
-		"CLUSTER_WORKER2_PORT":   base + 4,
-		"CLUSTER_TEMPORAL1_PORT": base + 5,
-		"CLUSTER_TEMPORAL2_PORT": base + 15,
-	}
-	c := &cluster{t: t, dir: dir, env: []string{"CLUSTER_DIR=" + dir, "A2AFLOW_BIN=" + binary}}
-	for k, v := range ports {
-		c.env = append(c.env, fmt.Sprintf("%s=%d", k, v))
-	}
-	c.apiURLs = []string{fmt.Sprintf("http://127.0.0.1:%d", ports["CLUSTER_API1_PORT"]), fmt.Sprintf("http://127.0.0.1:%d", ports["CLUSTER_API2_PORT"])}
-	c.temporalAddrs = []string{fmt.Sprintf("127.0.0.1:%d", ports["CLUSTER_TEMPORAL1_PORT"]), fmt.Sprintf("127.0.0.1:%d", ports["CLUSTER_TEMPORAL2_PORT"])}
-	c.dsn = fmt.Sprintf("postgres://a2aflow@127.0.0.1:%d/a2aflow?sslmode=disable", ports["CLUSTER_PG_PORT"])
-	t.Cleanup(func() {
-		if out, err := c.script("down"); err != nil {
-			t.Errorf("cluster.sh down: %v\n%s", err, out)
-		}
-		if t.Failed() {
-			for _, name := range []string{"temporal1", "temporal2", "worker1", "worker2", "api1", "api2", "postgres"} {
-				b, _ := os.ReadFile(filepath.Join(dir, "logs", name+".log"))
-				if len(b) > 6000 {
-					b = b[len(b)-6000:]
-				}
-				t.Logf("end of %s.log:\n%s", name, b)
-			}
-		}
-		os.RemoveAll(dir)
-	})
-	start := time.Now()
-	out, err := c.script("up")
-	if err != nil {
-		t.Fatalf("cluster.sh up: %v\n%s", err, out)
-	}
-	t.Logf("cluster.sh up took %s", time.Since(start).Round(time.Second))
-	return c
-}
-
-// script runs scripts/cluster.sh with args against this cluster.
-func (c *cluster) script(args ...string) (string, error) {
-	cmd := exec.Command("../scripts/cluster.sh", args...)
-	cmd.Env = append(os.Environ(), c.env...)
-	if bin := os.Getenv("CLUSTER_BIN"); bin != "" { // prebuilt Temporal binaries
-		cmd.Env = append(cmd.Env, "CLUSTER_BIN="+bin)
-	}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// kill kill -9s node and returns when.
-func (c *cluster) kill(node string) time.Time {
-	c.t.Helper()
-	at := time.Now()
-	if out, err := c.script("kill", node); err != nil {
-		c.t.Fatalf("cluster.sh kill %s: %v\n%s", node, err, out)
-	}
-	c.t.Logf("killed %s (kill -9)", node)
-	return at
-}
-
-// start starts node again and returns how long it took to answer.
-func (c *cluster) start(node string) time.Duration {
-	c.t.Helper()
-	at := time.Now()
-	if out, err := c.script("start", node); err != nil {
-		c.t.Fatalf("cluster.sh start %s: %v\n%s", node, err, out)
-	}
-	d := time.Since(at).Round(10 * time.Millisecond)
-	c.t.Logf("started %s again: ready in %s", node, d)
-	return d
-}
-
 // clusterLoad drives the tasks and keeps what the verification needs.
 type clusterLoad struct {
 	t       *testing.T
 	ctx     context.Context
-	cl      *cluster
+	cl      *harness.Cluster
 	run0    string
 	clients map[string][]*a2aclient.Client // agent path -> one client per api
 
@@ -273,10 +154,10 @@ type loadTask struct {
 
 var loadKinds = []string{"echo", "travel", "subscribed", "expense", "cancel"}
 
-func newClusterLoad(t *testing.T, ctx context.Context, cl *cluster) *clusterLoad {
+func newClusterLoad(t *testing.T, ctx context.Context, cl *harness.Cluster) *clusterLoad {
 	ld := &clusterLoad{t: t, ctx: ctx, cl: cl, run0: strconv.FormatInt(time.Now().UnixNano(), 36), clients: map[string][]*a2aclient.Client{}}
 	for _, agent := range []string{"/agents/echo", "/agents/travel", "/agents/expenses"} {
-		for _, u := range cl.apiURLs {
+		for _, u := range cl.APIURLs {
 			ld.clients[agent] = append(ld.clients[agent], streamClient(t, ctx, u+agent))
 		}
 	}
@@ -362,8 +243,8 @@ func (ld *clusterLoad) settle(agent string, first int, task *a2a.Task) (*a2a.Tas
 }
 
 func want(task *a2a.Task, state a2a.TaskState, text string) error {
-	if task.Status.State != state || (text != "" && statusText(task) != text) {
-		return fmt.Errorf("task %s is %s %q, want %s %q", task.ID, task.Status.State, statusText(task), state, text)
+	if task.Status.State != state || (text != "" && harness.StatusText(task) != text) {
+		return fmt.Errorf("task %s is %s %q, want %s %q", task.ID, task.Status.State, harness.StatusText(task), state, text)
 	}
 	return nil
 }
@@ -485,7 +366,7 @@ func (ld *clusterLoad) drive(lt *loadTask) error {
 		// The decision through REST, retried: a retry of a decision that
 		// went through answers 409 and the approval is decided.
 		err = ld.retry("decide "+lt.approval, first+1, func(ctx context.Context, api int) error {
-			code, err := ld.postDecision(ctx, ld.cl.apiURLs[api]+"/approvals/"+lt.approval+"/decision")
+			code, err := ld.postDecision(ctx, ld.cl.APIURLs[api]+"/approvals/"+lt.approval+"/decision")
 			if err != nil {
 				return err
 			}
@@ -543,7 +424,7 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 			}
 			idle.Reset(streamIdle)
 			lastEvent = time.Now()
-			events = append(events, detailedLabel(e))
+			events = append(events, harness.DetailedLabel(e))
 			once.Do(func() { close(live) })
 		}
 		idle.Stop()
@@ -561,7 +442,7 @@ func (ld *clusterLoad) follow(id a2a.TaskID, live chan struct{}) [][]string {
 			task, err := ld.clients["/agents/travel"][attempt%2].GetTask(ctx, &a2a.GetTaskRequest{ID: id})
 			cancel()
 			if err == nil {
-				return append(conns, []string{detailedLabel(task)})
+				return append(conns, []string{harness.DetailedLabel(task)})
 			}
 		}
 		if len(events) > 0 {
@@ -714,7 +595,7 @@ func (ld *clusterLoad) verify(n int) {
 
 	// Bookings: one row per booked trip, none for a canceled one; a booking
 	// made twice (a second activity) would be a second row of its task.
-	db, err := pgx.Connect(ld.ctx, ld.cl.dsn)
+	db, err := pgx.Connect(ld.ctx, ld.cl.DSN)
 	if err != nil {
 		t.Fatalf("connect to a2aflow's database: %v", err)
 	}
@@ -750,7 +631,7 @@ func (ld *clusterLoad) verify(n int) {
 
 	// One workflow per task: a retry that started a second task would show
 	// as a second workflow in the task's context.
-	tc, err := client.Dial(client.Options{HostPort: ld.cl.temporalAddrs[1], Namespace: "default"})
+	tc, err := client.Dial(client.Options{HostPort: ld.cl.TemporalAddrs[1], Namespace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,14 @@ package tests
 // prints the method x binding x client matrix.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,6 +40,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -59,7 +63,7 @@ type clientReport struct {
 	// in Errors).
 	CancelTask cancelReport `json:"cancelTask"`
 	// SendStreamingMessage is the travel flow with SendStreamingMessage: the
-	// events of each message's stream (see eventLabel).
+	// events of each message's stream (see harness.EventLabel).
 	SendStreamingMessage [][]string `json:"sendStreamingMessage"`
 	// SubscribeToTask is what a subscriber to a waiting task saw while
 	// blocking SendMessage calls answered its questions.
@@ -68,6 +72,32 @@ type clientReport struct {
 	Errors map[string]string `json:"errors"`
 	// Failures holds the unexpected error of each scenario that broke off.
 	Failures map[string]string `json:"failures"`
+}
+
+// runClientReport runs a client of another SDK (program args..., in dir
+// unless it is "") and decodes the JSON report it prints into report. name
+// says which client and variant in the failures; the client has within to
+// finish. What it wrote to stderr is logged.
+func runClientReport(t *testing.T, within time.Duration, name, dir string, report any, program string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("%s did not finish within %s\nstdout:\n%s\nstderr:\n%s", name, within, &stdout, &stderr)
+		}
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, &stdout, &stderr)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), report); err != nil {
+		t.Fatalf("%s printed no report: %v\nstdout:\n%s\nstderr:\n%s", name, err, &stdout, &stderr)
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr:\n%s", name, &stderr)
+	}
 }
 
 type cardReport struct {
@@ -273,8 +303,8 @@ func checkClientReport(t *testing.T, want, got clientReport) {
 // a2agrpc/v1 (1.0) and a2agrpc/v0 (0.3, WithCompatTransport) transports
 // drive too: six variants, one expectation. Every card then lists gRPC.
 func TestGoClients(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)))
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)))
+	ctx := harness.Context(t)
 	for _, v := range append(slices.Clone(matrixVariants), grpcVariants...) {
 		t.Run("Go "+v.String(), func(t *testing.T) {
 			want := wantFor(t, "Go", v)
@@ -425,13 +455,13 @@ func goClientReport(t testing.TB, ctx context.Context, baseURL string, v matrixV
 
 	var completed *a2a.Task // the SendMessage scenario's task, reused below
 	scenario("SendMessage", func() error {
-		task, err := matrixSend(ctx, c, "", "Book a flight")
+		task, err := harness.TrySend(ctx, c, "", "Book a flight")
 		if err != nil {
 			return err
 		}
 		r.SendMessage = append(r.SendMessage, string(task.Status.State)+" "+workflows.MessageText(task.Status.Message))
 		for _, answer := range []string{"Lisbon", "2026-12-24", "2"} {
-			if task, err = matrixSend(ctx, c, task.ID, answer); err != nil {
+			if task, err = harness.TrySend(ctx, c, task.ID, answer); err != nil {
 				return err
 			}
 			step := string(task.Status.State)
@@ -472,7 +502,7 @@ func goClientReport(t testing.TB, ctx context.Context, baseURL string, v matrixV
 	})
 
 	scenario("CancelTask", func() error {
-		task, err := matrixSend(ctx, c, "", "Book a flight")
+		task, err := harness.TrySend(ctx, c, "", "Book a flight")
 		if err != nil {
 			return err
 		}
@@ -503,7 +533,7 @@ func goClientReport(t testing.TB, ctx context.Context, baseURL string, v matrixV
 				if task, ok := e.(*a2a.Task); ok {
 					taskID = task.ID
 				}
-				labels = append(labels, eventLabel(e))
+				labels = append(labels, harness.EventLabel(e))
 			}
 			r.SendStreamingMessage = append(r.SendStreamingMessage, labels)
 		}
@@ -511,13 +541,13 @@ func goClientReport(t testing.TB, ctx context.Context, baseURL string, v matrixV
 	})
 
 	scenario("SubscribeToTask", func() error {
-		task, err := matrixSend(ctx, c, "", "Book a flight")
+		task, err := harness.TrySend(ctx, c, "", "Book a flight")
 		if err != nil {
 			return err
 		}
 		events, err := subscribeWhile(ctx, c, task.ID, func() error {
 			for _, answer := range []string{"Lisbon", "2026-12-24", "2"} {
-				if _, err := matrixSend(ctx, c, task.ID, answer); err != nil {
+				if _, err := harness.TrySend(ctx, c, task.ID, answer); err != nil {
 					return err
 				}
 			}
@@ -533,11 +563,11 @@ func goClientReport(t testing.TB, ctx context.Context, baseURL string, v matrixV
 		r.Errors[errGetUnknown] = errorName(err)
 		_, err = c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: unknown})
 		r.Errors[errCancelUnknown] = errorName(err)
-		_, err = matrixSend(ctx, c, unknown, "hi")
+		_, err = harness.TrySend(ctx, c, unknown, "hi")
 		r.Errors[errSendUnknown] = errorName(err)
 		r.Errors[errSubscribeUnknown] = streamErrorName(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: unknown}))
 		if completed != nil {
-			_, err = matrixSend(ctx, c, completed.ID, "more")
+			_, err = harness.TrySend(ctx, c, completed.ID, "more")
 			r.Errors[errSendCompleted] = errorName(err)
 			r.Errors[errSubscribeCompleted] = streamErrorName(c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: completed.ID}))
 		}
@@ -546,22 +576,6 @@ func goClientReport(t testing.TB, ctx context.Context, baseURL string, v matrixV
 
 	r.Wire = rec.list()
 	return r
-}
-
-// matrixSend sends text with blocking SendMessage (to taskID when set) and
-// returns the task; errors keep the A2A error for errorName.
-func matrixSend(ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID, text string) (*a2a.Task, error) {
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
-	msg.TaskID = taskID
-	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
-	if err != nil {
-		return nil, fmt.Errorf("SendMessage(%q): %w", text, err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		return nil, fmt.Errorf("SendMessage(%q) returned %T, want *a2a.Task", text, res)
-	}
-	return task, nil
 }
 
 // subscribeWhile subscribes to taskID and, once the subscription delivered
@@ -583,7 +597,7 @@ func subscribeWhile(ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID,
 				res.err = fmt.Errorf("SubscribeToTask: %w", err)
 				break
 			}
-			res.labels = append(res.labels, eventLabel(e))
+			res.labels = append(res.labels, harness.EventLabel(e))
 			if len(res.labels) == 1 {
 				close(live)
 			}
@@ -633,22 +647,6 @@ func bookingOfTask(task *a2a.Task) bookingReport {
 	return b
 }
 
-// eventLabel renders a stream event as "task:STATE", "status:STATE" or
-// "artifact:NAME" (tests/js/a2a_client.mjs renders the JS SDK's alike).
-func eventLabel(e a2a.Event) string {
-	switch v := e.(type) {
-	case *a2a.Task:
-		return "task:" + string(v.Status.State)
-	case *a2a.TaskStatusUpdateEvent:
-		return "status:" + string(v.Status.State)
-	case *a2a.TaskArtifactUpdateEvent:
-		return "artifact:" + v.Artifact.Name
-	case *a2a.Message:
-		return "message"
-	}
-	return fmt.Sprintf("unknown:%T", e)
-}
-
 // a2aErrorNames are the A2A errors the matrix expects, by name.
 var a2aErrorNames = []struct {
 	err  error
@@ -685,7 +683,7 @@ func streamErrorName(seq func(func(a2a.Event, error) bool)) string {
 		if err != nil {
 			return errorName(err)
 		}
-		labels = append(labels, eventLabel(e))
+		labels = append(labels, harness.EventLabel(e))
 	}
 	return "no error, events [" + strings.Join(labels, " ") + "]"
 }

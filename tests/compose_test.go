@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/server/common/dynamicconfig"
 	"gopkg.in/yaml.v3"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // composeFile is the scaled-out deployment checked by TestDockerComposeConfig.
@@ -91,7 +93,7 @@ func TestDockerComposeConfig(t *testing.T) {
 		t.Error("otel-collector runs without --profile otel; it should be optional")
 	}
 	// An .env of an earlier release, its key under the deprecated name.
-	if got := composeConfigEnv(t, []string{"A2AFLOW_PUSH_KEY=" + testSecretsKey}).Services["a2aflow-api"].env("A2AFLOW_SECRETS_KEY"); got != testSecretsKey {
+	if got := composeConfigEnv(t, []string{"A2AFLOW_PUSH_KEY=" + harness.SecretsKey}).Services["a2aflow-api"].env("A2AFLOW_SECRETS_KEY"); got != harness.SecretsKey {
 		t.Errorf("with A2AFLOW_PUSH_KEY only, the api's A2AFLOW_SECRETS_KEY is %q", got)
 	}
 
@@ -197,7 +199,7 @@ func TestDockerComposeConfig(t *testing.T) {
 // and decodes its answer.
 func composeConfig(t *testing.T, args ...string) composeProject {
 	t.Helper()
-	return composeConfigEnv(t, []string{"A2AFLOW_SECRETS_KEY=" + testSecretsKey}, args...)
+	return composeConfigEnv(t, []string{"A2AFLOW_SECRETS_KEY=" + harness.SecretsKey}, args...)
 }
 
 // composeConfigEnv is composeConfig with env (the variables of an .env) set.

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // configAgentsFile defines two LLM agents without Go code: helper, whose
@@ -64,24 +65,16 @@ type fakeConfigLLM struct {
 func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 	f := &fakeConfigLLM{tools: map[string][]string{}, descs: map[string]string{}, models: map[string]string{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
-			Tools    []struct {
-				Function struct {
-					Name        string `json:"name"`
-					Description string `json:"description"`
-				} `json:"function"`
-			} `json:"tools"`
+		req, ok := fakes.ReadChat(w, r)
+		if !ok {
+			return
 		}
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(raw, &req) != nil || len(req.Messages) < 2 {
+		if r.URL.Path != "/v1/chat/completions" || len(req.Messages) < 2 {
 			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 			return
 		}
 		system := fmt.Sprint(req.Messages[0].Content)
-		last := req.Messages[len(req.Messages)-1]
+		last := req.Last()
 		f.mu.Lock()
 		f.models[system] = req.Model
 		var names []string
@@ -94,17 +87,17 @@ func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 		var message string
 		switch {
 		case system == "You are helper." && last.Role == "user":
-			message = toolCallMessage("call_weather", "weather_forecast", `{"message":"Will it rain in Lisbon tomorrow?"}`)
+			message = fakes.ToolCallMessage("call_weather", "weather_forecast", `{"message":"Will it rain in Lisbon tomorrow?"}`)
 		case system == "You are helper." && last.Role == "tool" && last.ToolCallID == "call_weather":
 			var out struct{ State, Answer string }
 			_ = json.Unmarshal([]byte(fmt.Sprint(last.Content)), &out)
-			message = textMessage(fmt.Sprintf("The weather agent (%s) says: %s", out.State, out.Answer))
+			message = fakes.TextMessage(fmt.Sprintf("The weather agent (%s) says: %s", out.State, out.Answer))
 		case system == "You are weather." && last.Role == "user":
-			message = textMessage("Sunny in Lisbon, no rain. (asked: " + fmt.Sprint(last.Content) + ")")
+			message = fakes.TextMessage("Sunny in Lisbon, no rain. (asked: " + fmt.Sprint(last.Content) + ")")
 		default:
-			message = textMessage("I am lost.")
+			message = fakes.TextMessage("I am lost.")
 		}
-		writeChat(w, req.Stream, "chatcmpl-config", req.Model, message, 10, 5)
+		fakes.WriteChat(w, req.Stream, "chatcmpl-config", req.Model, message, 10, 5)
 	}))
 	t.Cleanup(f.Close)
 	return f
@@ -117,29 +110,25 @@ func newFakeConfigLLM(t *testing.T) *fakeConfigLLM {
 // answer comes back into helper's answer.
 func TestConfigFileAgents(t *testing.T) {
 	fake := newFakeConfigLLM(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-config-test")
-	t.Setenv("A2AFLOW_LLM_MODEL", "default-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, fake.URL, "sk-config-test", "default-model")
 	path := filepath.Join(t.TempDir(), "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(configAgentsFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
-	s := startServe(t, dataDir, "--config", path)
-	ctx := testContext(t)
+	s := harness.StartServe(t, dataDir, "--config", path)
+	ctx := harness.Context(t)
 
-	c, card := newClient(t, ctx, s.APIURL+"/agents/helper")
+	c, card := harness.NewClient(t, ctx, s.APIURL+"/agents/helper")
 	if card.Name != "helper" || len(card.Skills) != 1 || card.Skills[0].ID != "plan" || card.Skills[0].Examples[0] != "Will it rain in Lisbon?" {
 		t.Fatalf("helper's card = %+v, want the file's name and skill", card)
 	}
-	_, weatherCard := newClient(t, ctx, s.APIURL+"/agents/weather")
+	_, weatherCard := harness.NewClient(t, ctx, s.APIURL+"/agents/weather")
 	if weatherCard.Skills[0].ID != "forecast" {
 		t.Fatalf("weather's card skills = %+v", weatherCard.Skills)
 	}
 	// The weather agent goes into the directory as any remote agent does.
-	addAgent(t, dataDir, "weather", s.APIURL+"/agents/weather")
+	harness.AddAgent(t, dataDir, "weather", s.APIURL+"/agents/weather")
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Will it rain in Lisbon?"))
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
@@ -147,15 +136,15 @@ func TestConfigFileAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := res.(*a2a.Task)
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	want := "The weather agent (TASK_STATE_COMPLETED) says: Sunny in Lisbon, no rain. (asked: Will it rain in Lisbon tomorrow?)"
-	if got := statusText(task); got != want {
+	if got := harness.StatusText(task); got != want {
 		t.Errorf("helper answered %q, want %q", got, want)
 	}
 
 	// The recorded helper task replays against this binary with the file's
 	// agents: the tools generated from the card come from history.
-	replay := exec.Command(binary, "replay", "--config", path, "--task", string(task.ID), "--temporal-addr", s.TemporalAddr, "--data-dir", dataDir)
+	replay := harness.Command("replay", "--config", path, "--task", string(task.ID), "--temporal-addr", s.TemporalAddr, "--data-dir", dataDir)
 	if out, err := replay.CombinedOutput(); err != nil || !strings.Contains(string(out), "replayed 1, 0 did not replay") {
 		t.Errorf("replay of the helper task: %v\n%s", err, out)
 	}
@@ -190,7 +179,7 @@ idle-timeout = "72h"
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "config", "print", "serve", "--config", path, "--wait-timeout", "9s")
+	cmd := harness.Command("config", "print", "serve", "--config", path, "--wait-timeout", "9s")
 	cmd.Env = append(os.Environ(), "A2AFLOW_LOG_LEVEL=debug", "A2AFLOW_CONFIG=", "A2AFLOW_HTTP_ADDR=", "A2AFLOW_WAIT_TIMEOUT=")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -222,7 +211,7 @@ idle-timeout = "72h"
 	if err := os.WriteFile(path, []byte("wait-timout = \"5s\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd = exec.Command(binary, "serve", "--config", path, "--data-dir", dir)
+	cmd = harness.Command("serve", "--config", path, "--data-dir", dir)
 	out, err = cmd.CombinedOutput()
 	line := strings.TrimSpace(string(out))
 	if err == nil || strings.Count(line, "\n") != 0 || !strings.Contains(line, path) ||
@@ -240,9 +229,9 @@ func TestDeprecatedNames(t *testing.T) {
 	if err := os.WriteFile(path, []byte("insecure-store-push-secrets = true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "config", "print", "worker", "--config", path, "--push-key", testSecretsKey)
+	cmd := harness.Command("config", "print", "worker", "--config", path, "--push-key", harness.SecretsKey)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin",
-		"A2AFLOW_PUSH_PREVIOUS_KEYS=" + testSecretsKey, "A2AFLOW_CREDENTIALS=keys.json"}
+		"A2AFLOW_PUSH_PREVIOUS_KEYS=" + harness.SecretsKey, "A2AFLOW_CREDENTIALS=keys.json"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

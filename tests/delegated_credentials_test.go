@@ -6,65 +6,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/a2aflow/a2aflow/internal/ptytest"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/a2aflow/a2aflow/internal/ptytest"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// fakeGitHub is GitHub's REST API for the issues agent: the issues of
-// octo/widgets to the bearer of good, 401 to anyone else. It records every
-// call.
-type fakeGitHub struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls []string // "METHOD PATH good|refused"
-}
-
-func newFakeGitHub(t *testing.T, good string) *fakeGitHub {
-	t.Helper()
-	g := &fakeGitHub{}
-	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok := r.Header.Get("Authorization") == "Bearer "+good
-		g.mu.Lock()
-		g.calls = append(g.calls, fmt.Sprintf("%s %s %t", r.Method, r.URL.Path, ok))
-		g.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if !ok {
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprint(w, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`)
-			return
-		}
-		if r.URL.Path != "/repos/octo/widgets/issues" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprint(w, `[{"number":7,"title":"Widgets wobble","html_url":"https://github.com/octo/widgets/issues/7","state":"open","user":{"login":"ann"}},`+
-			`{"number":9,"title":"Docs","html_url":"https://github.com/octo/widgets/issues/9","state":"open","user":{"login":"cy"}}]`)
-	}))
-	t.Cleanup(g.Close)
-	return g
-}
-
-func (g *fakeGitHub) called() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]string(nil), g.calls...)
-}
 
 // TestDelegatedCredentialsNeverInHistory runs three a2aflow servers, each
 // with its own Temporal: alpha's router delegates to beta's router, which
@@ -85,29 +42,20 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 	const good, bad = "ghp_DelegatedGoodToken1234567890", "ghp_DelegatedRefusedToken0987654"
 	tokens := []string{good, bad}
 	github := newFakeGitHub(t, good)
-	var mu sync.Mutex
-	var pushed bytes.Buffer
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		pushed.Write(body)
-		pushed.WriteString(r.Header.Get("Authorization"))
-		mu.Unlock()
-	}))
-	defer hook.Close()
+	hook := newPushRecorder(t)
 
 	// gamma serves the issues agent; beta knows it as "issues", alpha knows
 	// beta's router as "beta" (operators' peers, on loopback).
 	began := time.Now()
-	gamma := startServeEnv(t, t.TempDir(), []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--log-level", "debug")
-	beta := startServe(t, t.TempDir(), "--log-level", "debug", "--peer", "issues="+gamma.APIURL+"/agents/issues")
-	alpha := startServe(t, t.TempDir(), "--log-level", "debug", "--peer", "beta="+beta.APIURL+"/agents/router",
+	gamma := harness.StartServeEnv(t, t.TempDir(), []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--log-level", "debug")
+	beta := harness.StartServe(t, t.TempDir(), "--log-level", "debug", "--peer", "issues="+gamma.APIURL+"/agents/issues")
+	alpha := harness.StartServe(t, t.TempDir(), "--log-level", "debug", "--peer", "beta="+beta.APIURL+"/agents/router",
 		"--push-allow-hosts", "loopback")
-	servers := map[string]*server{"alpha": alpha, "beta": beta, "gamma": gamma}
+	servers := map[string]*harness.Server{"alpha": alpha, "beta": beta, "gamma": gamma}
 	t.Logf("three servers up in %s", time.Since(began).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, _ := newClient(t, ctx, alpha.APIURL+"/agents/router")
+	c, _ := harness.NewClient(t, ctx, alpha.APIURL+"/agents/router")
 
 	first := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("@beta @issues List the open issues of octo/widgets"))
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: first, Config: &a2a.SendMessageConfig{
@@ -136,8 +84,8 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 	waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "A GitHub token that can read octo/widgets, please.", time.Second)
 
 	// A token GitHub refuses: gamma asks again, and so do beta and alpha.
-	task = send(t, ctx, c, id, bad)
-	task = waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "GitHub refused that token", time.Minute)
+	harness.Send(t, ctx, c, id, bad)
+	waitTask(t, ctx, c, id, a2a.TaskStateAuthRequired, "GitHub refused that token", time.Minute)
 
 	// The good one, as a data part, over a stream.
 	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"credential": good}))
@@ -180,7 +128,7 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 	t.Run("send --credential", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", a2a.NewTextPart("@beta @issues List the open issues of octo/widgets"))
 		waitTask(t, ctx, c, task.ID, a2a.TaskStateAuthRequired, "A GitHub token that can read octo/widgets, please.", time.Minute)
-		cmd := exec.Command(binary, "send", "--agent", alpha.APIURL+"/agents/router", "--task", string(task.ID), "--credential")
+		cmd := harness.Command("send", "--agent", alpha.APIURL+"/agents/router", "--task", string(task.ID), "--credential")
 		cmd.Stdin = strings.NewReader(good + "\n")
 		out, err := cmd.CombinedOutput()
 		cliOut = string(out)
@@ -197,21 +145,11 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 			t.Errorf("the REPL's log file lacks the request typed:\n%s", raw)
 		}
 	}
-	eventually(t, 10*time.Second, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if !strings.Contains(pushed.String(), "TASK_STATE_COMPLETED") {
-			return fmt.Errorf("the webhook has not seen the completed task yet")
-		}
-		return nil
-	})
-	mu.Lock()
-	places["alpha's push notifications"] = pushed.String()
-	mu.Unlock()
+	places["alpha's push notifications"] = hook.waitCompleted(t)
 	everything := 100
 	for name, s := range servers {
 		for _, agent := range []string{"router", "issues"} {
-			ac, _ := newClient(t, ctx, s.APIURL+"/agents/"+agent)
+			ac, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/"+agent)
 			list, err := ac.ListTasks(ctx, &a2a.ListTasksRequest{IncludeArtifacts: true, HistoryLength: &everything})
 			if err != nil {
 				t.Fatalf("ListTasks on %s's %s: %v", name, agent, err)
@@ -234,7 +172,7 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 		if !strings.Contains(history, "credentialRef") {
 			t.Errorf("%s's Temporal histories hold no credential reference: the search does not see payloads, or the answer skipped the credential store", name)
 		}
-		places[name+"'s logs"] = s.proc().out.String()
+		places[name+"'s logs"] = s.Proc().Out.String()
 		places[name+"'s data dir"] = filesUnder(t, s.DataDir)
 		if !strings.Contains(places[name+"'s data dir"], "a2aflow-sealed:v2:") {
 			t.Errorf("%s's payload store holds no sealed credential", name)
@@ -256,7 +194,7 @@ func TestDelegatedCredentialsNeverInHistory(t *testing.T) {
 
 // temporalHistories returns every event of every workflow run on s's
 // Temporal as protobuf, in which payloads appear verbatim.
-func temporalHistories(t *testing.T, ctx context.Context, s *server) string {
+func temporalHistories(t *testing.T, ctx context.Context, s *harness.Server) string {
 	t.Helper()
 	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
 	if err != nil {
@@ -316,7 +254,7 @@ func filesUnder(t *testing.T, dir string) string {
 func replAnswersCredential(t *testing.T, agentURL, logFile, token string) string {
 	t.Helper()
 	master, slave := ptytest.Open(t)
-	shown := &syncBuffer{}
+	shown := &harness.SyncBuffer{}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -327,7 +265,7 @@ func replAnswersCredential(t *testing.T, agentURL, logFile, token string) string
 			}
 		}
 	}()
-	cmd := exec.Command(binary, "repl", "--agent", agentURL, "--log-file", logFile, "--data-dir", t.TempDir())
+	cmd := harness.Command("repl", "--agent", agentURL, "--log-file", logFile, "--data-dir", t.TempDir())
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	onTerminal(cmd)

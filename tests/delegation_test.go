@@ -2,179 +2,24 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// extAgent is a remote A2A agent that is not a2aflow: a2a-go's own server
-// (a2asrv) with an executor that acts on words in the message:
-//
-//   - "reject": rejects the task ("not today");
-//   - "slowask": works for 4 s, then asks "What is your name?";
-//   - "ask": asks "What is your name?" at once;
-//   - "reply": answers with a message, no task;
-//   - "slow": works until canceled;
-//   - "stall": the first time its message ID comes, answers the send
-//     only after 15 s (a send in flight when our side is killed);
-//   - anything else: completes at once.
-//
-// An answer to the question completes the task with the status message
-// "Greeted NAME" and a "greeting" artifact "Hello, NAME". It records every
-// message it executes and every cancel.
-type extAgent struct {
-	mu       sync.Mutex
-	newTasks []string     // message IDs that started a task
-	messages []string     // every message ID executed
-	canceled []a2a.TaskID // tasks canceled
-}
-
-func (x *extAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		text := ec.Message.Parts[0].Text()
-		x.mu.Lock()
-		again := slices.Contains(x.messages, ec.Message.ID)
-		x.messages = append(x.messages, ec.Message.ID)
-		if ec.StoredTask == nil {
-			x.newTasks = append(x.newTasks, ec.Message.ID)
-		}
-		x.mu.Unlock()
-		if strings.Contains(text, "stall") && !again {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(15 * time.Second):
-			}
-		}
-		agentSays := func(s string) *a2a.Message { return a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(s)) }
-		if ec.StoredTask == nil && strings.Contains(text, "reply") {
-			// An answer without a task.
-			m := agentSays("replied: " + text)
-			m.ContextID = ec.ContextID
-			yield(m, nil)
-			return
-		}
-		if ec.StoredTask == nil {
-			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
-				return
-			}
-		} else if ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
-			art := a2a.NewArtifactEvent(ec, a2a.NewTextPart("Hello, "+text))
-			art.Artifact.Name = "greeting"
-			if !yield(art, nil) {
-				return
-			}
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentSays("Greeted "+text)), nil)
-			return
-		}
-		switch {
-		case strings.Contains(text, "reject"):
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, agentSays("not today")), nil)
-		case strings.Contains(text, "slowask"):
-			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, agentSays("thinking")), nil) {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(4 * time.Second):
-			}
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentSays("What is your name?")), nil)
-		case strings.Contains(text, "ask"):
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentSays("What is your name?")), nil)
-		case strings.Contains(text, "slow"):
-			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, agentSays("working slowly")), nil) {
-				return
-			}
-			<-ctx.Done()
-		default:
-			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentSays("done: "+text)), nil)
-		}
-	}
-}
-
-func (x *extAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		x.mu.Lock()
-		x.canceled = append(x.canceled, ec.TaskID)
-		x.mu.Unlock()
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
-// started returns the IDs of the messages that started a task and begin with prefix.
-func (x *extAgent) started(prefix string) []string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var out []string
-	for _, id := range x.newTasks {
-		if strings.HasPrefix(id, prefix) {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-func (x *extAgent) wasCanceled(id a2a.TaskID) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, c := range x.canceled {
-		if c == id {
-			return true
-		}
-	}
-	return false
-}
-
-// serveExt serves x over JSON-RPC with a card that offers streaming or not.
-func serveExt(t testing.TB, x *extAgent, streaming bool) *httptest.Server {
-	return serveExtAuth(t, x, streaming, "")
-}
-
-// serveExtAuth is serveExt behind a bearer token, when token is set: every
-// request without it (the card's included) gets 401.
-func serveExtAuth(t testing.TB, x *extAgent, streaming bool, token string) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "ext", Version: "1.0.0", Description: "Greets people by name.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: streaming},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "greet", Name: "Greet", Description: "Greets you by name."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x)))
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ext"`)
-			http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"authentication required"}}`, http.StatusUnauthorized)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // fakeRouterLLM is an OpenAI Chat Completions endpoint for the router: a
 // RoutingDecision from words in the request, a FollowUpDecision that
@@ -182,21 +27,11 @@ func serveExtAuth(t testing.TB, x *extAgent, streaming bool, token string) *http
 // the llm tool.
 func fakeRouterLLM(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Messages []chatMessage `json:"messages"`
-			Format   *struct {
-				Schema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		req, ok := fakes.ReadChat(w, r)
+		if !ok {
 			return
 		}
-		prompt := fmt.Sprint(req.Messages[len(req.Messages)-1].Content)
+		prompt := fmt.Sprint(req.Last().Content)
 		request := prompt
 		if i := strings.LastIndex(prompt, "Request:\n"); i >= 0 {
 			request = prompt[i+len("Request:\n"):]
@@ -226,22 +61,10 @@ func fakeRouterLLM(t *testing.T) *httptest.Server {
 		default:
 			answer = "local answer"
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-router","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.Model, textMessage(answer))
+		fakes.WriteChat(w, false, "chatcmpl-router", req.Model, fakes.TextMessage(answer), 10, 5)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// addAgent runs `a2aflow agents add URL --name NAME [extra...]` on dataDir.
-func addAgent(t testing.TB, dataDir, name, url string, extra ...string) {
-	t.Helper()
-	out, err := exec.Command(binary, append([]string{"agents", "add", url, "--name", name, "--data-dir", dataDir}, extra...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("agents add %s: %v\n%s", name, err, out)
-	}
 }
 
 // routerSend sends parts to the router as a new task (or to taskID) and returns the task.
@@ -278,12 +101,12 @@ func routeOf(t *testing.T, task *a2a.Task) map[string]any {
 // kill -9 of a2aflow while it follows the remote task (exactly one remote
 // task is created).
 func TestDelegation(t *testing.T) {
-	ext := &extAgent{}
-	streamSrv := serveExt(t, ext, true)
-	pollSrv := serveExt(t, ext, false)
-	downSrv := serveExt(t, ext, true)
+	ext := &fakes.ExtAgent{}
+	streamSrv := fakes.ServeExt(t, ext, true)
+	pollSrv := fakes.ServeExt(t, ext, false)
+	downSrv := fakes.ServeExt(t, ext, true)
 	const extToken = "ext-token-0123456789"
-	authSrv := serveExtAuth(t, ext, true, extToken)
+	authSrv := fakes.ServeExtAuth(t, ext, true, extToken)
 	llmSrv := fakeRouterLLM(t)
 
 	// The credentials file names the token by environment variable: the
@@ -294,26 +117,22 @@ func TestDelegation(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "ext", streamSrv.URL)
-	addAgent(t, dataDir, "ext-poll", pollSrv.URL)
-	addAgent(t, dataDir, "ext-auth", authSrv.URL, "--auth-ref", "ext-auth", "--outbound-credentials", credentials)
-	addAgent(t, dataDir, "down", downSrv.URL)
+	harness.AddAgent(t, dataDir, "ext", streamSrv.URL)
+	harness.AddAgent(t, dataDir, "ext-poll", pollSrv.URL)
+	harness.AddAgent(t, dataDir, "ext-auth", authSrv.URL, "--auth-ref", "ext-auth", "--outbound-credentials", credentials)
+	harness.AddAgent(t, dataDir, "down", downSrv.URL)
 	// Agents that speak one other variant only: 0.3 over HTTP+JSON, 0.3
 	// over JSON-RPC, 1.0 over HTTP+JSON.
 	for name, v := range map[string]matrixVariant{"ext-rest-v03": httpJSON03, "ext-rpc-v03": jsonRPC03, "ext-rest": httpJSON10} {
 		srv, _ := serveExtAs(t, ext, v)
-		addAgent(t, dataDir, name, srv.URL)
+		harness.AddAgent(t, dataDir, name, srv.URL)
 	}
 	downSrv.Close() // known to the directory, unreachable from now on
 
-	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-router")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, dataDir, "--delegation-retry-budget", "6s", "--outbound-credentials", credentials)
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.APIURL+"/agents/router")
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "6s", "--outbound-credentials", credentials)
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 	if card.Name != "router" {
 		t.Fatalf("card name = %q, want router", card.Name)
 	}
@@ -322,9 +141,9 @@ func TestDelegation(t *testing.T) {
 	for _, agent := range []string{"ext", "ext-poll", "ext-rest-v03", "ext-rpc-v03", "ext-rest"} {
 		t.Run("question answered by the user, "+agent, func(t *testing.T) {
 			task := routerSend(t, ctx, c, "", text("@"+agent+" ask"))
-			wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
+			harness.WantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
 			task = routerSend(t, ctx, c, task.ID, text("Ada"))
-			wantState(t, task, a2a.TaskStateCompleted, "Greeted Ada")
+			harness.WantState(t, task, a2a.TaskStateCompleted, "Greeted Ada")
 			if r := routeOf(t, task); r["decision"] != "REMOTE" || r["agent"] != agent || r["by"] != "@mention" {
 				t.Errorf("route = %v, want REMOTE to %s by @mention", r, agent)
 			}
@@ -339,7 +158,7 @@ func TestDelegation(t *testing.T) {
 			if len(dels) != 1 || dels[0].(map[string]any)["state"] != string(a2a.TaskStateCompleted) {
 				t.Errorf("delegations = %v, want one completed", task.Metadata["a2aflow.delegations"])
 			}
-			if n := len(ext.started(string(task.ID))); n != 1 {
+			if n := len(ext.Started(string(task.ID))); n != 1 {
 				t.Errorf("the remote agent started %d tasks for ours, want 1", n)
 			}
 			// To an agent that streams, each send reads the task until it
@@ -367,13 +186,13 @@ func TestDelegation(t *testing.T) {
 			// The remote agent answers with a message, no task: streamed
 			// or not, the message is the delegation's answer.
 			task := routerSend(t, ctx, c, "", text("@"+agent+" reply"))
-			wantState(t, task, a2a.TaskStateCompleted, "replied: reply")
+			harness.WantState(t, task, a2a.TaskStateCompleted, "replied: reply")
 		})
 	}
 
 	t.Run("question answered by the LLM", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", text("please greet me, my name is Ada, ask me if you must"))
-		wantState(t, task, a2a.TaskStateCompleted, "Greeted Ada")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "Greeted Ada")
 		if r := routeOf(t, task); r["decision"] != "REMOTE" || r["agent"] != "ext" || r["by"] != "llm" {
 			t.Errorf("route = %v, want REMOTE to ext by llm", r)
 		}
@@ -384,7 +203,7 @@ func TestDelegation(t *testing.T) {
 
 	t.Run("credentials from the keyring", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", text("@ext-auth hello"))
-		wantState(t, task, a2a.TaskStateCompleted, "done: hello")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "done: hello")
 		if strings.Contains(string(historyBytes(t, ctx, s.TemporalAddr, task.ID)), extToken) {
 			t.Errorf("the workflow history of %s holds the remote agent's token", task.ID)
 		}
@@ -392,13 +211,13 @@ func TestDelegation(t *testing.T) {
 
 	t.Run("remote rejects", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", text("@ext reject this"))
-		wantState(t, task, a2a.TaskStateRejected, "ext rejected the task: not today")
+		harness.WantState(t, task, a2a.TaskStateRejected, "ext rejected the task: not today")
 	})
 
 	t.Run("unknown agent", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", text("@nobody hi"))
-		wantState(t, task, a2a.TaskStateRejected, "")
-		if got := statusText(task); !strings.Contains(got, `no agent named "nobody"`) || !strings.Contains(got, "ext-poll") {
+		harness.WantState(t, task, a2a.TaskStateRejected, "")
+		if got := harness.StatusText(task); !strings.Contains(got, `no agent named "nobody"`) || !strings.Contains(got, "ext-poll") {
 			t.Errorf("status = %q, want the unknown name and the known ones", got)
 		}
 	})
@@ -426,15 +245,15 @@ func TestDelegation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantState(t, task, a2a.TaskStateCanceled, "")
-		waitFor(t, 30*time.Second, func() bool { return ext.wasCanceled(a2a.TaskID(remoteID)) })
+		harness.WantState(t, task, a2a.TaskStateCanceled, "")
+		waitFor(t, 30*time.Second, func() bool { return ext.WasCanceled(a2a.TaskID(remoteID)) })
 	})
 
 	t.Run("unreachable agent within the retry budget", func(t *testing.T) {
 		start := time.Now()
 		task := routerSend(t, ctx, c, "", text("@down hello"))
-		wantState(t, task, a2a.TaskStateFailed, "")
-		if got := statusText(task); !strings.Contains(got, "agent down") || !strings.Contains(got, "retry budget of 6s") {
+		harness.WantState(t, task, a2a.TaskStateFailed, "")
+		if got := harness.StatusText(task); !strings.Contains(got, "agent down") || !strings.Contains(got, "retry budget of 6s") {
 			t.Errorf("status = %q, want a clear failure naming the agent and the budget", got)
 		}
 		// Retries at 1 s and 3 s; the next (7 s) would pass the budget.
@@ -448,50 +267,50 @@ func TestDelegation(t *testing.T) {
 			return a2a.NewDataPart(map[string]any{"tool": name, "params": params})
 		}
 		task := routerSend(t, ctx, c, "", tool("echo", map[string]any{"text": "hi"}))
-		wantState(t, task, a2a.TaskStateCompleted, `{"text":"hi"}`)
+		harness.WantState(t, task, a2a.TaskStateCompleted, `{"text":"hi"}`)
 		task = routerSend(t, ctx, c, "", tool("calculator", map[string]any{"expression": "6*7"}))
-		wantState(t, task, a2a.TaskStateCompleted, "")
-		if !strings.Contains(statusText(task), `"result":"42"`) {
-			t.Errorf("calculator status = %q", statusText(task))
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
+		if !strings.Contains(harness.StatusText(task), `"result":"42"`) {
+			t.Errorf("calculator status = %q", harness.StatusText(task))
 		}
 		task = routerSend(t, ctx, c, "", tool("list_agents", map[string]any{}))
-		if !strings.Contains(statusText(task), `"name":"ext-poll"`) {
-			t.Errorf("list_agents status = %q, want the directory", statusText(task))
+		if !strings.Contains(harness.StatusText(task), `"name":"ext-poll"`) {
+			t.Errorf("list_agents status = %q, want the directory", harness.StatusText(task))
 		}
 		task = routerSend(t, ctx, c, "", tool("nope", map[string]any{}))
-		wantState(t, task, a2a.TaskStateRejected, "")
-		if !strings.Contains(statusText(task), `unknown tool "nope"; local tools: calculator, clock, echo`) {
-			t.Errorf("unknown tool status = %q", statusText(task))
+		harness.WantState(t, task, a2a.TaskStateRejected, "")
+		if !strings.Contains(harness.StatusText(task), `unknown tool "nope"; local tools: calculator, clock, echo`) {
+			t.Errorf("unknown tool status = %q", harness.StatusText(task))
 		}
 		task = routerSend(t, ctx, c, "", tool("calculator", map[string]any{"expression": 7}))
-		wantState(t, task, a2a.TaskStateRejected, "")
+		harness.WantState(t, task, a2a.TaskStateRejected, "")
 	})
 
 	t.Run("LLM routes", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", text("what is 6*7?"))
-		wantState(t, task, a2a.TaskStateCompleted, "")
-		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "calculator" || !strings.Contains(statusText(task), "42") {
-			t.Errorf("route = %v, status %q; want LOCAL calculator with 42", r, statusText(task))
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
+		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "calculator" || !strings.Contains(harness.StatusText(task), "42") {
+			t.Errorf("route = %v, status %q; want LOCAL calculator with 42", r, harness.StatusText(task))
 		}
 		task = routerSend(t, ctx, c, "", text("ask the ghost"))
-		wantState(t, task, a2a.TaskStateCompleted, "local answer")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "local answer")
 		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "llm" || r["by"] != "fallback" {
 			t.Errorf("route = %v, want the local llm fallback for an unknown agent", r)
 		}
 		task = routerSend(t, ctx, c, "", text("help me steal a car"))
-		wantState(t, task, a2a.TaskStateRejected, "I will not help with theft.")
+		harness.WantState(t, task, a2a.TaskStateRejected, "I will not help with theft.")
 	})
 
 	t.Run("LLM asks the user (human_input), then routes again", func(t *testing.T) {
 		task := routerSend(t, ctx, c, "", text("what time is it?"))
-		wantState(t, task, a2a.TaskStateInputRequired, "In which city?")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "In which city?")
 		if r := routeOf(t, task); r["tool"] != "human_input" {
 			t.Errorf("route while asking = %v, want LOCAL human_input", r)
 		}
 		task = routerSend(t, ctx, c, task.ID, text("Tokyo"))
-		wantState(t, task, a2a.TaskStateCompleted, "")
-		if !strings.Contains(statusText(task), `"timeZone":"Asia/Tokyo"`) {
-			t.Errorf("status = %q, want the clock in Asia/Tokyo", statusText(task))
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
+		if !strings.Contains(harness.StatusText(task), `"timeZone":"Asia/Tokyo"`) {
+			t.Errorf("status = %q, want the clock in Asia/Tokyo", harness.StatusText(task))
 		}
 		if r := routeOf(t, task); r["decision"] != "LOCAL" || r["tool"] != "clock" || r["by"] != "llm" {
 			t.Errorf("route after the answer = %v, want LOCAL clock by the llm", r)
@@ -510,20 +329,20 @@ func TestDelegation(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := res.(*a2a.Task).ID
-		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
-		s.proc().kill() // the send waits for the remote agent's answer
+		waitFor(t, 30*time.Second, func() bool { return len(ext.Started(string(id))) == 1 })
+		s.Proc().Kill() // the send waits for the remote agent's answer
 		time.Sleep(10 * time.Second)
-		s.restart()
-		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+		s.Restart()
+		c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 		var task *a2a.Task
 		waitFor(t, 90*time.Second, func() bool {
 			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
 			return err == nil && task.Status.State.Terminal()
 		})
-		wantState(t, task, a2a.TaskStateCompleted, "done: stall")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "done: stall")
 		// a2a-go's server does not deduplicate message IDs: the retried send
 		// started a second remote task, with the same message ID.
-		if got := ext.started(string(id)); len(got) != 2 || got[0] != got[1] {
+		if got := ext.Started(string(id)); len(got) != 2 || got[0] != got[1] {
 			t.Errorf("the remote agent started tasks for messages %v, want the same message twice", got)
 		}
 	})
@@ -544,19 +363,19 @@ func TestDelegation(t *testing.T) {
 	// and the remote agent started one task for it, not two.
 	killAndFinish := func(t *testing.T, id a2a.TaskID) {
 		t.Helper()
-		s.proc().kill()
-		s.restart()
-		c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+		s.Proc().Kill()
+		s.Restart()
+		c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 		var task *a2a.Task
 		var err error
 		waitFor(t, 90*time.Second, func() bool {
 			task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
 			return err == nil && task.Status.State == a2a.TaskStateInputRequired
 		})
-		wantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
 		task = routerSend(t, ctx, c, id, text("Grace"))
-		wantState(t, task, a2a.TaskStateCompleted, "Greeted Grace")
-		if got := ext.started(string(id)); len(got) != 1 {
+		harness.WantState(t, task, a2a.TaskStateCompleted, "Greeted Grace")
+		if got := ext.Started(string(id)); len(got) != 1 {
 			t.Errorf("the remote agent started tasks for messages %v, want exactly one", got)
 		}
 	}
@@ -567,7 +386,7 @@ func TestDelegation(t *testing.T) {
 	// message again (a2a-go's server would start a second task).
 	t.Run("kill -9 after the send got the remote task", func(t *testing.T) {
 		id := slowAsk(t)
-		waitFor(t, 30*time.Second, func() bool { return len(ext.started(string(id))) == 1 })
+		waitFor(t, 30*time.Second, func() bool { return len(ext.Started(string(id))) == 1 })
 		// The remote task's ID is in the send's heartbeat on the server
 		// (relayBeat's "t"), not merely 300 ms later: a loaded machine may
 		// take longer, and the retried send would then send again.
@@ -615,7 +434,7 @@ func TestDelegation(t *testing.T) {
 
 // scheduledActivities returns the activity types the task's workflow
 // scheduled, in order.
-func scheduledActivities(t *testing.T, ctx context.Context, s *server, id a2a.TaskID) []string {
+func scheduledActivities(t *testing.T, ctx context.Context, s *harness.Server, id a2a.TaskID) []string {
 	t.Helper()
 	var types []string
 	it := dialTemporal(t, s).GetWorkflowHistory(ctx, string(id), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // The documentation's commands run here, as a reader would run them.
@@ -233,7 +235,7 @@ type docSession struct {
 	dir               string // the reader's working directory
 	env               []string
 	api, ui, temporal int // the server's ports
-	server            *proc
+	server            *harness.Proc
 	bash              *exec.Cmd
 	stdin             io.WriteCloser
 	statuses          chan string
@@ -243,12 +245,12 @@ type docSession struct {
 
 func newDocSession(t *testing.T, doc string) *docSession {
 	s := &docSession{t: t, doc: doc, dir: t.TempDir(), vars: map[string]string{}}
-	s.api, s.ui, s.temporal = freePort(t), freePort(t), freePort(t)
+	s.api, s.ui, s.temporal = harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
 	bin := filepath.Join(s.dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(binary, filepath.Join(bin, "a2aflow")); err != nil {
+	if err := os.Symlink(harness.Binary(), filepath.Join(bin, "a2aflow")); err != nil {
 		t.Fatal(err)
 	}
 	for _, kv := range os.Environ() {
@@ -277,7 +279,7 @@ func newDocSession(t *testing.T, doc string) *docSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr harness.SyncBuffer
 	s.bash.Stderr = &stderr
 	if err := s.bash.Start(); err != nil {
 		t.Fatal(err)
@@ -349,7 +351,7 @@ func (s *docSession) serverRunning() bool {
 		return false
 	}
 	select {
-	case <-s.server.done:
+	case <-s.server.Done:
 		return false
 	default:
 		return true
@@ -364,7 +366,7 @@ func (s *docSession) startServer(command string, line int) {
 	if s.server != nil {
 		// A server the docs just killed may take a moment to be gone.
 		select {
-		case <-s.server.done:
+		case <-s.server.Done:
 		case <-time.After(5 * time.Second):
 		}
 	}
@@ -372,9 +374,9 @@ func (s *docSession) startServer(command string, line int) {
 		s.t.Fatalf("%s:%d starts the server while it runs (the reader's would fail: address in use); stop it first:\n%s", s.doc, line, command)
 	}
 	s.t.Logf("%s:%d: $ %s  (in the background)", s.doc, line, command)
-	p := startProgram(s.t, "bash", "docs server", s.env, "-c", fmt.Sprintf("cd %q && exec %s", s.dir, command))
-	p.waitOutput("a2aflow is serving", 2*time.Minute)
-	waitHealthy(s.t, fmt.Sprintf("http://127.0.0.1:%d", s.api))
+	p := harness.StartProgram(s.t, "bash", "docs server", s.env, "-c", fmt.Sprintf("cd %q && exec %s", s.dir, command))
+	p.WaitOutput("a2aflow is serving", 2*time.Minute)
+	harness.WaitHealthy(s.t, fmt.Sprintf("http://127.0.0.1:%d", s.api))
 	s.server = p
 }
 
@@ -516,7 +518,7 @@ func checkDocConfigFiles(t *testing.T) {
 			if err := os.WriteFile(path, []byte(b.text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(binary, "config", "print", "serve", "--config", path)
+			cmd := harness.Command("config", "print", "serve", "--config", path)
 			cmd.Env = append(os.Environ(), "A2AFLOW_CONFIG=")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Errorf("%s:%d: the config file is refused (mark the block `toml norun` if it is not a2aflow's): %v\n%s", rel, b.line, err, out)
@@ -578,7 +580,7 @@ func checkDocCommands(t *testing.T) {
 		if h, ok := helps[key]; ok {
 			return h
 		}
-		out, err := exec.Command(binary, append(path, "--help")...).CombinedOutput()
+		out, err := harness.Command(append(path, "--help")...).CombinedOutput()
 		h := &commandHelp{subcommands: map[string]bool{}, flags: map[string]bool{}}
 		if err == nil {
 			section := ""

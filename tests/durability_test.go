@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,39 +11,42 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestKillAndRestart kills `a2aflow serve` with SIGKILL while a task waits for
 // input, starts it again on the same data dir, and finishes the task.
 func TestKillAndRestart(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := send(t, ctx, c, "", "Book a flight")
-	task = send(t, ctx, c, task.ID, "Reykjavik")
-	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	task = harness.Send(t, ctx, c, task.ID, "Reykjavik")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 
 	for i := range 3 {
-		s.proc().kill()
-		s.restart()
-		c, _ = newClient(t, ctx, s.APIURL)
+		s.Proc().Kill()
+		s.Restart()
+		c, _ = harness.NewClient(t, ctx, s.APIURL)
 		got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 		if err != nil {
 			t.Fatalf("GetTask after restart %d: %v", i+1, err)
 		}
-		wantState(t, got, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+		harness.WantState(t, got, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 		if len(got.History) != 4 {
 			t.Fatalf("after restart %d history has %d messages, want 4", i+1, len(got.History))
 		}
 	}
 
-	task = send(t, ctx, c, task.ID, "2027-01-15")
-	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
-	task = send(t, ctx, c, task.ID, "3")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	if b := bookingOf(t, task); b["destination"] != "Reykjavik" || b["travellers"] != float64(3) {
+	task = harness.Send(t, ctx, c, task.ID, "2027-01-15")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	task = harness.Send(t, ctx, c, task.ID, "3")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	if b := harness.BookingOf(t, task); b["destination"] != "Reykjavik" || b["travellers"] != float64(3) {
 		t.Errorf("booking = %v, want Reykjavik for 3", b)
 	}
 }
@@ -52,42 +56,34 @@ func TestKillAndRestart(t *testing.T) {
 // travel flow through them.
 func TestThreeProcesses(t *testing.T) {
 	dataDir := t.TempDir()
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	api2URL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey}
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	api2URL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + harness.SecretsKey}
 
-	tp := start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
-	tp.waitOutput("Temporal is serving", 2*time.Minute)
-	w := start(t, "a2aflow worker", env, "worker", "--data-dir", dataDir)
-	w.waitOutput("a2aflow worker is running", time.Minute)
+	tp := harness.Start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
+	tp.WaitOutput("Temporal is serving", 2*time.Minute)
+	w := harness.Start(t, "a2aflow worker", env, "worker", "--data-dir", dataDir)
+	w.WaitOutput("a2aflow worker is running", time.Minute)
 	for _, u := range []string{apiURL, api2URL} {
-		p := start(t, "a2aflow api "+u, env, "api", "--http-addr", strings.TrimPrefix(u, "http://"))
-		p.waitOutput("a2aflow API is serving", time.Minute)
-		waitHealthy(t, u)
+		p := harness.Start(t, "a2aflow api "+u, env, "api", "--http-addr", strings.TrimPrefix(u, "http://"))
+		p.WaitOutput("a2aflow API is serving", time.Minute)
+		harness.WaitHealthy(t, u)
 	}
 
-	ctx := testContext(t)
-	c1, _ := newClient(t, ctx, apiURL)
-	c2, _ := newClient(t, ctx, api2URL)
-	// The replicas share nothing but Temporal: the task moves between them.
-	task := send(t, ctx, c1, "", "Book a flight")
-	task = send(t, ctx, c2, task.ID, "Kyoto")
-	task = send(t, ctx, c1, task.ID, "2027-04-01")
-	task = send(t, ctx, c2, task.ID, "1")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	if b := bookingOf(t, task); b["destination"] != "Kyoto" {
-		t.Errorf("booking = %v, want Kyoto", b)
-	}
+	ctx := harness.Context(t)
+	c1, _ := harness.NewClient(t, ctx, apiURL)
+	c2, _ := harness.NewClient(t, ctx, api2URL)
+	bookAcrossReplicas(t, ctx, c1, c2)
 }
 
 // TestTasksAreSearchable checks that a task's workflow carries the A2A
 // search attributes and memo, so the Temporal UI and visibility queries find
 // it by context, state and agent.
 func TestTasksAreSearchable(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Book a flight"))
 	msg.ContextID = "trip-planning-42"
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
@@ -133,7 +129,7 @@ func TestPortInUse(t *testing.T) {
 	}
 	defer taken.Close()
 	addr := taken.Addr().String()
-	free := func() string { return fmt.Sprintf("127.0.0.1:%d", freePort(t)) }
+	free := func() string { return fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)) }
 
 	tests := []struct {
 		name string
@@ -146,7 +142,7 @@ func TestPortInUse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(binary, append([]string{"serve", "--data-dir", t.TempDir()}, tt.args...)...)
+			cmd := harness.Command(append([]string{"serve", "--data-dir", t.TempDir()}, tt.args...)...)
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
@@ -160,4 +156,21 @@ func TestPortInUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bookAcrossReplicas books a trip to Kyoto with the travel agent, sending
+// each answer to the other of two API replicas (c1, c2): they share
+// nothing but Temporal, and the task moves between them. It returns the
+// completed task.
+func bookAcrossReplicas(t *testing.T, ctx context.Context, c1, c2 *a2aclient.Client) *a2a.Task {
+	t.Helper()
+	task := harness.Send(t, ctx, c1, "", "Book a flight")
+	task = harness.Send(t, ctx, c2, task.ID, "Kyoto")
+	task = harness.Send(t, ctx, c1, task.ID, "2027-04-01")
+	task = harness.Send(t, ctx, c2, task.ID, "1")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	if b := harness.BookingOf(t, task); b["destination"] != "Kyoto" {
+		t.Errorf("booking = %v, want Kyoto", b)
+	}
+	return task
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestTerminatedTaskReadsFailed: an operator terminates a waiting task's
@@ -15,12 +17,12 @@ import (
 // a status filter) and an open SubscribeToTask stream all say failed, with
 // the reason; a further message is refused as for any terminal task.
 func TestTerminatedTaskReadsFailed(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := send(t, ctx, c, "", "Book a flight")
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
-	other := send(t, ctx, c, "", "Book another flight")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	other := harness.Send(t, ctx, c, "", "Book another flight")
 
 	// A subscriber is waiting when the workflow is terminated.
 	events := make(chan a2a.Event, 16)
@@ -61,8 +63,8 @@ func TestTerminatedTaskReadsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(got), "stuck on a bad deploy") {
-		t.Errorf("GetTask = %s %q, want failed with the reason", got.Status.State, statusText(got))
+	if got.Status.State != a2a.TaskStateFailed || !strings.Contains(harness.StatusText(got), "stuck on a bad deploy") {
+		t.Errorf("GetTask = %s %q, want failed with the reason", got.Status.State, harness.StatusText(got))
 	}
 	if len(got.History) != 2 {
 		t.Errorf("the failed task kept %d messages, want its 2", len(got.History))

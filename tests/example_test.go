@@ -17,6 +17,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestExampleApprovalPipeline builds examples/approval-pipeline (a program of
@@ -41,8 +43,8 @@ func TestExampleApprovalPipeline(t *testing.T) {
 	model := newExampleBuyerLLM(t)
 
 	s := startExampleServe(t, program, supplierSrv.URL, "OPENAI_BASE_URL="+model.URL+"/v1", "OPENAI_API_KEY=sk-test")
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.apiURL)
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.apiURL)
 	if card.Name != "purchase-order" {
 		t.Fatalf("default agent %q, want purchase-order", card.Name)
 	}
@@ -56,7 +58,7 @@ func TestExampleApprovalPipeline(t *testing.T) {
 // ordered.
 func exampleRejected(t *testing.T, ctx context.Context, c *a2aclient.Client, supplier *exampleSupplier) {
 	t.Helper()
-	task := send(t, ctx, c, "", "Order 2 keyboards for CC-4100")
+	task := harness.Send(t, ctx, c, "", "Order 2 keyboards for CC-4100")
 	managerStep := exampleApprovalID(t, task)
 	number := "PO-" + strings.ToUpper(strings.ReplaceAll(string(task.ID), "-", "")[:8])
 	// The decision as an A2A message with a data part, as any A2A client can send it.
@@ -66,8 +68,8 @@ func exampleRejected(t *testing.T, ctx context.Context, c *a2aclient.Client, sup
 		t.Fatal(err)
 	}
 	got := waitState(t, ctx, c, task.ID, a2a.TaskStateRejected)
-	if want := number + " rejected by maria (managers): Not this quarter."; statusText(got) != want {
-		t.Errorf("rejection %q, want %q", statusText(got), want)
+	if want := number + " rejected by maria (managers): Not this quarter."; harness.StatusText(got) != want {
+		t.Errorf("rejection %q, want %q", harness.StatusText(got), want)
 	}
 	po := examplePurchaseOrder(t, got)
 	if approvals, _ := po["approvals"].([]any); po["status"] != "rejected" || po["order"] != nil || len(approvals) != 1 {
@@ -84,28 +86,28 @@ func exampleRejected(t *testing.T, ctx context.Context, c *a2aclient.Client, sup
 // once, quoted by the quotes agent, replayable.
 func exampleOrdered(t *testing.T, ctx context.Context, c *a2aclient.Client, s *exampleServe, supplier *exampleSupplier, program string) {
 	t.Helper()
-	task := send(t, ctx, c, "", "Order 3 standing desks")
-	wantState(t, task, a2a.TaskStateInputRequired, "Which cost centre pays? (e.g. CC-4100)")
-	task = send(t, ctx, c, task.ID, "marketing")
-	wantState(t, task, a2a.TaskStateInputRequired, `"marketing" is not a cost centre like CC-4100. Which cost centre pays? (e.g. CC-4100)`)
-	task = send(t, ctx, c, task.ID, "CC-4100")
+	task := harness.Send(t, ctx, c, "", "Order 3 standing desks")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Which cost centre pays? (e.g. CC-4100)")
+	task = harness.Send(t, ctx, c, task.ID, "marketing")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, `"marketing" is not a cost centre like CC-4100. Which cost centre pays? (e.g. CC-4100)`)
+	task = harness.Send(t, ctx, c, task.ID, "CC-4100")
 	managerStep := exampleApprovalID(t, task)
 	if managerStep != string(task.ID)+"-approval-1" {
 		t.Fatalf("approval %s, want the task's first", managerStep)
 	}
 	number := "PO-" + strings.ToUpper(strings.ReplaceAll(string(task.ID), "-", "")[:8])
-	wantState(t, task, a2a.TaskStateInputRequired,
+	harness.WantState(t, task, a2a.TaskStateInputRequired,
 		fmt.Sprintf(`Waiting for approval: "Purchase order %s: 3 x Standing desk, 1560.00 EUR, CC-4100" by managers.`, number))
 
 	// kill -9 while the order waits for the manager.
 	s.kill()
 	s.start(t)
-	c, _ = newClient(t, ctx, s.apiURL)
+	c, _ = harness.NewClient(t, ctx, s.apiURL)
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, got, a2a.TaskStateInputRequired, statusText(task))
+	harness.WantState(t, got, a2a.TaskStateInputRequired, harness.StatusText(task))
 	var view map[string]any
 	if code := getJSON(t, s.apiURL+"/approvals/"+managerStep, &view); code != http.StatusOK || view["state"] != "pending" {
 		t.Fatalf("after the restart GET /approvals/%s = %d %v, want pending", managerStep, code, view)
@@ -150,14 +152,14 @@ func exampleOrdered(t *testing.T, ctx context.Context, c *a2aclient.Client, s *e
 	}
 	s.kill()
 	s.start(t)
-	c, _ = newClient(t, ctx, s.apiURL)
+	c, _ = harness.NewClient(t, ctx, s.apiURL)
 	waitFor(t, 45*time.Second, func() bool {
 		got, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 		return err == nil && got.Status.State.Terminal()
 	})
-	wantState(t, got, a2a.TaskStateCompleted, "")
-	if want := number + " ordered: 3 x Standing desk for 1560.00 EUR, supplier order SUP-000001. Approved by maria (managers) and frank (finance)."; statusText(got) != want {
-		t.Errorf("final message %q, want %q", statusText(got), want)
+	harness.WantState(t, got, a2a.TaskStateCompleted, "")
+	if want := number + " ordered: 3 x Standing desk for 1560.00 EUR, supplier order SUP-000001. Approved by maria (managers) and frank (finance)."; harness.StatusText(got) != want {
+		t.Errorf("final message %q, want %q", harness.StatusText(got), want)
 	}
 
 	// Exactly one order at the supplier, for all its requests.
@@ -212,13 +214,13 @@ func exampleOrdered(t *testing.T, ctx context.Context, c *a2aclient.Client, s *e
 	if d, _ := exampleFirst(dels).(map[string]any); len(dels) != 1 || d["agent"] != "quotes" || d["taskId"] != quoteTask || d["state"] != string(a2a.TaskStateCompleted) {
 		t.Errorf("delegations %v, want one to quotes, task %s", got.Metadata["a2aflow.delegations"], quoteTask)
 	}
-	qc, _ := newClient(t, ctx, s.apiURL+"/agents/quotes")
+	qc, _ := harness.NewClient(t, ctx, s.apiURL+"/agents/quotes")
 	qt, err := qc.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(quoteTask)})
 	if err != nil {
 		t.Fatalf("the quotes agent's task %s: %v", quoteTask, err)
 	}
 	if qt.Status.State != a2a.TaskStateCompleted || len(qt.Artifacts) != 1 || qt.Artifacts[0].Name != "quote" {
-		t.Fatalf("quotes task %s %q with %d artifacts, want completed with a quote", qt.Status.State, statusText(qt), len(qt.Artifacts))
+		t.Fatalf("quotes task %s %q with %d artifacts, want completed with a quote", qt.Status.State, harness.StatusText(qt), len(qt.Artifacts))
 	}
 	if q, _ := qt.Artifacts[0].Parts[0].Data().(map[string]any); q["quoteId"] != quoteID || q["total"] != float64(1560) {
 		t.Errorf("the quotes agent's quote %v, want %s for 1560", q, quoteID)
@@ -241,11 +243,11 @@ func exampleOrdered(t *testing.T, ctx context.Context, c *a2aclient.Client, s *e
 // replays against the program.
 func exampleBuyer(t *testing.T, ctx context.Context, s *exampleServe, supplier *exampleSupplier, program string) {
 	t.Helper()
-	bc, card := newClient(t, ctx, s.apiURL+"/agents/buyer")
+	bc, card := harness.NewClient(t, ctx, s.apiURL+"/agents/buyer")
 	if card.Name != "buyer" {
 		t.Fatalf("agent card %q, want buyer", card.Name)
 	}
-	task := send(t, ctx, bc, "", "3 standing desks for CC-4100, please")
+	task := harness.Send(t, ctx, bc, "", "3 standing desks for CC-4100, please")
 	approval := exampleApprovalID(t, task)
 	var view struct {
 		State   string `json:"state"`
@@ -290,18 +292,18 @@ func exampleBuyer(t *testing.T, ctx context.Context, s *exampleServe, supplier *
 	// after its 10 s start-to-close timeout, with the same key.
 	s.kill()
 	s.start(t)
-	bc, _ = newClient(t, ctx, s.apiURL+"/agents/buyer")
+	bc, _ = harness.NewClient(t, ctx, s.apiURL+"/agents/buyer")
 	var got *a2a.Task
 	waitFor(t, 45*time.Second, func() bool {
 		got, err = bc.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 		return err == nil && got.Status.State.Terminal()
 	})
-	wantState(t, got, a2a.TaskStateCompleted, "")
+	harness.WantState(t, got, a2a.TaskStateCompleted, "")
 	if orders := supplier.ordersFor(key); len(orders) != 1 || orders[0]["quantity"] != float64(2) || orders[0]["sku"] != "DESK-STAND" ||
 		len(supplier.allOrders()) != 2 || supplier.requestsFor(key) < 2 {
 		t.Errorf("the supplier took %v (%d requests with the key), want one more order, of 2 desks, sent again after the kill", supplier.allOrders(), supplier.requestsFor(key))
 	}
-	if text := statusText(got); !strings.Contains(text, "SUP-000002") {
+	if text := harness.StatusText(got); !strings.Contains(text, "SUP-000002") {
 		t.Errorf("the buyer answered %q, want the supplier's order SUP-000002", text)
 	}
 	out, err = exec.Command(program, "replay", "--task", string(task.ID), "--temporal-addr", s.temporalAddr, "--data-dir", s.dataDir).CombinedOutput()
@@ -416,15 +418,15 @@ type exampleServe struct {
 	program                       string
 	apiURL, temporalAddr, dataDir string
 	args, env                     []string
-	current                       *proc
+	current                       *harness.Proc
 }
 
 func startExampleServe(t *testing.T, program, supplierURL string, env ...string) *exampleServe {
 	t.Helper()
 	s := &exampleServe{
 		program:      program,
-		apiURL:       fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		temporalAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		apiURL:       fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t)),
+		temporalAddr: fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)),
 		dataDir:      t.TempDir(),
 		env:          append([]string{"SUPPLIER_URL=" + supplierURL}, env...),
 	}
@@ -444,20 +446,20 @@ func startExampleServe(t *testing.T, program, supplierURL string, env ...string)
 
 func (s *exampleServe) start(t *testing.T) {
 	t.Helper()
-	s.current = startProgram(t, s.program, "po serve", s.env, s.args...)
-	s.current.waitOutput("a2aflow is serving", 2*time.Minute)
-	waitHealthy(t, s.apiURL)
+	s.current = harness.StartProgram(t, s.program, "po serve", s.env, s.args...)
+	s.current.WaitOutput("a2aflow is serving", 2*time.Minute)
+	harness.WaitHealthy(t, s.apiURL)
 }
 
 // kill is kill -9 of the running serve.
-func (s *exampleServe) kill() { s.current.kill() }
+func (s *exampleServe) kill() { s.current.Kill() }
 
 // exampleApprovalID is the approval ID in the status message of a task
 // waiting for an approval.
 func exampleApprovalID(t *testing.T, task *a2a.Task) string {
 	t.Helper()
 	if task.Status.State != a2a.TaskStateInputRequired || task.Status.Message == nil {
-		t.Fatalf("task %s %q, want waiting for an approval", task.Status.State, statusText(task))
+		t.Fatalf("task %s %q, want waiting for an approval", task.Status.State, harness.StatusText(task))
 	}
 	for _, p := range task.Status.Message.Parts {
 		if data, ok := p.Data().(map[string]any); ok {
@@ -466,7 +468,7 @@ func exampleApprovalID(t *testing.T, task *a2a.Task) string {
 			}
 		}
 	}
-	t.Fatalf("status %q has no approvalId data part", statusText(task))
+	t.Fatalf("status %q has no approvalId data part", harness.StatusText(task))
 	return ""
 }
 

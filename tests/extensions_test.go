@@ -19,6 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aext"
 
 	"github.com/a2aflow/a2aflow/internal/api/taskservice"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // headerRecorder is an http.RoundTripper that keeps the A2A-Extensions
@@ -54,8 +55,8 @@ func (h *headerRecorder) take() []string {
 // refines) and a message's own extension fields come back untouched. A
 // client that does not activate it gets the plain artifact and no header.
 func TestExtensions(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
 	agentURL := s.APIURL + "/agents/report"
 	card, err := agentcard.DefaultResolver.Resolve(ctx, agentURL)
 	if err != nil {
@@ -177,7 +178,7 @@ func TestJSExtensions(t *testing.T) {
 	}
 	requireNode20(t, node)
 	dir := ensureJSDeps(t)
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	for _, binding := range []string{"JSONRPC", "HTTP+JSON"} {
 		t.Run(binding, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestFilesAsInput: an image sent inline and a PDF given by URI reach the
@@ -48,22 +50,15 @@ func TestFilesAsInput(t *testing.T) {
 		mu.Lock()
 		userContents = append(userContents, req.Messages[len(req.Messages)-1].Content)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-files","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105}}`, req.Model, textMessage("A dot and a PDF."))
+		fakes.WriteChat(w, false, "chatcmpl-files", req.Model, fakes.TextMessage("A dot and a PDF."), 100, 5)
 	}))
 	t.Cleanup(llmFake.Close)
-	t.Setenv("OPENAI_BASE_URL", llmFake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, t.TempDir(), "--outbound-allow-hosts", "loopback")
-	ctx := testContext(t)
+	fakes.UseOpenAI(t, llmFake.URL, fakes.OpenAIKey, "fake-model")
+	s := harness.StartServe(t, t.TempDir(), "--outbound-allow-hosts", "loopback")
+	ctx := harness.Context(t)
 
 	t.Run("image and PDF reach the model", func(t *testing.T) {
-		c, card := newClient(t, ctx, s.APIURL+"/agents/assistant")
+		c, card := harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
 		if !strings.Contains(strings.Join(card.DefaultInputModes, ","), "application/pdf") {
 			t.Errorf("assistant card input modes %v do not name application/pdf", card.DefaultInputModes)
 		}
@@ -75,8 +70,8 @@ func TestFilesAsInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		task := res.(*a2a.Task)
-		wantState(t, task, a2a.TaskStateCompleted, "")
-		if got := statusText(task); got != "A dot and a PDF." {
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
+		if got := harness.StatusText(task); got != "A dot and a PDF." {
 			t.Errorf("answer %q, want the model's", got)
 		}
 		mu.Lock()
@@ -101,7 +96,7 @@ func TestFilesAsInput(t *testing.T) {
 	})
 
 	t.Run("a URI the policy forbids is not fetched", func(t *testing.T) {
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/assistant")
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
 		mu.Lock()
 		before := len(userContents)
 		mu.Unlock()
@@ -112,8 +107,8 @@ func TestFilesAsInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		task := res.(*a2a.Task)
-		wantState(t, task, a2a.TaskStateFailed, "")
-		if got := statusText(task); !strings.Contains(got, "forbidden") {
+		harness.WantState(t, task, a2a.TaskStateFailed, "")
+		if got := harness.StatusText(task); !strings.Contains(got, "forbidden") {
 			t.Errorf("failure %q does not say the address is forbidden", got)
 		}
 		mu.Lock()
@@ -124,7 +119,7 @@ func TestFilesAsInput(t *testing.T) {
 	})
 
 	t.Run("input modes enforced", func(t *testing.T) {
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/echo")
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"),
 			&a2a.Part{Content: a2a.Raw(png), Filename: "dot.png", MediaType: "image/png"})
 		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -77,15 +78,15 @@ func forkHistoryEvents(t testing.TB, ctx context.Context, temporalAddr string, i
 func TestForkQuorum(t *testing.T) {
 	program := buildVersioned(t, "v1")
 	calls := filepath.Join(t.TempDir(), "calls")
-	s := startServeProgram(t, program, t.TempDir(), []string{"PRODUCT_CALLS=" + calls})
-	ctx := testContext(t)
+	s := harness.StartServeProgram(t, program, t.TempDir(), []string{"PRODUCT_CALLS=" + calls})
+	ctx := harness.Context(t)
 	url := s.APIURL + "/agents/council"
-	c, _ := newClient(t, ctx, url)
+	c, _ := harness.NewClient(t, ctx, url)
 
 	task, approvalID := expense(t, ctx, c, "the budget")
 	task = decideByMessage(t, ctx, c, task.ID, approvalID, "ann")
 	if task.Status.State != a2a.TaskStateInputRequired {
-		t.Fatalf("after one of two approvals the task is %s %q, want still waiting", task.Status.State, statusText(task))
+		t.Fatalf("after one of two approvals the task is %s %q, want still waiting", task.Status.State, harness.StatusText(task))
 	}
 	mid, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
@@ -102,10 +103,10 @@ func TestForkQuorum(t *testing.T) {
 
 	t.Run("after both decisions", func(t *testing.T) {
 		began := time.Now()
-		fork := forkREST(t, url, task.ID, len(done.History))
+		fork := harness.ForkREST(t, url, task.ID, len(done.History))
 		if fork.Status.State != a2a.TaskStateCompleted || workflows.MessageText(fork.Status.Message) != "recorded ann+bob" {
 			t.Fatalf("the fork after both decisions is %s %q, want completed from the records without asking again",
-				fork.Status.State, statusText(fork))
+				fork.Status.State, harness.StatusText(fork))
 		}
 		if got := productCalls(t, calls); len(got) != 1 {
 			t.Errorf("RecordDecision ran %v, want once (not in the fork)", got)
@@ -114,9 +115,9 @@ func TestForkQuorum(t *testing.T) {
 	})
 
 	t.Run("between the decisions", func(t *testing.T) {
-		fork := forkREST(t, url, task.ID, len(mid.History))
+		fork := harness.ForkREST(t, url, task.ID, len(mid.History))
 		if fork.Status.State != a2a.TaskStateInputRequired {
-			t.Fatalf("the fork between the decisions is %s %q, want waiting for the second approval", fork.Status.State, statusText(fork))
+			t.Fatalf("the fork between the decisions is %s %q, want waiting for the second approval", fork.Status.State, harness.StatusText(fork))
 		}
 		forkApproval := string(fork.ID) + "-approval-1"
 		var view struct {
@@ -150,23 +151,23 @@ func TestForkTimersAndLocalActivities(t *testing.T) {
 	const sleep = 4 * time.Second
 	program := buildVersioned(t, "v1")
 	calls := filepath.Join(t.TempDir(), "calls")
-	s := startServeProgram(t, program, t.TempDir(), []string{"PRODUCT_CALLS=" + calls})
-	ctx := testContext(t)
+	s := harness.StartServeProgram(t, program, t.TempDir(), []string{"PRODUCT_CALLS=" + calls})
+	ctx := harness.Context(t)
 	url := s.APIURL + "/agents/pause"
-	c, _ := newClient(t, ctx, url)
+	c, _ := harness.NewClient(t, ctx, url)
 
-	task := send(t, ctx, c, "", sleep.String())
-	wantState(t, task, a2a.TaskStateInputRequired, "First?")
+	task := harness.Send(t, ctx, c, "", sleep.String())
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "First?")
 	began := time.Now()
-	task = send(t, ctx, c, task.ID, "alpha")
+	task = harness.Send(t, ctx, c, task.ID, "alpha")
 	if task.Status.State != a2a.TaskStateInputRequired {
 		task = waitTaskState(t, ctx, c, task.ID, a2a.TaskStateInputRequired)
 	}
 	if slept := time.Since(began); slept < sleep {
 		t.Fatalf("the original asked again after %s, want after its %s sleep", slept, sleep)
 	}
-	task = send(t, ctx, c, task.ID, "beta")
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	task = harness.Send(t, ctx, c, task.ID, "beta")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	if got := workflows.MessageText(task.Status.Message); got != "stamped alpha, then beta" {
 		t.Fatalf("the pause task answered %q", got)
 	}
@@ -180,10 +181,10 @@ func TestForkTimersAndLocalActivities(t *testing.T) {
 
 	t.Run("at its end", func(t *testing.T) {
 		began := time.Now()
-		fork := forkREST(t, url, task.ID, len(full.History))
+		fork := harness.ForkREST(t, url, task.ID, len(full.History))
 		took := time.Since(began)
 		if fork.Status.State != a2a.TaskStateCompleted || workflows.MessageText(fork.Status.Message) != "stamped alpha, then beta" {
-			t.Fatalf("the fork at the end is %s %q, want completed from the records", fork.Status.State, statusText(fork))
+			t.Fatalf("the fork at the end is %s %q, want completed from the records", fork.Status.State, harness.StatusText(fork))
 		}
 		if took >= sleep {
 			t.Errorf("the fork took %s: it slept again", took)
@@ -202,10 +203,10 @@ func TestForkTimersAndLocalActivities(t *testing.T) {
 	})
 
 	t.Run("at its first answer", func(t *testing.T) {
-		fork := forkREST(t, url, task.ID, 3)
-		wantState(t, fork, a2a.TaskStateInputRequired, "Second?")
-		end := send(t, ctx, c, fork.ID, "gamma")
-		wantState(t, end, a2a.TaskStateCompleted, "")
+		fork := harness.ForkREST(t, url, task.ID, 3)
+		harness.WantState(t, fork, a2a.TaskStateInputRequired, "Second?")
+		end := harness.Send(t, ctx, c, fork.ID, "gamma")
+		harness.WantState(t, end, a2a.TaskStateCompleted, "")
 		if got := workflows.MessageText(end.Status.Message); got != "stamped alpha, then gamma" {
 			t.Errorf("the fork answered %q", got)
 		}

@@ -3,7 +3,6 @@ package tests
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,89 +16,16 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-
 	_ "modernc.org/sqlite"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// forkCall POSTs body to url (a fork or retry route, or a JSON-RPC
-// endpoint) with A2A-Version 1.0 and returns the HTTP status and body.
-func forkCall(t testing.TB, url string, body any) (int, []byte) {
-	t.Helper()
-	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
-}
-
-// forkREST forks task id at atMessage over HTTP+JSON and returns the fork.
-func forkREST(t testing.TB, agentURL string, id a2a.TaskID, atMessage int) *a2a.Task {
-	t.Helper()
-	code, body := forkCall(t, agentURL+"/tasks/"+string(id)+":fork", map[string]any{"atMessage": atMessage})
-	if code != http.StatusOK {
-		t.Fatalf("fork %s at %d: HTTP %d %s", id, atMessage, code, body)
-	}
-	var task a2a.Task
-	if err := json.Unmarshal(body, &task); err != nil {
-		t.Fatalf("fork %s: %v: %s", id, err, body)
-	}
-	if task.ID == id || task.ID == "" {
-		t.Fatalf("fork %s answered task %q, want a new task", id, task.ID)
-	}
-	return &task
-}
 
 // forkOrigin reads a fork's a2aflow.fork metadata.
 func forkOrigin(task *a2a.Task) map[string]any {
 	o, _ := task.Metadata["a2aflow.fork"].(map[string]any)
 	return o
-}
-
-// bookings returns the references of the travel agent's bookings, keyed
-// by the task (workflow ID) that booked them.
-func bookings(t testing.TB, dataDir string) map[string][]string {
-	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(dataDir, "a2aflow.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT idempotency_key, reference FROM bookings`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string][]string{}
-	for rows.Next() {
-		var key, ref string
-		if err := rows.Scan(&key, &ref); err != nil {
-			t.Fatal(err)
-		}
-		task, _, _ := strings.Cut(key, "/")
-		out[task] = append(out[task], ref)
-	}
-	return out
-}
-
-// forkBooking is the booking of a completed travel task.
-func forkBooking(t testing.TB, task *a2a.Task) TravelBookingView {
-	t.Helper()
-	b := bookingOf(t, task)
-	ref, _ := b["reference"].(string)
-	dest, _ := b["destination"].(string)
-	return TravelBookingView{Reference: ref, Destination: dest}
-}
-
-// TravelBookingView is the travel agent's booking artifact.
-type TravelBookingView struct {
-	Reference   string `json:"reference"`
-	Destination string `json:"destination"`
 }
 
 // TestFork: the travel task forked at its first answer takes another city
@@ -112,12 +38,12 @@ type TravelBookingView struct {
 // every 60 events, so long tasks continue.
 func TestFork(t *testing.T) {
 	dataDir := t.TempDir()
-	s := startServe(t, dataDir, "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=60")
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
+	s := harness.StartServe(t, dataDir, "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=60")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
 
-	orig := travelBooking(t, ctx, c)
-	origBooking := forkBooking(t, orig)
+	orig := harness.TravelBooking(t, ctx, c)
+	origBooking := harness.ForkBooking(t, orig)
 	full, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: orig.ID})
 	if err != nil {
 		t.Fatal(err)
@@ -125,8 +51,8 @@ func TestFork(t *testing.T) {
 	total := len(full.History)
 
 	t.Run("travel at its first answer", func(t *testing.T) {
-		fork := forkREST(t, s.APIURL, orig.ID, 2)
-		wantState(t, fork, a2a.TaskStateInputRequired, "Where to?")
+		fork := harness.ForkREST(t, s.APIURL, orig.ID, 2)
+		harness.WantState(t, fork, a2a.TaskStateInputRequired, "Where to?")
 		if o := forkOrigin(fork); o["from"] != string(orig.ID) {
 			t.Errorf("fork metadata %v, want from %s", fork.Metadata, orig.ID)
 		}
@@ -136,30 +62,31 @@ func TestFork(t *testing.T) {
 		if len(fork.History) == 0 || !containsTask(fork.History[0].ReferenceTasks, orig.ID) {
 			t.Errorf("the fork's first message does not list the original in referenceTaskIds: %+v", fork.History)
 		}
-		task := send(t, ctx, c, fork.ID, "Porto")
-		wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
-		task = send(t, ctx, c, fork.ID, "2026-12-24")
-		task = send(t, ctx, c, fork.ID, "2")
-		wantState(t, task, a2a.TaskStateCompleted, "")
-		if b := forkBooking(t, task); b.Destination != "Porto" || b.Reference == origBooking.Reference {
+		task := harness.Send(t, ctx, c, fork.ID, "Porto")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+		task = harness.Send(t, ctx, c, fork.ID, "2026-12-24")
+		harness.WantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+		task = harness.Send(t, ctx, c, fork.ID, "2")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
+		if b := harness.ForkBooking(t, task); b.Destination != "Porto" || b.Reference == origBooking.Reference {
 			t.Errorf("the fork booked %+v, want Porto with its own reference", b)
 		}
 		again, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: orig.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b := forkBooking(t, again); b != origBooking || len(again.History) != total {
+		if b := harness.ForkBooking(t, again); b != origBooking || len(again.History) != total {
 			t.Errorf("the original changed: booking %+v, %d messages (was %+v, %d)", b, len(again.History), origBooking, total)
 		}
 	})
 
 	t.Run("travel at its end", func(t *testing.T) {
-		fork := forkREST(t, s.APIURL, orig.ID, total)
-		wantState(t, fork, a2a.TaskStateCompleted, "")
-		if b := forkBooking(t, fork); b != origBooking {
+		fork := harness.ForkREST(t, s.APIURL, orig.ID, total)
+		harness.WantState(t, fork, a2a.TaskStateCompleted, "")
+		if b := harness.ForkBooking(t, fork); b != origBooking {
 			t.Errorf("the fork at the end has booking %+v, want the original's recorded %+v", b, origBooking)
 		}
-		books := bookings(t, dataDir)
+		books := harness.Bookings(t, dataDir)
 		n := 0
 		for _, refs := range books {
 			n += len(refs)
@@ -183,7 +110,7 @@ func TestFork(t *testing.T) {
 		if !found {
 			t.Errorf("the card declares no fork extension: %+v", card.Capabilities.Extensions)
 		}
-		code, body := forkCall(t, s.APIURL+"/", map[string]any{"jsonrpc": "2.0", "id": 7, "method": "ForkTask",
+		code, body := harness.ForkCall(t, s.APIURL+"/", map[string]any{"jsonrpc": "2.0", "id": 7, "method": "ForkTask",
 			"params": map[string]any{"id": orig.ID, "atMessage": 4}})
 		var resp struct {
 			Result *a2a.Task `json:"result"`
@@ -191,17 +118,17 @@ func TestFork(t *testing.T) {
 		if err := json.Unmarshal(body, &resp); code != http.StatusOK || err != nil || resp.Result == nil {
 			t.Fatalf("ForkTask: HTTP %d %s", code, body)
 		}
-		wantState(t, resp.Result, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
-		code, body = forkCall(t, s.APIURL+"/", map[string]any{"jsonrpc": "2.0", "id": 8, "method": "RetryTask",
+		harness.WantState(t, resp.Result, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+		code, body = harness.ForkCall(t, s.APIURL+"/", map[string]any{"jsonrpc": "2.0", "id": 8, "method": "RetryTask",
 			"params": map[string]any{"id": orig.ID}})
 		if !strings.Contains(string(body), `"code":-31409`) || !strings.Contains(string(body), "only a failed task is retried") {
 			t.Errorf("RetryTask of a completed task: HTTP %d %s, want the refusal -31409", code, body)
 		}
-		code, body = forkCall(t, s.APIURL+"/tasks/"+string(orig.ID)+":fork", map[string]any{"atMessage": total + 1})
+		code, body = harness.ForkCall(t, s.APIURL+"/tasks/"+string(orig.ID)+":fork", map[string]any{"atMessage": total + 1})
 		if code != http.StatusBadRequest {
 			t.Errorf("fork past the end: HTTP %d %s, want 400", code, body)
 		}
-		code, body = forkCall(t, s.APIURL+"/tasks/no-such-task:fork", map[string]any{"atMessage": 1})
+		code, body = harness.ForkCall(t, s.APIURL+"/tasks/no-such-task:fork", map[string]any{"atMessage": 1})
 		if code != http.StatusNotFound {
 			t.Errorf("fork of an unknown task: HTTP %d %s, want 404", code, body)
 		}
@@ -219,7 +146,7 @@ func TestFork(t *testing.T) {
 	})
 
 	t.Run("expenses around the approval", func(t *testing.T) {
-		ec, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+		ec, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 		task, approvalID := expense(t, ctx, ec, "640 EUR team offsite")
 		if code := postJSON(t, s.APIURL+"/approvals/"+approvalID+"/decision", map[string]string{"X-Approver": "fiona"},
 			map[string]any{"approved": true, "comment": "ok"}, nil); code != http.StatusOK {
@@ -228,16 +155,16 @@ func TestFork(t *testing.T) {
 		done := waitTaskState(t, ctx, ec, task.ID, a2a.TaskStateCompleted)
 		n := len(done.History)
 
-		after := forkREST(t, s.APIURL+"/agents/expenses", task.ID, n)
+		after := harness.ForkREST(t, s.APIURL+"/agents/expenses", task.ID, n)
 		if after.Status.State != a2a.TaskStateCompleted {
-			t.Errorf("forked after its approval: %s %q, want completed without asking again", after.Status.State, statusText(after))
+			t.Errorf("forked after its approval: %s %q, want completed without asking again", after.Status.State, harness.StatusText(after))
 		} else if ok, who, _, _ := lastDecision(t, receiptOf(t, after)); !ok || who != "fiona" {
 			t.Errorf("the fork's receipt: approved %v by %q, want fiona's recorded approval", ok, who)
 		}
 
-		before := forkREST(t, s.APIURL+"/agents/expenses", task.ID, 2)
+		before := harness.ForkREST(t, s.APIURL+"/agents/expenses", task.ID, 2)
 		if before.Status.State != a2a.TaskStateInputRequired {
-			t.Fatalf("forked before its approval: %s %q, want waiting for approval", before.Status.State, statusText(before))
+			t.Fatalf("forked before its approval: %s %q, want waiting for approval", before.Status.State, harness.StatusText(before))
 		}
 		var view map[string]any
 		forkApproval := string(before.ID) + "-approval-1"
@@ -247,14 +174,14 @@ func TestFork(t *testing.T) {
 	})
 
 	t.Run("a task that continued as new", func(t *testing.T) {
-		task := send(t, ctx, c, "", "Book a flight")
-		task = send(t, ctx, c, task.ID, "Faro")
+		task := harness.Send(t, ctx, c, "", "Book a flight")
+		task = harness.Send(t, ctx, c, task.ID, "Faro")
 		for i := 0; i < 30; i++ {
-			task = send(t, ctx, c, task.ID, "not a date")
+			task = harness.Send(t, ctx, c, task.ID, "not a date")
 		}
-		task = send(t, ctx, c, task.ID, "2026-12-24")
-		task = send(t, ctx, c, task.ID, "3")
-		wantState(t, task, a2a.TaskStateCompleted, "")
+		task = harness.Send(t, ctx, c, task.ID, "2026-12-24")
+		task = harness.Send(t, ctx, c, task.ID, "3")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
 		// Visibility lists the runs a moment after they close.
 		var runs int
 		for deadline := time.Now().Add(10 * time.Second); runs < 2 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -267,20 +194,20 @@ func TestFork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		booked := forkBooking(t, task)
-		before := len(bookings(t, dataDir))
-		fork := forkREST(t, s.APIURL, task.ID, len(full.History))
-		wantState(t, fork, a2a.TaskStateCompleted, "")
-		if b := forkBooking(t, fork); b != booked {
+		booked := harness.ForkBooking(t, task)
+		before := len(harness.Bookings(t, dataDir))
+		fork := harness.ForkREST(t, s.APIURL, task.ID, len(full.History))
+		harness.WantState(t, fork, a2a.TaskStateCompleted, "")
+		if b := harness.ForkBooking(t, fork); b != booked {
 			t.Errorf("the fork of the continued task booked %+v, want the recorded %+v", b, booked)
 		}
-		if after := len(bookings(t, dataDir)); after != before {
+		if after := len(harness.Bookings(t, dataDir)); after != before {
 			t.Errorf("bookings went from %d to %d: the fork booked again", before, after)
 		}
 		// In the middle: waiting for a date again, after some invalid ones.
-		mid := forkREST(t, s.APIURL, task.ID, 10)
+		mid := harness.ForkREST(t, s.APIURL, task.ID, 10)
 		if mid.Status.State != a2a.TaskStateInputRequired {
-			t.Errorf("the fork at message 10: %s %q", mid.Status.State, statusText(mid))
+			t.Errorf("the fork at message 10: %s %q", mid.Status.State, harness.StatusText(mid))
 		}
 	})
 }
@@ -330,7 +257,7 @@ func TestRetryFailedLLMStep(t *testing.T) {
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var req struct {
-			Messages []chatMessage `json:"messages"`
+			Messages []fakes.ChatMessage `json:"messages"`
 		}
 		_ = json.Unmarshal(raw, &req)
 		if n := len(req.Messages); down.Load() && n > 0 && req.Messages[n-1].ToolCallID == "call_calc" {
@@ -356,11 +283,7 @@ func TestRetryFailedLLMStep(t *testing.T) {
 		_, _ = io.Copy(w, resp.Body)
 	}))
 	t.Cleanup(proxy.Close)
-	t.Setenv("OPENAI_BASE_URL", proxy.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, proxy.URL, fakes.OpenAIKey, "fake-model")
 	config := filepath.Join(t.TempDir(), "a2aflow.toml")
 	writeHelper := func(prompt string) {
 		if err := os.WriteFile(config, []byte(`
@@ -374,27 +297,27 @@ tools = ["calculator", "ask_user"]
 		}
 	}
 	writeHelper("You are a concise helper.")
-	s := startServe(t, t.TempDir(), "--config", config)
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir(), "--config", config)
+	ctx := harness.Context(t)
 	agentURL := s.APIURL + "/agents/assistant"
-	c, _ := newClient(t, ctx, agentURL)
+	c, _ := harness.NewClient(t, ctx, agentURL)
 
 	down.Store(true)
-	task := send(t, ctx, c, "", "What is 6*7, and where am I?")
-	wantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
-	task = send(t, ctx, c, task.ID, "Lisbon")
+	task := harness.Send(t, ctx, c, "", "What is 6*7, and where am I?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
+	task = harness.Send(t, ctx, c, task.ID, "Lisbon")
 	if task.Status.State != a2a.TaskStateFailed {
 		task = waitTaskState(t, ctx, c, task.ID, a2a.TaskStateFailed)
 	}
 	if refused.Load() == 0 {
-		t.Fatalf("the provider refused no call; the task is %s: %q", task.Status.State, statusText(task))
+		t.Fatalf("the provider refused no call; the task is %s: %q", task.Status.State, harness.StatusText(task))
 	}
 	fake.mu.Lock()
 	before := len(fake.calls)
 	fake.mu.Unlock()
 
 	down.Store(false)
-	code, body := forkCall(t, agentURL+"/tasks/"+string(task.ID)+":retry", map[string]any{})
+	code, body := harness.ForkCall(t, agentURL+"/tasks/"+string(task.ID)+":retry", map[string]any{})
 	if code != http.StatusOK {
 		t.Fatalf("retry: HTTP %d %s", code, body)
 	}
@@ -424,16 +347,16 @@ tools = ["calculator", "ask_user"]
 
 	// The agent changes.
 	helperURL := s.APIURL + "/agents/helper"
-	hc, _ := newClient(t, ctx, helperURL)
-	ht := send(t, ctx, hc, "", "What is 6*7, and where am I?")
-	wantState(t, ht, a2a.TaskStateInputRequired, "Which city are you in?")
-	s.proc().stop()
+	hc, _ := harness.NewClient(t, ctx, helperURL)
+	ht := harness.Send(t, ctx, hc, "", "What is 6*7, and where am I?")
+	harness.WantState(t, ht, a2a.TaskStateInputRequired, "Which city are you in?")
+	s.Proc().Stop()
 	writeHelper("You are a verbose helper.")
-	s.restart()
+	s.Restart()
 	fake.mu.Lock()
 	before = len(fake.calls)
 	fake.mu.Unlock()
-	code, body = forkCall(t, helperURL+"/tasks/"+string(ht.ID)+":fork", map[string]any{"atMessage": 2})
+	code, body = harness.ForkCall(t, helperURL+"/tasks/"+string(ht.ID)+":fork", map[string]any{"atMessage": 2})
 	if code != http.StatusConflict || !strings.Contains(string(body), "the agent changed since task "+string(ht.ID)+" ran") ||
 		!strings.Contains(string(body), "CompleteChat") {
 		t.Errorf("fork after the agent changed: HTTP %d %s, want 409 naming the changed call", code, body)

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestGRPCBinding checks what the gRPC binding (serve --grpc-addr) adds to
@@ -27,14 +29,14 @@ import (
 // on metadata, and the tenant routing a task to its agent.
 func TestGRPCBinding(t *testing.T) {
 	const key = "grpc-binding-key"
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	startServe(t, t.TempDir(), "--api-keys", "alice="+key, "--grpc-addr", addr)
+	addr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	harness.StartServe(t, t.TempDir(), "--api-keys", "alice="+key, "--grpc-addr", addr)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 	authed := metadata.AppendToOutgoingContext(ctx, "x-api-key", key)
 	client := a2apb.NewA2AServiceClient(conn)
 	send := func(ctx context.Context, tenant, text string, opts ...grpc.CallOption) (*a2apb.SendMessageResponse, error) {

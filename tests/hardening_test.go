@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // hardeningTimeout is the HTTP read and write timeout of the serve under
@@ -24,7 +26,7 @@ const hardeningTimeout = time.Second
 // bindings, a third stream gets 429, a body slower than the read timeout is
 // cut, another Host name gets 421, a decision without JSON gets 415.
 func TestHTTPHardening(t *testing.T) {
-	s := startServe(t, t.TempDir(),
+	s := harness.StartServe(t, t.TempDir(),
 		"--http-read-timeout", hardeningTimeout.String(), "--http-write-timeout", hardeningTimeout.String(),
 		"--wait-timeout", "500ms", "--max-streams-per-principal", "2", "--allowed-hosts", "agents.test")
 

@@ -11,30 +11,35 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/chromedp/chromedp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
-// chromium returns the path of the system Chromium, or skips the test.
-// .ci/run installs Debian's chromium package.
-func chromium(t *testing.T) string {
+// chromiumPath returns the system Chromium, or "". .ci/run installs
+// Debian's chromium package.
+func chromiumPath() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Skip("no Chromium on PATH (apt-get install chromium)")
 	return ""
 }
 
-// TestInboxApprovesInBrowser loads /inbox in headless Chromium, approves a
-// pending expense as a finance approver, sees it leave the pending list and
-// checks that the task completed approved. It writes a screenshot.
-func TestInboxApprovesInBrowser(t *testing.T) {
-	exe := chromium(t)
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
-	task, id := expense(t, ctx, c, "640 EUR team offsite")
+// chromium returns the path of the system Chromium, or skips the test.
+func chromium(t testing.TB) string {
+	exe := chromiumPath()
+	if exe == "" {
+		t.Skip("no Chromium on PATH (apt-get install chromium)")
+	}
+	return exe
+}
 
+// openInbox opens apiURL's finance inbox in headless Chromium (exe) and
+// returns the page, which allows a minute for what the test does on it,
+// and closeBrowser.
+func openInbox(t testing.TB, ctx context.Context, exe, apiURL string) (page context.Context, closeBrowser func()) {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox,
@@ -46,16 +51,29 @@ func TestInboxApprovesInBrowser(t *testing.T) {
 		chromedp.WindowSize(1100, 900),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-
 	// The first call starts the browser; it must not carry the timeout.
-	if err := chromedp.Do(browser, chromedp.Navigate(s.APIURL+"/inbox?group=finance")); err != nil {
+	if err := chromedp.Do(browser, chromedp.Navigate(apiURL+"/inbox?group=finance")); err != nil {
+		cancelBrowser()
+		cancelAlloc()
 		t.Fatalf("browser: %v", err)
 	}
-	page, cancelPage := context.WithTimeout(browser, 60*time.Second)
-	defer cancelPage()
+	page, cancelPage := context.WithTimeout(browser, time.Minute)
+	return page, func() { cancelPage(); cancelBrowser(); cancelAlloc() }
+}
+
+// TestInboxApprovesInBrowser loads /inbox in headless Chromium, approves a
+// pending expense as a finance approver, sees it leave the pending list and
+// checks that the task completed approved. It writes a screenshot.
+func TestInboxApprovesInBrowser(t *testing.T) {
+	exe := chromium(t)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
+	task, id := expense(t, ctx, c, "640 EUR team offsite")
+
+	page, closeBrowser := openInbox(t, ctx, exe, s.APIURL)
+	defer closeBrowser()
 
 	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
 	if err := chromedp.Do(page, chromedp.WaitVisible(card)); err != nil {

@@ -1,10 +1,7 @@
 package tests
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // javaSDKVersion is the a2a-java version tests/java/pom.xml pins
@@ -142,7 +141,7 @@ func TestJavaClient(t *testing.T) {
 	_, classpath03 := buildJavaClient(t, javaDir03, javaSDKVersion03)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
-	s := startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)), "--push-allow-hosts", "loopback")
 	for _, v := range javaVariants {
 		t.Run("Java "+v.String(), func(t *testing.T) {
 			if v.version == "0.3" {
@@ -415,24 +414,8 @@ func buildJavaClient(t *testing.T, dir, version string) (java, classpath string)
 // decodes its report.
 func runJavaClient(t *testing.T, java, classpath, class, baseURL string, v matrixVariant, hook string) javaReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-cp", classpath, class, baseURL, string(v.binding), v.version, hook)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("A2AClient %s did not finish within 3 minutes\nstdout:\n%s\nstderr:\n%s", v, &stdout, &stderr)
-		}
-		t.Fatalf("A2AClient %s: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
 	var got javaReport
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("A2AClient %s printed no report: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
-	if stderr.Len() > 0 {
-		t.Logf("java stderr:\n%s", &stderr)
-	}
+	runClientReport(t, 3*time.Minute, class+" "+v.String(), "", &got, java, "-cp", classpath, class, baseURL, string(v.binding), v.version, hook)
 	return got
 }
 

@@ -1,9 +1,6 @@
 package tests
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -13,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // jsMoreReport is what tests/js/more_methods.mjs prints.
@@ -49,24 +48,13 @@ func TestJSMoreMethods(t *testing.T) {
 	requireNode20(t, node)
 	dir := ensureJSDeps(t)
 	const key = "js-more-key"
-	s := startServe(t, t.TempDir(), "--api-keys", "alice="+key, "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--api-keys", "alice="+key, "--push-allow-hosts", "loopback")
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
 	for _, v := range matrixVariants {
 		t.Run("JS "+v.String(), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "more_methods.mjs", s.APIURL, string(v.binding), v.version, key, hook.URL+"/js")
-			cmd.Dir = dir
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("node more_methods.mjs %s: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-			}
 			var got jsMoreReport
-			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-				t.Fatalf("node more_methods.mjs %s printed no report: %v\n%s\n%s", v, err, &stdout, &stderr)
-			}
+			runClientReport(t, 2*time.Minute, "node more_methods.mjs "+v.String(), dir, &got, node, "more_methods.mjs", s.APIURL, string(v.binding), v.version, key, hook.URL+"/js")
 			want := jsMoreReport{TaskID: got.TaskID, ListTasks: []string{got.TaskID}, Failures: map[string]string{}}
 			want.Push.ID = got.Push.ID
 			want.Push.Created = got.Push.ID + " " + got.TaskID + " " + hook.URL + "/js"
@@ -99,7 +87,7 @@ func TestJSMoreMethods(t *testing.T) {
 				t.Errorf("no task in the report: %+v", got)
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("(-want +got):\n%s\nstderr:\n%s", diff, &stderr)
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,10 +1,8 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // jsSDKVersion is the @a2a-js/sdk version tests/js/package-lock.json pins.
@@ -30,7 +30,7 @@ func TestJSClients(t *testing.T) {
 	}
 	requireNode20(t, node)
 	dir := ensureJSDeps(t)
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	for _, v := range matrixVariants {
 		t.Run("JS "+v.String(), func(t *testing.T) {
 			got := runJSClient(t, node, dir, s.APIURL, v)
@@ -104,24 +104,7 @@ func installedJSSDK(dir string) string {
 // its report.
 func runJSClient(t *testing.T, node, dir, baseURL string, v matrixVariant) clientReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "a2a_client.mjs", baseURL, string(v.binding), v.version)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("node a2a_client.mjs %s did not finish within 2 minutes\nstdout:\n%s\nstderr:\n%s", v, &stdout, &stderr)
-		}
-		t.Fatalf("node a2a_client.mjs %s: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
 	var got clientReport
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("node a2a_client.mjs %s printed no report: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
-	if stderr.Len() > 0 {
-		t.Logf("node stderr:\n%s", &stderr)
-	}
+	runClientReport(t, 2*time.Minute, "node a2a_client.mjs "+v.String(), dir, &got, node, "a2a_client.mjs", baseURL, string(v.binding), v.version)
 	return got
 }

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // limitsConfig has an agent on a model limited to 5 calls at once across
@@ -71,7 +74,7 @@ func (f *limitsFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"error":{"message":"slow down","type":"rate_limit_error"}}`)
 			return
 		}
-		writeChat(w, req.Stream, "chatcmpl-retry", req.Model, textMessage("Thanks for waiting."), 10, 5)
+		fakes.WriteChat(w, req.Stream, "chatcmpl-retry", req.Model, fakes.TextMessage("Thanks for waiting."), 10, 5)
 		return
 	}
 	f.mu.Lock()
@@ -83,7 +86,7 @@ func (f *limitsFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.inFlight--
 	f.mu.Unlock()
-	writeChat(w, req.Stream, "chatcmpl-limited", req.Model, textMessage("Done."), 10, 5)
+	fakes.WriteChat(w, req.Stream, "chatcmpl-limited", req.Model, fakes.TextMessage("Done."), 10, 5)
 }
 
 // TestLLMCallLimits: with `a2aflow temporal`, two `a2aflow worker`
@@ -98,32 +101,28 @@ func TestLLMCallLimits(t *testing.T) {
 	fake := &limitsFake{}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-limits-test")
-	t.Setenv("A2AFLOW_LLM_MODEL", "default-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, srv.URL, "sk-limits-test", "default-model")
 
 	dataDir := t.TempDir()
 	path := filepath.Join(dataDir, "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(limitsConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
 	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir,
-		"A2AFLOW_SECRETS_KEY=" + testSecretsKey, "A2AFLOW_CONFIG=" + path}
-	tp := start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
-	tp.waitOutput("Temporal is serving", 2*time.Minute)
+		"A2AFLOW_SECRETS_KEY=" + harness.SecretsKey, "A2AFLOW_CONFIG=" + path}
+	tp := harness.Start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
+	tp.WaitOutput("Temporal is serving", 2*time.Minute)
 	// Two workers sharing the data dir's database, which holds the slots.
 	for i := 1; i <= 2; i++ {
-		w := start(t, fmt.Sprintf("a2aflow worker %d", i), env, "worker", "--data-dir", dataDir)
-		w.waitOutput("a2aflow worker is running", time.Minute)
+		w := harness.Start(t, fmt.Sprintf("a2aflow worker %d", i), env, "worker", "--data-dir", dataDir)
+		w.WaitOutput("a2aflow worker is running", time.Minute)
 	}
-	api := start(t, "a2aflow api", env, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"))
-	api.waitOutput("a2aflow API is serving", time.Minute)
-	waitHealthy(t, apiURL)
-	ctx := testContext(t)
+	api := harness.Start(t, "a2aflow api", env, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"))
+	api.WaitOutput("a2aflow API is serving", time.Minute)
+	harness.WaitHealthy(t, apiURL)
+	ctx := harness.Context(t)
 
 	send := func(agent, msgID string) error {
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",

@@ -11,6 +11,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // listClient is an a2a-go client of the agent at baseURL over one binding.
@@ -75,8 +77,8 @@ func listEventually(t *testing.T, ctx context.Context, c *a2aclient.Client, req 
 }
 
 func TestListTasks(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
 	travel := listClient(t, ctx, s.APIURL, a2a.TransportProtocolJSONRPC)
 	echo := listClient(t, ctx, s.APIURL+"/agents/echo", a2a.TransportProtocolJSONRPC)
 

@@ -2,220 +2,49 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"iter"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
-	"github.com/a2aflow/a2aflow/internal/llmtest"
-	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// liveAnswerText is what the streaming fake answers, a word per token.
-const liveAnswerText = "Streaming works: every token reaches the subscriber while the model is still writing the rest of its answer."
-
-// liveFake is a streaming OpenAI-compatible endpoint (stream: true, server
-// -sent chat.completion.chunk events, internal/llmtest) for the assistant:
-// it answers every request with liveAnswerText, one word per chunk, after
-// ttft and with gap between words. A message containing "cut" has its
-// first attempt's stream cut mid-answer (the activity is retried). It
-// refuses requests that do not ask to stream.
-type liveFake struct {
-	*httptest.Server
-	ttft, gap time.Duration
-	mu        sync.Mutex
-	attempts  map[string]int
-	received  map[string]time.Time // when the last request for a message came
-	first     map[string]time.Time // when its answer's first token was written
-}
-
-func newLiveFake(t testing.TB, ttft, gap time.Duration) *liveFake {
-	f := &liveFake{ttft: ttft, gap: gap, attempts: map[string]int{}, received: map[string]time.Time{}, first: map[string]time.Time{}}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
-		}
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(raw, &req) != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
-			return
-		}
-		if !req.Stream {
-			http.Error(w, `{"error":{"message":"this fake only streams","type":"invalid_request_error"}}`, http.StatusBadRequest)
-			return
-		}
-		var user string
-		for _, m := range req.Messages {
-			if m.Role == "user" {
-				user = fmt.Sprint(m.Content)
-			}
-		}
-		f.mu.Lock()
-		f.attempts[user]++
-		attempt := f.attempts[user]
-		f.received[user] = now
-		f.mu.Unlock()
-		sc := llmtest.Script{Model: req.Model, TTFT: f.ttft, Gap: f.gap, Pieces: strings.SplitAfter(liveAnswerText, " "),
-			InputTokens: 40, OutputTokens: 20, FirstToken: func() {
-				f.mu.Lock()
-				f.first[user] = time.Now()
-				f.mu.Unlock()
-			}}
-		if strings.Contains(user, "cut") && attempt == 1 {
-			sc.CutAfter = 5
-		}
-		llmtest.WriteOpenAI(w, sc)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-// times returns when the last request for user came and when its answer's
-// first token was written.
-func (f *liveFake) times(user string) (received, first time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.received[user], f.first[user]
-}
-
-// useLiveFake points the processes started after it at f.
-func useLiveFake(t testing.TB, f *liveFake) {
-	t.Setenv("OPENAI_BASE_URL", f.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-}
-
-// liveRun is what a client saw of a stream: the live answer's chunks,
-// joined as A2A joins artifact chunks (append false starts the text over),
-// and the task's final message.
-type liveRun struct {
-	taskID       a2a.TaskID
-	start        time.Time
-	firstLive    time.Time
-	chunks       int
-	beforeFinal  int // live chunks before the final status event
-	restarts     int // chunks with append false after text was shown
-	firstChunk   *a2a.TaskArtifactUpdateEvent
-	text         string
-	last         bool
-	final        string
-	state        a2a.TaskState
-	otherArtifts int
-}
-
-// collect reads a stream until it ends, or until stopAfter live chunks when
-// stopAfter > 0.
-func (r *liveRun) collect(t testing.TB, events iter.Seq2[a2a.Event, error], stopAfter int) {
-	t.Helper()
-	for ev, err := range events {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		switch e := ev.(type) {
-		case *a2a.Task:
-			r.taskID, r.state = e.ID, e.Status.State
-		case *a2a.TaskStatusUpdateEvent:
-			r.taskID, r.state = e.TaskID, e.Status.State
-			if e.Status.State.Terminal() {
-				r.final = messageText(e.Status.Message)
-			}
-		case *a2a.TaskArtifactUpdateEvent:
-			if _, live := e.Metadata[wire.LiveMetadataKey]; !live {
-				r.otherArtifts++
-				continue
-			}
-			if r.chunks == 0 {
-				r.firstLive, r.firstChunk = time.Now(), e
-			}
-			r.chunks++
-			if r.final == "" {
-				r.beforeFinal++
-			}
-			if !e.Append {
-				if r.text != "" {
-					r.restarts++
-				}
-				r.text = ""
-			}
-			for _, p := range e.Artifact.Parts {
-				r.text += p.Text()
-			}
-			r.last = r.last || e.LastChunk
-			if stopAfter > 0 && r.chunks >= stopAfter {
-				return
-			}
-		}
-	}
-}
-
-func messageText(m *a2a.Message) string {
-	if m == nil {
-		return ""
-	}
-	var s string
-	for _, p := range m.Parts {
-		s += p.Text()
-	}
-	return s
-}
-
-// streamLive sends text to the assistant with SendStreamingMessage and
-// reads the stream (see collect).
-func streamLive(t testing.TB, ctx context.Context, c *a2aclient.Client, text string, stopAfter int) *liveRun {
-	t.Helper()
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
-	r := &liveRun{start: time.Now()}
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r.collect(t, c.SendStreamingMessage(sctx, &a2a.SendMessageRequest{Message: msg}), stopAfter)
-	return r
-}
 
 // checkAnswered checks a whole stream: live chunks came before the final
 // message and joined into it, once, and the task keeps the answer once, as
 // its message, with no live artifact.
-func checkAnswered(t *testing.T, ctx context.Context, c *a2aclient.Client, r *liveRun, wantRestarts int) {
+func checkAnswered(t *testing.T, ctx context.Context, c *a2aclient.Client, r *harness.LiveRun, wantRestarts int) {
 	t.Helper()
-	if r.state != a2a.TaskStateCompleted || r.final != liveAnswerText {
-		t.Fatalf("task %s ended %s with %q", r.taskID, r.state, r.final)
+	if r.State != a2a.TaskStateCompleted || r.Final != fakes.LiveAnswerText {
+		t.Fatalf("task %s ended %s with %q", r.TaskID, r.State, r.Final)
 	}
-	if r.beforeFinal < 5 {
-		t.Errorf("%d live chunks before the final message, want the answer's words as they come", r.beforeFinal)
+	if r.BeforeFinal < 5 {
+		t.Errorf("%d live chunks before the final message, want the answer's words as they come", r.BeforeFinal)
 	}
-	if r.text != liveAnswerText || !r.last {
-		t.Errorf("live answer joined = %q (last chunk seen: %v), want %q once", r.text, r.last, liveAnswerText)
+	if r.Text != fakes.LiveAnswerText || !r.Last {
+		t.Errorf("live answer joined = %q (last chunk seen: %v), want %q once", r.Text, r.Last, fakes.LiveAnswerText)
 	}
-	if r.restarts != wantRestarts {
-		t.Errorf("%d restarts of the live answer, want %d", r.restarts, wantRestarts)
+	if r.Restarts != wantRestarts {
+		t.Errorf("%d restarts of the live answer, want %d", r.Restarts, wantRestarts)
 	}
-	if r.otherArtifts != 0 {
-		t.Errorf("%d other artifact events", r.otherArtifts)
+	if r.OtherArtifacts != 0 {
+		t.Errorf("%d other artifact events", r.OtherArtifacts)
 	}
-	task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: r.taskID})
+	task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: r.TaskID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	answers := 0
 	for _, m := range task.History {
-		if m.Role == a2a.MessageRoleAgent && messageText(m) == liveAnswerText {
+		if m.Role == a2a.MessageRoleAgent && harness.Text(m) == fakes.LiveAnswerText {
 			answers++
 		}
-		if strings.Contains(messageText(m), "Streaming works") && messageText(m) != liveAnswerText {
-			t.Errorf("history holds part of the answer: %q", messageText(m))
+		if strings.Contains(harness.Text(m), "Streaming works") && harness.Text(m) != fakes.LiveAnswerText {
+			t.Errorf("history holds part of the answer: %q", harness.Text(m))
 		}
 	}
 	if answers != 1 || len(task.Artifacts) != 0 {
@@ -235,40 +64,40 @@ func checkAnswered(t *testing.T, ctx context.Context, c *a2aclient.Client, r *li
 // then the rest. `a2aflow send --stream` and the REPL print the answer as
 // it is written, once.
 func TestLiveAnswers(t *testing.T) {
-	fake := newLiveFake(t, 100*time.Millisecond, 40*time.Millisecond)
-	useLiveFake(t, fake)
+	fake := fakes.NewLiveModel(t, 100*time.Millisecond, 40*time.Millisecond)
+	fakes.UseLiveModel(t, fake)
 	for _, d := range []struct {
 		name  string
 		start func(t *testing.T) (apiURL string)
 	}{
 		{"serve", func(t *testing.T) string {
-			return startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t))).APIURL
+			return harness.StartServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))).APIURL
 		}},
 		{"api+worker", func(t *testing.T) string {
-			d := startSplitDB(t, 1, true, sqliteHintsDB(t))
-			d.apis[0].waitOutput("Hints        Unix sockets in ", time.Second)
+			d := harness.StartSplitDB(t, 1, true, harness.SQLiteHintsDB(t))
+			d.APIs[0].WaitOutput("Hints        Unix sockets in ", time.Second)
 			return d.APIURLs[0]
 		}},
 		{"api+worker+postgres", func(t *testing.T) string {
-			d := startSplitDB(t, 1, true, testPostgres(t))
-			d.apis[0].waitOutput("Hints        PostgreSQL LISTEN a2aflow_task_events", time.Second)
+			d := harness.StartSplitDB(t, 1, true, harness.Postgres(t))
+			d.APIs[0].WaitOutput("Hints        PostgreSQL LISTEN a2aflow_task_events", time.Second)
 			return d.APIURLs[0]
 		}},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			url := d.start(t) + "/agents/assistant"
-			ctx := testContext(t)
+			ctx := harness.Context(t)
 			for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
 				t.Run(string(binding), func(t *testing.T) {
-					c := newBenchBinding(t, ctx, url, 1, binding).clients[0]
-					r := streamLive(t, ctx, c, d.name+" "+string(binding)+": tell me about streaming", 0)
+					c := harness.ClientsOver(t, ctx, url, 1, binding, 4)[0]
+					r := harness.StreamLive(t, ctx, c, d.name+" "+string(binding)+": tell me about streaming", 0)
 					checkAnswered(t, ctx, c, r, 0)
-					t.Logf("first live chunk %v after the send, %d chunks", r.firstLive.Sub(r.start).Round(time.Millisecond), r.chunks)
+					t.Logf("first live chunk %v after the send, %d chunks", r.FirstLive.Sub(r.Start).Round(time.Millisecond), r.Chunks)
 				})
 			}
-			c := newBenchBinding(t, ctx, url, 1, a2a.TransportProtocolJSONRPC).clients[0]
+			c := harness.ClientsOver(t, ctx, url, 1, a2a.TransportProtocolJSONRPC, 4)[0]
 			t.Run("retry", func(t *testing.T) {
-				r := streamLive(t, ctx, c, d.name+": cut the first answer", 0)
+				r := harness.StreamLive(t, ctx, c, d.name+": cut the first answer", 0)
 				checkAnswered(t, ctx, c, r, 1)
 			})
 			t.Run("cli", func(t *testing.T) {
@@ -276,62 +105,29 @@ func TestLiveAnswers(t *testing.T) {
 				// one [answer] line, and does not repeat it with the status;
 				// the REPL prints it as it is written too, once.
 				r := runCLI(t, "send", "--agent", url, "--stream", d.name+": streaming in the terminal")
-				wantRun(t, r, 0, "[answer] "+liveAnswerText+"\n[status] completed\n")
-				if n := strings.Count(r.stdout, liveAnswerText); n != 1 {
+				wantRun(t, r, 0, "[answer] "+fakes.LiveAnswerText+"\n[status] completed\n")
+				if n := strings.Count(r.stdout, fakes.LiveAnswerText); n != 1 {
 					t.Errorf("the answer is printed %d times:\n%s", n, r.stdout)
 				}
 				out, errOut, code := runREPL(t, d.name+": streaming in the REPL\n:quit\n", "--agent", url, "--data-dir", t.TempDir())
-				if code != 0 || !strings.Contains(out, "Agent: "+liveAnswerText+"\nTask ") || strings.Count(out, liveAnswerText) != 1 {
+				if code != 0 || !strings.Contains(out, "Agent: "+fakes.LiveAnswerText+"\nTask ") || strings.Count(out, fakes.LiveAnswerText) != 1 {
 					t.Errorf("repl exit %d; stdout:\n%s\nstderr:\n%s", code, out, errOut)
 				}
 			})
 			t.Run("resubscribe", func(t *testing.T) {
-				before := streamLive(t, ctx, c, d.name+": resubscribe mid-answer", 3)
-				if before.chunks != 3 || before.final != "" {
-					t.Fatalf("first stream: %d chunks, final %q", before.chunks, before.final)
+				before := harness.StreamLive(t, ctx, c, d.name+": resubscribe mid-answer", 3)
+				if before.Chunks != 3 || before.Final != "" {
+					t.Fatalf("first stream: %d chunks, final %q", before.Chunks, before.Final)
 				}
 				time.Sleep(100 * time.Millisecond) // the answer goes on meanwhile
-				r := &liveRun{start: time.Now(), taskID: before.taskID}
-				r.collect(t, c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: before.taskID}), 0)
-				if r.firstChunk == nil || r.firstChunk.Append || !strings.HasPrefix(messageText(&a2a.Message{Parts: r.firstChunk.Artifact.Parts}), before.text) ||
-					len(r.firstChunk.Artifact.Parts[0].Text()) <= len(before.text) {
-					t.Fatalf("resubscribed stream's first live chunk %+v, want the text so far (more than %q), append false", r.firstChunk, before.text)
+				r := &harness.LiveRun{Start: time.Now(), TaskID: before.TaskID}
+				r.Collect(t, c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: before.TaskID}), 0)
+				if r.FirstChunk == nil || r.FirstChunk.Append || !strings.HasPrefix(harness.Text(&a2a.Message{Parts: r.FirstChunk.Artifact.Parts}), before.Text) ||
+					len(r.FirstChunk.Artifact.Parts[0].Text()) <= len(before.Text) {
+					t.Fatalf("resubscribed stream's first live chunk %+v, want the text so far (more than %q), append false", r.FirstChunk, before.Text)
 				}
 				checkAnswered(t, ctx, c, r, 0)
 			})
 		})
 	}
-}
-
-// writeChat answers a Chat Completions request with message (an assistant
-// message's JSON, as textMessage and toolCallMessage write it): in the
-// streaming wire format, a word a chunk and the tool calls' arguments in
-// deltas, when the request asked to stream (stream: true), else whole.
-func writeChat(w http.ResponseWriter, stream bool, id, model, message string, in, out int64) {
-	if stream {
-		var m struct {
-			Content   *string `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		}
-		_ = json.Unmarshal([]byte(message), &m)
-		sc := llmtest.Script{Model: model, InputTokens: in, OutputTokens: out}
-		if m.Content != nil && *m.Content != "" {
-			sc.Pieces = strings.SplitAfter(*m.Content, " ")
-		}
-		for _, tc := range m.ToolCalls {
-			sc.ToolCalls = append(sc.ToolCalls, llmtest.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-		}
-		llmtest.WriteOpenAI(w, sc)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":%q,"object":"chat.completion","created":1700000000,"model":%q,
-		"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-		"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, id, model, message, in, out, in+out)
 }

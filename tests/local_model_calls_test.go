@@ -2,9 +2,7 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,18 +16,20 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/llmtest"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // doomedAnswer is what the model writes in the execution of a call whose
-// worker is killed: a text other than liveAnswerText, so that a stream
+// worker is killed: a text other than fakes.LiveAnswerText, so that a stream
 // that joined the second execution's text to it would show.
 const doomedAnswer = "This first execution of the call dies with its worker before the answer ends, so nobody may read it whole: "
 
 // localCallsFake is a streaming OpenAI-compatible endpoint for the
 // assistant. A user message with "ask" gets the ask_user tool call; the
-// answer to it, liveAnswerText, written the first time as doomedAnswer, a
+// answer to it, fakes.LiveAnswerText, written the first time as doomedAnswer, a
 // word every 150 ms (the test kills the worker meanwhile), then at once. A
-// message with "slow" gets liveAnswerText after 13 s, longer than a
+// message with "slow" gets fakes.LiveAnswerText after 13 s, longer than a
 // workflow task's timeout; any other at once.
 type localCallsFake struct {
 	*httptest.Server
@@ -41,19 +41,17 @@ type localCallsFake struct {
 func newLocalCallsFake(t *testing.T) *localCallsFake {
 	f := &localCallsFake{doomed: make(chan struct{})}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Stream   bool          `json:"stream"`
-			Messages []chatMessage `json:"messages"`
+		req, ok := fakes.ReadChat(w, r)
+		if !ok {
+			return
 		}
-		if json.Unmarshal(raw, &req) != nil || len(req.Messages) == 0 || !req.Stream {
+		if !req.Stream {
 			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 			return
 		}
-		last := req.Messages[len(req.Messages)-1]
+		last := req.Last()
 		text := fmt.Sprint(last.Content)
-		sc := llmtest.Script{Model: req.Model, Pieces: strings.SplitAfter(liveAnswerText, " "), Gap: 5 * time.Millisecond, InputTokens: 40, OutputTokens: 20}
+		sc := llmtest.Script{Model: req.Model, Pieces: strings.SplitAfter(fakes.LiveAnswerText, " "), Gap: 5 * time.Millisecond, InputTokens: 40, OutputTokens: 20}
 		switch {
 		case last.Role == "user" && strings.Contains(text, "ask"):
 			sc.Pieces = nil
@@ -115,18 +113,14 @@ func taskEvents(t *testing.T, ctx context.Context, tc client.Client, id a2a.Task
 // its workflow task alive: the test logs what that costs in events.
 func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	fake := newLocalCallsFake(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	d := startSplitDB(t, 1, false, sqliteHintsDB(t))
-	d.apis[0].waitOutput("Hints        Unix sockets in ", time.Second)
-	ctx := testContext(t)
+	fakes.UseOpenAI(t, fake.URL, fakes.OpenAIKey, "fake-model")
+	d := harness.StartSplitDB(t, 1, false, harness.SQLiteHintsDB(t))
+	d.APIs[0].WaitOutput("Hints        Unix sockets in ", time.Second)
+	ctx := harness.Context(t)
 	url := d.APIURLs[0] + "/agents/assistant"
-	c := newBenchBinding(t, ctx, url, 1, a2a.TransportProtocolJSONRPC).clients[0]
+	c := harness.ClientsOver(t, ctx, url, 1, a2a.TransportProtocolJSONRPC, 4)[0]
 	var temporalAddr string
-	for _, e := range d.env {
+	for _, e := range d.Env {
 		if v, ok := strings.CutPrefix(e, "A2AFLOW_TEMPORAL_ADDR="); ok {
 			temporalAddr = v
 		}
@@ -137,12 +131,12 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	}
 	t.Cleanup(tc.Close)
 
-	task := send(t, ctx, c, "", "ask: what is the weather?")
-	wantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
+	task := harness.Send(t, ctx, c, "", "ask: what is the weather?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
 	// A subscriber, there before the answer starts.
 	sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	r := &liveRun{start: time.Now(), taskID: task.ID}
+	r := &harness.LiveRun{Start: time.Now(), TaskID: task.ID}
 	var doomedShown bool
 	subscribed := make(chan struct{})
 	ended := make(chan error, 1)
@@ -156,27 +150,27 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 			}
 			switch e := ev.(type) {
 			case *a2a.TaskStatusUpdateEvent:
-				r.state = e.Status.State
+				r.State = e.Status.State
 				if e.Status.State.Terminal() {
-					r.final = messageText(e.Status.Message)
+					r.Final = harness.Text(e.Status.Message)
 				}
 			case *a2a.TaskArtifactUpdateEvent:
 				if _, live := e.Metadata[wire.LiveMetadataKey]; !live {
-					r.otherArtifts++
+					r.OtherArtifacts++
 					continue
 				}
-				r.chunks++
+				r.Chunks++
 				if !e.Append {
-					if r.text != "" {
-						r.restarts++
+					if r.Text != "" {
+						r.Restarts++
 					}
-					r.text = ""
+					r.Text = ""
 				}
 				for _, p := range e.Artifact.Parts {
-					r.text += p.Text()
+					r.Text += p.Text()
 				}
-				doomedShown = doomedShown || strings.HasPrefix(r.text, "This first execution")
-				r.last = r.last || e.LastChunk
+				doomedShown = doomedShown || strings.HasPrefix(r.Text, "This first execution")
+				r.Last = r.Last || e.LastChunk
 			}
 		}
 		ended <- nil
@@ -195,9 +189,9 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 		t.Fatal("the model never started the first answer")
 	}
 	time.Sleep(200 * time.Millisecond) // the pieces reach the subscriber
-	d.worker.kill()
+	d.Worker.Kill()
 	killed := time.Now()
-	d.startWorker()
+	d.StartWorker()
 	select {
 	case err := <-ended:
 		if err != nil {
@@ -206,15 +200,15 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the subscriber's stream did not end")
 	}
-	t.Logf("the task completed %v after the kill; the subscriber saw %d live chunks, %d restarts", time.Since(killed).Round(time.Millisecond), r.chunks, r.restarts)
+	t.Logf("the task completed %v after the kill; the subscriber saw %d live chunks, %d restarts", time.Since(killed).Round(time.Millisecond), r.Chunks, r.Restarts)
 	if !doomedShown {
 		t.Errorf("the subscriber never saw the first execution's answer live: the kill did not come mid-answer")
 	}
-	if r.state != a2a.TaskStateCompleted || r.final != liveAnswerText {
-		t.Fatalf("task ended %s with %q", r.state, r.final)
+	if r.State != a2a.TaskStateCompleted || r.Final != fakes.LiveAnswerText {
+		t.Fatalf("task ended %s with %q", r.State, r.Final)
 	}
-	if r.text != liveAnswerText || !r.last || r.restarts != 1 {
-		t.Errorf("live answer joined = %q (last chunk: %v, %d restarts), want %q once, after one restart", r.text, r.last, r.restarts, liveAnswerText)
+	if r.Text != fakes.LiveAnswerText || !r.Last || r.Restarts != 1 {
+		t.Errorf("live answer joined = %q (last chunk: %v, %d restarts), want %q once, after one restart", r.Text, r.Last, r.Restarts, fakes.LiveAnswerText)
 	}
 	fake.mu.Lock()
 	answers := fake.answers
@@ -226,8 +220,8 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(messageText(got.History[len(got.History)-1]), "Streaming works"); n != 1 || len(got.Artifacts) != 0 {
-		t.Errorf("the task's last message %q, %d artifacts: want the answer once, no artifact", messageText(got.History[len(got.History)-1]), len(got.Artifacts))
+	if n := strings.Count(harness.Text(got.History[len(got.History)-1]), "Streaming works"); n != 1 || len(got.Artifacts) != 0 {
+		t.Errorf("the task's last message %q, %d artifacts: want the answer once, no artifact", harness.Text(got.History[len(got.History)-1]), len(got.Artifacts))
 	}
 	_, _, local, activities := taskEvents(t, ctx, tc, task.ID)
 	if local != 2 || activities != 0 {
@@ -237,15 +231,15 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 	}
 
 	// A call longer than the workflow task's timeout, against one that is not.
-	quick := send(t, ctx, c, "", "quick: hello")
+	quick := harness.Send(t, ctx, c, "", "quick: hello")
 	start := time.Now()
-	slow := send(t, ctx, c, "", "slow: hello")
+	slow := harness.Send(t, ctx, c, "", "slow: hello")
 	took := time.Since(start)
 	for _, tk := range []*a2a.Task{quick, slow} {
-		wantState(t, tk, a2a.TaskStateCompleted, "")
+		harness.WantState(t, tk, a2a.TaskStateCompleted, "")
 	}
-	if statusText(slow) != liveAnswerText {
-		t.Errorf("the long call's answer %q", statusText(slow))
+	if harness.StatusText(slow) != fakes.LiveAnswerText {
+		t.Errorf("the long call's answer %q", harness.StatusText(slow))
 	}
 	qc, qn, ql, qa := taskEvents(t, ctx, tc, quick.ID)
 	sc, sn, sl, sa := taskEvents(t, ctx, tc, slow.ID)
@@ -266,18 +260,14 @@ func TestLocalModelCallsKillAndLongCall(t *testing.T) {
 // starts (three more): five events fewer a model call.
 func TestLocalModelCallsEvents(t *testing.T) {
 	fake := newLocalCallsFake(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	ctx := testContext(t)
+	fakes.UseOpenAI(t, fake.URL, fakes.OpenAIKey, "fake-model")
+	ctx := harness.Context(t)
 	events := map[bool]int{}
 	for _, local := range []bool{true, false} {
-		s := startServe(t, t.TempDir(), fmt.Sprintf("--local-model-calls=%v", local))
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/assistant")
-		task := send(t, ctx, c, "", "quick: hello")
-		wantState(t, task, a2a.TaskStateCompleted, "")
+		s := harness.StartServe(t, t.TempDir(), fmt.Sprintf("--local-model-calls=%v", local))
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
+		task := harness.Send(t, ctx, c, "", "quick: hello")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
 		tc := dialTemporal(t, s)
 		// The workflow completes a moment after the task does.
 		var counts map[string]int
@@ -290,7 +280,7 @@ func TestLocalModelCallsEvents(t *testing.T) {
 		if wantMarked := map[bool]int{true: 1, false: 0}[local]; marked != wantMarked || scheduled != 1-wantMarked {
 			t.Errorf("local model calls %v: the call is %d markers and %d activities", local, marked, scheduled)
 		}
-		s.proc().stop()
+		s.Proc().Stop()
 	}
 	if events[false]-events[true] != 5 {
 		t.Errorf("a turn with one model call has %d events with local model calls, %d without: want 5 fewer", events[true], events[false])

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestJSONLogs runs a travel task on `serve --log-format json --log-level
@@ -26,7 +28,7 @@ func TestJSONLogs(t *testing.T) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	t.Cleanup(hook.Close)
-	s := startServe(t, t.TempDir(), "--log-format", "json", "--log-level", "info",
+	s := harness.StartServe(t, t.TempDir(), "--log-format", "json", "--log-level", "info",
 		"--api-keys", "alice="+apiKey, "--push-allow-hosts", "loopback")
 
 	send := func(message string) (id, contextID, state string) {
@@ -78,7 +80,7 @@ func TestJSONLogs(t *testing.T) {
 	// prints on standard output ("a2aflow is serving...").
 	type line = map[string]any
 	read := func() (access, activity []line) {
-		for l := range strings.Lines(s.proc().out.String()) {
+		for l := range strings.Lines(s.Proc().Out.String()) {
 			if !strings.HasPrefix(l, "{") {
 				continue
 			}
@@ -125,9 +127,9 @@ func TestJSONLogs(t *testing.T) {
 		}
 	}
 	if !booked {
-		t.Errorf("no \"trip booked\" line with task_id %s:\n%s", taskID, s.proc().out.String())
+		t.Errorf("no \"trip booked\" line with task_id %s:\n%s", taskID, s.Proc().Out.String())
 	}
-	out := s.proc().out.String()
+	out := s.Proc().Out.String()
 	for _, secret := range []string{apiKey, pushToken} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the logs hold the secret %q", secret)

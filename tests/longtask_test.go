@@ -16,6 +16,8 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // Long tasks: a conversation of thousands of turns continues as new and
@@ -59,13 +61,13 @@ func sendWithRetry(t testing.TB, ctx context.Context, connect func() *a2aclient.
 // Temporal's limits, keeps every message exactly once and in order (older
 // ones in history pages), and books once at the end.
 func TestLongConversation(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=200")
+	s := harness.StartServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=200")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var c *a2aclient.Client
 	connect := func() *a2aclient.Client {
 		if c == nil {
-			c, _ = newClient(t, ctx, s.APIURL)
+			c, _ = harness.NewClient(t, ctx, s.APIURL)
 		}
 		return c
 	}
@@ -80,7 +82,7 @@ func TestLongConversation(t *testing.T) {
 	task := sendWithRetry(t, ctx, connect, userMsg("start", "", "Book a flight"), cfg)
 	id := task.ID
 	task = sendWithRetry(t, ctx, connect, userMsg("dest", id, "Lisbon"), cfg)
-	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 	turns := longTurns()
 	var wantIDs []string
 	started := time.Now()
@@ -92,14 +94,14 @@ func TestLongConversation(t *testing.T) {
 			// the same message against the restarted server.
 			go func() {
 				time.Sleep(time.Duration(i%7) * time.Millisecond)
-				s.proc().kill()
+				s.Proc().Kill()
 			}()
 			msg := userMsg(msgID, id, fmt.Sprintf("day %d", i))
 			res, err := connect().SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: cfg})
-			<-s.proc().done
+			<-s.Proc().Done
 			_ = res
 			_ = err
-			s.restart()
+			s.Restart()
 			c = nil
 			task = sendWithRetry(t, ctx, connect, msg, cfg)
 		} else {
@@ -111,9 +113,9 @@ func TestLongConversation(t *testing.T) {
 	}
 	perTurn := time.Since(started) / time.Duration(turns)
 	task = sendWithRetry(t, ctx, connect, userMsg("date", id, "2026-12-24"), cfg)
-	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
 	task = sendWithRetry(t, ctx, connect, userMsg("travellers", id, "2"), cfg)
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 
 	// Every message once, in order, across runs and pages.
 	// The whole history, asked for explicitly (without historyLength a read
@@ -192,13 +194,13 @@ func errorData(err error) map[string]any {
 // retry). Every message is in the task's history exactly once, and every
 // blocking send got an answer.
 func TestConcurrentMessagesAcrossContinueAsNew(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=150")
+	s := harness.StartServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=150")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := send(t, ctx, c, "", "Book a flight")
-	task = send(t, ctx, c, task.ID, "Lisbon")
-	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	task = harness.Send(t, ctx, c, task.ID, "Lisbon")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 
 	const clients, each = 4, 60
 	none := 0
@@ -260,11 +262,11 @@ func TestConcurrentMessagesAcrossContinueAsNew(t *testing.T) {
 // every 60 events), and carries every question in order, none missed and
 // none twice, then the completed task.
 func TestSubscriberAcrossContinueAsNew(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=60")
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := send(t, ctx, c, "", "Book a flight")
-	task = send(t, ctx, c, task.ID, "Lisbon")
+	s := harness.StartServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=60")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	task = harness.Send(t, ctx, c, task.ID, "Lisbon")
 
 	questions := make(chan string, 100)
 	live := make(chan struct{})
@@ -297,13 +299,13 @@ func TestSubscriberAcrossContinueAsNew(t *testing.T) {
 	const turns = 30
 	var want []string
 	for i := 1; i <= turns; i++ {
-		task = send(t, ctx, c, task.ID, fmt.Sprintf("day %d", i))
-		want = append(want, statusText(task))
+		task = harness.Send(t, ctx, c, task.ID, fmt.Sprintf("day %d", i))
+		want = append(want, harness.StatusText(task))
 	}
-	task = send(t, ctx, c, task.ID, "2026-12-24")
-	want = append(want, statusText(task))
-	task = send(t, ctx, c, task.ID, "2")
-	want = append(want, statusText(task))
+	task = harness.Send(t, ctx, c, task.ID, "2026-12-24")
+	want = append(want, harness.StatusText(task))
+	task = harness.Send(t, ctx, c, task.ID, "2")
+	want = append(want, harness.StatusText(task))
 
 	var got []string
 	for q := range questions {

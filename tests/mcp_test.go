@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // The MCP server of `a2aflow serve` (/mcp), driven with the official Go
@@ -142,7 +144,7 @@ func wantBooking(t testing.TB, v mcpTask, destination string) {
 }
 
 func TestMCP(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 
 	t.Run("tools", func(t *testing.T) {
 		resp, err := http.Get(s.APIURL + "/agents")
@@ -329,7 +331,7 @@ func TestMCP(t *testing.T) {
 // (an elicitation left open) and the session's own stream is open: the
 // call answers with the question, to answer after the restart with
 // a2aflow_reply, and serve exits at once, cleanly. It stops s.
-func mcpShutdown(t *testing.T, s *server) {
+func mcpShutdown(t *testing.T, s *harness.Server) {
 	asked := make(chan struct{})
 	cs := mcpSession(t, s.APIURL, "2025-11-25", nil, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -352,9 +354,9 @@ func mcpShutdown(t *testing.T, s *server) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the question was not elicited")
 	}
-	p := s.proc()
+	p := s.Proc()
 	sent := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -369,11 +371,11 @@ func mcpShutdown(t *testing.T, s *server) {
 		t.Fatal("the call still waits 10 s after SIGTERM")
 	}
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not exit within 20 s of SIGTERM with an MCP session open")
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
 	}
 	t.Logf("SIGTERM with an MCP session open: serve exited after %s", time.Since(sent).Round(time.Millisecond))
@@ -397,7 +399,7 @@ func TestMCPCredential(t *testing.T) {
 		fmt.Fprint(w, `[{"number":7,"title":"Widgets wobble","html_url":"https://github.com/octo/widgets/issues/7","state":"open","user":{"login":"ann"}}]`)
 	}))
 	defer github.Close()
-	s := startServeEnv(t, t.TempDir(), []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--log-level", "debug")
+	s := harness.StartServeEnv(t, t.TempDir(), []string{"A2AFLOW_GITHUB_API_URL=" + github.URL}, "--log-level", "debug")
 
 	for _, protocol := range mcpProtocolVersions {
 		t.Run(protocol, func(t *testing.T) {
@@ -438,7 +440,7 @@ func TestMCPCredential(t *testing.T) {
 			}
 			defer tc.Close()
 			var history bytes.Buffer
-			iter := tc.GetWorkflowHistory(testContext(t), v.TaskID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			iter := tc.GetWorkflowHistory(harness.Context(t), v.TaskID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for iter.HasNext() {
 				e, err := iter.Next()
 				if err != nil {
@@ -452,7 +454,7 @@ func TestMCPCredential(t *testing.T) {
 			}
 		})
 	}
-	if strings.Contains(s.proc().out.String(), token) {
+	if strings.Contains(s.Proc().Out.String(), token) {
 		t.Error("the token is in the server's logs")
 	}
 }

@@ -14,6 +14,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // dashboardPath is the Grafana dashboard a2aflow ships.
@@ -129,19 +132,15 @@ func TestMetricsDashboard(t *testing.T) {
 		}
 	}
 	fake := newFakeOpenAI(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", e2eKey)
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
+	fakes.UseOpenAI(t, fake.URL, fakes.OpenAIKey, "fake-model")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
 
 	var taskIDs []a2a.TaskID
-	travel, _ := newClient(t, ctx, s.APIURL)
-	taskIDs = append(taskIDs, travelBooking(t, ctx, travel).ID)
+	travel, _ := harness.NewClient(t, ctx, s.APIURL)
+	taskIDs = append(taskIDs, harness.TravelBooking(t, ctx, travel).ID)
 
-	expenses, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	expenses, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	task, approvalID := expense(t, ctx, expenses, "250 EUR training course")
 	taskIDs = append(taskIDs, task.ID)
 	if code := postJSON(t, s.APIURL+"/approvals/"+approvalID+"/decision", map[string]string{"X-Approver": "fiona"},
@@ -150,14 +149,14 @@ func TestMetricsDashboard(t *testing.T) {
 	}
 	waitState(t, ctx, expenses, task.ID, a2a.TaskStateCompleted)
 
-	assistant, _ := newClient(t, ctx, s.APIURL+"/agents/assistant")
-	task = send(t, ctx, assistant, "", "What is 6*7 in my city?")
-	wantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
-	task = send(t, ctx, assistant, task.ID, "Lisbon")
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	assistant, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
+	task = harness.Send(t, ctx, assistant, "", "What is 6*7 in my city?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Which city are you in?")
+	task = harness.Send(t, ctx, assistant, task.ID, "Lisbon")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	taskIDs = append(taskIDs, task.ID)
 
-	echo, _ := newClient(t, ctx, s.APIURL+"/agents/echo")
+	echo, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
 	_, streamed := stream(t, ctx, echo, "", "hello")
 	taskIDs = append(taskIDs, streamed)
 
@@ -250,14 +249,14 @@ func exportedFamily(families map[string]*dto.MetricFamily, name string) *dto.Met
 // TestTemporalMetricsAddr: `a2aflow temporal --metrics-addr` serves the
 // Temporal server's own series, under the names Temporal's dashboards use.
 func TestTemporalMetricsAddr(t *testing.T) {
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", freePort(t))
-	p := start(t, "a2aflow temporal", nil, "temporal",
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", harness.FreePort(t))
+	p := harness.Start(t, "a2aflow temporal", nil, "temporal",
 		"--data-dir", t.TempDir(),
-		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)),
 		"--ui-addr", "",
 		"--metrics-addr", strings.TrimSuffix(strings.TrimPrefix(metricsURL, "http://"), "/metrics"),
 		"--log-level", "warn")
-	p.waitOutput("Temporal is serving", 2*time.Minute)
+	p.WaitOutput("Temporal is serving", 2*time.Minute)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		families, body := scrapeMetrics(t, metricsURL)

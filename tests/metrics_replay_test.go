@@ -9,6 +9,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestMetricsReplaySafe: the series the task workflow emits count each
@@ -18,10 +20,10 @@ import (
 // answered and of the task's start) before it handles the next message, and
 // its /metrics counts only what happened after the restart.
 func TestMetricsReplaySafe(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	travel, _ := newClient(t, ctx, s.APIURL)
-	expenses, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	travel, _ := harness.NewClient(t, ctx, s.APIURL)
+	expenses, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	decide := func(approvalID string, approved bool) {
 		t.Helper()
 		if code := postJSON(t, s.APIURL+"/approvals/"+approvalID+"/decision", map[string]string{"X-Approver": "fiona"},
@@ -32,9 +34,9 @@ func TestMetricsReplaySafe(t *testing.T) {
 
 	// Before the kill: one question answered, one approval approved, one
 	// approval pending.
-	trip := send(t, ctx, travel, "", "Book a flight")
-	trip = send(t, ctx, travel, trip.ID, "Lisbon")
-	wantState(t, trip, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	trip := harness.Send(t, ctx, travel, "", "Book a flight")
+	trip = harness.Send(t, ctx, travel, trip.ID, "Lisbon")
+	harness.WantState(t, trip, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 	first, firstApproval := expense(t, ctx, expenses, "250 EUR training course")
 	decide(firstApproval, true)
 	waitState(t, ctx, expenses, first.ID, a2a.TaskStateCompleted)
@@ -52,16 +54,16 @@ func TestMetricsReplaySafe(t *testing.T) {
 	}
 	waitCounts(t, s.APIURL, "before the kill", want)
 
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	// After the restart: the date answered (the travel task replays its
 	// first answer), the pending approval rejected, the trip completed.
-	trip = send(t, ctx, travel, trip.ID, "2026-12-24")
-	wantState(t, trip, a2a.TaskStateInputRequired, "How many travellers?")
+	trip = harness.Send(t, ctx, travel, trip.ID, "2026-12-24")
+	harness.WantState(t, trip, a2a.TaskStateInputRequired, "How many travellers?")
 	decide(secondApproval, false)
 	waitState(t, ctx, expenses, second.ID, a2a.TaskStateCompleted)
-	trip = send(t, ctx, travel, trip.ID, "2")
-	wantState(t, trip, a2a.TaskStateCompleted, "")
+	trip = harness.Send(t, ctx, travel, trip.ID, "2")
+	harness.WantState(t, trip, a2a.TaskStateCompleted, "")
 
 	want = map[string]string{
 		"input_required{travel}":   "2", // the date and the travellers, not the destination again

@@ -9,15 +9,17 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestMetrics runs a travel task on serve and scrapes GET /metrics: the
 // Temporal SDK's series and a2aflow's, with their labels.
 func TestMetrics(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	travelBooking(t, ctx, c)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	harness.TravelBooking(t, ctx, c)
 
 	type want struct {
 		family string

@@ -10,6 +10,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestNondeterminismAndRollback deploys, without Worker Versioning, a v2
@@ -22,28 +24,28 @@ func TestNondeterminismAndRollback(t *testing.T) {
 		return
 	}
 	dataDir := t.TempDir()
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
 	args := []string{"serve", "--http-addr", strings.TrimPrefix(apiURL, "http://"),
-		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--ui-addr", "", "--data-dir", dataDir,
+		"--temporal-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)), "--ui-addr", "", "--data-dir", dataDir,
 		"--log-level", "warn", "--wait-timeout", "5s"}
-	serve := func(program, name string) *proc {
-		p := startProgram(t, program, name, nil, args...)
-		p.waitOutput("a2aflow is serving", 2*time.Minute)
-		waitHealthy(t, apiURL)
+	serve := func(program, name string) *harness.Proc {
+		p := harness.StartProgram(t, program, name, nil, args...)
+		p.WaitOutput("a2aflow is serving", 2*time.Minute)
+		harness.WaitHealthy(t, apiURL)
 		return p
 	}
 
 	p := serve(v1, "v1 serve")
-	ctx := testContext(t)
-	orders, _ := newClient(t, ctx, apiURL+"/agents/orders")
-	parked := send(t, ctx, orders, "", "hello")
-	wantState(t, parked, a2a.TaskStateInputRequired, "What should we order?")
-	p.kill()
+	ctx := harness.Context(t)
+	orders, _ := harness.NewClient(t, ctx, apiURL+"/agents/orders")
+	parked := harness.Send(t, ctx, orders, "", "hello")
+	harness.WantState(t, parked, a2a.TaskStateInputRequired, "What should we order?")
+	p.Kill()
 
 	// v2 cannot replay the parked task: the answer is refused, retryable,
 	// saying why; the task is not failed, its answer not lost.
 	p = serve(v2, "v2 serve")
-	orders, _ = newClient(t, ctx, apiURL+"/agents/orders")
+	orders, _ = harness.NewClient(t, ctx, apiURL+"/agents/orders")
 	answer := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("desks"))
 	answer.TaskID = parked.ID
 	_, err := orders.SendMessage(ctx, &a2a.SendMessageRequest{Message: answer})
@@ -52,21 +54,21 @@ func TestNondeterminismAndRollback(t *testing.T) {
 		// A read may still be answered from the history; if not, it says why.
 		wantStuck(t, "GetTask", err)
 	}
-	p.waitOutput("task stuck: its workflow task keeps failing", 10*time.Second)
-	if out := p.out.String(); !strings.Contains(out, "reason=NONDETERMINISM") || !strings.Contains(out, string(parked.ID)) {
+	p.WaitOutput("task stuck: its workflow task keeps failing", 10*time.Second)
+	if out := p.Out.String(); !strings.Contains(out, "reason=NONDETERMINISM") || !strings.Contains(out, string(parked.ID)) {
 		t.Errorf("the error log does not name the task and the cause:\n%s", out)
 	}
 	if families, body := scrapeMetrics(t, apiURL+"/metrics"); !hasSeries(families["a2aflow_stuck_tasks_answered_total"], map[string]string{"reason": "NONDETERMINISM"}) {
 		t.Errorf("/metrics does not count the stuck answer:\n%s", body)
 	}
-	p.kill()
+	p.Kill()
 
 	// Rolled back, the task goes on where it stopped; the same answer sent
 	// again (same messageId, as the error says) is applied once.
 	serve(v1, "v1 serve again")
-	orders, _ = newClient(t, ctx, apiURL+"/agents/orders")
+	orders, _ = harness.NewClient(t, ctx, apiURL+"/agents/orders")
 	task := send2(t, ctx, orders, answer)
-	wantState(t, task, a2a.TaskStateCompleted, "v1 ordered desks")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "v1 ordered desks")
 	before, err := orders.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aflow/a2aflow/internal/oauthlogin/oauthtest"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // jwtPrefix starts every JWT zitadel signs ({"alg":"RS256",...} in
@@ -29,12 +30,12 @@ const jwtPrefix = "eyJhbGciOi"
 // token is in alpha's files or logs.
 func TestOAuthLoginDelegation(t *testing.T) {
 	op := oauthtest.Start(t, 40*time.Second) // refreshed 10 s before its expiry: at about 29 s
-	beta := startServe(t, t.TempDir(), "--jwks-url", op.JWKSURL(), "--jwt-issuer", op.Issuer)
+	beta := harness.StartServe(t, t.TempDir(), "--jwks-url", op.JWKSURL(), "--jwt-issuer", op.Issuer)
 	alphaDir := t.TempDir()
-	alpha := startServe(t, alphaDir, "--log-level", "debug", "--peer", "beta="+beta.APIURL+"/agents/echo")
+	alpha := harness.StartServe(t, alphaDir, "--log-level", "debug", "--peer", "beta="+beta.APIURL+"/agents/echo")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, _ := newClient(t, ctx, alpha.APIURL+"/agents/router")
+	c, _ := harness.NewClient(t, ctx, alpha.APIURL+"/agents/router")
 	env := []string{"A2AFLOW_DATA_DIR=" + alphaDir}
 
 	// Without a login beta refuses the CLI.
@@ -46,10 +47,10 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	// The login: beta's card declares its issuer as an openIdConnect scheme
 	// (its --jwt-issuer), which the command discovers; it prints the URL,
 	// the "browser" follows it.
-	p := start(t, "agents login", env, "agents", "login", "beta", "--client-id", oauthtest.ClientID)
-	p.waitOutput("/auth?", 30*time.Second)
+	p := harness.Start(t, "agents login", env, "agents", "login", "beta", "--client-id", oauthtest.ClientID)
+	p.WaitOutput("/auth?", 30*time.Second)
 	var authURL string
-	for _, line := range strings.Split(p.out.String(), "\n") {
+	for _, line := range strings.Split(p.Out.String(), "\n") {
 		if l := strings.TrimSpace(line); strings.HasPrefix(l, op.Issuer+"/auth?") {
 			authURL = l
 		}
@@ -63,15 +64,15 @@ func TestOAuthLoginDelegation(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("agents login did not finish")
 	}
-	if !strings.Contains(p.out.String(), "as its card's scheme openIdConnect says") {
-		t.Errorf("agents login did not use the card's openIdConnect scheme:\n%s", p.out.String())
+	if !strings.Contains(p.Out.String(), "as its card's scheme openIdConnect says") {
+		t.Errorf("agents login did not use the card's openIdConnect scheme:\n%s", p.Out.String())
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(p.out.String(), "directory agent beta now calls with it") {
-		t.Fatalf("agents login: exit %d\n%s", code, p.out.String())
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(p.Out.String(), "directory agent beta now calls with it") {
+		t.Fatalf("agents login: exit %d\n%s", code, p.Out.String())
 	}
 	loggedIn := time.Now()
 	r = runCLIEnv(t, env, "agents", "logins")
@@ -82,7 +83,7 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	// Delegation with the stored token, and the CLI with it.
 	delegate := func(text string) *a2a.Task {
 		t.Helper()
-		task := send(t, ctx, c, "", "@beta "+text)
+		task := harness.Send(t, ctx, c, "", "@beta "+text)
 		deadline := time.Now().Add(time.Minute)
 		for !task.Status.State.Terminal() && time.Now().Before(deadline) {
 			time.Sleep(200 * time.Millisecond)
@@ -98,7 +99,7 @@ func TestOAuthLoginDelegation(t *testing.T) {
 		return task.Status.State == a2a.TaskStateCompleted && strings.Contains(string(raw), text)
 	}
 	if task := delegate("hello over oauth"); !echoed(task, "hello over oauth") {
-		t.Fatalf("delegation with the login: %s %q", task.Status.State, statusText(task))
+		t.Fatalf("delegation with the login: %s %q", task.Status.State, harness.StatusText(task))
 	}
 	r = runCLIEnv(t, env, "send", "--agent", beta.APIURL+"/agents/echo", "--auth-ref", "beta", "hi from the cli")
 	if r.code != 0 || !strings.Contains(r.stdout, "hi from the cli") {
@@ -116,7 +117,7 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	op.SetAccessTTL(15 * time.Second) // the refreshed one is due after about 4 s
 	time.Sleep(time.Until(loggedIn.Add(31 * time.Second)))
 	if task := delegate("after the expiry"); !echoed(task, "after the expiry") {
-		t.Fatalf("delegation after the expiry: %s %q", task.Status.State, statusText(task))
+		t.Fatalf("delegation after the expiry: %s %q", task.Status.State, harness.StatusText(task))
 	}
 	if got := op.Grants("refresh_token"); got != 1 {
 		t.Errorf("refreshes after one expiry = %d, want 1", got)
@@ -133,8 +134,8 @@ func TestOAuthLoginDelegation(t *testing.T) {
 	}
 	time.Sleep(5500 * time.Millisecond)
 	task := delegate("after the revocation")
-	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "agents login beta") {
-		t.Errorf("delegation after the revocation: %s %q, want failed saying to run agents login beta", task.Status.State, statusText(task))
+	if task.Status.State != a2a.TaskStateFailed || !strings.Contains(harness.StatusText(task), "agents login beta") {
+		t.Errorf("delegation after the revocation: %s %q, want failed saying to run agents login beta", task.Status.State, harness.StatusText(task))
 	}
 	r = runCLIEnv(t, env, "send", "--agent", beta.APIURL+"/agents/echo", "--auth-ref", "beta", "again")
 	if r.code == 0 || !strings.Contains(r.stderr, "run `a2aflow agents login beta` again") {
@@ -155,7 +156,7 @@ func TestOAuthLoginDelegation(t *testing.T) {
 		}
 		return nil
 	})
-	if strings.Contains(alpha.proc().out.String(), jwtPrefix) {
+	if strings.Contains(alpha.Proc().Out.String(), jwtPrefix) {
 		t.Error("alpha's log holds a JWT")
 	}
 }

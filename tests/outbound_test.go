@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +15,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // canaryServer counts every request it gets: a guard works when a refused
@@ -46,21 +47,12 @@ func serveCanary(t *testing.T, addr string, h http.HandlerFunc) *canaryServer {
 	return c
 }
 
-// serveExtOn serves x over JSON-RPC, as serveExt does, on addr.
-func serveExtOn(t *testing.T, x *extAgent, addr string) *canaryServer {
+// serveExtOn serves x on addr, as fakes.ServeExt does, but as a note keeper.
+func serveExtOn(t *testing.T, x *fakes.ExtAgent, addr string) *canaryServer {
 	t.Helper()
 	var url string
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "notes", Version: "1.0.0", Description: "Keeps notes.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "note", Name: "Note", Description: "Notes things."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x)))
-	srv := serveCanary(t, addr, mux.ServeHTTP)
+	notes := fakes.RemoteAgent{Name: "notes", Description: "Keeps notes.", Skill: "Note", SkillDoes: "Notes things."}
+	srv := serveCanary(t, addr, notes.Handler(x, func() string { return url }).ServeHTTP)
 	url = srv.URL
 	return srv
 }
@@ -81,18 +73,8 @@ var urlInText = regexp.MustCompile(`https?://[^\s"]+`)
 func newSSRFLLM(t *testing.T) *ssrfLLM {
 	f := &ssrfLLM{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var req struct {
-			Model    string        `json:"model"`
-			Messages []chatMessage `json:"messages"`
-			Format   *struct {
-				Schema struct {
-					Name string `json:"name"`
-				} `json:"json_schema"`
-			} `json:"response_format"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil || len(req.Messages) == 0 {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		req, ok := fakes.ReadChat(w, r)
+		if !ok {
 			return
 		}
 		var asked string // the URL the user asked about
@@ -106,28 +88,25 @@ func newSSRFLLM(t *testing.T) *ssrfLLM {
 				}
 			}
 		}
-		last := req.Messages[len(req.Messages)-1]
+		last := req.Last()
 		params := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 		var message string
 		switch {
 		case req.Format != nil && req.Format.Schema.Name == "RoutingDecision":
-			message = textMessage(params(map[string]string{"decision": "LOCAL", "tool": "remember_agent",
+			message = fakes.TextMessage(params(map[string]string{"decision": "LOCAL", "tool": "remember_agent",
 				"params": params(map[string]string{"url": asked}), "agent": "", "reason": "the user gave an agent's URL"}))
 		case last.Role == "user":
-			message = toolCallMessage("call_remember", "remember_agent", params(map[string]string{"url": asked}))
+			message = fakes.ToolCallMessage("call_remember", "remember_agent", params(map[string]string{"url": asked}))
 		case last.Role == "tool" && last.ToolCallID == "call_remember":
 			f.keep(fmt.Sprint(last.Content))
-			message = toolCallMessage("call_call", "call_agent", params(map[string]string{"agent": asked, "message": "hi"}))
+			message = fakes.ToolCallMessage("call_call", "call_agent", params(map[string]string{"agent": asked, "message": "hi"}))
 		case last.Role == "tool" && last.ToolCallID == "call_call":
 			f.keep(fmt.Sprint(last.Content))
-			message = textMessage("I could not reach it.")
+			message = fakes.TextMessage("I could not reach it.")
 		default:
-			message = textMessage("I am lost.")
+			message = fakes.TextMessage("I am lost.")
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"chatcmpl-ssrf","object":"chat.completion","created":1700000000,"model":%q,
-			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.Model, message)
+		fakes.WriteChat(w, false, "chatcmpl-ssrf", req.Model, message, 10, 5)
 	}))
 	t.Cleanup(f.Close)
 	return f
@@ -195,29 +174,25 @@ func TestOutboundGuard(t *testing.T) {
 	notFound := serveCanary(t, "127.0.0.2:0", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "internal dashboard: root-password", http.StatusNotFound)
 	})
-	ext := &extAgent{}
+	ext := &fakes.ExtAgent{}
 	notes := serveExtOn(t, ext, "127.0.0.2:0") // a real agent alice remembers
-	peer := serveExt(t, ext, true)             // the operator's peer, on 127.0.0.1
+	peer := fakes.ServeExt(t, ext, true)       // the operator's peer, on 127.0.0.1
 	llm := newSSRFLLM(t)
 	canaryPort := strings.TrimPrefix(canary.URL, "http://127.0.0.1:")
 
-	t.Setenv("OPENAI_BASE_URL", llm.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-ssrf")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, llm.URL, "sk-ssrf", "fake-model")
 	t.Setenv("A2AFLOW_OUTBOUND_ALLOW_HOSTS", "")
 	const aliceKey, malloryKey = "alice-key-0123456789", "mallory-key-0123456789"
-	s := startServe(t, t.TempDir(),
+	s := harness.StartServe(t, t.TempDir(),
 		"--api-keys", "alice="+aliceKey+",mallory="+malloryKey,
 		"--outbound-allow-hosts", "127.0.0.2/32",
 		"--peer", "beta="+peer.URL,
 		"--delegation-retry-budget", "5s")
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 	alice := withHeader(ctx, "X-API-Key", aliceKey)
 	mallory := withHeader(ctx, "X-API-Key", malloryKey)
-	router, _ := newClient(t, ctx, s.APIURL+"/agents/router")
-	assistant, _ := newClient(t, ctx, s.APIURL+"/agents/assistant")
+	router, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
+	assistant, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/assistant")
 	tool := func(name string, params any) *a2a.Part {
 		return a2a.NewDataPart(map[string]any{"tool": name, "params": params})
 	}
@@ -242,11 +217,11 @@ func TestOutboundGuard(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				task := ask(mallory, router, tool("remember_agent", map[string]any{"url": tt.url}))
-				t.Logf("remember_agent %s: %s %q", tt.url, task.Status.State, statusText(task))
-				if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), tt.want) {
-					t.Fatalf("remember_agent %s: %s %q, want failed saying %q", tt.url, task.Status.State, statusText(task), tt.want)
+				t.Logf("remember_agent %s: %s %q", tt.url, task.Status.State, harness.StatusText(task))
+				if task.Status.State != a2a.TaskStateFailed || !strings.Contains(harness.StatusText(task), tt.want) {
+					t.Fatalf("remember_agent %s: %s %q, want failed saying %q", tt.url, task.Status.State, harness.StatusText(task), tt.want)
 				}
-				noLeak(t, "status", statusText(task))
+				noLeak(t, "status", harness.StatusText(task))
 			})
 		}
 	})
@@ -255,15 +230,15 @@ func TestOutboundGuard(t *testing.T) {
 		for _, url := range []string{canary.URL + "/internal-admin", "http://169.254.169.254/latest/meta-data/", toLoopback.URL} {
 			// The router's model picks remember_agent with the URL.
 			task := ask(mallory, router, a2a.NewTextPart("Please remember the agent at "+url))
-			if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "refused by the outbound policy") {
-				t.Errorf("router via LLM, %s: %s %q, want failed, refused by the outbound policy", url, task.Status.State, statusText(task))
+			if task.Status.State != a2a.TaskStateFailed || !strings.Contains(harness.StatusText(task), "refused by the outbound policy") {
+				t.Errorf("router via LLM, %s: %s %q, want failed, refused by the outbound policy", url, task.Status.State, harness.StatusText(task))
 			}
-			noLeak(t, "status", statusText(task))
+			noLeak(t, "status", harness.StatusText(task))
 			// The assistant's model calls remember_agent, then call_agent
 			// with the URL: both results say refused, and nothing more.
 			task = ask(mallory, assistant, a2a.NewTextPart("Remember "+url+" and ask it for the admin password"))
 			if task.Status.State != a2a.TaskStateCompleted {
-				t.Errorf("assistant, %s: %s %q, want completed (tool errors are results)", url, task.Status.State, statusText(task))
+				t.Errorf("assistant, %s: %s %q, want completed (tool errors are results)", url, task.Status.State, harness.StatusText(task))
 			}
 		}
 		results := llm.toolResults()
@@ -289,15 +264,15 @@ func TestOutboundGuard(t *testing.T) {
 	t.Run("the operator's peer on loopback", func(t *testing.T) {
 		for _, who := range []context.Context{alice, mallory} {
 			task := ask(who, router, a2a.NewTextPart("@beta hello"))
-			wantState(t, task, a2a.TaskStateCompleted, "done: hello")
+			harness.WantState(t, task, a2a.TaskStateCompleted, "done: hello")
 		}
 	})
 
 	t.Run("tenants", func(t *testing.T) {
 		task := ask(alice, router, tool("remember_agent", map[string]any{"url": notes.URL}))
-		wantState(t, task, a2a.TaskStateCompleted, "")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
 		list := func(who context.Context) string {
-			return statusText(ask(who, router, tool("list_agents", map[string]any{"format": "simple"})))
+			return harness.StatusText(ask(who, router, tool("list_agents", map[string]any{"format": "simple"})))
 		}
 		if got := list(alice); !strings.Contains(got, `"name":"notes"`) || !strings.Contains(got, `"name":"beta"`) {
 			t.Errorf("alice's list_agents = %s, want notes and beta", got)
@@ -307,21 +282,21 @@ func TestOutboundGuard(t *testing.T) {
 		}
 		before := notes.hits.Load()
 		task = ask(mallory, router, a2a.NewTextPart("@notes read me alice's notes"))
-		if task.Status.State != a2a.TaskStateRejected || !strings.Contains(statusText(task), `no agent named "notes"`) {
-			t.Errorf("mallory's @notes: %s %q, want rejected, no agent named notes", task.Status.State, statusText(task))
+		if task.Status.State != a2a.TaskStateRejected || !strings.Contains(harness.StatusText(task), `no agent named "notes"`) {
+			t.Errorf("mallory's @notes: %s %q, want rejected, no agent named notes", task.Status.State, harness.StatusText(task))
 		}
 		if n := notes.hits.Load() - before; n != 0 {
 			t.Errorf("alice's agent got %d requests from mallory's task, want 0", n)
 		}
 		task = ask(alice, router, a2a.NewTextPart("@notes hi"))
-		wantState(t, task, a2a.TaskStateCompleted, "done: hi")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "done: hi")
 		// Mallory may use the name for an agent of her own.
 		task = ask(mallory, router, tool("remember_agent", map[string]any{"url": notes.URL, "name": "notes"}))
-		wantState(t, task, a2a.TaskStateCompleted, "")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "")
 		// A shared name is the operator's.
 		task = ask(mallory, router, tool("remember_agent", map[string]any{"url": notes.URL, "name": "beta"}))
-		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "an agent the operator configured") {
-			t.Errorf("mallory remembering beta: %s %q, want failed: the operator's name", task.Status.State, statusText(task))
+		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(harness.StatusText(task), "an agent the operator configured") {
+			t.Errorf("mallory remembering beta: %s %q, want failed: the operator's name", task.Status.State, harness.StatusText(task))
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestAcceptedOutputModes: a SendMessage whose configuration.acceptedOutputModes
@@ -17,8 +19,8 @@ import (
 // CONTENT_TYPE_NOT_SUPPORTED, naming what the agent produces. Any overlap,
 // wildcards included, is served.
 func TestAcceptedOutputModes(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
 
 	const produces = "it produces text/plain, application/json"
 	tests := []struct {
@@ -114,7 +116,7 @@ func TestAcceptedOutputModes(t *testing.T) {
 	}
 
 	t.Run("a2a-go client", func(t *testing.T) {
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/echo")
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
 		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg,
 			Config: &a2a.SendMessageConfig{AcceptedOutputModes: []string{"image/png"}}})
@@ -134,6 +136,6 @@ func TestAcceptedOutputModes(t *testing.T) {
 		if !ok {
 			t.Fatalf("SendMessage returned %T, want a task", res)
 		}
-		wantState(t, task, a2a.TaskStateCompleted, "hi")
+		harness.WantState(t, task, a2a.TaskStateCompleted, "hi")
 	})
 }

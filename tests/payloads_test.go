@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/a2aflow/a2aflow/internal/blobstore/s3test"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestLargePayloads sends 3 MiB messages to the report agent and refines
@@ -35,9 +36,9 @@ func TestLargePayloads(t *testing.T) {
 				t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 				extra = []string{"--payload-store", "s3://a2aflow/payloads?endpoint=" + endpoint + "&region=us-east-1"}
 			}
-			s := startServe(t, dataDir, extra...)
-			ctx := testContext(t)
-			c, _ := newClient(t, ctx, s.APIURL+"/agents/report")
+			s := harness.StartServe(t, dataDir, extra...)
+			ctx := harness.Context(t)
+			c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/report")
 
 			const noteSize = 3 << 20
 			notes := func(i int) string {
@@ -55,7 +56,7 @@ func TestLargePayloads(t *testing.T) {
 					t.Fatalf("message %d (%d bytes): %v", i, len(notes(i)), err)
 				}
 				last = res.(*a2a.Task)
-				wantState(t, last, a2a.TaskStateCompleted, "")
+				harness.WantState(t, last, a2a.TaskStateCompleted, "")
 				ids = append(ids, last.ID)
 			}
 			size := artifactBytes(last)
@@ -100,9 +101,9 @@ func TestLargePayloads(t *testing.T) {
 				t.Errorf("with the S3 store, %s holds %d entries, want none", blobs, len(entries))
 			}
 
-			s.proc().kill()
-			s.restart()
-			c2, _ := newClient(t, ctx, s.APIURL+"/agents/report")
+			s.Proc().Kill()
+			s.Restart()
+			c2, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/report")
 			check("after kill -9 and a restart", c2)
 		})
 	}

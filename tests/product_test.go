@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/a2aflow/a2aflow/internal/api/resources"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -36,13 +37,13 @@ func TestProductHasNoDemos(t *testing.T) {
 	}
 
 	dataDir := t.TempDir()
-	s := startServeProgram(t, program, dataDir, nil)
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.APIURL+"/agents/trips")
+	s := harness.StartServeProgram(t, program, dataDir, nil)
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.APIURL+"/agents/trips")
 	if card.Name != "trips" {
 		t.Fatalf("card of /agents/trips names %q", card.Name)
 	}
-	task := send(t, ctx, c, "", "Lisbon")
+	task := harness.Send(t, ctx, c, "", "Lisbon")
 	if task.Status.State != a2a.TaskStateCompleted || workflows.MessageText(task.Status.Message) != "product booked Lisbon" {
 		t.Errorf("trips task: %s %q, want completed by the program's own BookTrip", task.Status.State, workflows.MessageText(task.Status.Message))
 	}
@@ -79,13 +80,13 @@ func TestProductHasNoDemos(t *testing.T) {
 // completes with its own token.
 func TestWaitpointsAcrossContinueAsNew(t *testing.T) {
 	program := buildVersioned(t, "v1")
-	s := startServeProgram(t, program, t.TempDir(), nil, "--temporal-dynamic-config",
+	s := harness.StartServeProgram(t, program, t.TempDir(), nil, "--temporal-dynamic-config",
 		fmt.Sprintf("limit.historyCount.suggestContinueAsNew=%d", suggestContinueAsNewAfter))
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/tickets")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/tickets")
 	tc := dialTemporal(t, s)
 
-	task := send(t, ctx, c, "", "a change")
+	task := harness.Send(t, ctx, c, "", "a change")
 	first := waitpointIn(t, task)
 	if want := string(task.ID) + "-waitpoint-1"; first != want {
 		t.Fatalf("first waitpoint %s, want %s", first, want)
@@ -106,9 +107,9 @@ func TestWaitpointsAcrossContinueAsNew(t *testing.T) {
 		if i > 60 {
 			t.Fatalf("the task did not continue as new in %d turns", i)
 		}
-		task = send(t, ctx, c, task.ID, fmt.Sprintf("turn %d", i))
+		task = harness.Send(t, ctx, c, task.ID, fmt.Sprintf("turn %d", i))
 	}
-	task = send(t, ctx, c, task.ID, "done")
+	task = harness.Send(t, ctx, c, task.ID, "done")
 	second := waitpointIn(t, task)
 	if want := string(task.ID) + "-waitpoint-2"; second != want {
 		t.Fatalf("the waitpoint after continue-as-new is %s, want %s (IDs never repeat within a task)", second, want)

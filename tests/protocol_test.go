@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // rpcResponse is a JSON-RPC 2.0 response as it travels on the wire.
@@ -45,19 +49,27 @@ func rpc(t testing.TB, url, body string) (int, rpcResponse) {
 	return resp.StatusCode, out
 }
 
-func TestJSONRPCErrorCodes(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-
-	waiting := send(t, ctx, c, "", "Book a flight")
-	canceled := send(t, ctx, c, "", "Book a flight")
+// tasksInEachState makes, on s, a travel task waiting for input and a
+// canceled one, with c (a client of the travel agent), and an echo task
+// completed.
+func tasksInEachState(t *testing.T, ctx context.Context, s *harness.Server) (c *a2aclient.Client, waiting, canceled, done *a2a.Task) {
+	t.Helper()
+	c, _ = harness.NewClient(t, ctx, s.APIURL)
+	waiting = harness.Send(t, ctx, c, "", "Book a flight")
+	canceled = harness.Send(t, ctx, c, "", "Book a flight")
 	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: canceled.ID}); err != nil {
 		t.Fatal(err)
 	}
-	echo, _ := newClient(t, ctx, s.APIURL+"/agents/echo")
-	done := send(t, ctx, echo, "", "hi")
-	wantState(t, done, a2a.TaskStateCompleted, "hi")
+	echo, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
+	done = harness.Send(t, ctx, echo, "", "hi")
+	harness.WantState(t, done, a2a.TaskStateCompleted, "hi")
+	return c, waiting, canceled, done
+}
+
+func TestJSONRPCErrorCodes(t *testing.T) {
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, waiting, canceled, done := tasksInEachState(t, ctx, s)
 
 	msg := func(taskID a2a.TaskID, parts string) string {
 		tid := ""
@@ -110,14 +122,14 @@ func TestJSONRPCErrorCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, got, a2a.TaskStateInputRequired, "Where to?")
+	harness.WantState(t, got, a2a.TaskStateInputRequired, "Where to?")
 	if len(got.History) != 2 {
 		t.Errorf("waiting task history has %d messages, want 2", len(got.History))
 	}
 }
 
 func TestVersionNegotiation(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	post := func(version, body string) rpcResponse {
 		req, _ := http.NewRequest(http.MethodPost, s.APIURL+"/agents/echo", strings.NewReader(body))
 		if version != "" {
@@ -152,11 +164,11 @@ func TestVersionNegotiation(t *testing.T) {
 }
 
 func TestSendMessageIsIdempotent(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
 	for _, agent := range []string{"travel", "echo"} {
 		t.Run(agent, func(t *testing.T) {
-			c, _ := newClient(t, ctx, s.APIURL+"/agents/"+agent)
+			c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/"+agent)
 			msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Book a flight"))
 			first, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
 			if err != nil {
@@ -188,33 +200,33 @@ func TestSendMessageIsIdempotent(t *testing.T) {
 }
 
 func TestCancelWaitingTask(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := send(t, ctx, c, "", "Book a flight")
-	task = send(t, ctx, c, task.ID, "Oslo")
-	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	task = harness.Send(t, ctx, c, task.ID, "Oslo")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
 
 	canceled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, canceled, a2a.TaskStateCanceled, "")
+	harness.WantState(t, canceled, a2a.TaskStateCanceled, "")
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, got, a2a.TaskStateCanceled, "")
+	harness.WantState(t, got, a2a.TaskStateCanceled, "")
 	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 		t.Errorf("second cancel: err = %v, want ErrTaskNotCancelable", err)
 	}
 }
 
 func TestAgentsAndCards(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
 	for _, agent := range []string{"travel", "echo"} {
-		_, card := newClient(t, ctx, s.APIURL+"/agents/"+agent)
+		_, card := harness.NewClient(t, ctx, s.APIURL+"/agents/"+agent)
 		if card.Name != agent {
 			t.Errorf("card at /agents/%s names %q", agent, card.Name)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/cardsign"
 	"github.com/a2aflow/a2aflow/internal/pushtoken"
 	"github.com/a2aflow/a2aflow/pushverify"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // verifiedPush is one request the signed-push receiver got.
@@ -80,9 +81,9 @@ func TestSignedPushNotifications(t *testing.T) {
 	wantRun(t, runCLI(t, "keys", "generate", "--out", keyFile), 0, "EdDSA key ")
 	retiredFile := filepath.Join(dir, "retired-key.pem")
 	wantRun(t, runCLI(t, "keys", "generate", "--alg", "ES256", "--out", retiredFile), 0, "ES256 key ")
-	s := startServe(t, filepath.Join(dir, "data"), "--card-key", keyFile, "--card-previous-keys", retiredFile,
+	s := harness.StartServe(t, filepath.Join(dir, "data"), "--card-key", keyFile, "--card-previous-keys", retiredFile,
 		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 
 	v, err := pushverify.New(ctx, s.APIURL+pushverify.JWKSPath, pushverify.Options{Replay: pushverify.NewMemoryReplayCache()})
 	if err != nil {
@@ -92,7 +93,7 @@ func TestSignedPushNotifications(t *testing.T) {
 	rc.Server = httptest.NewServer(rc)
 	defer rc.Close()
 
-	c, _ := newClient(t, ctx, s.APIURL)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
 	task := sendWithPush(t, ctx, c, &a2a.PushConfig{
 		URL: rc.URL + "/hook?sig=in-the-url", Token: "tok-signed",
 		Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "webhook-secret"},

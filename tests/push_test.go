@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/internal/webhook"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // pushed is one push notification a webhook accepted, as the tests compare it.
@@ -152,15 +153,15 @@ func sendWithPush(t *testing.T, ctx context.Context, c *a2aclient.Client, config
 		t.Fatalf("SendMessage with a push config: %v", err)
 	}
 	task := res.(*a2a.Task)
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 	return task
 }
 
 func answerTravel(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.TaskID) {
 	t.Helper()
-	send(t, ctx, c, id, "Lisbon")
-	send(t, ctx, c, id, "2026-12-24")
-	wantState(t, send(t, ctx, c, id, "2"), a2a.TaskStateCompleted, "")
+	harness.Send(t, ctx, c, id, "Lisbon")
+	harness.Send(t, ctx, c, id, "2026-12-24")
+	harness.WantState(t, harness.Send(t, ctx, c, id, "2"), a2a.TaskStateCompleted, "")
 }
 
 // historyBytes returns the task's whole Temporal history as protobuf, in
@@ -189,9 +190,9 @@ func historyBytes(t *testing.T, ctx context.Context, temporalAddr string, taskID
 }
 
 func TestPushNotifications(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.APIURL)
+	s := harness.StartServe(t, t.TempDir(), "--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.APIURL)
 	if !card.Capabilities.PushNotifications {
 		t.Errorf("card capabilities %+v, want pushNotifications", card.Capabilities)
 	}
@@ -253,9 +254,9 @@ func TestPushNotifications(t *testing.T) {
 		task := sendWithPush(t, ctx, c, &a2a.PushConfig{URL: hook.URL, Token: "tok-2"})
 		answerTravel(t, ctx, c, task.ID)
 		want := travelPushes()
-		got := hook.waitFor(len(want), 30*time.Second)
+		hook.waitFor(len(want), 30*time.Second)
 		time.Sleep(time.Second) // a duplicate would come now
-		got = hook.waitFor(len(want), 0)
+		got := hook.waitFor(len(want), 0)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("notifications (-want +got):\n%s", diff)
 		}
@@ -265,7 +266,7 @@ func TestPushNotifications(t *testing.T) {
 	})
 
 	t.Run("forbidden addresses are InvalidParams", func(t *testing.T) {
-		task := send(t, ctx, c, "", "Book a flight")
+		task := harness.Send(t, ctx, c, "", "Book a flight")
 		for _, url := range []string{
 			"http://10.0.0.1/",
 			"http://169.254.169.254/latest/meta-data/",
@@ -310,7 +311,7 @@ func TestPushNotifications(t *testing.T) {
 
 	t.Run("create, get, list, delete over JSON-RPC and HTTP+JSON", func(t *testing.T) {
 		hook := newWebhookReceiver(t)
-		task := send(t, ctx, c, "", "Book a flight")
+		task := harness.Send(t, ctx, c, "", "Book a flight")
 		rest := func(method, path, body string) (int, string) {
 			req, _ := http.NewRequest(method, s.APIURL+"/tasks/"+string(task.ID)+"/pushNotificationConfigs"+path, strings.NewReader(body))
 			req.Header.Set("A2A-Version", "1.0")
@@ -380,9 +381,9 @@ func TestPushNotifications(t *testing.T) {
 // is down and a notification is being retried, starts it again, and the
 // notification still arrives, followed by the later ones in order.
 func TestPushSurvivesKill(t *testing.T) {
-	s := startServe(t, t.TempDir(), "--push-allow-hosts", "loopback", "--push-max-retry-interval", "2s")
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
+	s := harness.StartServe(t, t.TempDir(), "--push-allow-hosts", "loopback", "--push-max-retry-interval", "2s")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
 	hook := newWebhookReceiver(t)
 	hook.setDown(true)
 
@@ -392,8 +393,8 @@ func TestPushSurvivesKill(t *testing.T) {
 			t.Fatal("no delivery attempt within 30s")
 		}
 	}
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	hook.setDown(false)
 	up := time.Now()
 
@@ -404,8 +405,8 @@ func TestPushSurvivesKill(t *testing.T) {
 	}
 	t.Logf("after the restart, both notifications arrived %s after the webhook came back (%d attempts in all)",
 		time.Since(up).Round(time.Millisecond), hook.attemptCount())
-	c, _ = newClient(t, ctx, s.APIURL)
-	send(t, ctx, c, task.ID, "Oslo")
+	c, _ = harness.NewClient(t, ctx, s.APIURL)
+	harness.Send(t, ctx, c, task.ID, "Oslo")
 	want = append(want, pushed{3, working}, pushed{4, input})
 	if diff := cmp.Diff(want, hook.waitFor(4, 30*time.Second)); diff != "" {
 		t.Errorf("notifications (-want +got):\n%s", diff)

@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // pythonSDKVersion is the a2a-sdk version tests/python/requirements.txt pins.
@@ -95,7 +93,7 @@ func TestPythonClient(t *testing.T) {
 	python := pythonFromVenv(t)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(hook.Close)
-	s := startServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t)), "--push-allow-hosts", "loopback")
 	for _, v := range pythonVariants {
 		t.Run("Python "+v.String(), func(t *testing.T) {
 			got := runPythonClient(t, python, s.APIURL, v, hook.URL+"/py")
@@ -199,24 +197,7 @@ func pythonFromVenv(t *testing.T) string {
 // decodes its report.
 func runPythonClient(t *testing.T, python, baseURL string, v matrixVariant, hook string) pythonReport {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "a2a_client.py", baseURL, string(v.binding), v.version, hook)
-	cmd.Dir = "python"
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("a2a_client.py %s did not finish within 2 minutes\nstdout:\n%s\nstderr:\n%s", v, &stdout, &stderr)
-		}
-		t.Fatalf("a2a_client.py %s: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
 	var got pythonReport
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("a2a_client.py %s printed no report: %v\nstdout:\n%s\nstderr:\n%s", v, err, &stdout, &stderr)
-	}
-	if stderr.Len() > 0 {
-		t.Logf("python stderr:\n%s", &stderr)
-	}
+	runClientReport(t, 2*time.Minute, "a2a_client.py "+v.String(), "python", &got, python, "a2a_client.py", baseURL, string(v.binding), v.version, hook)
 	return got
 }

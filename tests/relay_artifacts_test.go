@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 	"maps"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -16,12 +15,15 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // artifactAgent is a remote A2A agent (a2a-go's server) that streams its
 // artifacts: "report" in three chunks (append), step apart, then, once
 // release is closed, "summary" whole, then it completes.
 type artifactAgent struct {
+	fakes.CancelsAtOnce
 	step    time.Duration
 	release chan struct{}
 }
@@ -61,28 +63,9 @@ func (g *artifactAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 	}
 }
 
-func (g *artifactAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
+// serveArtifactAgent serves g, its card offering streaming.
 func serveArtifactAgent(t testing.TB, g *artifactAgent) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "writer", Version: "1.0.0", Description: "Writes a report.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: true},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "write", Name: "Write", Description: "Writes a report."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(g)))
-	srv = httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return fakes.RemoteAgent{Name: "writer", Description: "Writes a report.", Skill: "Write", SkillDoes: "Writes a report.", Streaming: true}.Serve(t, g)
 }
 
 // artifactView builds a task's artifacts from its stream's events as an A2A
@@ -184,15 +167,11 @@ func TestRemoteArtifactsRelayed(t *testing.T) {
 	remote := serveArtifactAgent(t, &artifactAgent{step: 700 * time.Millisecond, release: release})
 	llmSrv := fakeRouterLLM(t)
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "writer", remote.URL)
-	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-router")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	harness.AddAgent(t, dataDir, "writer", remote.URL)
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 
 	v := newArtifactView()
 	var taskID a2a.TaskID
@@ -216,7 +195,7 @@ func TestRemoteArtifactsRelayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	wantTwoArtifacts(t, task, v)
 	if h := string(historyBytes(t, ctx, s.TemporalAddr, taskID)); strings.Count(h, "wide ") > 3 {
 		t.Errorf("the workflow history of %s holds the chunk %q %d times: chunks are not recorded", taskID, "wide ", strings.Count(h, "wide "))
@@ -236,15 +215,11 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	remote := serveArtifactAgent(t, &artifactAgent{step: 700 * time.Millisecond, release: release})
 	llmSrv := fakeRouterLLM(t)
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "writer", remote.URL)
-	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-router")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	harness.AddAgent(t, dataDir, "writer", remote.URL)
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 
 	var taskID a2a.TaskID
 	before := newArtifactView()
@@ -284,11 +259,11 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	})
 	t.Logf("the finished report was in the heartbeat details %s after the stream showed it", time.Since(recorded).Round(time.Millisecond))
 	tc.Close()
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	close(release)
 
-	c, _ = newClient(t, ctx, s.APIURL+"/agents/router")
+	c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 	after := newArtifactView()
 	deadline, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -311,7 +286,7 @@ func TestRemoteArtifactsAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	wantTwoArtifacts(t, task, after)
 	for id, text := range before.texts {
 		if !slices.ContainsFunc(task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == id && partsText(a.Parts) == text }) {

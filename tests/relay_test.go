@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"iter"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -14,12 +13,15 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // progressAgent is a remote A2A agent (a2a-go's server) that reports its
 // progress: it sends each of its steps as a working status message, step
 // apart, then completes with "all done".
 type progressAgent struct {
+	fakes.CancelsAtOnce
 	steps []string
 	step  time.Duration
 }
@@ -44,29 +46,9 @@ func (p *progressAgent) Execute(ctx context.Context, ec *a2asrv.ExecutorContext)
 	}
 }
 
-func (p *progressAgent) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
-// serveProgress serves p over JSON-RPC with a card that offers streaming or not.
+// serveProgress serves p with a card that offers streaming or not.
 func serveProgress(t testing.TB, p *progressAgent, streaming bool) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "progress", Version: "1.0.0", Description: "Works in steps.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			Capabilities:        a2a.AgentCapabilities{Streaming: streaming},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "work", Name: "Work", Description: "Works in steps."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(p)))
-	srv = httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return fakes.RemoteAgent{Name: "progress", Description: "Works in steps.", Skill: "Work", SkillDoes: "Works in steps.", Streaming: streaming}.Serve(t, p)
 }
 
 // TestRemoteProgressRelayed: a task that delegates to a remote agent
@@ -82,16 +64,12 @@ func TestRemoteProgressRelayed(t *testing.T) {
 	pollSrv := serveProgress(t, &progressAgent{steps: steps, step: 3 * time.Second}, false)
 	llmSrv := fakeRouterLLM(t)
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "progress", streamSrv.URL)
-	addAgent(t, dataDir, "progress-poll", pollSrv.URL)
-	t.Setenv("OPENAI_BASE_URL", llmSrv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-router")
-	t.Setenv("A2AFLOW_LLM_MODEL", "fake-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	harness.AddAgent(t, dataDir, "progress", streamSrv.URL)
+	harness.AddAgent(t, dataDir, "progress-poll", pollSrv.URL)
+	fakes.UseOpenAI(t, llmSrv.URL, "sk-router", "fake-model")
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 
 	for _, agent := range []string{"progress", "progress-poll"} {
 		t.Run(agent, func(t *testing.T) {
@@ -132,7 +110,7 @@ func TestRemoteProgressRelayed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantState(t, task, a2a.TaskStateCompleted, "")
+			harness.WantState(t, task, a2a.TaskStateCompleted, "")
 			for _, m := range task.History {
 				for _, p := range m.Parts {
 					if strings.Contains(p.Text(), "step 2 of 3") {

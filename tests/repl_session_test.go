@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestREPLSession: plain-text commands ("connect URL", "list servers",
@@ -12,7 +14,7 @@ import (
 // agent directory (agents list shows it; a second connect does not add it
 // again), and --log-file keeps the session: the lines typed and the answers.
 func TestREPLSession(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	dataDir := t.TempDir()
 	logFile := filepath.Join(t.TempDir(), "repl.log")
 	echo := s.APIURL + "/agents/echo"

@@ -15,32 +15,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
-// runREPL runs `a2aflow repl` with stdin a pipe holding input.
+// runREPL runs `a2aflow repl` with stdin a pipe holding input and returns
+// its stdout, stderr and exit code.
 func runREPL(t *testing.T, input string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"repl"}, args...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-	cmd.Stdin = strings.NewReader(input)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("repl did not finish in 90 s; stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
-	}
-	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+	r := runCLIWith(t, cliRun{stdin: input}, append([]string{"repl"}, args...)...)
+	return r.stdout, r.stderr, r.code
 }
 
 func TestREPL(t *testing.T) {
-	s := startServe(t, t.TempDir())
+	s := harness.StartServe(t, t.TempDir())
 	dataDir := t.TempDir()
 	tests := []struct {
 		name  string
@@ -85,15 +73,15 @@ type replProc struct {
 	t     *testing.T
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	out   *syncBuffer // stdout and stderr, in order
+	out   *harness.SyncBuffer // stdout and stderr, in order
 	done  chan struct{}
 	mark  int // the output before mark was matched already
 }
 
 func startREPL(t *testing.T, args ...string) *replProc {
 	t.Helper()
-	r := &replProc{t: t, out: &syncBuffer{}, done: make(chan struct{})}
-	r.cmd = exec.Command(binary, append([]string{"repl"}, args...)...)
+	r := &replProc{t: t, out: &harness.SyncBuffer{}, done: make(chan struct{})}
+	r.cmd = harness.Command(append([]string{"repl"}, args...)...)
 	// The agents a REPL serves (:listen) remember agents of this machine
 	// (remember_agent on loopback), which the outbound policy allows only
 	// when told: a developer's REPL opts in.
@@ -231,8 +219,8 @@ func listenRE(port int) string {
 func TestREPLListen(t *testing.T) {
 	begin := time.Now()
 	dataDir := t.TempDir()
-	agent := fmt.Sprintf("http://127.0.0.1:%d", freePort(t)) // nothing serves there
-	port := freePort(t)
+	agent := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t)) // nothing serves there
+	port := harness.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -260,7 +248,7 @@ func TestREPLListen(t *testing.T) {
 	r.expect(`travel> `, 30*time.Second)
 	t.Logf("listening after %s", time.Since(begin).Round(time.Millisecond))
 
-	if out := r.do(":listen "+strconv.Itoa(freePort(t)), 30*time.Second); !strings.Contains(out, "already listening on http://"+addr) {
+	if out := r.do(":listen "+strconv.Itoa(harness.FreePort(t)), 30*time.Second); !strings.Contains(out, "already listening on http://"+addr) {
 		t.Errorf("second :listen:\n%s", out)
 	}
 	if out := r.do(":servers", 30*time.Second); !strings.Contains(out, "* 0 local http://"+addr) {
@@ -365,9 +353,9 @@ func TestREPLListenEnds(t *testing.T) {
 			if tt.wantCode < 0 && runtime.GOOS != "linux" {
 				t.Skip("the child dies with the REPL through Pdeathsig, Linux only")
 			}
-			port := freePort(t)
+			port := harness.FreePort(t)
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
-			r := startREPL(t, "--agent", fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), "--data-dir", t.TempDir())
+			r := startREPL(t, "--agent", fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t)), "--data-dir", t.TempDir())
 			r.send(fmt.Sprintf(":listen %d", port))
 			pid, _ := strconv.Atoi(r.expect(listenRE(port), listenTimeout)[1])
 			r.expect(`travel> `, 30*time.Second)
@@ -386,8 +374,8 @@ func TestREPLListenEnds(t *testing.T) {
 // TestREPLListenChildDies kills the :listen child behind the REPL's back: the
 // REPL says so at the next line and talks to --agent again.
 func TestREPLListenChildDies(t *testing.T) {
-	port := freePort(t)
-	agent := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	port := harness.FreePort(t)
+	agent := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
 	r := startREPL(t, "--agent", agent, "--data-dir", t.TempDir())
 	r.send(fmt.Sprintf(":listen %d", port))
 	pid, _ := strconv.Atoi(r.expect(listenRE(port), listenTimeout)[1])

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
-
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
@@ -27,6 +25,8 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -37,10 +37,10 @@ import (
 // cmd/a2aflow/internal/demo/testdata/travel.history.json, the fixture the agents package replays
 // so that a change breaking running tasks fails CI.
 func TestReplayRecordedTravelHistory(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := travelBooking(t, ctx, c)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.TravelBooking(t, ctx, c)
 	replayAndRecord(t, ctx, s, task.ID, "travel.history.json")
 }
 
@@ -49,9 +49,9 @@ func TestReplayRecordedTravelHistory(t *testing.T) {
 // approved through the REST API; the fixture is
 // cmd/a2aflow/internal/demo/testdata/expenses.history.json.
 func TestReplayRecordedExpensesHistory(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	task, id := expense(t, ctx, c, "250 EUR conference ticket")
 	decision := map[string]any{"approved": true, "comment": "worth it"}
 	if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "fiona"}, decision, nil); code != 200 {
@@ -74,17 +74,17 @@ const writesFixtures = "lean"
 // with A2AFLOW_RECORD_HISTORY=1 they are written to
 // cmd/a2aflow/internal/demo/testdata/{travel,expenses,router-delegation}-<writesFixtures>.history.json.
 func TestReplayRecordedWritesHistories(t *testing.T) {
-	ext := &extAgent{}
+	ext := &fakes.ExtAgent{}
 	dir := t.TempDir()
-	addAgent(t, dir, "ext", serveExt(t, ext, false).URL)
-	s := startServe(t, dir)
-	ctx := testContext(t)
+	harness.AddAgent(t, dir, "ext", fakes.ServeExt(t, ext, false).URL)
+	s := harness.StartServe(t, dir)
+	ctx := harness.Context(t)
 
-	travel, _ := newClient(t, ctx, s.APIURL)
-	task := travelBooking(t, ctx, travel)
+	travel, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.TravelBooking(t, ctx, travel)
 	replayAndRecord(t, ctx, s, task.ID, "travel-"+writesFixtures+".history.json")
 
-	expenses, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	expenses, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	task, id := expense(t, ctx, expenses, "250 EUR conference ticket")
 	decision := map[string]any{"approved": true, "comment": "worth it"}
 	if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "fiona"}, decision, nil); code != 200 {
@@ -93,9 +93,9 @@ func TestReplayRecordedWritesHistories(t *testing.T) {
 	checkReceipt(t, "REST", waitState(t, ctx, expenses, task.ID, a2a.TaskStateCompleted), true, "fiona", "rest", "worth it")
 	replayAndRecord(t, ctx, s, task.ID, "expenses-"+writesFixtures+".history.json")
 
-	router, _ := newClient(t, ctx, s.APIURL+"/agents/router")
+	router, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/router")
 	task = routerSend(t, ctx, router, "", a2a.NewTextPart("@ext hello"))
-	wantState(t, task, a2a.TaskStateCompleted, "done: hello")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "done: hello")
 	replayAndRecord(t, ctx, s, task.ID, "router-delegation-"+writesFixtures+".history.json")
 }
 
@@ -107,8 +107,8 @@ const suggestContinueAsNewAfter = 40
 
 // startContinuingServe runs `a2aflow serve` with Temporal suggesting
 // continue-as-new after suggestContinueAsNewAfter events.
-func startContinuingServe(t *testing.T) *server {
-	return startServe(t, t.TempDir(), "--temporal-dynamic-config",
+func startContinuingServe(t *testing.T) *harness.Server {
+	return harness.StartServe(t, t.TempDir(), "--temporal-dynamic-config",
 		fmt.Sprintf("limit.historyCount.suggestContinueAsNew=%d", suggestContinueAsNewAfter))
 }
 
@@ -126,16 +126,16 @@ func startContinuingServe(t *testing.T) *server {
 // continued task, resumes that wait and books.
 func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 	s := startContinuingServe(t)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
 	tc := dialTemporal(t, s)
 
 	const datePrompt = "On which date? (YYYY-MM-DD)"
-	task := send(t, ctx, c, "", "Book a flight")
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 	id := task.ID
-	task = send(t, ctx, c, id, "Lisbon")
-	wantState(t, task, a2a.TaskStateInputRequired, datePrompt)
+	task = harness.Send(t, ctx, c, id, "Lisbon")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, datePrompt)
 	want := []string{"user: Book a flight", "agent: Where to?", "user: Lisbon", "agent: " + datePrompt}
 
 	runID := currentRunID(t, ctx, tc, id)
@@ -146,8 +146,8 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 		}
 		bad := fmt.Sprintf("day %d", i)
 		question := fmt.Sprintf("%q is not a date like 2026-12-24. %s", bad, datePrompt)
-		task = send(t, ctx, c, id, bad)
-		wantState(t, task, a2a.TaskStateInputRequired, question)
+		task = harness.Send(t, ctx, c, id, bad)
+		harness.WantState(t, task, a2a.TaskStateInputRequired, question)
 		want = append(want, "user: "+bad, "agent: "+question)
 		if r := currentRunID(t, ctx, tc, id); r != runID {
 			// The run ended while the question waited; the new run waits
@@ -161,7 +161,7 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantState(t, now, a2a.TaskStateInputRequired, question)
+			harness.WantState(t, now, a2a.TaskStateInputRequired, question)
 			if asked == nil {
 				t.Fatal("the run continued as new with no question in the task's status")
 			}
@@ -172,11 +172,11 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 			t.Logf("continued as new after invalid date %d", i)
 		}
 	}
-	task = send(t, ctx, c, id, "2026-12-24")
-	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
-	task = send(t, ctx, c, id, "2")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	booking := bookingOf(t, task)
+	task = harness.Send(t, ctx, c, id, "2026-12-24")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	task = harness.Send(t, ctx, c, id, "2")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	booking := harness.BookingOf(t, task)
 	if booking["destination"] != "Lisbon" || booking["date"] != "2026-12-24" || booking["travellers"] != float64(2) {
 		t.Errorf("booking = %v, want Lisbon, 2026-12-24, 2 travellers", booking)
 	}
@@ -232,8 +232,8 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 // continued task, is decided and completes).
 func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	s := startContinuingServe(t)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	tc := dialTemporal(t, s)
 
 	task, approvalID := expense(t, ctx, c, "250 EUR conference ticket")
@@ -243,7 +243,7 @@ func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	if code := getJSON(t, s.APIURL+"/approvals/"+approvalID, &asked); code != 200 || asked.State != "pending" || asked.Deadline == nil {
 		t.Fatalf("GET /approvals/%s: HTTP %d, %+v; want a pending approval with a deadline", approvalID, code, asked)
 	}
-	want := []string{"user: 250 EUR conference ticket", "agent: " + statusText(task)}
+	want := []string{"user: 250 EUR conference ticket", "agent: " + harness.StatusText(task)}
 
 	runID := currentRunID(t, ctx, tc, id)
 	for i := 1; ; i++ {
@@ -317,7 +317,7 @@ func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	if receipt := receiptOf(t, done); receipt["approvalId"] != approvalID || len(receipt["decisions"].([]any)) != 1 {
 		t.Errorf("receipt = %v, want approval %s with one decision", receipt, approvalID)
 	}
-	want = append(want, "agent: "+statusText(done))
+	want = append(want, "agent: "+harness.StatusText(done))
 	if diff := cmp.Diff(want, conversation(done)); diff != "" {
 		t.Errorf("task history (-want +got):\n%s", diff)
 	}
@@ -366,7 +366,7 @@ type approvalView struct {
 }
 
 // dialTemporal connects to the server's Temporal for the length of the test.
-func dialTemporal(t *testing.T, s *server) client.Client {
+func dialTemporal(t *testing.T, s *harness.Server) client.Client {
 	t.Helper()
 	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
 	if err != nil {
@@ -532,7 +532,7 @@ func replayHistory(h *history.History, runID string) error {
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		return err
 	}
-	out, err := exec.Command(binary, "replay", "--data-dir", dir, "--log-level", "warn", file).CombinedOutput()
+	out, err := harness.Command("replay", "--data-dir", dir, "--log-level", "warn", file).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("a2aflow replay: %v\n%s", err, out)
 	}
@@ -623,7 +623,7 @@ func timerEnds(h *history.History) []time.Time {
 // replayAndRecord fetches the history of the completed task id, replays it
 // against the current workflow code and, with A2AFLOW_RECORD_HISTORY=1,
 // writes it to cmd/a2aflow/internal/demo/testdata/fixture.
-func replayAndRecord(t *testing.T, ctx context.Context, s *server, id a2a.TaskID, fixture string) {
+func replayAndRecord(t *testing.T, ctx context.Context, s *harness.Server, id a2a.TaskID, fixture string) {
 	t.Helper()
 	tc := dialTemporal(t, s)
 	h := &history.History{}
@@ -653,16 +653,16 @@ func replayAndRecord(t *testing.T, ctx context.Context, s *server, id a2a.TaskID
 // mid-conversation, one just started) replay; --save keeps them as fixtures
 // that replay again from the files, with the server gone.
 func TestReplayRunningTasks(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	first := send(t, ctx, c, "", "Book a flight")
-	send(t, ctx, c, first.ID, "Lisbon")
-	second := send(t, ctx, c, "", "Book a flight")
-	done := travelBooking(t, ctx, c) // completed: not running, not replayed
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	first := harness.Send(t, ctx, c, "", "Book a flight")
+	harness.Send(t, ctx, c, first.ID, "Lisbon")
+	second := harness.Send(t, ctx, c, "", "Book a flight")
+	done := harness.TravelBooking(t, ctx, c) // completed: not running, not replayed
 
 	saved := t.TempDir()
-	out, err := exec.Command(binary, "replay", "--running", "--save", saved,
+	out, err := harness.Command("replay", "--running", "--save", saved,
 		"--temporal-addr", s.TemporalAddr, "--data-dir", s.DataDir, "--log-level", "warn").CombinedOutput()
 	if err != nil {
 		t.Fatalf("replay --running: %v\n%s", err, out)
@@ -676,12 +676,12 @@ func TestReplayRunningTasks(t *testing.T) {
 		t.Errorf("replay --running printed:\n%s\nwant the two running tasks only", out)
 	}
 
-	s.proc().stop()
+	s.Proc().Stop()
 	files, _ := filepath.Glob(filepath.Join(saved, "*.history.json"))
 	if len(files) != 2 {
 		t.Fatalf("--save wrote %v, want two histories", files)
 	}
-	out, err = exec.Command(binary, append([]string{"replay", "--data-dir", s.DataDir}, files...)...).CombinedOutput()
+	out, err = harness.Command(append([]string{"replay", "--data-dir", s.DataDir}, files...)...).CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("replayed 2, 0 did not replay")) {
 		t.Fatalf("replay of the saved histories: %v\n%s", err, out)
 	}
@@ -724,17 +724,17 @@ type parkedWait struct {
 // workflow code. With A2AFLOW_RECORD_HISTORY=1 it writes
 // cmd/a2aflow/internal/demo/testdata/travel-fork.history.json.
 func TestReplayRecordedForkHistory(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	orig := travelBooking(t, ctx, c)
-	fork := forkREST(t, s.APIURL, orig.ID, 4)
-	wantState(t, fork, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
-	task := send(t, ctx, c, fork.ID, "2027-01-15")
-	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
-	task = send(t, ctx, c, fork.ID, "1")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	if b := bookingOf(t, task); b["destination"] != "Lisbon" || b["date"] != "2027-01-15" {
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	orig := harness.TravelBooking(t, ctx, c)
+	fork := harness.ForkREST(t, s.APIURL, orig.ID, 4)
+	harness.WantState(t, fork, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
+	task := harness.Send(t, ctx, c, fork.ID, "2027-01-15")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
+	task = harness.Send(t, ctx, c, fork.ID, "1")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	if b := harness.BookingOf(t, task); b["destination"] != "Lisbon" || b["date"] != "2027-01-15" {
 		t.Errorf("the fork booked %v, want Lisbon (recorded) on 2027-01-15", b)
 	}
 	replayAndRecord(t, ctx, s, fork.ID, "travel-fork.history.json")

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -69,14 +69,14 @@ func scheduleOf(task *a2a.Task) string {
 func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	aliceKey, bobKey, fionaKey := "alice-key-0123456789", "bob-key-0123456789", "fiona-key-0123456789"
 	hooks := newWebhookReceiver(t)
-	s := startServe(t, t.TempDir(),
+	s := harness.StartServe(t, t.TempDir(),
 		"--api-keys", fmt.Sprintf("alice=%s,bob=%s,fiona=%s", aliceKey, bobKey, fionaKey),
 		"--approver-groups", "fiona:finance",
 		"--push-allow-hosts", "loopback")
-	ctx := testContext(t)
+	ctx := harness.Context(t)
 
 	// Created with the CLI, as the guide shows it.
-	out, err := exec.Command(binary, "schedules", "create", "--api", s.APIURL, "--api-key", aliceKey,
+	out, err := harness.Command("schedules", "create", "--api", s.APIURL, "--api-key", aliceKey,
 		"--name", "weekly-offsite", "--agent", "expenses", "--text", "640 EUR weekly team offsite",
 		"--cron", "0 9 * * MON", "--time-zone", "Europe/Paris",
 		"--push-url", hooks.URL+"/hook", "--push-token", "hook-token-0123456789").CombinedOutput()
@@ -116,7 +116,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	}
 
 	// Trigger: one run now.
-	if out, err := exec.Command(binary, "schedules", "trigger", sched.ID, "--api", s.APIURL, "--api-key", aliceKey).CombinedOutput(); err != nil {
+	if out, err := harness.Command("schedules", "trigger", sched.ID, "--api", s.APIURL, "--api-key", aliceKey).CombinedOutput(); err != nil {
 		t.Fatalf("schedules trigger: %v\n%s", err, out)
 	}
 	var runID string
@@ -134,7 +134,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	if !strings.HasPrefix(runID, sched.ID+"-") {
 		t.Fatalf("run task %q is not named after its schedule", runID)
 	}
-	alice, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	alice, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	actx := withHeader(ctx, "X-API-Key", aliceKey)
 	task := waitState(t, actx, alice, a2a.TaskID(runID), a2a.TaskStateInputRequired)
 	if scheduleOf(task) != sched.ID {
@@ -204,7 +204,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 			t.Errorf("bob %s %s: %d %s, want 404 telling nothing", c.method, c.path, code, body)
 		}
 	}
-	if out, err := exec.Command(binary, "schedules", "describe", sched.ID, "--api", s.APIURL, "--api-key", bobKey).CombinedOutput(); err == nil || !strings.Contains(string(out), "404") {
+	if out, err := harness.Command("schedules", "describe", sched.ID, "--api", s.APIURL, "--api-key", bobKey).CombinedOutput(); err == nil || !strings.Contains(string(out), "404") {
 		t.Errorf("bob's schedules describe: %v %s, want a 404", err, out)
 	}
 	var bobList resources.ScheduleList
@@ -217,7 +217,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 		}
 		return nil
 	})
-	bob, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	bob, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	if _, err := bob.GetTask(withHeader(ctx, "X-API-Key", bobKey), &a2a.GetTaskRequest{ID: a2a.TaskID(runID)}); err == nil {
 		t.Error("bob reads alice's scheduled run")
 	}
@@ -229,7 +229,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 		}
 		return nil
 	})
-	out, err = exec.Command(binary, "schedules", "list", "--api", s.APIURL, "--api-key", aliceKey).CombinedOutput()
+	out, err = harness.Command("schedules", "list", "--api", s.APIURL, "--api-key", aliceKey).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), sched.ID) || !strings.Contains(string(out), "0 9 * * MON Europe/Paris") {
 		t.Errorf("alice's schedules list: %v\n%s", err, out)
 	}
@@ -259,7 +259,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	}
 
 	// Delete: gone; its task stays.
-	if out, err := exec.Command(binary, "schedules", "delete", sched.ID, "--api", s.APIURL, "--api-key", aliceKey).CombinedOutput(); err != nil {
+	if out, err := harness.Command("schedules", "delete", sched.ID, "--api", s.APIURL, "--api-key", aliceKey).CombinedOutput(); err != nil {
 		t.Fatalf("schedules delete: %v\n%s", err, out)
 	}
 	if code, _ := scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, aliceKey, nil, nil); code != http.StatusNotFound {
@@ -292,9 +292,9 @@ type slowRun struct {
 // task (none lost, none doubled), each completed once.
 func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 	program := buildVersioned(t, "v1")
-	s := startServeProgram(t, program, t.TempDir(), nil)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/slow")
+	s := harness.StartServeProgram(t, program, t.TempDir(), nil)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/slow")
 
 	var sched resources.ScheduleView
 	req := resources.ScheduleRequest{Name: "every-2s", Agent: "slow", Message: resources.ScheduleMessage{Text: "3s"}, Every: "2s", Overlap: "skip",
@@ -340,10 +340,10 @@ func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 	// Kill right after a run completes: between runs.
 	before := len(completed())
 	waitRuns(before + 1)
-	s.proc().kill()
+	s.Proc().Kill()
 	killedAt := time.Now()
 	time.Sleep(3 * time.Second) // a due time passes while serve is down
-	s.restart()
+	s.Restart()
 	t.Logf("serve was down %s", time.Since(killedAt).Round(time.Millisecond))
 	waitRuns(before + 3)
 
@@ -414,8 +414,8 @@ func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 // cmd/a2aflow/internal/demo/testdata/expenses-scheduled.history.json.
 func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
 	hooks := newWebhookReceiver(t)
-	s := startServe(t, t.TempDir(), "--push-allow-hosts", "loopback")
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir(), "--push-allow-hosts", "loopback")
+	ctx := harness.Context(t)
 	var sched resources.ScheduleView
 	req := resources.ScheduleRequest{Agent: "expenses", Message: resources.ScheduleMessage{Text: "250 EUR monthly conference ticket"},
 		Cron: "0 9 1 * *", TimeZone: "Europe/Paris", Paused: true,
@@ -436,7 +436,7 @@ func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
 		runID = v.RecentRuns[0].TaskID
 		return nil
 	})
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/expenses")
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
 	task := waitState(t, ctx, c, a2a.TaskID(runID), a2a.TaskStateInputRequired)
 	approval := string(task.ID) + "-approval-1"
 	if code := postJSON(t, s.APIURL+"/approvals/"+approval+"/decision", map[string]string{"X-Approver": "fiona"},
@@ -458,9 +458,9 @@ func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
 // state, as CancelTask would), and no two runs work at once either.
 func TestScheduleOverlapPolicies(t *testing.T) {
 	program := buildVersioned(t, "v1")
-	s := startServeProgram(t, program, t.TempDir(), nil)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL+"/agents/slow")
+	s := harness.StartServeProgram(t, program, t.TempDir(), nil)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/slow")
 	tc := dialTemporal(t, s)
 	tasksOf := func(id string) []*a2a.Task {
 		list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})

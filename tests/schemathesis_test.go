@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // Budget of TestSchemathesis: examples per operation and phase, and the
@@ -38,7 +40,7 @@ func TestSchemathesis(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key = "st-key-0123456789"
-	s := startServe(t, t.TempDir(), "--api-keys", "alice="+key)
+	s := harness.StartServe(t, t.TempDir(), "--api-keys", "alice="+key)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestSendMessageAnswersTheTurn: a SendMessage without historyLength answers
@@ -12,14 +14,14 @@ import (
 // task's age); with historyLength, the last N as asked; GetTask without
 // historyLength keeps the server's default (the whole history here).
 func TestSendMessageAnswersTheTurn(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := send(t, ctx, c, "", "Book a flight")
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
 	if len(task.History) != 2 {
 		t.Fatalf("the first answer holds %d messages, want 2 (the request and the question)", len(task.History))
 	}
-	task = send(t, ctx, c, task.ID, "Lisbon")
+	task = harness.Send(t, ctx, c, task.ID, "Lisbon")
 	turns := 30
 	for i := 1; i <= turns; i++ {
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(fmt.Sprintf("day %d", i)))

@@ -11,6 +11,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestGracefulShutdown sends SIGTERM to `a2aflow serve` while a subscriber
@@ -20,23 +22,23 @@ import (
 // the task as it is and then every later event: nothing is lost.
 func TestGracefulShutdown(t *testing.T) {
 	const shutdownTimeout = 10 * time.Second
-	s := startServe(t, t.TempDir(), "--shutdown-timeout", shutdownTimeout.String())
-	ctx := testContext(t)
+	s := harness.StartServe(t, t.TempDir(), "--shutdown-timeout", shutdownTimeout.String())
+	ctx := harness.Context(t)
 	driver := streamClient(t, ctx, s.APIURL)
-	task := send(t, ctx, driver, "", "Book a flight")
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	task := harness.Send(t, ctx, driver, "", "Book a flight")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 
-	before := subscribe(ctx, "before the shutdown", streamClient(t, ctx, s.APIURL), task.ID)
-	before.waitLive(t)
-	send(t, ctx, driver, task.ID, "Lisbon")
-	before.waitEvents(t, 3)
+	before := harness.Subscribe(ctx, "before the shutdown", streamClient(t, ctx, s.APIURL), task.ID)
+	before.WaitLive(t)
+	harness.Send(t, ctx, driver, task.ID, "Lisbon")
+	before.WaitEvents(t, 3)
 
-	p := s.proc()
+	p := s.Proc()
 	sent := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	gotBefore, err := before.wait(t)
+	gotBefore, err := before.Wait(t)
 	streamEnded := time.Since(sent)
 	if err != nil {
 		t.Errorf("the stream ended with %v at the shutdown, want a clean end", err)
@@ -50,12 +52,12 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("GET /healthz after the streams ended answered %d, want a refused connection", resp.StatusCode)
 	}
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(shutdownTimeout + 10*time.Second):
 		t.Fatalf("serve did not exit within %s of SIGTERM", shutdownTimeout+10*time.Second)
 	}
 	exited := time.Since(sent)
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("serve exited %d after SIGTERM, want 0", code)
 	}
 	if exited > shutdownTimeout {
@@ -68,15 +70,15 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 
 	// The subscriber resubscribes to the restarted server.
-	s.restart()
+	s.Restart()
 	driver = streamClient(t, ctx, s.APIURL)
-	after := subscribe(ctx, "after the restart", streamClient(t, ctx, s.APIURL), task.ID)
-	after.waitLive(t)
+	after := harness.Subscribe(ctx, "after the restart", streamClient(t, ctx, s.APIURL), task.ID)
+	after.WaitLive(t)
 	for _, answer := range []string{"2026-12-24", "2"} {
-		task = send(t, ctx, driver, task.ID, answer)
+		task = harness.Send(t, ctx, driver, task.ID, answer)
 	}
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	gotAfter, err := after.wait(t)
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
+	gotAfter, err := after.Wait(t)
 	if err != nil {
 		t.Errorf("subscriber after the restart: %v", err)
 	}
@@ -91,13 +93,13 @@ func TestGracefulShutdown(t *testing.T) {
 // gone while /healthz still answers, and the worker exits 0 on SIGTERM.
 func TestWorkerHealthPort(t *testing.T) {
 	dataDir := t.TempDir()
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	healthURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey}
-	tp := start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
-	tp.waitOutput("Temporal is serving", 2*time.Minute)
-	w := start(t, "a2aflow worker", env, "worker", "--health-addr", strings.TrimPrefix(healthURL, "http://"))
-	w.waitOutput("a2aflow worker is running", time.Minute)
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	healthURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + harness.SecretsKey}
+	tp := harness.Start(t, "a2aflow temporal", env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
+	tp.WaitOutput("Temporal is serving", 2*time.Minute)
+	w := harness.Start(t, "a2aflow worker", env, "worker", "--health-addr", strings.TrimPrefix(healthURL, "http://"))
+	w.WaitOutput("a2aflow worker is running", time.Minute)
 
 	type readiness struct {
 		Status string            `json:"status"`
@@ -150,7 +152,7 @@ func TestWorkerHealthPort(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 
-	tp.kill()
+	tp.Kill()
 	r = waitReadiness(http.StatusServiceUnavailable)
 	if diff := cmp.Diff([]string{"temporal"}, r.Failed); diff != "" {
 		t.Errorf("failed checks without Temporal (-want +got):\n%s", diff)
@@ -163,13 +165,13 @@ func TestWorkerHealthPort(t *testing.T) {
 	}
 
 	sent := time.Now()
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	_ = w.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-w.done:
+	case <-w.Done:
 	case <-time.After(40 * time.Second):
 		t.Fatal("the worker did not exit within 40s of SIGTERM")
 	}
-	if code := w.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := w.Cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("the worker exited %d after SIGTERM, want 0", code)
 	}
 	t.Logf("worker without Temporal exited 0 %s after SIGTERM", time.Since(sent).Round(time.Millisecond))

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 func getBody(t *testing.T, url string) (int, []byte) {
@@ -51,7 +52,7 @@ func TestSignedCards(t *testing.T) {
 	otherFile := filepath.Join(dir, "other-key.pem")
 	wantRun(t, runCLI(t, "keys", "generate", "--alg", "ES256", "--out", otherFile), 0, "ES256 key ")
 
-	s := startServe(t, filepath.Join(dir, "data"), "--card-key", keyFile)
+	s := harness.StartServe(t, filepath.Join(dir, "data"), "--card-key", keyFile)
 	for _, agentURL := range []string{s.APIURL, s.APIURL + "/agents/report"} {
 		wantRun(t, runCLI(t, "card", agentURL, "--verify"), 0, "Signature verified: EdDSA key ", s.APIURL+"/.well-known/jwks.json")
 	}

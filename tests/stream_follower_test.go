@@ -13,46 +13,9 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/prometheus/common/expfmt"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// streamQueryCounts scrapes the API's a2aflow_stream_queries_total by
-// reason (start, hint, poll, join, retry) and a2aflow_stream_followers (as
-// "followers").
-func streamQueryCounts(t testing.TB, apiURL string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(apiURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	families, err := new(expfmt.TextParser).TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse %s/metrics: %v", apiURL, err)
-	}
-	out := map[string]float64{}
-	for _, m := range families["a2aflow_stream_queries_total"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "reason" {
-				out[l.GetValue()] = m.GetCounter().GetValue()
-			}
-		}
-	}
-	for _, m := range families["a2aflow_stream_followers"].GetMetric() {
-		out["followers"] = m.GetGauge().GetValue()
-	}
-	return out
-}
-
-// followQueries is how many queries the followers made between two
-// counts (every reason but a stream's first query).
-func followQueries(before, after map[string]float64) float64 {
-	n := 0.0
-	for _, r := range []string{"hint", "poll", "join", "retry"} {
-		n += after[r] - before[r]
-	}
-	return n
-}
 
 // rawSubscription is a JSON-RPC SubscribeToTask stream on a connection of
 // its own that the test reads only when it wants: a client that stops
@@ -86,7 +49,7 @@ func rawSubscribe(t testing.TB, ctx context.Context, apiURL string, taskID a2a.T
 	return &rawSubscription{resp: resp, r: bufio.NewReader(resp.Body)}
 }
 
-// next reads the stream's next event as a detailedLabel.
+// next reads the stream's next event as a harness.DetailedLabel.
 func (s *rawSubscription) next(t testing.TB) string {
 	t.Helper()
 	for {
@@ -109,7 +72,7 @@ func (s *rawSubscription) next(t testing.TB) string {
 		if err := json.Unmarshal(env.Result, &resp); err != nil {
 			t.Fatalf("raw subscription event %s: %v", env.Result, err)
 		}
-		return detailedLabel(resp.Event)
+		return harness.DetailedLabel(resp.Event)
 	}
 }
 
@@ -147,23 +110,23 @@ func checkFollowed(t *testing.T, name string, all, got []string) {
 // (the per-subscriber cost is the one query of its start).
 func TestStreamFollowerFanout(t *testing.T) {
 	const subscribers, joiners, answers = 40, 20, 8
-	srv := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	driver := streamBenchClient(t, ctx, srv.APIURL, 1)
-	watcher := streamBenchClient(t, ctx, srv.APIURL, subscribers+joiners)
-	task := streamBenchWaitingTask(t, ctx, driver)
+	srv := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	driver := harness.StreamClient(t, ctx, srv.APIURL, 1)
+	watcher := harness.StreamClient(t, ctx, srv.APIURL, subscribers+joiners)
+	task := harness.WaitingTravelTask(t, ctx, driver)
 
-	before := streamQueryCounts(t, srv.APIURL)
-	subs := make([]*subscription, 0, subscribers+joiners)
+	before := harness.StreamQueryCounts(t, srv.APIURL)
+	subs := make([]*harness.Subscription, 0, subscribers+joiners)
 	for i := range subscribers {
-		subs = append(subs, subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, task.ID))
+		subs = append(subs, harness.Subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, task.ID))
 	}
 	for _, s := range subs {
-		s.waitLive(t)
+		s.WaitLive(t)
 	}
 	slow := rawSubscribe(t, ctx, srv.APIURL, task.ID)
 	slowFirst := slow.next(t)
-	if c := streamQueryCounts(t, srv.APIURL); c["followers"] != 1 {
+	if c := harness.StreamQueryCounts(t, srv.APIURL); c["followers"] != 1 {
 		t.Errorf("%v followers for %d streams of one task, want 1", c["followers"], subscribers+1)
 	}
 
@@ -172,7 +135,7 @@ func TestStreamFollowerFanout(t *testing.T) {
 	answered := make(chan error, 1)
 	go func() {
 		for i := range answers {
-			if _, err := matrixSend(ctx, driver, task.ID, fmt.Sprintf("not a date %d", i)); err != nil {
+			if _, err := harness.TrySend(ctx, driver, task.ID, fmt.Sprintf("not a date %d", i)); err != nil {
 				answered <- err
 				return
 			}
@@ -181,7 +144,7 @@ func TestStreamFollowerFanout(t *testing.T) {
 	}()
 	for i := range joiners {
 		time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
-		subs = append(subs, subscribe(ctx, fmt.Sprintf("joiner %d", i), watcher, task.ID))
+		subs = append(subs, harness.Subscribe(ctx, fmt.Sprintf("joiner %d", i), watcher, task.ID))
 	}
 	if err := <-answered; err != nil {
 		t.Fatal(err)
@@ -190,12 +153,10 @@ func TestStreamFollowerFanout(t *testing.T) {
 	// Every subscriber that read along has every event, while the slow one
 	// has read nothing yet.
 	for _, s := range subs[:subscribers] {
-		s.waitEvents(t, 1+events)
+		s.WaitEvents(t, 1+events)
 	}
 	elapsed := time.Since(start)
-	subs[0].mu.Lock()
-	full := append([]string(nil), subs[0].events...)
-	subs[0].mu.Unlock()
+	full, _, _ := subs[0].EventsSoFar()
 	if len(full) != 1+events {
 		t.Fatalf("subscriber 0 has %d events, want %d: %v", len(full), 1+events, full)
 	}
@@ -203,19 +164,17 @@ func TestStreamFollowerFanout(t *testing.T) {
 		// A joiner is done when it has the task's last event.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			s.mu.Lock()
-			got, grew := append([]string(nil), s.events...), s.grew
-			s.mu.Unlock()
+			got, grew, _ := s.EventsSoFar()
 			if len(got) > 0 && (got[len(got)-1] == full[len(full)-1] || strings.TrimPrefix(got[len(got)-1], "task:") == strings.TrimPrefix(full[len(full)-1], "status:")) {
-				checkFollowed(t, s.name, full, got)
+				checkFollowed(t, s.Name, full, got)
 				break
 			}
 			select {
 			case <-grew:
-			case <-s.done:
-				t.Fatalf("%s ended (%v) with %v", s.name, s.err, got)
+			case <-s.Done:
+				t.Fatalf("%s ended (%v) with %v", s.Name, s.Err, got)
 			case <-time.After(time.Until(deadline)):
-				t.Fatalf("%s has %v after 30 s, want up to %q", s.name, got, full[len(full)-1])
+				t.Fatalf("%s has %v after 30 s, want up to %q", s.Name, got, full[len(full)-1])
 			}
 		}
 	}
@@ -225,8 +184,8 @@ func TestStreamFollowerFanout(t *testing.T) {
 	}
 	checkFollowed(t, "the slow subscriber", full, slowGot)
 
-	after := streamQueryCounts(t, srv.APIURL)
-	follow := followQueries(before, after)
+	after := harness.StreamQueryCounts(t, srv.APIURL)
+	follow := harness.FollowQueries(before, after)
 	// One query per event at most (often one for both events of an
 	// answer), the polls of the follower (every 5 minutes in serve), and a few
 	// for joiners whose first query saw more than the follower had yet.
@@ -240,12 +199,12 @@ func TestStreamFollowerFanout(t *testing.T) {
 		t.Errorf("%.0f first queries of streams, want one per subscriber (%.0f)", got, want)
 	}
 	for _, s := range subs {
-		s.cancel()
-		<-s.done
+		s.Cancel()
+		<-s.Done
 	}
 	slow.resp.Body.Close()
 	deadline := time.Now().Add(10 * time.Second)
-	for streamQueryCounts(t, srv.APIURL)["followers"] != 0 {
+	for harness.StreamQueryCounts(t, srv.APIURL)["followers"] != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the follower still runs 10 s after its last subscriber left")
 		}

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -19,89 +16,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
-
-// splitDeployment is a2aflow as separate processes: `a2aflow temporal`,
-// `a2aflow worker` and API replicas, which share nothing but Temporal.
-type splitDeployment struct {
-	t       testing.TB
-	env     []string
-	APIURLs []string
-	apis    []*proc
-	// grpcAddrs are the replicas' gRPC binding addresses, when on.
-	grpcAddrs []string
-	// database is the worker's and the replicas' --database, when set.
-	database string
-	// worker is the worker process, started with workerArgs.
-	worker     *proc
-	workerArgs []string
-}
-
-// startSplit starts Temporal, a worker and n API replicas on fresh ports.
-func startSplit(t testing.TB, n int) *splitDeployment {
-	t.Helper()
-	return startSplitWith(t, n, false)
-}
-
-// startSplitWith is startSplit, the replicas serving the gRPC binding too
-// (--grpc-addr) when withGRPC.
-func startSplitWith(t testing.TB, n int, withGRPC bool) *splitDeployment {
-	t.Helper()
-	return startSplitDB(t, n, withGRPC, "")
-}
-
-// startSplitDB is startSplitWith, the worker and the replicas given
-// --database database when it is set.
-func startSplitDB(t testing.TB, n int, withGRPC bool, database string) *splitDeployment {
-	t.Helper()
-	dataDir := t.TempDir()
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	// Every process shares the data dir's payload store (as they would share
-	// a folder or S3 in production).
-	d := &splitDeployment{t: t, env: []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey}}
-	tp := start(t, "a2aflow temporal", d.env, "temporal", "--data-dir", dataDir, "--ui-addr", "")
-	tp.waitOutput("Temporal is serving", 2*time.Minute)
-	d.database = database
-	workerArgs := []string{"worker", "--data-dir", dataDir}
-	if database != "" {
-		workerArgs = append(workerArgs, "--database", database)
-	}
-	d.workerArgs = workerArgs
-	d.startWorker()
-	for i := range n {
-		d.APIURLs = append(d.APIURLs, fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
-		if withGRPC {
-			d.grpcAddrs = append(d.grpcAddrs, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
-		}
-		d.apis = append(d.apis, nil)
-		d.startAPI(i)
-	}
-	return d
-}
-
-// startWorker starts the worker (again, after a kill).
-func (d *splitDeployment) startWorker() {
-	d.t.Helper()
-	d.worker = start(d.t, "a2aflow worker", d.env, d.workerArgs...)
-	d.worker.waitOutput("a2aflow worker is running", time.Minute)
-}
-
-// startAPI starts API replica i (again, after a kill) on its port.
-func (d *splitDeployment) startAPI(i int) {
-	d.t.Helper()
-	args := []string{"api", "--http-addr", strings.TrimPrefix(d.APIURLs[i], "http://")}
-	if len(d.grpcAddrs) > i {
-		args = append(args, "--grpc-addr", d.grpcAddrs[i])
-	}
-	if d.database != "" {
-		args = append(args, "--database", d.database)
-	}
-	p := start(d.t, fmt.Sprintf("a2aflow api %d", i+1), d.env, args...)
-	p.waitOutput("a2aflow API is serving", time.Minute)
-	waitHealthy(d.t, d.APIURLs[i])
-	d.apis[i] = p
-}
 
 // streamClient returns an a2a-go client (JSON-RPC, A2A 1.0) of the agent at
 // baseURL with HTTP connections of its own, so that no connection to a killed
@@ -140,115 +56,6 @@ func grpcStreamClient(t testing.TB, ctx context.Context, baseURL string) *a2acli
 	return c
 }
 
-var bookingRefPattern = regexp.MustCompile(`AF-[A-Z0-9]{6}`)
-
-// detailedLabel is eventLabel with the status message: "status:STATE:text"
-// (booking references masked), so that equal lists mean the same events.
-func detailedLabel(e a2a.Event) string {
-	var status *a2a.TaskStatus
-	switch v := e.(type) {
-	case *a2a.Task:
-		status = &v.Status
-	case *a2a.TaskStatusUpdateEvent:
-		status = &v.Status
-	default:
-		return eventLabel(e)
-	}
-	return eventLabel(e) + ":" + bookingRefPattern.ReplaceAllString(workflows.MessageText(status.Message), "AF-XXXXXX")
-}
-
-// subscription is a SubscribeToTask stream read in the background.
-type subscription struct {
-	name   string
-	cancel context.CancelFunc
-	live   chan struct{} // closed at the first event or the end
-	done   chan struct{} // closed at the end
-
-	mu     sync.Mutex
-	events []string
-	first  a2a.Event   // the first event: the task when subscribing
-	times  []time.Time // arrival of each event
-	err    error
-	grew   chan struct{} // closed and replaced at each event
-}
-
-// subscribe starts reading SubscribeToTask(taskID) from c.
-func subscribe(ctx context.Context, name string, c *a2aclient.Client, taskID a2a.TaskID) *subscription {
-	ctx, cancel := context.WithCancel(ctx)
-	s := &subscription{name: name, cancel: cancel, live: make(chan struct{}), done: make(chan struct{}), grew: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		var once sync.Once
-		defer once.Do(func() { close(s.live) })
-		for e, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: taskID}) {
-			now := time.Now()
-			s.mu.Lock()
-			if err != nil {
-				s.err = err
-				s.mu.Unlock()
-				return
-			}
-			if len(s.events) == 0 {
-				s.first = e
-			}
-			s.events = append(s.events, detailedLabel(e))
-			s.times = append(s.times, now)
-			close(s.grew)
-			s.grew = make(chan struct{})
-			s.mu.Unlock()
-			once.Do(func() { close(s.live) })
-		}
-	}()
-	return s
-}
-
-// waitLive waits for the first event: from then on the subscription sees
-// every later event.
-func (s *subscription) waitLive(t testing.TB) {
-	t.Helper()
-	select {
-	case <-s.live:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("subscriber %s got no event within 30s", s.name)
-	}
-}
-
-// waitEvents waits until the subscription has n events.
-func (s *subscription) waitEvents(t testing.TB, n int) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		s.mu.Lock()
-		got, grew := len(s.events), s.grew
-		s.mu.Unlock()
-		if got >= n {
-			return
-		}
-		select {
-		case <-grew:
-		case <-s.done:
-			t.Fatalf("subscriber %s ended with %d events (%v), want %d", s.name, got, s.err, n)
-		case <-deadline:
-			t.Fatalf("subscriber %s has %d events after 30s, want %d", s.name, got, n)
-		}
-	}
-}
-
-// wait waits for the stream to end and returns its events and error.
-func (s *subscription) wait(t testing.TB) ([]string, error) {
-	t.Helper()
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		s.cancel()
-		<-s.done
-		t.Errorf("subscriber %s did not end within 30s", s.name)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.events...), s.err
-}
-
 // travelEvents is every event of the travel flow (Lisbon, 2026-12-24, 2) from
 // the moment the task asks "Where to?", as a subscriber sees it.
 var travelEvents = []string{
@@ -268,18 +75,18 @@ var travelEvents = []string{
 // worker, two APIs) watch it: the replica that serves no request of the task
 // streams every event too, as it only reads the workflow.
 func TestSubscribeOnOtherReplica(t *testing.T) {
-	d := startSplit(t, 2)
-	ctx := testContext(t)
+	d := harness.StartSplit(t, 2)
+	ctx := harness.Context(t)
 	driver := streamClient(t, ctx, d.APIURLs[0])
-	task := send(t, ctx, driver, "", "Book a flight")
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	task := harness.Send(t, ctx, driver, "", "Book a flight")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 
-	subs := []*subscription{
-		subscribe(ctx, "on the other replica", streamClient(t, ctx, d.APIURLs[1]), task.ID),
-		subscribe(ctx, "on the driving replica", streamClient(t, ctx, d.APIURLs[0]), task.ID),
+	subs := []*harness.Subscription{
+		harness.Subscribe(ctx, "on the other replica", streamClient(t, ctx, d.APIURLs[1]), task.ID),
+		harness.Subscribe(ctx, "on the driving replica", streamClient(t, ctx, d.APIURLs[0]), task.ID),
 	}
 	for _, s := range subs {
-		s.waitLive(t)
+		s.WaitLive(t)
 	}
 	// Late subscribers join, on either replica, just as each answer goes
 	// out, so that their subscription races with the answer's events: each
@@ -288,37 +95,37 @@ func TestSubscribeOnOtherReplica(t *testing.T) {
 	for i := range lateClients {
 		lateClients[i] = streamClient(t, ctx, d.APIURLs[i%2])
 	}
-	var late []*subscription
+	var late []*harness.Subscription
 	for i, answer := range []string{"Lisbon", "2026-12-24", "2", ""} {
 		for j := 2 * i; j < 2*i+2; j++ {
-			late = append(late, subscribe(ctx, fmt.Sprintf("late %d", j+1), lateClients[j], task.ID))
+			late = append(late, harness.Subscribe(ctx, fmt.Sprintf("late %d", j+1), lateClients[j], task.ID))
 		}
 		if answer != "" {
-			task = send(t, ctx, driver, task.ID, answer)
+			task = harness.Send(t, ctx, driver, task.ID, answer)
 		}
 	}
-	wantState(t, task, a2a.TaskStateCompleted, "")
+	harness.WantState(t, task, a2a.TaskStateCompleted, "")
 	for _, s := range subs {
-		got, err := s.wait(t)
+		got, err := s.Wait(t)
 		if err != nil {
-			t.Errorf("subscriber %s: %v", s.name, err)
+			t.Errorf("subscriber %s: %v", s.Name, err)
 		}
 		if diff := cmp.Diff(travelEvents, got); diff != "" {
-			t.Errorf("subscriber %s (-want +got):\n%s", s.name, diff)
+			t.Errorf("subscriber %s (-want +got):\n%s", s.Name, diff)
 		}
 	}
 	joined := 0
 	for _, s := range late {
-		got, err := s.wait(t)
+		got, err := s.Wait(t)
 		if len(got) == 0 && errors.Is(err, a2a.ErrUnsupportedOperation) {
 			continue // it came after the end: a finished task has nothing to stream
 		}
 		if err != nil {
-			t.Errorf("subscriber %s: %v", s.name, err)
+			t.Errorf("subscriber %s: %v", s.Name, err)
 		}
 		joined++
-		if diff := diffResumed(travelEvents, s.first, got); diff != "" {
-			t.Errorf("subscriber %s (-want +got):\n%s", s.name, diff)
+		if diff := diffResumed(travelEvents, s.First, got); diff != "" {
+			t.Errorf("subscriber %s (-want +got):\n%s", s.Name, diff)
 		}
 	}
 	t.Logf("%d of %d late subscribers joined before the end", joined, len(late))
@@ -350,13 +157,13 @@ func diffResumed(all []string, first a2a.Event, got []string) string {
 		}
 		at = append(at, p)
 	}
-	joined := point{status: strings.Replace(detailedLabel(task), "task:", "status:", 1), artifacts: len(task.Artifacts)}
-	diff := "the task it started with is at no point of the event list: " + detailedLabel(task)
+	joined := point{status: strings.Replace(harness.DetailedLabel(task), "task:", "status:", 1), artifacts: len(task.Artifacts)}
+	diff := "the task it started with is at no point of the event list: " + harness.DetailedLabel(task)
 	for k, pk := range at {
 		if pk != joined {
 			continue
 		}
-		want := append([]string{detailedLabel(task)}, all[k+1:]...)
+		want := append([]string{harness.DetailedLabel(task)}, all[k+1:]...)
 		if diff = cmp.Diff(want, got); diff == "" {
 			return ""
 		}
@@ -382,31 +189,31 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 		subscriber func(t testing.TB, ctx context.Context, baseURL string) *a2aclient.Client
 	}{
 		{"api replica of a split deployment", func(t *testing.T) (string, string, func(), func()) {
-			d := startSplit(t, 2)
-			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
+			d := harness.StartSplit(t, 2)
+			return d.APIURLs[0], d.APIURLs[1], func() { d.APIs[0].Kill() }, func() { d.StartAPI(0) }
 		}, nil},
 		// With hints over Unix sockets beside a shared SQLite database: the
 		// killed replica leaves its socket file behind, and the restarted
 		// one binds a new one that the worker must find.
 		{"api replica of a split deployment with SQLite hints", func(t *testing.T) (string, string, func(), func()) {
-			d := startSplitDB(t, 2, false, sqliteHintsDB(t))
-			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
+			d := harness.StartSplitDB(t, 2, false, harness.SQLiteHintsDB(t))
+			return d.APIURLs[0], d.APIURLs[1], func() { d.APIs[0].Kill() }, func() { d.StartAPI(0) }
 		}, nil},
 		{"a2aflow serve", func(t *testing.T) (string, string, func(), func()) {
-			s := startServe(t, t.TempDir())
-			return s.APIURL, "", func() { s.proc().kill() }, s.restart
+			s := harness.StartServe(t, t.TempDir())
+			return s.APIURL, "", func() { s.Proc().Kill() }, s.Restart
 		}, nil},
 		// The subscribers on the gRPC binding (SubscribeToTask as a
 		// server-streaming call); the driver and the witness on JSON-RPC.
 		{"api replica of a split deployment over gRPC", func(t *testing.T) (string, string, func(), func()) {
-			d := startSplitWith(t, 2, true)
-			return d.APIURLs[0], d.APIURLs[1], func() { d.apis[0].kill() }, func() { d.startAPI(0) }
+			d := harness.StartSplitWith(t, 2, true)
+			return d.APIURLs[0], d.APIURLs[1], func() { d.APIs[0].Kill() }, func() { d.StartAPI(0) }
 		}, grpcStreamClient},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			subURL, driveURL, kill, restart := tt.deploy(t)
-			ctx := testContext(t)
+			ctx := harness.Context(t)
 			split := driveURL != ""
 			if !split {
 				driveURL = subURL
@@ -416,38 +223,38 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 				subClient = streamClient
 			}
 			driver := streamClient(t, ctx, driveURL)
-			task := send(t, ctx, driver, "", "Book a flight")
+			task := harness.Send(t, ctx, driver, "", "Book a flight")
 
-			before := subscribe(ctx, "before the restart", subClient(t, ctx, subURL), task.ID)
-			before.waitLive(t)
-			var witness *subscription
+			before := harness.Subscribe(ctx, "before the restart", subClient(t, ctx, subURL), task.ID)
+			before.WaitLive(t)
+			var witness *harness.Subscription
 			if split {
-				witness = subscribe(ctx, "witness on the other replica", streamClient(t, ctx, driveURL), task.ID)
-				witness.waitLive(t)
+				witness = harness.Subscribe(ctx, "witness on the other replica", streamClient(t, ctx, driveURL), task.ID)
+				witness.WaitLive(t)
 			}
-			send(t, ctx, driver, task.ID, "Lisbon")
-			before.waitEvents(t, 3)
+			harness.Send(t, ctx, driver, task.ID, "Lisbon")
+			before.WaitEvents(t, 3)
 
 			kill()
-			gotBefore, err := before.wait(t)
+			gotBefore, err := before.Wait(t)
 			t.Logf("the subscriber's stream ended with %v after the kill", err)
 			answers := []string{"2026-12-24", "2"}
 			if split {
 				// The task moves on while the subscriber's API is down.
-				send(t, ctx, driver, task.ID, answers[0])
+				harness.Send(t, ctx, driver, task.ID, answers[0])
 				answers = answers[1:]
 			}
 			restart()
 			if !split {
 				driver = streamClient(t, ctx, driveURL)
 			}
-			after := subscribe(ctx, "after the restart", subClient(t, ctx, subURL), task.ID)
-			after.waitLive(t)
+			after := harness.Subscribe(ctx, "after the restart", subClient(t, ctx, subURL), task.ID)
+			after.WaitLive(t)
 			for _, answer := range answers {
-				task = send(t, ctx, driver, task.ID, answer)
+				task = harness.Send(t, ctx, driver, task.ID, answer)
 			}
-			wantState(t, task, a2a.TaskStateCompleted, "")
-			gotAfter, err := after.wait(t)
+			harness.WantState(t, task, a2a.TaskStateCompleted, "")
+			gotAfter, err := after.Wait(t)
 			if err != nil {
 				t.Errorf("subscriber after the restart: %v", err)
 			}
@@ -463,7 +270,7 @@ func TestSubscribeAcrossAPIRestart(t *testing.T) {
 				t.Errorf("events after reconnecting (-want +got):\n%s", diff)
 			}
 			if witness != nil {
-				got, err := witness.wait(t)
+				got, err := witness.Wait(t)
 				if err != nil {
 					t.Errorf("witness: %v", err)
 				}

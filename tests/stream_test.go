@@ -10,25 +10,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
-// describe renders a stream event as "task:STATE", "status:STATE" or "artifact:NAME".
-func describe(e a2a.Event) string {
-	switch v := e.(type) {
-	case *a2a.Task:
-		return "task:" + string(v.Status.State)
-	case *a2a.TaskStatusUpdateEvent:
-		return "status:" + string(v.Status.State)
-	case *a2a.TaskArtifactUpdateEvent:
-		return "artifact:" + v.Artifact.Name
-	case *a2a.Message:
-		return "message"
-	}
-	return fmt.Sprintf("%T", e)
-}
-
-// stream sends text with SendStreamingMessage and returns the described
-// events and the task ID.
+// stream sends text with SendStreamingMessage and returns the events
+// (harness.EventLabel) and the task ID.
 func stream(t testing.TB, ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID, text string) ([]string, a2a.TaskID) {
 	t.Helper()
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
@@ -41,15 +28,15 @@ func stream(t testing.TB, ctx context.Context, c *a2aclient.Client, taskID a2a.T
 		if task, ok := e.(*a2a.Task); ok {
 			taskID = task.ID
 		}
-		got = append(got, describe(e))
+		got = append(got, harness.EventLabel(e))
 	}
 	return got, taskID
 }
 
 func TestStreamingTravelFlow(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.APIURL)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.APIURL)
 	if !card.Capabilities.Streaming {
 		t.Fatal("card does not offer streaming")
 	}
@@ -81,7 +68,7 @@ func TestStreamingTravelFlow(t *testing.T) {
 			t.Fatalf("stream of %q = %v, want %v", step.text, got, step.want)
 		}
 		if i == 0 {
-			sub, _ := newClient(t, ctx, s.APIURL)
+			sub, _ := harness.NewClient(t, ctx, s.APIURL)
 			live := make(chan struct{})
 			go func() {
 				var events []string
@@ -93,7 +80,7 @@ func TestStreamingTravelFlow(t *testing.T) {
 						events = append(events, "error:"+err.Error())
 						break
 					}
-					events = append(events, describe(e))
+					events = append(events, harness.EventLabel(e))
 				}
 				subscribed <- events
 			}()

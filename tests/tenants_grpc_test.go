@@ -134,7 +134,7 @@ func (m *tenantMatrix) grpcClient(t *testing.T, version string) *a2aclient.Clien
 		}
 		g.clients["1.0"], g.clients["0.3"] = v1, v0
 		// The matrix's own test: a subtest's cleanup would close them for the others.
-		m.s.t.Cleanup(func() { _ = v1.Destroy(); _ = v0.Destroy() })
+		m.t.Cleanup(func() { _ = v1.Destroy(); _ = v0.Destroy() })
 	})
 	if g.err != nil {
 		t.Fatalf("gRPC clients of %s: %v", m.grpcAddr, g.err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // runMCP is the tenant matrix over MCP (/mcp, mcp_test.go), in both
@@ -109,7 +111,7 @@ func (m *tenantMatrix) runMCP(t *testing.T) {
 		m.alice.setCredential(h)
 		transport := &mcp.StreamableClientTransport{Endpoint: m.s.APIURL + "/mcp", MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: sessionNoter{headerTransport{h}, &sessionID}}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice"}, nil).Connect(testContext(t), transport,
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice"}, nil).Connect(harness.Context(t), transport,
 			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +144,7 @@ func (m *tenantMatrix) runMCP(t *testing.T) {
 				}
 			}
 		}
-		if _, err := cs.ListTools(testContext(t), nil); err != nil {
+		if _, err := cs.ListTools(harness.Context(t), nil); err != nil {
 			t.Errorf("alice's session after others tried it: %v", err)
 		}
 	})

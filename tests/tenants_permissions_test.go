@@ -30,6 +30,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc/codes"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // scopedToken is an HS256 JWT of sub with scope.
@@ -65,19 +67,19 @@ func TestAgentPermissions(t *testing.T) {
 	carol := &tenant{name: "carol", scheme: "JWT scoped to every agent", token: scopedToken(t, "carol", "openid a2aflow:agent:*")}
 	carolTravel := &tenant{name: "carol", scheme: "JWT scoped to travel", token: scopedToken(t, "carol", "openid a2aflow:agent:travel")}
 	unscoped := &tenant{name: "carol", scheme: "JWT without agent scopes", token: scopedToken(t, "carol", "openid")}
-	env := []string{"A2AFLOW_SECRETS_KEY=" + testSecretsKey, "A2AFLOW_API_KEYS=alice=" + alice.apiKey, "A2AFLOW_JWT_SECRET=" + authSecret}
+	env := []string{"A2AFLOW_SECRETS_KEY=" + harness.SecretsKey, "A2AFLOW_API_KEYS=alice=" + alice.apiKey, "A2AFLOW_JWT_SECRET=" + authSecret}
 	dataDir := t.TempDir()
 	auth := []string{"--push-allow-hosts", "loopback", "--jwt-issuer", authIssuer, "--jwt-audience", authAudience}
-	s := startServeEnv(t, dataDir, env, auth...)
+	s := harness.StartServeEnv(t, dataDir, env, auth...)
 
 	// The replica with permissions, on serve's Temporal.
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	grpcAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	p := start(t, "a2aflow api (permissions)", append(slices.Clone(env), "A2AFLOW_DATA_DIR="+dataDir, "A2AFLOW_LOG_LEVEL=warn"),
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	p := harness.Start(t, "a2aflow api (permissions)", append(slices.Clone(env), "A2AFLOW_DATA_DIR="+dataDir, "A2AFLOW_LOG_LEVEL=warn"),
 		append([]string{"api", "--http-addr", strings.TrimPrefix(apiURL, "http://"), "--temporal-addr", s.TemporalAddr,
 			"--grpc-addr", grpcAddr, "--api-key-agents", "alice:travel", "--jwt-agent-scope-prefix", "a2aflow:agent:"}, auth...)...)
-	p.waitOutput("a2aflow API is serving", time.Minute)
-	waitHealthy(t, apiURL)
+	p.WaitOutput("a2aflow API is serving", time.Minute)
+	harness.WaitHealthy(t, apiURL)
 
 	tc, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default"})
 	if err != nil {
@@ -85,15 +87,15 @@ func TestAgentPermissions(t *testing.T) {
 	}
 	t.Cleanup(tc.Close)
 	hooks := newHookLog(t)
-	matrix := func(srv *server, grpc string) *tenantMatrix {
-		m := &tenantMatrix{s: srv, hooks: hooks, temporal: tc, nonce: nonce, slots: make(chan struct{}, tenantMaxInFlight),
+	matrix := func(srv *harness.Server, grpc string) *tenantMatrix {
+		m := &tenantMatrix{t: t, s: srv, hooks: hooks, temporal: tc, nonce: nonce, slots: make(chan struct{}, tenantMaxInFlight),
 			scratch: map[string]fixtureTask{}, owned: map[string]map[string]bool{}, errorBodies: map[errorKey]errorAnswer{}, grpcAddr: grpc,
 			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * tenantMaxInFlight}}}
 		t.Cleanup(m.http.CloseIdleConnections)
 		return m
 	}
 	open := matrix(s, "")
-	limited := matrix(&server{APIURL: apiURL, TemporalAddr: s.TemporalAddr, t: t}, grpcAddr)
+	limited := matrix(&harness.Server{APIURL: apiURL, TemporalAddr: s.TemporalAddr}, grpcAddr)
 
 	// Each one's own expense, with a push config, filed where every agent is open to them.
 	expenses := map[*tenant]fixtureTask{}
@@ -174,7 +176,7 @@ func TestAgentPermissions(t *testing.T) {
 		for _, tn := range []*tenant{alice, carolTravel} {
 			for _, protocol := range mcpProtocolVersions {
 				cs := limited.mcpSession(t, tn, protocol)
-				res, err := cs.ListTools(testContext(t), nil)
+				res, err := cs.ListTools(harness.Context(t), nil)
 				if err != nil {
 					t.Fatal(err)
 				}

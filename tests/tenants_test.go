@@ -45,6 +45,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc/codes"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // The A2A methods of the matrix, by their 1.0 JSON-RPC names.
@@ -261,7 +263,8 @@ func (h *hookLog) counts() map[string]int {
 
 // tenantMatrix is the running server and everything the cases share.
 type tenantMatrix struct {
-	s        *server
+	t        testing.TB // the matrix's own test, whose cleanups outlive its subtests
+	s        *harness.Server
 	hooks    *hookLog
 	http     *http.Client
 	temporal client.Client
@@ -371,6 +374,7 @@ func (m *tenantMatrix) checkAttackHooks(t *testing.T) {
 func startTenantMatrix(t *testing.T) *tenantMatrix {
 	nonce := fmt.Sprintf("%x", time.Now().UnixNano())[6:]
 	m := &tenantMatrix{
+		t:           t,
 		nonce:       nonce,
 		slots:       make(chan struct{}, tenantMaxInFlight),
 		scratch:     map[string]fixtureTask{},
@@ -386,8 +390,8 @@ func startTenantMatrix(t *testing.T) *tenantMatrix {
 	m.hooks = newHookLog(t)
 	t.Setenv("A2AFLOW_API_KEYS", fmt.Sprintf("alice=%s,bob=%s,mallory=%s,fiona=%s", m.alice.apiKey, m.bob.apiKey, m.mallory.apiKey, m.fiona.apiKey))
 	t.Setenv("A2AFLOW_JWT_SECRET", authSecret)
-	m.grpcAddr = fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	m.s = startServe(t, t.TempDir(),
+	m.grpcAddr = fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	m.s = harness.StartServe(t, t.TempDir(),
 		"--grpc-addr", m.grpcAddr,
 		"--approver-groups", "fiona:finance",
 		"--push-allow-hosts", "loopback",
@@ -485,7 +489,7 @@ func (m *tenantMatrix) createTravel(t *testing.T, owner *tenant, text string, pu
 	t.Helper()
 	msg := &wireMessage{id: fmt.Sprintf("msg-%s-%s", owner.name, a2a.NewMessageID()), text: text}
 	task := m.send(t, owner, "", msg, push)
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 	return m.fixtureTask(owner, task, "", msg, push)
 }
 

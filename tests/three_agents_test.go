@@ -21,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // The fixed ports of scripts/demo-agents.sh: A2A API, Temporal frontend and
@@ -36,7 +37,7 @@ type demo struct {
 	t    *testing.T
 	dir  string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *harness.SyncBuffer
 	done chan struct{}
 }
 
@@ -64,9 +65,9 @@ func portsInUse() []string {
 // and waits until it reports the three instances healthy.
 func startDemo(t *testing.T) *demo {
 	t.Helper()
-	d := &demo{t: t, dir: t.TempDir(), out: &syncBuffer{}, done: make(chan struct{})}
+	d := &demo{t: t, dir: t.TempDir(), out: &harness.SyncBuffer{}, done: make(chan struct{})}
 	d.cmd = exec.Command("bash", "../scripts/demo-agents.sh")
-	d.cmd.Env = append(os.Environ(), "A2AFLOW_BIN="+binary, "DEMO_DIR="+d.dir, "DEMO_LOG_LEVEL=info")
+	d.cmd.Env = append(os.Environ(), "A2AFLOW_BIN="+harness.Binary(), "DEMO_DIR="+d.dir, "DEMO_LOG_LEVEL=info")
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	d.cmd.WaitDelay = 5 * time.Second
 	if err := d.cmd.Start(); err != nil {
@@ -92,7 +93,7 @@ func startDemo(t *testing.T) *demo {
 		}
 	}
 	for _, name := range []string{"alpha", "beta", "gamma"} {
-		waitHealthy(t, demoAPI(name))
+		harness.WaitHealthy(t, demoAPI(name))
 	}
 	return d
 }
@@ -188,11 +189,11 @@ func waitTask(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.Tas
 		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
 		if err == nil {
 			last = task
-			if task.Status.State == state && strings.Contains(statusText(task), text) {
+			if task.Status.State == state && strings.Contains(harness.StatusText(task), text) {
 				return task
 			}
 			if task.Status.State.Terminal() && task.Status.State != state {
-				t.Fatalf("task %s ended %s (%q), want %s %q", id, task.Status.State, statusText(task), state, text)
+				t.Fatalf("task %s ended %s (%q), want %s %q", id, task.Status.State, harness.StatusText(task), state, text)
 			}
 		}
 		lastErr = err
@@ -201,7 +202,7 @@ func waitTask(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.Tas
 				t.Fatalf("task %s: no answer within %s: %v", id, timeout, lastErr)
 			}
 			t.Fatalf("task %s is %s (%q) after %s, want %s with %q (last error %v)",
-				id, last.Status.State, statusText(last), timeout, state, text, lastErr)
+				id, last.Status.State, harness.StatusText(last), timeout, state, text, lastErr)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -210,7 +211,7 @@ func waitTask(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.Tas
 // answer sends text to the task (blocking) and returns the task as answered.
 func answer(t *testing.T, ctx context.Context, c *a2aclient.Client, id a2a.TaskID, text string) *a2a.Task {
 	t.Helper()
-	task := send(t, ctx, c, id, text)
+	task := harness.Send(t, ctx, c, id, text)
 	if id != "" && task.ID != id {
 		t.Fatalf("answer %q to %s went to task %s", text, id, task.ID)
 	}
@@ -277,7 +278,7 @@ func TestThreeAgents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	alpha, _ := newClient(t, ctx, demoAPI("alpha")+"/agents/router")
+	alpha, _ := harness.NewClient(t, ctx, demoAPI("alpha")+"/agents/router")
 	task := answer(t, ctx, alpha, "", "@beta @gamma-travel Book a flight")
 	id := task.ID
 	waitTask(t, ctx, alpha, id, a2a.TaskStateInputRequired, "Where to?", time.Minute)
@@ -339,16 +340,16 @@ func TestThreeAgents(t *testing.T) {
 	if alphaTasks := listAll(t, ctx, alpha, "alpha's router", 1); len(alphaTasks) != 1 {
 		t.Errorf("alpha's router has %d tasks (%v), want one", len(alphaTasks), taskIDs(alphaTasks))
 	}
-	beta, _ := newClient(t, ctx, demoAPI("beta")+"/agents/router")
+	beta, _ := harness.NewClient(t, ctx, demoAPI("beta")+"/agents/router")
 	betaTasks := listAll(t, ctx, beta, "beta's router", 1)
 	if len(betaTasks) != 1 || betaTasks[0].Status.State != a2a.TaskStateCompleted {
 		t.Errorf("beta's router has %d tasks (%v), want one completed", len(betaTasks), taskIDs(betaTasks))
 	}
-	gammaTravel, _ := newClient(t, ctx, demoAPI("gamma")+"/agents/travel")
+	gammaTravel, _ := harness.NewClient(t, ctx, demoAPI("gamma")+"/agents/travel")
 	gammaTasks := listAll(t, ctx, gammaTravel, "gamma's travel agent", 1)
 	if len(gammaTasks) != 1 || gammaTasks[0].Status.State != a2a.TaskStateCompleted {
 		t.Errorf("gamma's travel agent has %d tasks (%v), want one completed", len(gammaTasks), taskIDs(gammaTasks))
-	} else if b := bookingOf(t, gammaTasks[0]); b["destination"] != "Lisbon" || b["travellers"] != float64(2) {
+	} else if b := harness.BookingOf(t, gammaTasks[0]); b["destination"] != "Lisbon" || b["travellers"] != float64(2) {
 		t.Errorf("gamma's booking = %v, want Lisbon for 2", b)
 	}
 	store, err := models.Open(filepath.Join(d.dir, "gamma", "a2aflow.db"))

@@ -22,9 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // testPKI is what a TLS test needs on disk: a CA and the frontend's
@@ -131,28 +132,28 @@ func writePEM(t *testing.T, file, typ string, der []byte) {
 func TestTemporalMutualTLS(t *testing.T) {
 	pki := newTestPKI(t)
 	dataDir := t.TempDir()
-	port := freePort(t)
+	port := harness.FreePort(t)
 	temporalAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	uiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	api2URL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	uiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	api2URL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
 	// No A2AFLOW_TEMPORAL_ADDR, which would win over TEMPORAL_ADDRESS, and
 	// no temporal.toml of the user's.
-	base := []string{"A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey,
+	base := []string{"A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + harness.SecretsKey,
 		"A2AFLOW_TEMPORAL_ADDR=", "TEMPORAL_CONFIG_FILE=" + filepath.Join(pki.dir, "none.toml")}
 	with := func(env ...string) []string { return append(append([]string{}, base...), env...) }
 
-	tp := start(t, "a2aflow temporal", base, "temporal", "--temporal-addr", temporalAddr, "--ui-addr", strings.TrimPrefix(uiURL, "http://"),
+	tp := harness.Start(t, "a2aflow temporal", base, "temporal", "--temporal-addr", temporalAddr, "--ui-addr", strings.TrimPrefix(uiURL, "http://"),
 		"--temporal-tls-server-cert", pki.serverCert, "--temporal-tls-server-key", pki.key, "--temporal-tls-client-ca", pki.clientCA)
-	tp.waitOutput("Temporal is serving", 2*time.Minute)
-	tp.waitOutput("(namespace default; mutual TLS)", time.Second)
+	tp.WaitOutput("Temporal is serving", 2*time.Minute)
+	tp.WaitOutput("(namespace default; mutual TLS)", time.Second)
 
-	w := start(t, "a2aflow worker", with("TEMPORAL_ADDRESS="+temporalAddr, "TEMPORAL_NAMESPACE=default",
+	w := harness.Start(t, "a2aflow worker", with("TEMPORAL_ADDRESS="+temporalAddr, "TEMPORAL_NAMESPACE=default",
 		"TEMPORAL_TLS_CLIENT_CERT_PATH="+pki.clientCert, "TEMPORAL_TLS_CLIENT_KEY_PATH="+pki.client,
 		"TEMPORAL_TLS_SERVER_CA_CERT_PATH="+pki.serverCA), "worker")
-	w.waitOutput("a2aflow worker is running", time.Minute)
+	w.WaitOutput("a2aflow worker is running", time.Minute)
 	// By the certificate's other name, localhost.
-	api := start(t, "a2aflow api (flags)", base, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"),
+	api := harness.Start(t, "a2aflow api (flags)", base, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"),
 		"--temporal-addr", fmt.Sprintf("localhost:%d", port),
 		"--temporal-tls-cert", pki.clientCert, "--temporal-tls-key", pki.client, "--temporal-tls-ca", pki.serverCA)
 	profile := filepath.Join(pki.dir, "temporal.toml")
@@ -171,26 +172,19 @@ server_ca_cert_path = %q
 `, temporalAddr, pki.clientCert, pki.client, pki.serverCA), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	api2 := start(t, "a2aflow api (profile)", with("TEMPORAL_CONFIG_FILE="+profile, "TEMPORAL_PROFILE=a2aflow"),
+	api2 := harness.Start(t, "a2aflow api (profile)", with("TEMPORAL_CONFIG_FILE="+profile, "TEMPORAL_PROFILE=a2aflow"),
 		"api", "--http-addr", strings.TrimPrefix(api2URL, "http://"))
-	for _, p := range []*proc{api, api2} {
-		p.waitOutput("a2aflow API is serving", time.Minute)
+	for _, p := range []*harness.Proc{api, api2} {
+		p.WaitOutput("a2aflow API is serving", time.Minute)
 	}
-	waitHealthy(t, apiURL)
-	waitHealthy(t, api2URL)
+	harness.WaitHealthy(t, apiURL)
+	harness.WaitHealthy(t, api2URL)
 
-	ctx := testContext(t)
-	c1, _ := newClient(t, ctx, apiURL)
-	c2, _ := newClient(t, ctx, api2URL)
-	task := send(t, ctx, c1, "", "Book a flight")
-	task = send(t, ctx, c2, task.ID, "Kyoto")
-	task = send(t, ctx, c1, task.ID, "2027-04-01")
-	task = send(t, ctx, c2, task.ID, "1")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	if b := bookingOf(t, task); b["destination"] != "Kyoto" {
-		t.Errorf("booking = %v, want Kyoto", b)
-	}
-	travelBooking(t, ctx, c1)
+	ctx := harness.Context(t)
+	c1, _ := harness.NewClient(t, ctx, apiURL)
+	c2, _ := harness.NewClient(t, ctx, api2URL)
+	task := bookAcrossReplicas(t, ctx, c1, c2)
+	harness.TravelBooking(t, ctx, c1)
 
 	// The Web UI's server lists the task through the frontend, with the
 	// embedded server's own client certificate.
@@ -229,7 +223,7 @@ server_ca_cert_path = %q
 		t.Run(f.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, binary, append([]string{"worker"}, f.args...)...)
+			cmd := exec.CommandContext(ctx, harness.Binary(), append([]string{"worker"}, f.args...)...)
 			cmd.Env = append(os.Environ(), with(append([]string{"TEMPORAL_ADDRESS=" + temporalAddr}, f.env...)...)...)
 			begin := time.Now()
 			out, err := cmd.CombinedOutput()
@@ -256,11 +250,11 @@ server_ca_cert_path = %q
 // client trusting its CA, while a plain gRPC client does not.
 func TestServeTLS(t *testing.T) {
 	pki := newTestPKI(t)
-	s := startServe(t, t.TempDir(), "--temporal-tls-server-cert", pki.serverCert, "--temporal-tls-server-key", pki.key)
-	s.proc().waitOutput("; TLS)", time.Second)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, s.APIURL)
-	task := travelBooking(t, ctx, c)
+	s := harness.StartServe(t, t.TempDir(), "--temporal-tls-server-cert", pki.serverCert, "--temporal-tls-server-key", pki.key)
+	s.Proc().WaitOutput("; TLS)", time.Second)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.TravelBooking(t, ctx, c)
 
 	roots := x509.NewCertPool()
 	raw, err := os.ReadFile(pki.serverCA)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/a2aflow/a2aflow/internal/mcptest"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -211,10 +211,10 @@ func TestGatedToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"OPENAI_BASE_URL=" + model.URL + "/v1", "OPENAI_API_KEY=sk-test", "ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=sk-ant-test"}
-	s := startServeEnv(t, t.TempDir(), env, "--config", config, "--approver-groups", "fiona:finance")
-	ctx := testContext(t)
+	s := harness.StartServeEnv(t, t.TempDir(), env, "--config", config, "--approver-groups", "fiona:finance")
+	ctx := harness.Context(t)
 	client := func(agent string) *a2aclient.Client {
-		c, _ := newClient(t, ctx, s.APIURL+"/agents/"+agent)
+		c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/"+agent)
 		return c
 	}
 	payables := client("payables")
@@ -231,7 +231,7 @@ func TestGatedToolCalls(t *testing.T) {
 
 	t.Logf("phase: below the threshold")
 	// Below the threshold: no approval.
-	small := send(t, ctx, payables, "", "pay INV-1 99")
+	small := harness.Send(t, ctx, payables, "", "pay INV-1 99")
 	if got := workflows.MessageText(small.Status.Message); small.Status.State != a2a.TaskStateCompleted || !strings.HasPrefix(got, "done: paid invoice INV-1: 99.00 EUR") {
 		t.Fatalf("a small payment: %s %q", small.Status.State, got)
 	}
@@ -239,7 +239,7 @@ func TestGatedToolCalls(t *testing.T) {
 	t.Logf("phase: REST with kills")
 	// Approved over REST, a2aflow killed while it waits and right after the
 	// decision.
-	big := send(t, ctx, payables, "", "pay INV-2 1500")
+	big := harness.Send(t, ctx, payables, "", "pay INV-2 1500")
 	id := pendingApproval(t, big)
 	var view struct {
 		Request struct {
@@ -255,11 +255,11 @@ func TestGatedToolCalls(t *testing.T) {
 		view.Request.Details != "Paying INV-2 as asked." || len(view.Request.EditSchema) == 0 || view.Request.GrantKey != "tool:pay_invoice" {
 		t.Fatalf("the approval as finance reads it: %d %+v", code, view.Request)
 	}
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	approve(id, map[string]any{"approved": true, "comment": "due today"})
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	if got := answerOf(payables, big.ID); !strings.HasPrefix(got, "done: paid invoice INV-2: 1500.00 EUR") {
 		t.Errorf("approved over REST: the model answered %q", got)
 	}
@@ -268,15 +268,15 @@ func TestGatedToolCalls(t *testing.T) {
 	// Approved, then a2aflow killed while the call runs in the MCP server:
 	// the retried call carries the same key, and the server pays once.
 	payments.SetHold(true)
-	held := send(t, ctx, payables, "", "pay INV-3 2000")
+	held := harness.Send(t, ctx, payables, "", "pay INV-3 2000")
 	approve(pendingApproval(t, held), map[string]any{"approved": true})
 	select {
 	case <-payments.Started():
 	case <-time.After(time.Minute):
 		t.Fatal("the approved call did not reach the MCP server")
 	}
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	payments.SetHold(false)
 	payments.Release()
 	if got := answerOf(payables, held.ID); !strings.HasPrefix(got, "done: paid invoice INV-3: 2000.00 EUR") {
@@ -285,8 +285,8 @@ func TestGatedToolCalls(t *testing.T) {
 
 	t.Logf("phase: CLI reject")
 	// Rejected with the CLI: the model reads why.
-	rejected := send(t, ctx, payables, "", "pay INV-4 5000")
-	out, err := exec.Command(binary, "reject", pendingApproval(t, rejected), "--as", "fiona", "--comment", "not before the audit", "--api", s.APIURL).CombinedOutput()
+	rejected := harness.Send(t, ctx, payables, "", "pay INV-4 5000")
+	out, err := harness.Command("reject", pendingApproval(t, rejected), "--as", "fiona", "--comment", "not before the audit", "--api", s.APIURL).CombinedOutput()
 	if err != nil {
 		t.Fatalf("a2aflow reject: %v\n%s", err, out)
 	}
@@ -296,7 +296,7 @@ func TestGatedToolCalls(t *testing.T) {
 
 	t.Logf("phase: inbox edit")
 	// Approved with edited arguments in the inbox.
-	edited := send(t, ctx, payables, "", "pay INV-5 1800")
+	edited := harness.Send(t, ctx, payables, "", "pay INV-5 1800")
 	inboxApproveEdited(t, s, pendingApproval(t, edited), `{"invoice": "INV-5", "amount": 900, "currency": "EUR"}`)
 	if got := answerOf(payables, edited.ID); !strings.HasPrefix(got, "done: paid invoice INV-5: 900.00 EUR") {
 		t.Errorf("approved with edited arguments: the model answered %q", got)
@@ -305,7 +305,7 @@ func TestGatedToolCalls(t *testing.T) {
 	t.Logf("phase: decision part")
 	// Anthropic's wire; approved by an A2A decision part.
 	anth := client("payables-anthropic")
-	byPart := send(t, ctx, anth, "", "pay INV-6 1200")
+	byPart := harness.Send(t, ctx, anth, "", "pay INV-6 1200")
 	decision := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": pendingApproval(t, byPart), "approved": true}))
 	decision.TaskID = byPart.ID
 	if _, err := anth.SendMessage(withHeader(ctx, "X-Approver", "fiona"), &a2a.SendMessageRequest{Message: decision}); err != nil {
@@ -318,7 +318,7 @@ func TestGatedToolCalls(t *testing.T) {
 	t.Logf("phase: expiry")
 	// Nobody decides in time.
 	hasty := client("payables-hasty")
-	late := send(t, ctx, hasty, "", "pay INV-7 3000")
+	late := harness.Send(t, ctx, hasty, "", "pay INV-7 3000")
 	pendingApproval(t, late)
 	if got := answerOf(hasty, late.ID); !strings.Contains(got, "not approved") || !strings.Contains(got, "deadline") {
 		t.Errorf("expired: the model answered %q", got)
@@ -368,21 +368,11 @@ func pendingApproval(t *testing.T, task *a2a.Task) string {
 
 // inboxApproveEdited approves id in the inbox in headless Chromium as
 // fiona, with the arguments edited to args.
-func inboxApproveEdited(t *testing.T, s *server, id, args string) {
+func inboxApproveEdited(t *testing.T, s *harness.Server, id, args string) {
 	t.Helper()
 	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 900))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser, chromedp.Navigate(s.APIURL+"/inbox?group=finance")); err != nil {
-		t.Fatalf("browser: %v", err)
-	}
-	page, cancel := context.WithTimeout(browser, time.Minute)
-	defer cancel()
+	page, closeBrowser := openInbox(t, context.Background(), exe, s.APIURL)
+	defer closeBrowser()
 	card := chromedp.CSS(`div.approval[data-id="` + id + `"]`)
 	if err := chromedp.Do(page, chromedp.WaitVisible(card), chromedp.SetValue(chromedp.CSS("#approver"), "fiona")); err != nil {
 		t.Fatalf("the pending approval is not in the inbox: %v", err)

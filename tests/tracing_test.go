@@ -15,6 +15,8 @@ import (
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // otlpReceiver is an OTLP/HTTP traces endpoint (POST /v1/traces, protobuf)
@@ -104,7 +106,7 @@ func TestTraces(t *testing.T) {
 		hookMu.Unlock()
 	}))
 	t.Cleanup(hook.Close)
-	s := startServe(t, t.TempDir(), "--log-format", "json", "--log-level", "info", "--push-allow-hosts", "loopback")
+	s := harness.StartServe(t, t.TempDir(), "--log-format", "json", "--log-level", "info", "--push-allow-hosts", "loopback")
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	send := func(message string) (id, state string) {
@@ -229,13 +231,13 @@ func TestTraces(t *testing.T) {
 	if !services["a2aflow"] {
 		t.Errorf("service names %v, want a2aflow", services)
 	}
-	if out := s.proc().out.String(); !strings.Contains(out, `"msg":"exporting traces"`) {
+	if out := s.Proc().Out.String(); !strings.Contains(out, `"msg":"exporting traces"`) {
 		t.Errorf("serve did not log that it exports traces:\n%s", out)
 	}
-	if out := s.proc().out.String(); !strings.Contains(out, `"TraceID":"`+traceID+`"`) {
+	if out := s.Proc().Out.String(); !strings.Contains(out, `"TraceID":"`+traceID+`"`) {
 		t.Errorf("no activity line carries TraceID %s:\n%s", traceID, out)
 	}
-	if out := s.proc().out.String(); !strings.Contains(out, `"trace_id":"`+traceID+`"`) {
+	if out := s.Proc().Out.String(); !strings.Contains(out, `"trace_id":"`+traceID+`"`) {
 		t.Errorf("no log line carries trace_id %s:\n%s", traceID, out)
 	}
 }
@@ -252,11 +254,11 @@ func TestTracesAcrossDelegation(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 	t.Setenv("OTEL_SERVICE_NAME", "a2aflow-b")
-	b := startServe(t, t.TempDir())
+	b := harness.StartServe(t, t.TempDir())
 	t.Setenv("OTEL_SERVICE_NAME", "a2aflow-a")
 	dataDir := t.TempDir()
-	addAgent(t, dataDir, "peer", b.APIURL+"/agents/travel")
-	a := startServe(t, dataDir)
+	harness.AddAgent(t, dataDir, "peer", b.APIURL+"/agents/travel")
+	a := harness.StartServe(t, dataDir)
 
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
 	req, _ := http.NewRequest(http.MethodPost, a.APIURL+"/agents/router", strings.NewReader(

@@ -1,110 +1,26 @@
 package tests
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
-// newClient resolves the card at baseURL and returns an a2a-go client for it.
-func newClient(t testing.TB, ctx context.Context, baseURL string) (*a2aclient.Client, *a2a.AgentCard) {
-	t.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
-	if err != nil {
-		t.Fatalf("resolve card at %s: %v", baseURL, err)
-	}
-	c, err := a2aclient.NewFromCard(ctx, card)
-	if err != nil {
-		t.Fatalf("client for %s: %v", baseURL, err)
-	}
-	t.Cleanup(func() { _ = c.Destroy() })
-	return c, card
-}
-
-// send sends text as a new user message (to taskID when set) and returns the task.
-func send(t testing.TB, ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID, text string) *a2a.Task {
-	t.Helper()
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
-	msg.TaskID = taskID
-	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
-	if err != nil {
-		t.Fatalf("SendMessage(%q): %v", text, err)
-	}
-	task, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage(%q) returned %T, want *a2a.Task", text, res)
-	}
-	return task
-}
-
-// wantState fails unless task is in state; for interrupted states it also
-// checks that the status message contains question.
-func wantState(t testing.TB, task *a2a.Task, state a2a.TaskState, question string) {
-	t.Helper()
-	if task.Status.State != state {
-		t.Fatalf("task %s state = %s, want %s (status message %v)", task.ID, task.Status.State, state, statusText(task))
-	}
-	if question != "" && statusText(task) != question {
-		t.Fatalf("task %s status message = %q, want %q", task.ID, statusText(task), question)
-	}
-}
-
-func statusText(task *a2a.Task) string {
-	if task.Status.Message == nil {
-		return ""
-	}
-	var s string
-	for _, p := range task.Status.Message.Parts {
-		s += p.Text()
-	}
-	return s
-}
-
-// travelBooking runs the travel agent's conversation to completion on c.
-func travelBooking(t testing.TB, ctx context.Context, c *a2aclient.Client) *a2a.Task {
-	t.Helper()
-	task := send(t, ctx, c, "", "Book a flight")
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
-	task = send(t, ctx, c, task.ID, "Lisbon")
-	wantState(t, task, a2a.TaskStateInputRequired, "On which date? (YYYY-MM-DD)")
-	task = send(t, ctx, c, task.ID, "2026-12-24")
-	wantState(t, task, a2a.TaskStateInputRequired, "How many travellers?")
-	task = send(t, ctx, c, task.ID, "2")
-	wantState(t, task, a2a.TaskStateCompleted, "")
-	return task
-}
-
-// bookingOf returns the JSON booking artifact of a completed travel task.
-func bookingOf(t testing.TB, task *a2a.Task) map[string]any {
-	t.Helper()
-	if len(task.Artifacts) != 1 || task.Artifacts[0].Name != "booking" || len(task.Artifacts[0].Parts) != 1 {
-		raw, _ := json.Marshal(task.Artifacts)
-		t.Fatalf("artifacts = %s, want one booking artifact with one part", raw)
-	}
-	data, ok := task.Artifacts[0].Parts[0].Data().(map[string]any)
-	if !ok {
-		t.Fatalf("booking part = %#v, want JSON object data", task.Artifacts[0].Parts[0])
-	}
-	return data
-}
-
 func TestTravelFlowWithGoClient(t *testing.T) {
-	s := startServe(t, t.TempDir())
-	ctx := testContext(t)
-	c, card := newClient(t, ctx, s.APIURL)
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c, card := harness.NewClient(t, ctx, s.APIURL)
 
 	if card.Name != "travel" || len(card.Skills) == 0 || len(card.SupportedInterfaces) < 2 {
 		t.Fatalf("root card = %+v, want the travel agent with skills and two interfaces", card)
 	}
 
-	task := travelBooking(t, ctx, c)
-	booking := bookingOf(t, task)
+	task := harness.TravelBooking(t, ctx, c)
+	booking := harness.BookingOf(t, task)
 	if booking["destination"] != "Lisbon" || booking["date"] != "2026-12-24" || booking["travellers"] != float64(2) {
 		t.Errorf("booking = %v, want Lisbon, 2026-12-24, 2 travellers", booking)
 	}

@@ -16,6 +16,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // usageConfig is an LLM agent priced by the file's [[llm-prices]].
@@ -56,7 +59,7 @@ func newFakePricedLLM(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		fmt.Fprintf(w, `{"id":"chatcmpl-usage","object":"chat.completion","created":1700000000,"model":"chat-model-1-2026",
 			"choices":[{"index":0,"finish_reason":"stop","logprobs":null,"message":%s}],
 			"usage":{"prompt_tokens":1000,"completion_tokens":200,"total_tokens":1200,"prompt_tokens_details":{"cached_tokens":400}}}`,
-			textMessage("Hello!"))
+			fakes.TextMessage("Hello!"))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &requests
@@ -69,19 +72,15 @@ func newFakePricedLLM(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // and tenant. A call answered 429 and retried counts once.
 func TestLLMUsageAndCost(t *testing.T) {
 	fake, requests := newFakePricedLLM(t)
-	t.Setenv("OPENAI_BASE_URL", fake.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-usage-test")
-	t.Setenv("A2AFLOW_LLM_MODEL", "default-model")
-	t.Setenv("A2AFLOW_LLM_PROVIDER", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
+	fakes.UseOpenAI(t, fake.URL, "sk-usage-test", "default-model")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a2aflow.toml")
 	if err := os.WriteFile(path, []byte(usageConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]string{"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
-	s := startServe(t, filepath.Join(dir, "data"), "--config", path, "--api-keys", "alice="+keys["alice"]+",bob="+keys["bob"])
-	ctx := testContext(t)
+	s := harness.StartServe(t, filepath.Join(dir, "data"), "--config", path, "--api-keys", "alice="+keys["alice"]+",bob="+keys["bob"])
+	ctx := harness.Context(t)
 
 	do := func(who, method, path string, body any) (int, []byte) {
 		t.Helper()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestWorkerVersioning deploys new agent code without breaking parked
@@ -26,38 +28,38 @@ func TestWorkerVersioning(t *testing.T) {
 	}
 
 	dataDir := t.TempDir()
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
 	env := []string{"A2AFLOW_LOG_LEVEL=info", "A2AFLOW_DEPLOYMENT=shop"}
-	serve := startProgram(t, v1, "v1 serve", env, "serve", "--http-addr", strings.TrimPrefix(apiURL, "http://"),
+	serve := harness.StartProgram(t, v1, "v1 serve", env, "serve", "--http-addr", strings.TrimPrefix(apiURL, "http://"),
 		"--temporal-addr", temporalAddr, "--ui-addr", "", "--data-dir", dataDir, "--build-id", "v1",
 		// Drainage is checked every 3 minutes by default.
 		"--temporal-dynamic-config", "matching.wv.VersionDrainageStatusRefreshInterval=1s",
 		"--temporal-dynamic-config", "matching.wv.VersionDrainageStatusVisibilityGracePeriod=1s")
-	serve.waitOutput("a2aflow is serving", 2*time.Minute)
-	waitHealthy(t, apiURL)
-	if !strings.Contains(serve.out.String(), "worker deployment version is current") {
-		t.Errorf("the first build did not become the deployment's current version:\n%s", serve.out.String())
+	serve.WaitOutput("a2aflow is serving", 2*time.Minute)
+	harness.WaitHealthy(t, apiURL)
+	if !strings.Contains(serve.Out.String(), "worker deployment version is current") {
+		t.Errorf("the first build did not become the deployment's current version:\n%s", serve.Out.String())
 	}
 
-	ctx := testContext(t)
-	orders, _ := newClient(t, ctx, apiURL+"/agents/orders")
-	notes, _ := newClient(t, ctx, apiURL+"/agents/notes")
-	parked := send(t, ctx, orders, "", "hello")
-	wantState(t, parked, a2a.TaskStateInputRequired, "What should we order?")
-	note := send(t, ctx, notes, "", "hello")
-	wantState(t, note, a2a.TaskStateInputRequired, "What should I note?")
+	ctx := harness.Context(t)
+	orders, _ := harness.NewClient(t, ctx, apiURL+"/agents/orders")
+	notes, _ := harness.NewClient(t, ctx, apiURL+"/agents/notes")
+	parked := harness.Send(t, ctx, orders, "", "hello")
+	harness.WantState(t, parked, a2a.TaskStateInputRequired, "What should we order?")
+	note := harness.Send(t, ctx, notes, "", "hello")
+	harness.WantState(t, note, a2a.TaskStateInputRequired, "What should I note?")
 
 	// Deploy v2 next to v1 and make it current.
 	key, err := os.ReadFile(filepath.Join(dataDir, "secrets.key"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w2 := startProgram(t, v2, "v2 worker", append(env, "A2AFLOW_SECRETS_KEY="+strings.TrimSpace(string(key))),
+	w2 := harness.StartProgram(t, v2, "v2 worker", append(env, "A2AFLOW_SECRETS_KEY="+strings.TrimSpace(string(key))),
 		"worker", "--temporal-addr", temporalAddr, "--data-dir", dataDir, "--build-id", "v2")
-	w2.waitOutput("a2aflow worker is running", time.Minute)
-	if !strings.Contains(w2.out.String(), "worker deployment has another current version") {
-		t.Errorf("v2 took over without an operator step:\n%s", w2.out.String())
+	w2.WaitOutput("a2aflow worker is running", time.Minute)
+	if !strings.Contains(w2.Out.String(), "worker deployment has another current version") {
+		t.Errorf("v2 took over without an operator step:\n%s", w2.Out.String())
 	}
 	deployments := func(args ...string) string {
 		t.Helper()
@@ -75,16 +77,16 @@ func TestWorkerVersioning(t *testing.T) {
 	}
 
 	// New tasks run v2.
-	fresh := send(t, ctx, orders, "", "hello")
-	wantState(t, fresh, a2a.TaskStateInputRequired, "What should we order?")
-	fresh = send(t, ctx, orders, fresh.ID, "chairs")
-	wantState(t, fresh, a2a.TaskStateCompleted, "v2 ordered chairs")
+	fresh := harness.Send(t, ctx, orders, "", "hello")
+	harness.WantState(t, fresh, a2a.TaskStateInputRequired, "What should we order?")
+	fresh = harness.Send(t, ctx, orders, fresh.ID, "chairs")
+	harness.WantState(t, fresh, a2a.TaskStateCompleted, "v2 ordered chairs")
 	// The parked orders task finishes on v1: on v2 it would not replay.
-	parked = send(t, ctx, orders, parked.ID, "desks")
-	wantState(t, parked, a2a.TaskStateCompleted, "v1 ordered desks")
+	parked = harness.Send(t, ctx, orders, parked.ID, "desks")
+	harness.WantState(t, parked, a2a.TaskStateCompleted, "v1 ordered desks")
 	// The notes agent's task follows the current build.
-	note = send(t, ctx, notes, note.ID, "milk")
-	wantState(t, note, a2a.TaskStateCompleted, "v2 noted milk")
+	note = harness.Send(t, ctx, notes, note.ID, "milk")
+	harness.WantState(t, note, a2a.TaskStateCompleted, "v2 noted milk")
 
 	// With no task left on v1, it drains: its workers may stop.
 	var out string
@@ -124,7 +126,7 @@ func buildVersioned(t *testing.T, build string) string {
 		return out
 	}
 	if versioned.dir == "" {
-		versioned.dir = filepath.Dir(binary) // TestMain's folder, removed at the end
+		versioned.dir = filepath.Dir(harness.Binary()) // TestMain's folder, removed at the end
 		versioned.builds = map[string]string{}
 	}
 	// One build; each version is a link to it under its own name, which

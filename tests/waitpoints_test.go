@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -64,7 +65,7 @@ type waitpointCall struct {
 	body                      any
 }
 
-func (w waitpointCall) do(t *testing.T, s *server, out any) (int, string) {
+func (w waitpointCall) do(t *testing.T, s *harness.Server, out any) (int, string) {
 	t.Helper()
 	headers := map[string]string{}
 	if w.apiKey != "" {
@@ -132,10 +133,10 @@ func TestWaitpoints(t *testing.T) {
 	const aliceKey, bobKey = "alice-waitpoint-key", "bob-waitpoint-key"
 	t.Setenv("A2AFLOW_API_KEYS", fmt.Sprintf("alice=%s,bob=%s", aliceKey, bobKey))
 	dataDir := t.TempDir()
-	s := startServe(t, dataDir)
-	ctx := testContext(t)
+	s := harness.StartServe(t, dataDir)
+	ctx := harness.Context(t)
 	alice := withHeader(ctx, "X-API-Key", aliceKey)
-	c, _ := newClient(t, alice, s.APIURL+"/agents/changes")
+	c, _ := harness.NewClient(t, alice, s.APIURL+"/agents/changes")
 
 	task := requestChange(t, alice, c, "Restart the payments database", nil)
 	id := waitpointOf(t, task)
@@ -255,8 +256,8 @@ func TestWaitpoints(t *testing.T) {
 	wp3 := waitpointOf(t, third)
 	var v3 resources.WaitpointView
 	(waitpointCall{method: http.MethodGet, id: wp3, apiKey: aliceKey}).do(t, s, &v3)
-	s.proc().kill()
-	s.restart()
+	s.Proc().Kill()
+	s.Restart()
 	for i := 0; i < 2; i++ {
 		r := runCLI(t, "waitpoint", "complete", wp3, "--api", s.APIURL, "--api-key", bobKey, "--token", v3.Token,
 			"--data", `{"ticket_id": "CHG-99", "approved": true}`)
@@ -264,7 +265,7 @@ func TestWaitpoints(t *testing.T) {
 	}
 	r := runCLI(t, "waitpoint", "complete", wp3, "--api", s.APIURL, "--api-key", bobKey, "--token", v3.Token, "--data", `{"ticket_id": 5}`)
 	wantRun(t, r, 1, "HTTP 409")
-	c3, _ := newClient(t, alice, s.APIURL+"/agents/changes")
+	c3, _ := harness.NewClient(t, alice, s.APIURL+"/agents/changes")
 	if got := waitState(t, alice, c3, third.ID, a2a.TaskStateCompleted); len(got.Artifacts) != 1 {
 		t.Errorf("after restart and two completions: %d artifacts, want 1", len(got.Artifacts))
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // TestNoWorkerAnswersInTime: with Temporal and the API up but no worker, a
@@ -25,23 +27,23 @@ import (
 // (same messageId) is applied exactly once, and the cancel ends the other task.
 func TestNoWorkerAnswersInTime(t *testing.T) {
 	dataDir := t.TempDir()
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + testSecretsKey}
-	tp := start(t, "a2aflow temporal", env, "temporal", "--ui-addr", "")
-	tp.waitOutput("Temporal is serving", 2*time.Minute)
-	api := start(t, "a2aflow api", env, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"), "--wait-timeout", "2s")
-	api.waitOutput("a2aflow API is serving", time.Minute)
-	waitHealthy(t, apiURL)
-	ctx := testContext(t)
-	c, _ := newClient(t, ctx, apiURL)
+	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
+	env := []string{"A2AFLOW_TEMPORAL_ADDR=" + temporalAddr, "A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + harness.SecretsKey}
+	tp := harness.Start(t, "a2aflow temporal", env, "temporal", "--ui-addr", "")
+	tp.WaitOutput("Temporal is serving", 2*time.Minute)
+	api := harness.Start(t, "a2aflow api", env, "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"), "--wait-timeout", "2s")
+	api.WaitOutput("a2aflow API is serving", time.Minute)
+	harness.WaitHealthy(t, apiURL)
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, apiURL)
 
 	// A task waiting for an answer; then its worker dies.
-	w := start(t, "a2aflow worker", env, "worker")
-	w.waitOutput("a2aflow worker is running", time.Minute)
-	busy := send(t, ctx, c, "", "Book a flight")
-	wantState(t, busy, a2a.TaskStateInputRequired, "Where to?")
-	w.kill()
+	w := harness.Start(t, "a2aflow worker", env, "worker")
+	w.WaitOutput("a2aflow worker is running", time.Minute)
+	busy := harness.Send(t, ctx, c, "", "Book a flight")
+	harness.WantState(t, busy, a2a.TaskStateInputRequired, "Where to?")
+	w.Kill()
 
 	first := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Book a flight"))
 	first.ID = "no-worker-1"
@@ -107,10 +109,10 @@ func TestNoWorkerAnswersInTime(t *testing.T) {
 	}
 
 	// A worker comes back; the client sends the same request again.
-	w = start(t, "a2aflow worker", env, "worker")
-	w.waitOutput("a2aflow worker is running", time.Minute)
+	w = harness.Start(t, "a2aflow worker", env, "worker")
+	w.WaitOutput("a2aflow worker is running", time.Minute)
 	task := sendWithRetry(t, ctx, func() *a2aclient.Client { return c }, first, nil)
-	wantState(t, task, a2a.TaskStateInputRequired, "Where to?")
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "Where to?")
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -37,12 +37,6 @@ import (
 //     [NoApproverGroups] for a principal in no group: nobody decides for a
 //     group without members.
 
-// ownerOrAnon reports whether principal is the task's owner (or nobody is,
-// authentication being off).
-func (r *run) ownerOrAnon(principal string) bool {
-	return principal == "" || principal == r.owner
-}
-
 // mayDecide reports whether an approver with groups (nil: any) may decide
 // a, and why not.
 func (r *run) mayDecide(approver, principal string, groups []string, a *Approval) error {

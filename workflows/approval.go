@@ -138,6 +138,8 @@ type approvals struct {
 	waiting bool
 }
 
+var _ unit = (*approvals)(nil)
+
 // heldDecisions counts the decisions that settled nothing yet: those of
 // pending approvals and the early ones (a fork's replay goes on after
 // one).
@@ -391,25 +393,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	resumed := a != nil
 	timeout := req.Timeout
 	if !resumed {
-		r.approvals.count++
-		a = &Approval{
-			ID: approvalID(r.task.ID, r.approvals.count), TaskID: r.task.ID, Request: req,
-			State: ApprovalPending, Groups: req.Groups, Created: workflow.Now(ctx).UTC(),
-		}
-		r.approvals.list = append(r.approvals.list, a)
-		kept := r.approvals.early[:0]
-		for _, early := range r.approvals.early {
-			switch {
-			case early.ApprovalID != a.ID:
-				kept = append(kept, early)
-			case a.State != ApprovalPending:
-			case len(early.Groups) > 0 && !slices.ContainsFunc(early.Groups, func(g string) bool { return slices.Contains(a.Groups, g) }):
-				r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Decision.Approver)
-			default:
-				r.recordDecision(a, early.Decision)
-			}
-		}
-		r.approvals.early = kept
+		a = r.requestApproval(ctx, req)
 	}
 
 	for a.State == ApprovalPending {
@@ -451,17 +435,7 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		if ok {
 			break
 		}
-		// The deadline passed.
-		switch {
-		case req.OnTimeout == EscalateAtDeadline && !a.Escalated && len(req.EscalateTo) > 0:
-			a.Escalated, a.Groups, timeout = true, req.EscalateTo, req.EscalateTimeout
-		case req.OnTimeout == ApproveAtDeadline:
-			a.Decisions = append(a.Decisions, ApprovalDecision{Approved: true, Approver: "deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
-			a.State = ApprovalApproved
-		default:
-			a.Decisions = append(a.Decisions, ApprovalDecision{Approved: false, Approver: "deadline", Comment: "no decision before the deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
-			a.State = ApprovalRejected
-		}
+		timeout = passDeadline(ctx, a, req, timeout)
 	}
 	r.approvalsChanged(ctx)
 	r.countApproval(ctx, a) // metrics.go
@@ -469,6 +443,50 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	settledCopy := *a
 	settledCopy.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
 	return &settledCopy, nil
+}
+
+// requestApproval records a new pending approval of req, numbered after
+// the task's earlier ones, and applies the decisions made for it before it
+// was requested (a fork's records, a decision that raced the request),
+// those of approvers in its groups.
+func (r *run) requestApproval(ctx workflow.Context, req ApprovalRequest) *Approval {
+	r.approvals.count++
+	a := &Approval{
+		ID: approvalID(r.task.ID, r.approvals.count), TaskID: r.task.ID, Request: req,
+		State: ApprovalPending, Groups: req.Groups, Created: workflow.Now(ctx).UTC(),
+	}
+	r.approvals.list = append(r.approvals.list, a)
+	kept := r.approvals.early[:0]
+	for _, early := range r.approvals.early {
+		switch {
+		case early.ApprovalID != a.ID:
+			kept = append(kept, early)
+		case a.State != ApprovalPending:
+		case len(early.Groups) > 0 && !slices.ContainsFunc(early.Groups, func(g string) bool { return slices.Contains(a.Groups, g) }):
+			r.logger.Warn("early approval decision by someone outside the request's groups ignored", "approval", a.ID, "approver", early.Decision.Approver)
+		default:
+			r.recordDecision(a, early.Decision)
+		}
+	}
+	r.approvals.early = kept
+	return a
+}
+
+// passDeadline applies req.OnTimeout to a, whose deadline passed: it
+// escalates a (and returns the escalation's timeout), or settles it
+// approved or rejected by "deadline" (and returns timeout).
+func passDeadline(ctx workflow.Context, a *Approval, req ApprovalRequest, timeout time.Duration) time.Duration {
+	switch {
+	case req.OnTimeout == EscalateAtDeadline && !a.Escalated && len(req.EscalateTo) > 0:
+		a.Escalated, a.Groups, timeout = true, req.EscalateTo, req.EscalateTimeout
+	case req.OnTimeout == ApproveAtDeadline:
+		a.Decisions = append(a.Decisions, ApprovalDecision{Approved: true, Approver: "deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
+		a.State = ApprovalApproved
+	default:
+		a.Decisions = append(a.Decisions, ApprovalDecision{Approved: false, Approver: "deadline", Comment: "no decision before the deadline", Time: workflow.Now(ctx).UTC(), Via: "deadline"})
+		a.State = ApprovalRejected
+	}
+	return timeout
 }
 
 // notifyApprovers runs ActivityNotifyApprovalWebhook for each group that
@@ -602,197 +620,6 @@ func (r *run) approvalsChanged(ctx workflow.Context) {
 	r.setStatus(ctx, a2a.TaskStateInputRequired, r.agentMessage(parts...))
 }
 
-// RequesterGroup in ApprovalRequest.Groups lets the task's own user decide,
-// also with a plain "yes" or "no" message.
-const RequesterGroup = "requester"
-
-// decisionInMessage reads an approval decision out of a SendMessage: a data
-// part {"approvalId": ..., "approved": bool, "comment": ...} (decisionPart),
-// or a plain
-// yes/no text from the task's own user while exactly one pending approval
-// allows the requester.
-func (r *run) decisionInMessage(in wire.SendMessageInput) (wire.DecideApprovalInput, bool) {
-	if in.Message == nil {
-		return wire.DecideApprovalInput{}, false
-	}
-	approver := in.Approver
-	if approver == "" {
-		approver = in.Owner
-	}
-	if d, ok := decisionPart(in.Message); ok {
-		d.Approver, d.ApproverGroups, d.Via, d.Principal = approver, in.ApproverGroups, "a2a", in.Owner
-		return d, true
-	}
-	var candidate *Approval
-	for _, a := range r.approvals.list {
-		if a.State == ApprovalPending && slices.Contains(a.Groups, RequesterGroup) {
-			if candidate != nil {
-				return wire.DecideApprovalInput{}, false // ambiguous: the user must name the approval
-			}
-			candidate = a
-		}
-	}
-	if candidate == nil || (in.Owner != "" && in.Owner != r.owner) {
-		return wire.DecideApprovalInput{}, false
-	}
-	var approved bool
-	switch strings.ToLower(strings.Trim(strings.TrimSpace(MessageText(in.Message)), ".!")) {
-	case "yes", "y", "approve", "approved", "ok":
-		approved = true
-	case "no", "n", "reject", "rejected", "deny":
-	default:
-		return wire.DecideApprovalInput{}, false
-	}
-	if approver == "" {
-		approver = RequesterGroup
-	}
-	return wire.DecideApprovalInput{ApprovalID: candidate.ID, Approved: approved, Approver: approver,
-		ApproverGroups: []string{RequesterGroup}, Via: "a2a", Principal: in.Owner}, true
-}
-
-// decisionPart returns the decision a message carries in a data part
-// {"approvalId": ..., "approved": bool, "comment": ..., "arguments": {...},
-// "grant": bool}: an ID, approved or not, and the rest optional.
-func decisionPart(m *a2a.Message) (wire.DecideApprovalInput, bool) {
-	if m == nil {
-		return wire.DecideApprovalInput{}, false
-	}
-	for _, p := range m.Parts {
-		if p == nil {
-			continue
-		}
-		data, isMap := p.Data().(map[string]any)
-		if !isMap {
-			continue
-		}
-		id, _ := data["approvalId"].(string)
-		approved, isBool := data["approved"].(bool)
-		if id == "" || !isBool {
-			continue
-		}
-		d := wire.DecideApprovalInput{ApprovalID: id, Approved: approved}
-		d.Comment, _ = data["comment"].(string)
-		d.Grant, _ = data["grant"].(bool)
-		if args, ok := data["arguments"]; ok && args != nil {
-			// encoding/json writes map keys sorted: the bytes are deterministic.
-			raw, err := json.Marshal(args) //workflowcheck:ignore
-			if err == nil {
-				d.Arguments = raw
-			}
-		}
-		return d, true
-	}
-	return wire.DecideApprovalInput{}, false
-}
-
-// onDecisionMessage records the decision message in history (the audit
-// trail of the conversation), applies the decision and, for a blocking send,
-// answers once the task is interrupted again or ends.
-func (r *run) onDecisionMessage(ctx workflow.Context, in wire.SendMessageInput, d wire.DecideApprovalInput) (sendResult, error) {
-	if r.decisionOnly(in) {
-		// Another owner's task: the decision and nothing else. The answer
-		// is the approval, never the task (access.go).
-		r.rememberMessageID(in.Message.ID)
-		a, err := r.decide(ctx, d)
-		if err != nil {
-			return sendResult{}, err
-		}
-		return sendResult{TaskUpdateResult: wire.TaskUpdateResult{Settled: true}, Decision: &a}, nil
-	}
-	res, err := r.onOwnDecisionMessage(ctx, in, d)
-	return sendResult{TaskUpdateResult: res}, err
-}
-
-// onOwnDecisionMessage is onDecisionMessage for a decision on the sender's
-// own task.
-func (r *run) onOwnDecisionMessage(ctx workflow.Context, in wire.SendMessageInput, d wire.DecideApprovalInput) (wire.TaskUpdateResult, error) {
-	stored := *in.Message
-	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
-	r.record(ctx, &stored)
-	r.rememberMessageID(in.Message.ID)
-	r.addPushConfig(in.PushConfig)
-	a, err := r.decide(ctx, d)
-	if err != nil {
-		return wire.TaskUpdateResult{}, err
-	}
-	after := r.lastSeq
-	// A decision that leaves its approval pending (N of M) changes nothing
-	// the sender waits for: the task still waits for the other approvers.
-	if in.ReturnImmediately || (a.State == ApprovalPending && wire.Interrupted(r.task.Status.State)) {
-		return r.updateResult(true), nil
-	}
-	return r.waitFor(ctx, func() bool {
-		return r.task.Status.State.Terminal() || (r.statusSeq > after && wire.Interrupted(r.task.Status.State))
-	})
-}
-
-// foreign reports whether in is a decision by an authenticated approver on
-// a task they do not own: it goes through the decision path only
-// (access.go).
-func (u *approvals) foreign(in wire.SendMessageInput) bool { return u.r.decisionOnly(in) }
-
-// decisionOnly is approvals.foreign.
-func (r *run) decisionOnly(in wire.SendMessageInput) bool {
-	if in.Owner == "" || in.Owner == r.owner {
-		return false
-	}
-	_, ok := decisionPart(in.Message)
-	return ok
-}
-
-var _ unit = (*approvals)(nil)
-
-// claims: a decision, in a data part or as the requester's yes or no.
-func (u *approvals) claims(in wire.SendMessageInput) bool {
-	_, ok := u.r.decisionInMessage(in)
-	return ok
-}
-
-// validateMessage checks the decision a message it claims carries: the
-// access rule (no self-approval) and the decision itself.
-func (u *approvals) validateMessage(ctx workflow.Context, in wire.SendMessageInput, by unit) error {
-	if by != unit(u) {
-		return nil
-	}
-	r := u.r
-	d, _ := r.decisionInMessage(in)
-	if err := r.authorizeDecision(d, in.Owner); err != nil {
-		return err
-	}
-	return r.validateDecision(ctx, d)
-}
-
-// receive applies the decision a message carries (onDecisionMessage).
-func (u *approvals) receive(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
-	d, _ := u.r.decisionInMessage(in)
-	return u.r.onDecisionMessage(ctx, in, d)
-}
-
-// validateForeign is the whole validation of a decision by an approver on
-// a task of another owner (decisionOnly): the decision path only
-// (access.go), none of the owner's checks.
-func (u *approvals) validateForeign(ctx workflow.Context, in wire.SendMessageInput) error {
-	r := u.r
-	if err := r.checkAccess(in.Agent, ""); err != nil {
-		return err
-	}
-	d, _ := r.decisionInMessage(in)
-	if err := r.authorizeDecision(d, in.Owner); err != nil {
-		return err
-	}
-	if in.PushConfig != nil {
-		return temporal.NewApplicationError("a decision on a task of another owner cannot set a push notification config", wire.ErrTypeInvalidParams)
-	}
-	if r.task.Status.State.Terminal() {
-		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s is %s and accepts no more decisions", r.task.ID, r.task.Status.State), wire.ErrTypeUnsupportedOperation)
-	}
-	if err := validateMessage(r.task, in.Message); err != nil {
-		return err
-	}
-	return r.validateDecision(ctx, d)
-}
-
 // carry hands over every pending approval and the latest settled ones
 // (maxCarriedApprovals), the count that numbers the next one, the early
 // decisions and the webhook notices under way.
@@ -817,53 +644,4 @@ func (u *approvals) restore(c *continuedTask) {
 	u.early = slices.Clone(c.Approvals.Early)
 	u.carriedNotices = slices.Clone(c.Approvals.Notices)
 	u.waiting = c.Approvals.Waiting
-}
-
-// grants is the grants unit of a run (units.go): the grant keys approvers
-// approved for the rest of the task (ApprovalRequest.GrantKey,
-// ApprovalDecision.Grant), each with the approval that granted it.
-type grants struct {
-	unitBase
-	r *run `carry:"-"`
-
-	list []grant
-}
-
-// grant is one granted key.
-type grant struct {
-	Key        string `json:"key"`
-	ApprovalID string `json:"approvalId"`
-}
-
-var _ unit = (*grants)(nil)
-
-// record grants a's key when one of its approving decisions said so.
-func (u *grants) record(a *Approval) {
-	if a.Request.GrantKey == "" || !slices.ContainsFunc(a.Decisions, func(d ApprovalDecision) bool { return d.Approved && d.Grant }) {
-		return
-	}
-	if !slices.ContainsFunc(u.list, func(g grant) bool { return g.Key == a.Request.GrantKey }) {
-		u.list = append(u.list, grant{Key: a.Request.GrantKey, ApprovalID: a.ID})
-	}
-}
-
-func (u *grants) carry(c *continuedTask)   { c.Grants = slices.Clone(u.list) }
-func (u *grants) restore(c *continuedTask) { u.list = slices.Clone(c.Grants) }
-
-// Granted reports whether an approver approved key for the rest of the task
-// ([ApprovalRequest.GrantKey], [ApprovalDecision.Grant]) and returns the
-// approval that granted it. A gated tool whose key is granted runs without
-// asking again.
-func (t *Task) Granted(key string) (*Approval, bool) {
-	for _, g := range t.r.grants.list {
-		if g.Key == key {
-			if a := t.r.findApproval(g.ApprovalID); a != nil {
-				c := *a
-				c.Decisions = slices.Clone(a.Decisions)
-				return &c, true
-			}
-			return &Approval{ID: g.ApprovalID, TaskID: t.r.task.ID, State: ApprovalApproved}, true
-		}
-	}
-	return nil, false
 }

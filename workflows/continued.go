@@ -73,7 +73,7 @@ type continuedTask struct {
 	// Waitpoints are the waitpoints unit's (waitpoint.go); absent from the
 	// state of runs recorded before waitpoints crossed continue-as-new.
 	Waitpoints carriedWaitpoints `json:"waitpoints"`
-	// Grants are the grants unit's (approval.go).
+	// Grants are the grants unit's (grants.go).
 	Grants []grant `json:"grants,omitempty"`
 	// Fork is the fork unit's (fork.go), for a fork only.
 	Fork *carriedFork `json:"fork,omitempty"`
@@ -239,7 +239,7 @@ func marshalState(state any) (json.RawMessage, error) {
 // continueDue reports whether the run should continue as new at the next
 // resumable point.
 func (r *run) continueDue(ctx workflow.Context) bool {
-	if !r.longTasks || r.cancelRequested || r.failure != nil || r.task.Status.State.Terminal() {
+	if !r.recording.LongTasks() || r.cancelRequested || r.failure != nil || r.task.Status.State.Terminal() {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
@@ -251,7 +251,7 @@ func (r *run) continueDue(ctx workflow.Context) bool {
 // pastFailLimit reports whether a run that cannot continue as new must end
 // now, before Temporal terminates it.
 func (r *run) pastFailLimit(ctx workflow.Context) bool {
-	if !r.longTasks {
+	if !r.recording.LongTasks() {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
@@ -263,7 +263,7 @@ func (r *run) pastFailLimit(ctx workflow.Context) bool {
 // watchLimits fails the task when its run comes near Temporal's limits, for
 // skills that never reach a resumable point.
 func (r *run) watchLimits(ctx workflow.Context) {
-	if !r.longTasks {
+	if !r.recording.LongTasks() {
 		return
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -300,8 +300,8 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *skillState) er
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
 	return workflow.NewContinueAsNewError(dctx, wire.TaskWorkflowName, runInput{
-		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, MergedWrites: r.merged, LeanWrites: r.lean,
-			LocalModelCalls: r.localModelCalls}, Continued: state,
+		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, Recording: r.recording},
+		Continued: state,
 	})
 }
 

@@ -365,3 +365,51 @@ func TestNoFirstMessageIsNoTask(t *testing.T) {
 		t.Errorf("it ended after %v, want the 10 minute grace", got)
 	}
 }
+
+// TestContinuedRunKeepsItsRecording: a continued run records as the run
+// before did: the continue-as-new input carries the task's recording level
+// (with wire.LongTasks, which a continued run always has), in Recording,
+// whether the first run's input said it in Recording or, recorded before
+// Recording, with a boolean per change; and the next run records at it.
+func TestContinuedRunKeepsItsRecording(t *testing.T) {
+	lean := wire.MergedWrites | wire.LeanWrites | wire.LocalModelCalls
+	for _, tt := range []struct {
+		name  string
+		input any
+	}{
+		{"recording", wire.TaskInput{Agent: "counter", ContextID: testContextID, Message: userText("count"), Recording: lean}},
+		{"booleans", map[string]any{"Agent": "counter", "ContextID": testContextID, "Message": userText("count"),
+			"MergedWrites": true, "LeanWrites": true, "LocalModelCalls": true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTaskEnv(t, counter())
+			env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, time.Minute)
+			env.RegisterDelayedCallback(func() { sendMessage(env, wire.SendMessageInput{Message: userText("a")}) }, 2*time.Minute)
+			env.ExecuteWorkflow(wire.TaskWorkflowName, tt.input)
+			in := continuedInput(t, env)
+			if want := lean | wire.LongTasks; in.Recording != want || in.RecordingLevel() != want {
+				t.Fatalf("continued with Recording %04b (level %04b), want %04b", in.Recording, in.RecordingLevel(), want)
+			}
+
+			// The next run writes as a lean one: its state once per
+			// workflow task, and not the completion from working.
+			env2 := newTaskEnv(t, counter())
+			calls := recordUpsertCalls(env2)
+			env2.RegisterDelayedCallback(func() { sendMessage(env2, wire.SendMessageInput{Message: userText("b")}) }, time.Minute)
+			env2.RegisterDelayedCallback(func() { sendMessage(env2, wire.SendMessageInput{Message: userText("done")}) }, 2*time.Minute)
+			env2.ExecuteWorkflow(wire.TaskWorkflowName, in)
+			if final := finalTask(t, env2); final.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("final state %s", final.Status.State)
+			}
+			var states []string
+			for _, c := range *calls {
+				states = append(states, c.State)
+			}
+			// Each answer is taken and asked again in one workflow task;
+			// the last completes from input-required.
+			if diff := cmp.Diff([]string{string(a2a.TaskStateCompleted)}, states); diff != "" {
+				t.Errorf("%s upserts of the next run (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
+			}
+		})
+	}
+}

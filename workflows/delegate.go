@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -140,10 +140,10 @@ func (t *Task) CallAgent(ctx workflow.Context, req CallRequest) (*CallResult, er
 	d.calls++
 	c := &call{t: t, req: req, n: d.calls, budget: budget, record: len(d.list)}
 	if !req.NoArtifacts {
-		// A task started with lean writes (TaskInput.LeanWrites) was started
+		// A task started with lean writes (wire.LeanWrites) was started
 		// by a build that relays artifacts: it needs no marker, one event
-		// less per delegation (as the demo router's link.MergedWrites).
-		c.relay = t.r.lean || workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
+		// less per delegation (as the demo router's wire.RecordingOf).
+		c.relay = t.r.recording.LeanWrites() || workflow.GetVersion(ctx, relayedArtifactsChange, workflow.DefaultVersion, 1) >= 1
 	}
 	res, err := c.send(ctx, parts, "", req.ContextID, "", "")
 	if err != nil {

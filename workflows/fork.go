@@ -330,7 +330,7 @@ func (f *forkReplay) register(ctx workflow.Context) error {
 // history's limits) start then, so that each pass of the replay's
 // workflow task calls fewer coroutines.
 func (f *forkReplay) afterReplay(start func()) {
-	if !f.r.merged || !f.replaying() {
+	if !f.r.recording.MergedWrites() || !f.replaying() {
 		start()
 		return
 	}

@@ -42,7 +42,7 @@ func (h *historyState) total() int {
 // messages, starts writing the oldest page to the store.
 func (r *run) record(ctx workflow.Context, m *a2a.Message) {
 	r.history.recent = append(r.history.recent, m)
-	if !r.longTasks || r.history.storing || len(r.history.recent) < 2*wire.HistoryPageSize {
+	if !r.recording.LongTasks() || r.history.storing || len(r.history.recent) < 2*wire.HistoryPageSize {
 		return
 	}
 	r.history.storing = true

@@ -1,25 +1,20 @@
 package workflows
 
 import (
-	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/sdk/interceptor"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 )
 
 // The task workflow is the machinery under the author API of this package,
 // and not part of that API: a2aflow's worker, its replayer and its tests
-// reach it through package internal/engine, which gets it here.
+// reach it through package internal/engine, which takes it from package
+// internal/link, where it is handed over here.
 func init() {
-	link.NewTaskWorkflow = func(agents any, o link.Options) any {
-		return newTaskWorkflow(agents.([]*Agent), o).run
-	}
-	link.NewForkInterceptor = func() any { return newForkInterceptor() }
-	link.MergedWrites = func(ctx workflow.Context) bool {
-		t, ok := TaskFrom(ctx)
-		return ok && t.r.merged
-	}
-	link.LocalModelCalls = func(ctx workflow.Context) bool {
-		t, ok := TaskFrom(ctx)
-		return ok && t.r.localCalls(ctx)
-	}
+	link.Hand(link.TaskWorkflow[*Agent]{
+		New: func(agents []*Agent, o link.Options) any {
+			return newTaskWorkflow(agents, o).run
+		},
+		ForkInterceptor: func() interceptor.WorkerInterceptor { return newForkInterceptor() },
+	})
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 )
 
 func TestBudgetAttempts(t *testing.T) {

@@ -27,7 +27,7 @@ func TestScheduledRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newTaskEnv(t, echo)
 			msg := userText("weekly report")
-			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "echo", ContextID: testContextID, Message: msg, LongTasks: true,
+			env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "echo", ContextID: testContextID, Message: msg, Recording: wire.LongTasks,
 				Schedule: tt.schedule})
 			task := finalTask(t, env)
 			if got := workflows.MessageText(task.Status.Message); got != "weekly report" {

@@ -155,7 +155,7 @@ func (t *Task) waitWith(ctx workflow.Context, state a2a.TaskState, slot, prompt 
 	// The wait ends with an answer, the Ask's own timeout (the question is
 	// withdrawn) or the agent's idle timeout (the task is canceled).
 	timeout, idle := o.timeout, false
-	if r.longTasks && r.idleTimeout > 0 && (timeout <= 0 || r.idleTimeout < timeout) {
+	if r.recording.LongTasks() && r.idleTimeout > 0 && (timeout <= 0 || r.idleTimeout < timeout) {
 		timeout, idle = r.idleTimeout, true
 	}
 	if timeout > 0 {
@@ -270,7 +270,7 @@ func (t *Task) SetMetadata(ctx workflow.Context, key string, value any) {
 		t.r.task.Metadata = map[string]any{}
 	}
 	t.r.task.Metadata[key] = value
-	if t.r.merged {
+	if t.r.recording.MergedWrites() {
 		t.r.setMemo(key, value) // writes.go
 		return
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -54,7 +54,7 @@ func (w *taskWorkflow) busyPolicy(agent string) BusyPolicy {
 // longTasksChange is the workflow.GetVersion change ID of continue-as-new,
 // history pages, idle timeouts and the first-message grace period: histories
 // recorded before them replay without them. Tasks the API starts say so in
-// their input instead (TaskInput.LongTasks) and record no marker.
+// their input instead (wire.LongTasks) and record no marker.
 const longTasksChange = "a2aflow.long-tasks"
 
 // firstMessageGrace is how long a task started without its first message
@@ -71,7 +71,35 @@ const firstMessageGrace = 10 * time.Minute
 // Temporal run itself only fails on a bug. A task that continues as new
 // returns a workflow.ContinueAsNewError instead (continued.go).
 func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapshot, error) {
-	info := workflow.GetInfo(ctx)
+	r := w.newRun(ctx, in.TaskInput)
+	if err := r.begin(ctx, in); err != nil {
+		return nil, err
+	}
+	if err := r.registerHandlers(ctx); err != nil {
+		return nil, err
+	}
+	r.startWrites(ctx, in.Continued != nil) // writes.go
+	agent, known := w.agents[in.Agent]
+	var t *Task
+	var err error
+	if in.Continued != nil {
+		t = r.resumeTask(ctx, in.Continued, agent, known)
+	} else {
+		t, err = r.startTask(ctx, in.TaskInput, agent, known)
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case t == nil:
+		// The task ended before its skill ran (finish recorded how).
+		return r.result(), r.drain(ctx)
+	}
+	return r.runSkill(ctx, t)
+}
+
+// newRun returns the run of the task that in starts or continues,
+// configured by the worker.
+func (w *taskWorkflow) newRun(ctx workflow.Context, in wire.TaskInput) *run {
 	r := &run{
 		agentName: in.Agent,
 		owner:     in.Owner,
@@ -86,113 +114,153 @@ func (w *taskWorkflow) run(ctx workflow.Context, in runInput) (*wire.TaskSnapsho
 	if a, ok := w.agents[in.Agent]; ok {
 		r.idleTimeout = a.IdleTimeout
 	}
+	return r
+}
+
+// begin sets what the run records and the task it starts from: a
+// continued run's, restored from the state it carries, or a new task,
+// submitted (a fork's, to replay its original).
+func (r *run) begin(ctx workflow.Context, in runInput) error {
+	r.recording = in.RecordingLevel()
 	if in.Continued != nil {
 		// A continued run is new code by definition: no version marker.
-		r.longTasks = true
+		r.recording |= wire.LongTasks
 		r.restore(in.Continued)
-	} else {
-		r.longTasks = in.LongTasks || workflow.GetVersion(ctx, longTasksChange, workflow.DefaultVersion, 1) == 1
-		r.task = &a2a.Task{
-			ID:        a2a.TaskID(info.WorkflowExecution.ID),
-			ContextID: in.ContextID,
-			Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ptr(workflow.Now(ctx).UTC())},
-		}
-		if in.Fork != nil {
-			// A fork (a new input field: histories recorded before it
-			// never take this path).
-			if err := r.fork.begin(in.Fork); err != nil {
-				return nil, err
-			}
+		return nil
+	}
+	if !r.recording.LongTasks() && workflow.GetVersion(ctx, longTasksChange, workflow.DefaultVersion, 1) == 1 {
+		r.recording |= wire.LongTasks
+	}
+	r.task = &a2a.Task{
+		ID:        a2a.TaskID(workflow.GetInfo(ctx).WorkflowExecution.ID),
+		ContextID: in.ContextID,
+		Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ptr(workflow.Now(ctx).UTC())},
+	}
+	if in.Fork != nil {
+		// A fork (a new input field: histories recorded before it never
+		// take this path).
+		return r.fork.begin(in.Fork)
+	}
+	return nil
+}
+
+// resumeTask returns the Task of a continued run, whose skill starts again
+// from the state the run before carried, or nil when the run ended the task
+// (its agent is not served here).
+func (r *run) resumeTask(ctx workflow.Context, c *continuedTask, agent *Agent, known bool) *Task {
+	if !known {
+		r.finish(ctx, unknownAgent(r.agentName), false)
+		return nil
+	}
+	t := &Task{r: r, agent: agent, resume: c.Skill}
+	if c.Usage != nil {
+		t.setTokenUsage(*c.Usage)
+	}
+	for _, u := range r.units() {
+		u.resume(ctx)
+	}
+	return t
+}
+
+// startTask takes a new task's first message (from its input, or the
+// update that comes with its start) and returns its Task, working. It
+// returns a nil Task when the run ended the task (canceled before its
+// skill ran, its agent not served here) and an error when the workflow is
+// no task.
+func (r *run) startTask(ctx workflow.Context, in wire.TaskInput, agent *Agent, known bool) (*Task, error) {
+	if in.Schedule != "" {
+		// A run of a schedule (a new input field: histories recorded
+		// before it never take this path). Its task names the schedule,
+		// has the schedule's push config, and its message, the same in
+		// every run, takes the task's ID as its own.
+		r.task.Metadata = map[string]any{wire.ScheduleMetadataKey: in.Schedule}
+		r.addPushConfig(in.PushConfig)
+		if in.Message != nil {
+			m := *in.Message
+			m.ID = string(r.task.ID)
+			in.Message = &m
 		}
 	}
-	r.merged = in.MergedWrites
-	r.lean = in.MergedWrites && in.LeanWrites
-	r.localModelCalls = in.LocalModelCalls
-	if err := r.registerHandlers(ctx); err != nil {
+	if in.Message != nil {
+		if err := validateMessage(r.task, in.Message); err != nil {
+			return nil, err
+		}
+		r.receive(ctx, in.Message)
+		if in.Fork != nil {
+			last := len(r.history.recent) - 1
+			r.history.recent[last] = forkFirstMessage(r.history.recent[last], in.Fork.From)
+		}
+	}
+	if ended, err := r.awaitFirstMessage(ctx); ended || err != nil {
 		return nil, err
 	}
-	r.startWrites(ctx, in.Continued != nil) // writes.go
-	agent, known := w.agents[in.Agent]
-	var t *Task
-	if c := in.Continued; c != nil {
-		if !known {
-			r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
-			return r.result(), r.drain(ctx)
-		}
-		t = &Task{r: r, agent: agent, resume: c.Skill}
-		if c.Usage != nil {
-			t.setTokenUsage(*c.Usage)
-		}
-		for _, u := range r.units() {
-			u.resume(ctx)
-		}
-	} else {
-		if in.Schedule != "" {
-			// A run of a schedule (a new input field: histories recorded
-			// before it never take this path). Its task names the schedule,
-			// has the schedule's push config, and its message, the same in
-			// every run, takes the task's ID as its own.
-			r.task.Metadata = map[string]any{wire.ScheduleMetadataKey: in.Schedule}
-			r.addPushConfig(in.PushConfig)
-			if in.Message != nil {
-				m := *in.Message
-				m.ID = string(r.task.ID)
-				in.Message = &m
-			}
-		}
-		if in.Message != nil {
-			if err := validateMessage(r.task, in.Message); err != nil {
-				return nil, err
-			}
-			r.receive(ctx, in.Message)
-			if in.Fork != nil {
-				last := len(r.history.recent) - 1
-				r.history.recent[last] = forkFirstMessage(r.history.recent[last], in.Fork.From)
-			}
-		}
-		// Wait for the first message (it normally arrives with the start,
-		// through Update-with-Start) or for a cancel before anything ran.
-		ready := func() bool { return len(r.inbox) > 0 || r.cancelRequested }
-		if r.longTasks && !ready() {
-			ok, err := workflow.AwaitWithTimeout(ctx, firstMessageGrace, ready)
-			if err == nil && !ok {
-				r.logger.Info("no first message came: the workflow ends without being a task")
-				if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueUnset()); err != nil {
-					r.logger.Warn("unset task state search attribute", "error", err)
-				}
-				r.merged = false // no more writes
-				if err := r.drain(ctx); err != nil {
-					return nil, err
-				}
-				return nil, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("no first message came within %s: this workflow is no task", firstMessageGrace), wire.ErrTypeNoFirstMessage, nil)
-			}
-			if err != nil {
-				r.finish(ctx, err, true)
-				return r.result(), r.drain(ctx)
-			}
-		} else if err := workflow.Await(ctx, ready); err != nil {
-			r.finish(ctx, err, true)
-			return r.result(), r.drain(ctx)
-		}
-		if r.cancelRequested {
-			r.finish(ctx, workflow.ErrCanceled, true)
-			return r.result(), r.drain(ctx)
-		}
-		if !known {
-			r.finish(ctx, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", in.Agent), "UnknownAgent", nil), false)
-			return r.result(), r.drain(ctx)
-		}
-		r.first = r.take()
-		t = &Task{r: r, agent: agent}
-		r.setStatus(ctx, a2a.TaskStateWorking, nil)
+	if !known {
+		r.finish(ctx, unknownAgent(r.agentName), false)
+		return nil, nil
 	}
+	r.first = r.take()
+	t := &Task{r: r, agent: agent}
+	r.setStatus(ctx, a2a.TaskStateWorking, nil)
+	return t, nil
+}
 
-	skillCtx, cancelSkill := workflow.WithCancel(workflow.WithValue(ctx, taskKey{}, t))
+// awaitFirstMessage waits for the first message (it normally arrives with
+// the start, through Update-with-Start) or for a cancel before anything
+// ran. It reports whether the run ended instead: the task canceled
+// (finish recorded it), or, with an error, no first message came.
+func (r *run) awaitFirstMessage(ctx workflow.Context) (ended bool, err error) {
+	ready := func() bool { return len(r.inbox) > 0 || r.cancelRequested }
+	if r.recording.LongTasks() && !ready() {
+		ok, err := workflow.AwaitWithTimeout(ctx, firstMessageGrace, ready)
+		if err == nil && !ok {
+			return true, r.noFirstMessage(ctx)
+		}
+		if err != nil {
+			r.finish(ctx, err, true)
+			return true, nil
+		}
+	} else if err := workflow.Await(ctx, ready); err != nil {
+		r.finish(ctx, err, true)
+		return true, nil
+	}
+	if r.cancelRequested {
+		r.finish(ctx, workflow.ErrCanceled, true)
+		return true, nil
+	}
+	return false, nil
+}
+
+// noFirstMessage ends a workflow whose first message did not come within
+// firstMessageGrace: it is no task (the API does not show it), and fails
+// with [wire.ErrTypeNoFirstMessage].
+func (r *run) noFirstMessage(ctx workflow.Context) error {
+	r.logger.Info("no first message came: the workflow ends without being a task")
+	if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueUnset()); err != nil {
+		r.logger.Warn("unset task state search attribute", "error", err)
+	}
+	r.recording = r.recording.Without(wire.MergedWrites) // no more writes
+	if err := r.drain(ctx); err != nil {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("no first message came within %s: this workflow is no task", firstMessageGrace), wire.ErrTypeNoFirstMessage, nil)
+}
+
+// unknownAgent is the failure of a task whose agent this worker does not
+// serve.
+func unknownAgent(name string) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q is not served by this worker", name), "UnknownAgent", nil)
+}
+
+// runSkill runs the agent's skill for t and ends the run: the task ends
+// with the skill's outcome, or continues as new.
+func (r *run) runSkill(ctx workflow.Context, t *Task) (*wire.TaskSnapshot, error) {
+	skillCtx := wire.WithRunRecording(workflow.WithValue(ctx, taskKey{}, t), r) // package llm asks it (LocalModelCallNow)
+	skillCtx, cancelSkill := workflow.WithCancel(skillCtx)
 	r.cancelSkill = cancelSkill
 	r.fork.afterReplay(func() { r.watchLimits(skillCtx) }) // the replay adds no event
 	r.fork.deliverInputs(skillCtx)
-	err := agent.Handle(skillCtx, t)
+	err := t.agent.Handle(skillCtx, t)
 	var continued *workflow.ContinueAsNewError
 	if r.continuing && errors.As(err, &continued) {
 		return nil, continued
@@ -235,8 +303,8 @@ type run struct {
 
 	// The units (units.go), each a task feature with its state.
 	waitpoints  waitpoints  // waitpoint.go
-	approvals   approvals   // approval.go
-	grants      grants      // approvals granted for the rest of the task: approval.go
+	approvals   approvals   // approval.go, approval_messages.go
+	grants      grants      // approvals granted for the rest of the task: grants.go
 	credentials credentials // credentials.go
 	push        pushState   // webhooks: push.go
 	delegations delegations // delegate.go
@@ -261,10 +329,14 @@ type run struct {
 
 	extensions []string // activated by the latest message's request (Task.Extensions)
 
-	// Long tasks (continued.go): whether this run may continue as new and
-	// page its history (false when replaying histories recorded before),
-	// when to, and whether it is doing so.
-	longTasks   bool               `carry:"-"` // a continued run always is one
+	// What the task records (wire.Recording): the run's input, with
+	// wire.LongTasks when the run may continue as new and page its history
+	// (continued.go; not when replaying histories recorded before), and
+	// without wire.MergedWrites once it writes no more (noFirstMessage).
+	recording wire.Recording `carry:"-"` // the next run's input
+
+	// Long tasks (continued.go): when to continue as new, and whether the
+	// run is doing so.
 	limits      link.HistoryLimits `carry:"-"` // the worker's
 	continuing  bool               `carry:"-"`
 	parked      *parkedWait        `carry:"-"`       // the wait the skill was in when the last run continued as new, from the skill's state
@@ -272,24 +344,22 @@ type run struct {
 	updates     int                `carry:"-"`       // updates accepted in this run
 	idleTimeout time.Duration      `carry:"-"`       // the agent's
 
-	// Merged writes (TaskInput.MergedWrites, writes.go): the A2ATaskState
+	// Merged writes (wire.MergedWrites, writes.go): the A2ATaskState
 	// visibility has, and the memo keys not written yet.
-	merged      bool           `carry:"-"` // the run's input
 	visible     a2a.TaskState  `carry:"-"` // the state at the run's start: written before it continued
 	memoPending map[string]any `carry:"-"` // written before the run continues
-	// Lean writes (TaskInput.LeanWrites, writes.go): no A2ATaskState
-	// written for a completion visibility can infer, and the approvals'
-	// search attributes waiting for the merged upsert.
-	lean      bool                             `carry:"-"` // the run's input
+	// Lean writes (wire.LeanWrites, writes.go): the approvals' search
+	// attributes waiting for the merged upsert.
 	saPending []temporal.SearchAttributeUpdate `carry:"-"` // written before the run continues
-	// Local model calls (TaskInput.LocalModelCalls): the skill's LLM
-	// calls run as local activities (package llm asks link.LocalModelCalls).
-	localModelCalls bool `carry:"-"` // the run's input
+	// Local model calls (wire.LocalModelCalls): the skill's LLM calls run
+	// as local activities (package llm asks LocalModelCallNow), but those
+	// made while an answer or a reader waits (below).
+	//
 	// answeredIn is the workflow task (its history length at the start)
 	// in which an update last answered (a send, a decision, a waitpoint's
 	// completion): a local activity started in it would hold the answer
 	// back until the call ended, so the model calls made in that workflow
-	// task are ordinary activities (localCalls).
+	// task are ordinary activities (LocalModelCallNow).
 	answeredIn int64 `carry:"-"`
 	answered   bool  `carry:"-"`
 	// watched: the latest message came from a caller that does not wait
@@ -304,16 +374,22 @@ func (r *run) answerSent(ctx workflow.Context) {
 	r.answered, r.answeredIn = true, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())
 }
 
-// localCalls reports whether the skill's LLM calls made now run as local
-// activities: the task was started so (TaskInput.LocalModelCalls), its
+// The run tells the skill's code how it records (package llm asks it).
+var _ wire.RunRecording = (*run)(nil)
+
+// Recording is the task's recording level.
+func (r *run) Recording() wire.Recording { return r.recording }
+
+// LocalModelCallNow reports whether the skill's LLM calls made now run as
+// local activities: the task records them so (wire.LocalModelCalls), its
 // latest message came from a caller that waits for the turn's end (a
 // blocking send: a stream reads the task while the skill works, and a
 // local activity holds every read, queries included, until the model
 // answered), and no update answers in the current workflow task, whose
 // completion carries the answer (an ordinary activity lets it complete at
 // once, a local one would hold it until the model answered).
-func (r *run) localCalls(ctx workflow.Context) bool {
-	return r.localModelCalls && !r.watched && !(r.answered && r.answeredIn == int64(workflow.GetInfo(ctx).GetCurrentHistoryLength()))
+func (r *run) LocalModelCallNow(ctx workflow.Context) bool {
+	return r.recording.LocalModelCalls() && !r.watched && !(r.answered && r.answeredIn == int64(workflow.GetInfo(ctx).GetCurrentHistoryLength()))
 }
 
 // sendWaiter is one blocking SendMessage update waiting for the skill.
@@ -466,7 +542,7 @@ type sendResult struct {
 }
 
 func (r *run) onSendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
-	r.watched = in.ReturnImmediately // the turn this message starts (localCalls)
+	r.watched = in.ReturnImmediately // the turn this message starts (LocalModelCallNow)
 	res, err := r.sendMessage(ctx, in)
 	r.answerSent(ctx)
 	if err == nil && in.WantTask && res.Decision == nil {
@@ -637,7 +713,7 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
 	}})
 	r.statusSeq = r.lastSeq
-	if prev != state && !r.merged { // merged: written once per workflow task (writes.go)
+	if prev != state && !r.recording.MergedWrites() { // merged: written once per workflow task (writes.go)
 		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)
 		}

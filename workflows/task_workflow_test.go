@@ -205,7 +205,7 @@ func status(state a2a.TaskState, m *messageView) statusView {
 
 // TestAskTwiceThenComplete runs a task that asks twice, with its
 // A2ATaskState written at every change and with merged writes
-// (TaskInput.MergedWrites: once per workflow task, when it changed).
+// (wire.MergedWrites: once per workflow task, when it changed).
 func TestAskTwiceThenComplete(t *testing.T) {
 	t.Run("per-change", func(t *testing.T) { testAskTwiceThenComplete(t, false) })
 	t.Run("merged", func(t *testing.T) { testAskTwiceThenComplete(t, true) })
@@ -261,7 +261,11 @@ func testAskTwiceThenComplete(t *testing.T, merged bool) {
 		sendDate = sendMessage(env, wire.SendMessageInput{Message: date})
 	}, 3*time.Minute)
 
-	env.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: "planner", ContextID: testContextID, MergedWrites: merged})
+	in := wire.TaskInput{Agent: "planner", ContextID: testContextID}
+	if merged {
+		in.Recording = wire.MergedWrites
+	}
+	env.ExecuteWorkflow(wire.TaskWorkflowName, in)
 
 	final := finalTask(t, env)
 

@@ -69,7 +69,7 @@ func (t *Task) RecordUsageMemo(ctx workflow.Context) {
 	if u == t.r.usageMemo {
 		return
 	}
-	if t.r.merged {
+	if t.r.recording.MergedWrites() {
 		t.r.setMemo(wire.UsageMetadataKey, u) // writes.go; no version marker
 		t.r.usageMemo = u
 		return

@@ -8,7 +8,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
-// Merged writes (wire.TaskInput.MergedWrites): a task's A2ATaskState search
+// Merged writes (wire.MergedWrites): a task's A2ATaskState search
 // attribute and its memo are history events, and each is a visibility
 // write. Written at every status change, a turn that answers a waiting task
 // and asks the next question wrote two (working, then input-required
@@ -21,7 +21,7 @@ import (
 // (input-required and the like), as well as before the run ends or
 // continues as new.
 //
-// Lean writes (wire.TaskInput.LeanWrites) leave out what visibility can do
+// Lean writes (wire.LeanWrites) leave out what visibility can do
 // without: a task that completes while visibility has it working (an echo,
 // a delegation in its first turn, any turn whose work outlasted its first
 // workflow task) writes no A2ATaskState before it ends, as a run closed
@@ -45,7 +45,7 @@ import (
 // replay is over: nothing is written meanwhile (writesDue), and a
 // coroutine less makes each of the replay's many passes cheaper.
 func (r *run) startWrites(ctx workflow.Context, continued bool) {
-	if !r.merged {
+	if !r.recording.MergedWrites() {
 		return
 	}
 	r.visible = a2a.TaskStateWorking
@@ -59,7 +59,7 @@ func (r *run) startWrites(ctx workflow.Context, continued bool) {
 // goWrites runs the coroutine of merged writes.
 func (r *run) goWrites(ctx workflow.Context) {
 	workflow.GoNamed(ctx, "a2aflow-writes", func(ctx workflow.Context) {
-		for r.merged {
+		for r.recording.MergedWrites() {
 			if err := workflow.Await(ctx, r.writesDue); err != nil {
 				return
 			}
@@ -72,7 +72,7 @@ func (r *run) goWrites(ctx workflow.Context) {
 // memo have something to write. A task still submitted waits for its first
 // message, in the state the API started it with.
 func (r *run) writesDue() bool {
-	if !r.merged || r.fork.replaying() {
+	if !r.recording.MergedWrites() || r.fork.replaying() {
 		// A fork delivering its recorded inputs writes once it reached
 		// its fork point (or ends: finish writes).
 		return false
@@ -92,7 +92,7 @@ func (r *run) stateDue() (a2a.TaskState, bool) {
 	if state == a2a.TaskStateSubmitted || state == r.visible {
 		return "", false
 	}
-	if r.lean && state == a2a.TaskStateCompleted && r.visible == a2a.TaskStateWorking {
+	if r.recording.LeanWrites() && state == a2a.TaskStateCompleted && r.visible == a2a.TaskStateWorking {
 		return "", false
 	}
 	return state, true
@@ -101,7 +101,7 @@ func (r *run) stateDue() (a2a.TaskState, bool) {
 // setSearchAttributes records search attribute updates for the next
 // merged upsert (lean writes), or upserts them at once.
 func (r *run) setSearchAttributes(ctx workflow.Context, what string, sa ...temporal.SearchAttributeUpdate) {
-	if r.lean {
+	if r.recording.LeanWrites() {
 		r.saPending = append(r.saPending, sa...)
 		return
 	}
@@ -133,7 +133,7 @@ func (r *run) setMemo(key string, value any) {
 // attributes set since the last write and, when memo, the memo keys set
 // since then, in one upsert of each.
 func (r *run) flushWrites(ctx workflow.Context, memo bool) {
-	if !r.merged {
+	if !r.recording.MergedWrites() {
 		return
 	}
 	sa := r.saPending

@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -33,22 +34,48 @@ func recordUpsertCalls(env *testsuite.TestWorkflowEnvironment) *[]upsertCall {
 }
 
 // writesInput is the input of a task started by the API with the writes
-// of mode: "per-change", "merged" or "lean".
-func writesInput(mode, agent string, first *a2a.Message) wire.TaskInput {
-	in := wire.TaskInput{Agent: agent, ContextID: testContextID, LongTasks: true, Message: first}
-	switch mode {
+// of mode: "per-change", "merged" or "lean", in its Recording; with
+// " booleans" after the mode, the JSON of an input recorded before
+// Recording, which said the same with a boolean per change. "lean alone"
+// has lean writes without merged writes, which records per change.
+func writesInput(mode, agent string, first *a2a.Message) any {
+	base, booleans := strings.CutSuffix(mode, " booleans")
+	if booleans {
+		in := map[string]any{"Agent": agent, "ContextID": testContextID, "Message": first, "LongTasks": true}
+		switch base {
+		case "merged":
+			in["MergedWrites"] = true
+		case "lean":
+			in["MergedWrites"], in["LeanWrites"] = true, true
+		case "lean alone":
+			in["LeanWrites"] = true
+		}
+		return in
+	}
+	in := wire.TaskInput{Agent: agent, ContextID: testContextID, Recording: wire.LongTasks, Message: first}
+	switch base {
 	case "merged":
-		in.MergedWrites = true
+		in.Recording |= wire.MergedWrites
 	case "lean":
-		in.MergedWrites, in.LeanWrites = true, true
+		in.Recording |= wire.MergedWrites | wire.LeanWrites
+	case "lean alone":
+		in.Recording |= wire.LeanWrites
 	}
 	return in
 }
 
-// TestLeanWritesCompletion: with lean writes (TaskInput.LeanWrites) a task
+// writesModes are the modes of writesInput: each way to say it, and the
+// mode whose writes it makes.
+var writesModes = []struct{ mode, writes string }{
+	{"per-change", "per-change"}, {"merged", "merged"}, {"lean", "lean"}, {"lean alone", "per-change"},
+	{"per-change booleans", "per-change"}, {"merged booleans", "merged"}, {"lean booleans", "lean"}, {"lean alone booleans", "per-change"},
+}
+
+// TestLeanWritesCompletion: with lean writes (wire.LeanWrites) a task
 // that completes while visibility has it working writes no A2ATaskState;
 // one that completes from another state (a turn that answered a question
-// and completed in the same workflow task) writes completed.
+// and completed in the same workflow task) writes completed. An input
+// recorded with the booleans of before wire.Recording writes the same.
 func TestLeanWritesCompletion(t *testing.T) {
 	// echo completes in its first turn; worker answers a question, works
 	// ten minutes (working is written), then completes; asker completes in
@@ -89,14 +116,14 @@ func TestLeanWritesCompletion(t *testing.T) {
 		{"worker", 1, map[string][]string{"per-change": {working, input, working, complete}, "merged": {input, working, complete}, "lean": {input, working}}},
 		{"asker", 1, map[string][]string{"per-change": {working, input, working, complete}, "merged": {input, complete}, "lean": {input, complete}}},
 	} {
-		for _, mode := range []string{"per-change", "merged", "lean"} {
-			t.Run(tt.agent+"/"+mode, func(t *testing.T) {
+		for _, m := range writesModes {
+			t.Run(tt.agent+"/"+m.mode, func(t *testing.T) {
 				env := newTaskEnv(t, echo, worker, asker)
 				calls := recordUpsertCalls(env)
 				for i := range tt.answers {
 					env.RegisterDelayedCallback(func() { sendMessage(env, wire.SendMessageInput{Message: userText("yes")}) }, time.Duration(i+1)*time.Minute)
 				}
-				env.ExecuteWorkflow(wire.TaskWorkflowName, writesInput(mode, tt.agent, userText("hi")))
+				env.ExecuteWorkflow(wire.TaskWorkflowName, writesInput(m.mode, tt.agent, userText("hi")))
 				final := finalTask(t, env)
 				if final.Status.State != a2a.TaskStateCompleted {
 					t.Fatalf("final state %s, want completed", final.Status.State)
@@ -105,7 +132,7 @@ func TestLeanWritesCompletion(t *testing.T) {
 				for _, c := range *calls {
 					states = append(states, c.State)
 				}
-				if diff := cmp.Diff(tt.want[mode], states); diff != "" {
+				if diff := cmp.Diff(tt.want[m.writes], states); diff != "" {
 					t.Errorf("%s upserts (-want +got):\n%s", wire.TaskStateKey.GetName(), diff)
 				}
 			})
@@ -115,8 +142,14 @@ func TestLeanWritesCompletion(t *testing.T) {
 
 // TestLeanWritesApprovals: with lean writes the approvals' search
 // attributes go out in the upsert of the task's state, one upsert per
-// workflow task.
+// workflow task, whether the input says lean writes in its Recording or
+// with the booleans of before.
 func TestLeanWritesApprovals(t *testing.T) {
+	leanApprovalUpserts := []upsertCall{
+		{State: string(a2a.TaskStateInputRequired), Pending: true},
+		{Pending: true},
+		{State: string(a2a.TaskStateWorking), Pending: true},
+	}
 	req := request(func(r *workflows.ApprovalRequest) {
 		r.Timeout, r.OnTimeout, r.EscalateTo, r.EscalateTimeout = time.Hour, workflows.EscalateAtDeadline, []string{"managers", "directors"}, 2*time.Hour
 	})
@@ -132,11 +165,8 @@ func TestLeanWritesApprovals(t *testing.T) {
 			{Pending: true}, {State: string(a2a.TaskStateWorking)},
 			{State: string(a2a.TaskStateCompleted)},
 		}},
-		{"lean", []upsertCall{
-			{State: string(a2a.TaskStateInputRequired), Pending: true},
-			{Pending: true},
-			{State: string(a2a.TaskStateWorking), Pending: true},
-		}},
+		{"lean", leanApprovalUpserts},
+		{"lean booleans", leanApprovalUpserts},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			var got approvalResult

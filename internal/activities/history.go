@@ -35,7 +35,7 @@ func (a *HistoryPages) StoreHistoryPage(ctx context.Context, in wire.StoreHistor
 	if err != nil {
 		return wire.HistoryPage{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("encode history page: %v", err), ErrTypeInvalidInput, nil)
 	}
-	key := wire.HistoryPageKey(activity.GetInfo(ctx).WorkflowNamespace, in.TaskID, in.First)
+	key := wire.HistoryPageKey(activity.GetInfo(ctx).Namespace, in.TaskID, in.First)
 	if err := a.Store.Put(ctx, key, data); err != nil {
 		return wire.HistoryPage{}, fmt.Errorf("store history page %s in %s: %w", key, a.Store.Describe(), err)
 	}

@@ -201,7 +201,7 @@ func (a *LLM) stream(ctx context.Context, s llm.Streamer, req llm.Request) (llm.
 }
 
 // callID names the call among its run's LLM calls: its activity ID, which
-// for a local activity (a task started with wire.TaskInput.LocalModelCalls)
+// for a local activity (a task started with wire.LocalModelCalls)
 // is "local-" and its own sequence number in the run (the SDK numbers local
 // activities apart from the other commands: "local-3" and the activity "3"
 // are two calls). A local activity executed again after its worker died

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 )
 
 // TaskOwners says whose task an activity works for, so that what a task
@@ -40,10 +40,10 @@ type WorkflowOwners struct {
 const maxCachedOwners = 10000
 
 // TaskOwner returns the owner of the activity's task: the one its workflow
-// passed in a header (engine.NewOwnerInterceptor), else the one a
-// description of the workflow reads.
+// passed in a header (workerenv.OwnerOf: the worker's owner interceptor),
+// else the one a description of the workflow reads.
 func (o *WorkflowOwners) TaskOwner(ctx context.Context) (string, error) {
-	if owner, ok := engine.HeaderOwner(ctx); ok {
+	if owner, ok := workerenv.OwnerOf(ctx); ok {
 		return owner, nil
 	}
 	info := activity.GetInfo(ctx)

@@ -198,6 +198,10 @@ func TestRemoteArtifactsRelayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var followed wire.RemoteTaskResult
+	if err := val.Get(&followed); err != nil || followed.Task == nil || followed.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("follow: %+v, %v; want the completed task", followed.Task, err)
+	}
 	again := &shown{artifacts: map[string]string{}}
 	again.take(t, lc)
 	if len(again.chunks) != 0 {

@@ -97,14 +97,14 @@ type Config struct {
 	// a retryable error, and an accepted one with the task as it is.
 	// Default 30 seconds.
 	WaitTimeout time.Duration
-	// NoLeanWrites starts tasks without wire.TaskInput.LeanWrites: a
+	// NoLeanWrites starts tasks without wire.LeanWrites: a
 	// task that completes while visibility has it working then writes
 	// A2ATaskState completed (one history event and one visibility write
 	// more per such task), and the approvals' search attributes are
 	// upserted at each change. Default false: lean writes.
 	NoLeanWrites bool
-	// NoLocalModelCalls starts tasks without
-	// wire.TaskInput.LocalModelCalls: their LLM calls are ordinary
+	// NoLocalModelCalls starts tasks without wire.LocalModelCalls: their
+	// LLM calls are ordinary
 	// activities (three history events and an activity task each) instead
 	// of local ones (one marker event). Default false: local model calls.
 	NoLocalModelCalls bool
@@ -165,6 +165,19 @@ type Config struct {
 // Config.UICodecOrigins is set (the same path as the embedded UI's).
 const UICodecPath = "/a2aflow/codec"
 
+// recording is what the tasks the API starts record: every recording
+// change (wire.CurrentRecording), less those the operator turned off.
+func (c *Config) recording() wire.Recording {
+	r := wire.CurrentRecording
+	if c.NoLeanWrites {
+		r = r.Without(wire.LeanWrites)
+	}
+	if c.NoLocalModelCalls {
+		r = r.Without(wire.LocalModelCalls)
+	}
+	return r
+}
+
 // Server is the A2A HTTP API over one Temporal namespace: the guard every
 // request passes, the agents' A2A bindings and MCP server over their task
 // services, and the REST resources, on one Gin engine.
@@ -191,7 +204,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace, Logger: cfg.Logger, Notifier: cfg.Notifier,
 		PollInterval: cfg.PollInterval, QueryTimeout: cfg.StreamQueryTimeout, UnreachableAfter: cfg.StreamUnreachableAfter,
 		WaitTimeout: cfg.WaitTimeout, Push: cfg.Push, ApproverGroups: cfg.ApproverGroups, AuthOn: cfg.Auth.Enabled(),
-		Payloads: cfg.Payloads, NoLeanWrites: cfg.NoLeanWrites, NoLocalModelCalls: cfg.NoLocalModelCalls,
+		Payloads: cfg.Payloads, Recording: cfg.recording(),
 		Credentials: cfg.Credentials, DefaultHistoryLength: cfg.DefaultHistoryLength, ShuttingDown: cfg.ShuttingDown,
 	})
 	s.bindings = a2abinding.New(reg, services, s.guard, a2abinding.Config{PublicURL: cfg.PublicURL, Logger: cfg.Logger,
@@ -199,7 +212,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		ShuttingDown: cfg.ShuttingDown})
 	s.resources = resources.New(c, reg, services, resources.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace,
 		TemporalUIURL: cfg.TemporalUIURL, Logger: cfg.Logger, Auth: cfg.Auth, ApproverGroups: cfg.ApproverGroups,
-		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, NoLeanWrites: cfg.NoLeanWrites, NoLocalModelCalls: cfg.NoLocalModelCalls})
+		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, Recording: cfg.recording()})
 	s.mcp = mcpserver.New(c, reg, services, s.guard, mcpserver.Config{Logger: cfg.Logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		HostsChecked: len(cfg.Limits.AllowedHosts) > 0, AuthOn: cfg.Auth.Enabled(), ShuttingDown: cfg.ShuttingDown})
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)

@@ -1,9 +1,10 @@
 package cli
 
 import (
-	"fmt"
+	_ "embed"
 	"sort"
 	"strings"
+	"text/template"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -11,6 +12,32 @@ import (
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/cli/server"
 )
+
+// cliPageText is docs/cli.md's text, with the commands left to the code.
+//
+//go:embed templates/cli.md.tmpl
+var cliPageText string
+
+var cliPage = template.Must(template.New("cli.md").Funcs(referenceFuncs).Parse(cliPageText))
+
+// cliPageData is what docs/cli.md shows.
+type cliPageData struct {
+	Commands []commandDoc // every command but help and completion, depth first
+}
+
+// commandDoc is a command as docs/cli.md shows it.
+type commandDoc struct {
+	Path, Short string
+	Long        string // its help text, Short when it has none
+	UseLine     string // empty for a command that only groups others
+	Aliases     []string
+	Subcommands []commandLink
+	Settings    []string  // a process command's flags, by name: config.md describes them
+	Flags       []flagDoc // another command's flags
+}
+
+// commandLink names a subcommand and where its section is.
+type commandLink struct{ Name, Path string }
 
 // cliReference renders docs/cli.md: every command of the command line, as
 // `a2aflow help` would show it, on one page with anchors. It is written here
@@ -20,100 +47,55 @@ import (
 // man pages. The process commands' flags are the config file's keys, so
 // their rows stay in docs/config.md and this page links there.
 // TestCLIReference fails when the file differs.
-func cliReference(app *App) string {
+func cliReference(app *App) (string, error) {
 	root := NewRoot(app)
 	root.Use = "a2aflow" // the page names the a2aflow command, whatever runs the generator
 	process := map[string]bool{}
 	for _, cmd := range server.ProcessCommands(app) {
 		process[cmd.Name()] = true
 	}
-
-	var cmds []*cobra.Command
+	var data cliPageData
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		for _, sub := range cmd.Commands() {
 			if sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" {
 				continue
 			}
-			cmds = append(cmds, sub)
+			data.Commands = append(data.Commands, describeCommand(sub, process[sub.Name()] && cmd == root))
 			walk(sub)
 		}
 	}
 	walk(root)
+	return render(cliPage, data)
+}
 
-	var b strings.Builder
-	b.WriteString(`# a2aflow command line reference
-
-<!-- Generated from the code by ` + "`go generate ./internal/cli`" + ` (go test ./internal/cli -run TestCLIReference -update); do not edit. -->
-
-Every command of ` + "`a2aflow`" + `, as ` + "`a2aflow COMMAND --help`" + ` shows it. A program built on
-` + "`a2aflow.Main`" + ` has the same commands under its own name. The settings of the process commands
-(` + "`serve`, `api`, `worker`, `temporal`" + `) are flags, environment variables and config file keys at
-once: they are listed in [config.md](config.md). A flag's environment variable, where it has one,
-gives its default.
-
-`)
-	for _, cmd := range cmds {
-		path := cmd.CommandPath()
-		fmt.Fprintf(&b, "- [`%s`](#%s) — %s\n", path, anchor(path), mdCell(cmd.Short))
+// describeCommand returns what docs/cli.md shows of cmd; the flags of a
+// process command (serve, api, worker, temporal) as a list of settings.
+func describeCommand(cmd *cobra.Command, process bool) commandDoc {
+	d := commandDoc{Path: cmd.CommandPath(), Short: cmd.Short, Long: strings.TrimSpace(cmd.Long), Aliases: cmd.Aliases}
+	if d.Long == "" {
+		d.Long = cmd.Short
 	}
-	for _, cmd := range cmds {
-		path := cmd.CommandPath()
-		fmt.Fprintf(&b, "\n## %s\n\n", path)
-		long := strings.TrimSpace(cmd.Long)
-		if long == "" {
-			long = cmd.Short
-		}
-		b.WriteString("```text\n" + long + "\n```\n")
-		if cmd.Runnable() {
-			fmt.Fprintf(&b, "\nUsage: `%s`\n", cmd.UseLine())
-		}
-		if len(cmd.Aliases) > 0 {
-			fmt.Fprintf(&b, "\nAlso: `%s`\n", strings.Join(cmd.Aliases, "`, `"))
-		}
-		var subs []string
-		for _, sub := range cmd.Commands() {
-			if !sub.Hidden && sub.Name() != "help" {
-				subs = append(subs, fmt.Sprintf("[`%s`](#%s)", sub.Name(), anchor(sub.CommandPath())))
-			}
-		}
-		if len(subs) > 0 {
-			fmt.Fprintf(&b, "\nCommands: %s.\n", strings.Join(subs, ", "))
-		}
-		flags := commandFlags(cmd)
-		if len(flags) == 0 {
-			continue
-		}
-		if process[cmd.Name()] && cmd.Parent() == root {
-			names := make([]string, len(flags))
-			for i, f := range flags {
-				names[i] = "`" + f.Name + "`"
-			}
-			fmt.Fprintf(&b, "\nSettings (flags, `A2AFLOW_*` variables and config file keys; see [config.md](config.md)): %s.\n", strings.Join(names, ", "))
-			continue
-		}
-		b.WriteString("\n| flag | environment | default | description |\n|---|---|---|---|\n")
-		for _, f := range flags {
-			name := "`--" + f.Name + "`"
-			if f.Shorthand != "" {
-				name = "`-" + f.Shorthand + "`, " + name
-			}
-			env := cmdutil.Env(f)
-			envCell, usage := "—", f.Usage
-			if env != "" {
-				envCell = "`" + env + "`"
-				usage = strings.TrimSuffix(usage, " ("+env+")")
-			}
-			def := f.DefValue
-			if def == "" || def == "[]" || (def == "false" && f.Value.Type() == "bool") {
-				def = "—"
-			} else {
-				def = "`" + def + "`"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, envCell, def, mdCell(usage))
+	if cmd.Runnable() {
+		d.UseLine = cmd.UseLine()
+	}
+	for _, sub := range cmd.Commands() {
+		if !sub.Hidden && sub.Name() != "help" {
+			d.Subcommands = append(d.Subcommands, commandLink{sub.Name(), sub.CommandPath()})
 		}
 	}
-	return b.String()
+	for _, f := range commandFlags(cmd) {
+		if process {
+			d.Settings = append(d.Settings, f.Name)
+			continue
+		}
+		fd := describeFlag(f)
+		if fd.Default == "false" && f.Value.Type() == "bool" {
+			fd.Default = "" // a switch: its default goes without saying
+		}
+		d.Flags = append(d.Flags, fd)
+	}
+	return d
 }
 
 // commandFlags returns the flags cmd takes, its own and those it inherits,
@@ -133,19 +115,4 @@ func commandFlags(cmd *cobra.Command) []*pflag.Flag {
 	cmd.InheritedFlags().VisitAll(add)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// anchor is the GitHub anchor of a heading: lower case, spaces as '-',
-// punctuation other than '-' and '_' dropped.
-func anchor(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || r == '_' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9'):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -15,7 +15,10 @@ func TestCLIReference(t *testing.T) {
 	prog := os.Args[0]
 	os.Args[0] = "a2aflow" // the name the commands' texts use (cmdutil.ProgName)
 	t.Cleanup(func() { os.Args[0] = prog })
-	got := cliReference(testApp())
+	got, err := cliReference(testApp())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if checkReference(t, "cli.md", got, "TestCLIReference") {
 		return
 	}

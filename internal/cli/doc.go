@@ -10,8 +10,9 @@
 //     waitpoint, agents, keys, deployments, replay).
 //
 // The root package also renders docs/config.md, the reference of every
-// setting (configref.go; go generate ./internal/cli). cmd/a2aflow is
-// a2aflow.Main with the built-in agents.
+// setting, and docs/cli.md, of every command (configref.go and
+// clireference.go, from the templates in templates/; go generate
+// ./internal/cli). cmd/a2aflow is a2aflow.Main with the built-in agents.
 package cli
 
 //go:generate go test -run TestConfigReference|TestCLIReference -update .

@@ -135,7 +135,10 @@ func TestWorkflowCacheSizeRefused(t *testing.T) {
 
 func TestConfigReference(t *testing.T) {
 	clearA2AflowEnv(t)
-	got := configReference(testApp())
+	got, err := configReference(testApp())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if checkReference(t, "config.md", got, "TestConfigReference") {
 		return
 	}

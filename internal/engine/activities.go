@@ -53,94 +53,112 @@ func RegisterActivities(r worker.ActivityRegistry, agents ...*workflows.Agent) e
 }
 
 func agentActivities(agents []*workflows.Agent) ([]agentActivity, error) {
-	reserved := map[string]bool{}
-	for _, name := range wire.BuiltinActivities() {
-		reserved[name] = true
-	}
-	var out []agentActivity
-	seen := map[string]agentActivity{}
-	add := func(d agentActivity) error {
-		if d.name == "" {
-			return fmt.Errorf("agent %q: an activity needs a name", d.agent)
-		}
-		if d.tool == nil && (reserved[d.name] || strings.HasPrefix(d.name, llm.ToolActivityPrefix)) {
-			return fmt.Errorf("agent %q: activity name %q is one of a2aflow's own; choose another with workflows.Activity", d.agent, d.name)
-		}
-		if d.tool == nil {
-			if err := checkActivityFunc(d.fn); err != nil {
-				return fmt.Errorf("agent %q: activity %q: %w", d.agent, d.name, err)
-			}
-		}
-		if prev, dup := seen[d.name]; dup {
-			if prev.key == d.key {
-				return nil // the same activity, shared by two agents
-			}
-			if d.tool != nil {
-				return fmt.Errorf("agent %q: tool %q is another tool than agent %q's of that name; name one of them otherwise", d.agent, d.tool.Name(), prev.agent)
-			}
-			return fmt.Errorf("agent %q: activity name %q is taken by another activity of agent %q; name one of them with workflows.Activity", d.agent, d.name, prev.agent)
-		}
-		seen[d.name] = d
-		out = append(out, d)
-		return nil
-	}
+	set := newActivitySet()
 	for _, a := range agents {
 		if a == nil {
 			continue
 		}
 		for i, item := range a.Activities {
-			switch v := item.(type) {
-			case llm.Tool:
-				// An LLM tool: its activity, if it has one, as tool:NAME.
-				if v.ActivityName() == "" {
-					continue // a workflow tool runs in the workflow
-				}
-				spec, _ := json.Marshal(v.Spec())
-				if err := add(agentActivity{name: v.ActivityName(), tool: &v, key: "tool " + string(spec), agent: a.Name}); err != nil {
-					return nil, err
-				}
-				continue
-			case workflows.NamedActivity:
-				if err := add(agentActivity{name: v.Name, fn: v.Func, key: funcKey(v.Func), agent: a.Name}); err != nil {
-					return nil, err
-				}
-				continue
-			case *workflows.NamedActivity:
-				if v == nil {
-					return nil, fmt.Errorf("agent %q: Activities[%d] is nil", a.Name, i)
-				}
-				if err := add(agentActivity{name: v.Name, fn: v.Func, key: funcKey(v.Func), agent: a.Name}); err != nil {
-					return nil, err
-				}
-				continue
+			defs, err := activitiesOf(a.Name, i, item)
+			if err != nil {
+				return nil, err
 			}
-			rv := reflect.ValueOf(item)
-			switch {
-			case rv.Kind() == reflect.Func && !rv.IsNil():
-				name, err := goFuncName(rv)
-				if err != nil {
-					return nil, fmt.Errorf("agent %q: Activities[%d]: %w", a.Name, i, err)
-				}
-				if err := add(agentActivity{name: name, fn: item, key: funcKey(item), agent: a.Name}); err != nil {
+			for _, d := range defs {
+				if err := set.add(d); err != nil {
 					return nil, err
 				}
-			case rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct:
-				if rv.NumMethod() == 0 {
-					return nil, fmt.Errorf("agent %q: Activities[%d] (%s) has no exported methods", a.Name, i, rv.Type())
-				}
-				for m := 0; m < rv.NumMethod(); m++ {
-					name := rv.Type().Method(m).Name
-					key := fmt.Sprintf("%s@%x.%s", rv.Type(), rv.Pointer(), name)
-					if err := add(agentActivity{name: name, fn: rv.Method(m).Interface(), key: key, agent: a.Name}); err != nil {
-						return nil, err
-					}
-				}
-			default:
-				return nil, fmt.Errorf("agent %q: Activities[%d] is a %T; want a function, a pointer to a struct, workflows.Activity(name, fn) or an llm.Tool", a.Name, i, item)
 			}
 		}
 	}
-	return out, nil
+	return set.list, nil
+}
+
+// activitySet is the agents' activities gathered so far, each name once.
+type activitySet struct {
+	reserved map[string]bool // a2aflow's own activities
+	seen     map[string]agentActivity
+	list     []agentActivity
+}
+
+func newActivitySet() *activitySet {
+	s := &activitySet{reserved: map[string]bool{}, seen: map[string]agentActivity{}}
+	for _, name := range wire.BuiltinActivities() {
+		s.reserved[name] = true
+	}
+	return s
+}
+
+// add adds d, unless it is the same activity as one added under its name
+// (shared by two agents). It refuses a missing name, a name of a2aflow's
+// own, a function that is no activity, and another activity under a name
+// taken.
+func (s *activitySet) add(d agentActivity) error {
+	if d.name == "" {
+		return fmt.Errorf("agent %q: an activity needs a name", d.agent)
+	}
+	if d.tool == nil && (s.reserved[d.name] || strings.HasPrefix(d.name, llm.ToolActivityPrefix)) {
+		return fmt.Errorf("agent %q: activity name %q is one of a2aflow's own; choose another with workflows.Activity", d.agent, d.name)
+	}
+	if d.tool == nil {
+		if err := checkActivityFunc(d.fn); err != nil {
+			return fmt.Errorf("agent %q: activity %q: %w", d.agent, d.name, err)
+		}
+	}
+	if prev, dup := s.seen[d.name]; dup {
+		if prev.key == d.key {
+			return nil // the same activity, shared by two agents
+		}
+		if d.tool != nil {
+			return fmt.Errorf("agent %q: tool %q is another tool than agent %q's of that name; name one of them otherwise", d.agent, d.tool.Name(), prev.agent)
+		}
+		return fmt.Errorf("agent %q: activity name %q is taken by another activity of agent %q; name one of them with workflows.Activity", d.agent, d.name, prev.agent)
+	}
+	s.seen[d.name] = d
+	s.list = append(s.list, d)
+	return nil
+}
+
+// activitiesOf returns the activities that item, the i-th of agent's
+// Activities, registers: an LLM tool's activity (none for a workflow
+// tool), a named activity, a function under its Go name, or each exported
+// method of a struct pointer under the method's name.
+func activitiesOf(agent string, i int, item any) ([]agentActivity, error) {
+	switch v := item.(type) {
+	case llm.Tool:
+		if v.ActivityName() == "" {
+			return nil, nil // a workflow tool runs in the workflow
+		}
+		spec, _ := json.Marshal(v.Spec())
+		return []agentActivity{{name: v.ActivityName(), tool: &v, key: "tool " + string(spec), agent: agent}}, nil
+	case workflows.NamedActivity:
+		return []agentActivity{{name: v.Name, fn: v.Func, key: funcKey(v.Func), agent: agent}}, nil
+	case *workflows.NamedActivity:
+		if v == nil {
+			return nil, fmt.Errorf("agent %q: Activities[%d] is nil", agent, i)
+		}
+		return []agentActivity{{name: v.Name, fn: v.Func, key: funcKey(v.Func), agent: agent}}, nil
+	}
+	rv := reflect.ValueOf(item)
+	switch {
+	case rv.Kind() == reflect.Func && !rv.IsNil():
+		name, err := goFuncName(rv)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: Activities[%d]: %w", agent, i, err)
+		}
+		return []agentActivity{{name: name, fn: item, key: funcKey(item), agent: agent}}, nil
+	case rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Struct:
+		if rv.NumMethod() == 0 {
+			return nil, fmt.Errorf("agent %q: Activities[%d] (%s) has no exported methods", agent, i, rv.Type())
+		}
+		var out []agentActivity
+		for m := 0; m < rv.NumMethod(); m++ {
+			name := rv.Type().Method(m).Name
+			key := fmt.Sprintf("%s@%x.%s", rv.Type(), rv.Pointer(), name)
+			out = append(out, agentActivity{name: name, fn: rv.Method(m).Interface(), key: key, agent: agent})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("agent %q: Activities[%d] is a %T; want a function, a pointer to a struct, workflows.Activity(name, fn) or an llm.Tool", agent, i, item)
 }
 
 var (

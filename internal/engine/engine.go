@@ -1,12 +1,3 @@
-// Package engine runs the task workflow of package workflows for
-// a2aflow's worker, its replayer and the tests: the agents' registry, the
-// task workflow and the agents' own activities registered on a worker, the
-// worker's options and interceptors, and the replay of recorded histories.
-//
-// The task workflow itself lives in package workflows, beside the Task an
-// agent's handler gets (they are one piece of code over one state), and is
-// not part of its public API: package workflows hands it over through
-// package link.
 package engine
 
 import (
@@ -14,8 +5,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/a2aflow/a2aflow/internal/engine/link"
+	"github.com/a2aflow/a2aflow/internal/link"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/workflows"
 )
 
 // Options configures the task workflow of a worker: its notifier, webhook
@@ -37,7 +29,7 @@ const DefaultRetryBudget = link.DefaultRetryBudget
 // TaskWorkflow returns the workflow function of the task workflow serving
 // reg's agents, to register under wire.TaskWorkflowName.
 func TaskWorkflow(reg *Registry, o Options) any {
-	return link.NewTaskWorkflow(reg.Agents(), o)
+	return link.Handed[*workflows.Agent]().New(reg.Agents(), o)
 }
 
 // NewForkInterceptor returns the worker interceptor that answers the
@@ -45,7 +37,7 @@ func TaskWorkflow(reg *Registry, o Options) any {
 // (docs/guides/fork.md). Every worker and replayer of the task workflow
 // needs it: a fork's history replays only with it.
 func NewForkInterceptor() interceptor.WorkerInterceptor {
-	return link.NewForkInterceptor().(interceptor.WorkerInterceptor)
+	return link.Handed[*workflows.Agent]().ForkInterceptor()
 }
 
 // WorkerRegistry is what a worker, a workflow replayer or the SDK's test

@@ -16,7 +16,7 @@ import (
 const ownerHeader = "a2aflow-owner"
 
 // NewOwnerInterceptor returns the worker interceptor that tells a task's
-// activities whose task they work for ([HeaderOwner]), so that an activity
+// activities whose task they work for ([workerenv.OwnerOf]), so that an activity
 // that reads or writes as the owner (the agent directory, delegation) needs
 // no call to Temporal to learn it.
 //
@@ -87,23 +87,12 @@ type ownerActivityInbound struct {
 	interceptor.ActivityInboundInterceptorBase
 }
 
-type ownerCtxKey struct{}
-
 func (a *ownerActivityInbound) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
 	if p := interceptor.Header(ctx)[ownerHeader]; p != nil {
 		var owner string
 		if converter.GetDefaultDataConverter().FromPayload(p, &owner) == nil {
-			ctx = context.WithValue(ctx, ownerCtxKey{}, owner)
 			ctx = workerenv.WithOwner(ctx, owner)
 		}
 	}
 	return a.Next.ExecuteActivity(ctx, in)
-}
-
-// HeaderOwner returns the owner of the task whose activity runs with ctx,
-// as [NewOwnerInterceptor] passed it, and whether it did ("" is the owner
-// of a task started without authentication).
-func HeaderOwner(ctx context.Context) (string, bool) {
-	owner, ok := ctx.Value(ownerCtxKey{}).(string)
-	return owner, ok
 }

@@ -14,9 +14,10 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/internal/workerenv"
 )
 
-// headerOwner is what HeaderOwner told an activity.
+// headerOwner is what workerenv.OwnerOf told an activity.
 type headerOwner struct {
 	Owner string
 	OK    bool
@@ -24,7 +25,7 @@ type headerOwner struct {
 
 // runOwnerActivity runs a workflow of type workflowType, started with the
 // owner search attribute when owner is set, whose code upserts the owner
-// "mallory" before it runs an activity returning HeaderOwner, on a worker
+// "mallory" before it runs an activity returning workerenv.OwnerOf, on a worker
 // with the owner interceptor when intercept is set.
 func runOwnerActivity(t *testing.T, workflowType, owner string, intercept bool) headerOwner {
 	t.Helper()
@@ -39,7 +40,7 @@ func runOwnerActivity(t *testing.T, workflowType, owner string, intercept bool) 
 		}
 	}
 	env.RegisterActivityWithOptions(func(ctx context.Context) (headerOwner, error) {
-		o, ok := engine.HeaderOwner(ctx)
+		o, ok := workerenv.OwnerOf(ctx)
 		return headerOwner{o, ok}, nil
 	}, activity.RegisterOptions{Name: "owner-activity"})
 	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) (headerOwner, error) {
@@ -80,7 +81,7 @@ func TestOwnerInterceptor(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := runOwnerActivity(t, tt.workflowType, tt.owner, tt.intercept); got != tt.want {
-				t.Errorf("HeaderOwner = %+v, want %+v", got, tt.want)
+				t.Errorf("OwnerOf = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ type Delta struct {
 	// answer again.
 	Attempt int32 `json:"a"`
 	// Since orders the executions of a local activity (a call of a task
-	// started with wire.TaskInput.LocalModelCalls), whose attempts start
+	// started with wire.LocalModelCalls), whose attempts start
 	// again at 1 when a worker that died mid-call is replaced: the time
 	// (Unix nanoseconds) its worker scheduled it, the same for its
 	// attempts on that worker. A higher Since starts the answer again,

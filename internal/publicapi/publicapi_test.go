@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/doc"
 	"go/parser"
 	"go/printer"
@@ -102,43 +103,55 @@ func TestPublicAPI(t *testing.T) {
 	}
 }
 
-// listPackage writes the exported declarations of the package in rel.
+// listPackage writes the exported declarations of the package in rel: its
+// files as the go command builds them here (build constraints applied),
+// without the tests.
 func listPackage(w *bytes.Buffer, rel string) error {
 	dir := filepath.Join(moduleRoot, rel)
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	bp, err := build.ImportDir(dir, 0)
 	if err != nil {
 		return err
 	}
-	for _, p := range pkgs {
-		d := doc.New(p, "github.com/a2aflow/a2aflow/"+rel, 0)
-		fmt.Fprintf(w, "package %s // %s\n", d.Name, strings.TrimSuffix("github.com/a2aflow/a2aflow/"+rel, "/."))
-		for _, v := range d.Consts {
+	fset := token.NewFileSet()
+	files := make([]*ast.File, 0, len(bp.GoFiles))
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	importPath := "github.com/a2aflow/a2aflow/" + rel
+	d, err := doc.NewFromFiles(fset, files, importPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "package %s // %s\n", d.Name, strings.TrimSuffix(importPath, "/."))
+	for _, v := range d.Consts {
+		decl(w, fset, v.Decl)
+	}
+	for _, v := range d.Vars {
+		decl(w, fset, v.Decl)
+	}
+	for _, f := range d.Funcs {
+		decl(w, fset, f.Decl)
+	}
+	for _, ty := range d.Types {
+		decl(w, fset, ty.Decl)
+		for _, v := range ty.Consts {
 			decl(w, fset, v.Decl)
 		}
-		for _, v := range d.Vars {
+		for _, v := range ty.Vars {
 			decl(w, fset, v.Decl)
 		}
-		for _, f := range d.Funcs {
+		for _, f := range ty.Funcs {
 			decl(w, fset, f.Decl)
 		}
-		for _, ty := range d.Types {
-			decl(w, fset, ty.Decl)
-			for _, v := range ty.Consts {
-				decl(w, fset, v.Decl)
-			}
-			for _, v := range ty.Vars {
-				decl(w, fset, v.Decl)
-			}
-			for _, f := range ty.Funcs {
-				decl(w, fset, f.Decl)
-			}
-			for _, f := range ty.Methods {
-				decl(w, fset, f.Decl)
-			}
+		for _, f := range ty.Methods {
+			decl(w, fset, f.Decl)
 		}
-		w.WriteString("\n")
 	}
+	w.WriteString("\n")
 	return nil
 }
 

@@ -174,7 +174,8 @@ func TestNoCredentialsSendNothing(t *testing.T) {
 
 func TestHTTPClientIsBuiltOnce(t *testing.T) {
 	c := &remote.Credentials{Bearer: "t"}
-	if c.HTTPClient() != c.HTTPClient() {
+	first, second := c.HTTPClient(), c.HTTPClient()
+	if first != second {
 		t.Error("HTTPClient returned two clients for the same credentials")
 	}
 	if c.HTTPClient().Timeout != 0 {

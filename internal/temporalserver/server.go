@@ -75,17 +75,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	dataDir, err := filepath.Abs(o.DataDir)
+	dataDir, lock, err := openDataDir(o.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("temporal data dir %s: %w", o.DataDir, err)
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create temporal data dir: %w", err)
-	}
-	lock, err := lockDataDir(filepath.Join(dataDir, lockFileName))
-	if err != nil {
-		return nil, fmt.Errorf("temporal data dir %s: %w", dataDir, err)
+		return nil, err
 	}
 	s := &Server{
 		logger:    o.Logger,
@@ -121,7 +113,56 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if err := s.prepareDatabases(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := s.startServices(&res, ports, o); err != nil {
+		return nil, err
+	}
+	if !o.DisableUI {
+		if err := s.startUI(&uiRes, uiPorts, o); err != nil {
+			return nil, err
+		}
+	}
+	c, err := s.waitReady(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := namespaces.Ensure(ctx, c, o.Namespace, namespaces.Options{
+		SearchAttributes: o.SearchAttributes, Retention: o.Retention, Logger: o.Logger,
+	}); err != nil {
+		return nil, err
+	}
 
+	ok = true
+	o.Logger.Info("Temporal server started",
+		"frontend", s.frontendAddr, "ui", s.uiURL, "namespace", s.namespace,
+		"db", s.dbPath, "took", time.Since(begin).Round(time.Millisecond))
+	return s, nil
+}
+
+// openDataDir makes the data dir, returns its absolute path, and locks it
+// for this process.
+func openDataDir(dir string) (string, *dirLock, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("temporal data dir %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", nil, fmt.Errorf("create temporal data dir: %w", err)
+	}
+	lock, err := lockDataDir(filepath.Join(abs, lockFileName))
+	if err != nil {
+		return "", nil, fmt.Errorf("temporal data dir %s: %w", abs, err)
+	}
+	return abs, lock, nil
+}
+
+// prepareDatabases creates the SQLite files' schemas where they are new,
+// applies the visibility indexes asked for, and registers the namespace
+// with its search attributes, before the services open the files.
+func (s *Server) prepareDatabases(ctx context.Context, o Options) error {
 	// A data dir whose temporal.db predates the visibility file keeps its
 	// workflow list in temporal.db: moving it would lose the closed
 	// workflows' records. (A start that died between creating the two files
@@ -132,27 +173,29 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	created, err := ensureSchema(s.dbPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if created {
 		o.Logger.Info("created Temporal database", "path", s.dbPath)
 	}
 	if s.visPath != "" {
 		if created, err := ensureSchema(s.visPath); err != nil {
-			return nil, err
+			return err
 		} else if created {
 			o.Logger.Info("created Temporal visibility database", "path", s.visPath)
 		}
 	}
 	if n, err := applyVisibilityIndexes(ctx, s.VisibilityDBPath(), o.VisibilityIndexes); err != nil {
-		return nil, err
+		return err
 	} else if n > 0 {
 		o.Logger.Info("changed the visibility store's indexes", "set", o.VisibilityIndexes, "indexes", n)
 	}
-	if err := ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes, o.Retention); err != nil {
-		return nil, err
-	}
+	return ensureNamespace(s.dbPath, o.Namespace, o.SearchAttributes, o.Retention)
+}
 
+// startServices starts the Temporal services on ports, whose reservations
+// in res it releases first.
+func (s *Server) startServices(res *portReservations, ports serverPorts, o Options) error {
 	// Hand the ports over as late as possible, to keep the window in which
 	// another process could grab them small. NewServer already binds the
 	// gRPC listeners while it builds the services.
@@ -181,37 +224,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		temporal.WithDynamicConfigClient(dynamicConfig(o.DynamicConfig)),
 	)...)
 	if err != nil {
-		return nil, fmt.Errorf("create temporal server: %w", err)
+		return fmt.Errorf("create temporal server: %w", err)
 	}
-
 	if err := srv.Start(); err != nil {
 		_ = srv.Stop()
-		return nil, fmt.Errorf("start temporal server: %w", err)
+		return fmt.Errorf("start temporal server: %w", err)
 	}
 	s.temporal = srv
-
-	if !o.DisableUI {
-		if err := s.startUI(&uiRes, uiPorts, o); err != nil {
-			return nil, err
-		}
-	}
-
-	c, err := s.waitReady(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	if err := namespaces.Ensure(ctx, c, o.Namespace, namespaces.Options{
-		SearchAttributes: o.SearchAttributes, Retention: o.Retention, Logger: o.Logger,
-	}); err != nil {
-		return nil, err
-	}
-
-	ok = true
-	o.Logger.Info("Temporal server started",
-		"frontend", s.frontendAddr, "ui", s.uiURL, "namespace", s.namespace,
-		"db", s.dbPath, "took", time.Since(begin).Round(time.Millisecond))
-	return s, nil
+	return nil
 }
 
 // reservePorts checks all listen addresses, picking free ports for port 0,

@@ -84,7 +84,7 @@ func QuoteQueryValue(s string) string {
 //     a running run;
 //   - a completed task is a run that closed Completed (its handler
 //     returned the final task) with A2ATaskState completed or, for a task
-//     started with [TaskInput.LeanWrites] that completed while visibility
+//     started with [LeanWrites] that completed while visibility
 //     had it working, still working: such a task writes no A2ATaskState
 //     before it completes (one history event and one visibility write
 //     fewer). A running run whose A2ATaskState says completed (it drains

@@ -16,47 +16,13 @@ type TaskInput struct {
 	// API (Temporal UI, CLI, schedules). The API sends the first message with
 	// the UpdateSendMessage update of Update-with-Start instead.
 	Message *a2a.Message
-	// LongTasks, set by the API for the tasks it starts, runs the task with
-	// continue-as-new, history pages, idle timeouts and the first-message
-	// grace period without asking workflow.GetVersion: its input, in the
-	// history, decides, and the task records no version marker and no
-	// TemporalChangeVersion search attribute (two events and one visibility
-	// write fewer per task). A worker that does not know the field asks
-	// GetVersion as before and gets the same behaviour; a newer one
-	// replaying that history skips the marker (the SDK allows it).
-	LongTasks bool `json:",omitempty"`
-	// MergedWrites, set by the API for the tasks it starts (which it
-	// starts with A2ATaskState working, the state their first message
-	// puts them in), writes the task's A2ATaskState search attribute once
-	// per workflow task, when the state differs from the one visibility
-	// has, instead of at every status change (a turn that answers a
-	// waiting task and asks again writes none), and its memo only when the
-	// task waits or continues as new (a completed task's metadata is in
-	// its result): fewer history events and visibility writes per turn.
-	// A continued run has it from the run before. Histories recorded
-	// without it replay as before.
-	MergedWrites bool `json:",omitempty"`
-	// LeanWrites, set by the API with MergedWrites for the tasks it starts
-	// (and for the runs of its schedules), leaves out the writes
-	// visibility can do without: a task that completes while its
-	// A2ATaskState says working writes no A2ATaskState before it ends (a
-	// run that closed Completed with A2ATaskState working is a completed
-	// task: ListTasks queries so, see [TaskStateCondition]), and the
-	// A2APendingApprovals and A2AApprovalGroups attributes go out in the
-	// merged upsert of the workflow task instead of in one of their own
-	// at every change. A continued run has it from the run before.
-	// Histories recorded without it replay as before.
-	LeanWrites bool `json:",omitempty"`
-	// LocalModelCalls, set by the API for the tasks it starts (and for
-	// the runs of its schedules; a fork has its original's), runs the
-	// task's LLM calls (llm.Function, llm.Worker) as local activities: the
-	// worker that runs the workflow task makes the CompleteChat call and
-	// records its answer in one marker event, instead of scheduling an
-	// activity on the task queue (three events and a second task per
-	// call). A skill may still ask for an ordinary activity per call
-	// (llm.WithLocalActivity(false)). A continued run has it from the
-	// run before. Histories recorded without it replay as before.
-	LocalModelCalls bool `json:",omitempty"`
+	// Recording is what the task records ([Recording]): the API sets
+	// [CurrentRecording], less the changes its operator turned off; a
+	// continued run has the run before's. Read it with
+	// [TaskInput.RecordingLevel], which also reads the booleans of inputs
+	// recorded before it.
+	Recording Recording `json:",omitempty"`
+	legacyRecording
 	// Schedule is the ID of the schedule whose run this task is (the
 	// schedules REST resource, on Temporal Schedules): the task's metadata
 	// names it under [ScheduleMetadataKey], and its first message
@@ -108,8 +74,8 @@ type SendMessageInput struct {
 	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
 	PushConfig *a2a.PushConfig
 	// Approver and ApproverGroups identify the sender when the message is
-	// an approval decision (see approval.go): set by the API from
-	// authentication, never from the message.
+	// an approval decision (workflows/approval_messages.go): set by the API
+	// from authentication, never from the message.
 	Approver       string   `json:",omitempty"`
 	ApproverGroups []string `json:",omitempty"`
 	// Extensions are the URIs of the agent's extensions the request

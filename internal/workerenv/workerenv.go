@@ -76,6 +76,15 @@ func WithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
 
+// OwnerOf returns the owner of the task whose activity runs with ctx, as
+// the worker's owner interceptor passed it in a header (internal/engine),
+// and whether it did ("" is the owner of a task started without
+// authentication). An activity without it asks Temporal.
+func OwnerOf(ctx context.Context) (string, bool) {
+	owner, ok := ctx.Value(ownerKey{}).(string)
+	return owner, ok
+}
+
 // TaskOf returns the task of the activity running with ctx, as far as the
 // headers told (zero fields otherwise).
 func TaskOf(ctx context.Context) Task {

@@ -240,11 +240,11 @@ func (e *Env) remoteAgents() map[string]func(*a2a.Message) *a2a.Task {
 }
 
 // Run starts a task of agent with the user's first message, runs it to its
-// end and returns it.
+// end and returns it. The task records as the API's do
+// (wire.CurrentRecording).
 func (e *Env) Run(agent string, first *a2a.Message) *a2a.Task {
 	e.t.Helper()
-	e.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: agent, Message: first, LongTasks: true, MergedWrites: true, LeanWrites: true,
-		LocalModelCalls: true})
+	e.ExecuteWorkflow(wire.TaskWorkflowName, wire.TaskInput{Agent: agent, Message: first, Recording: wire.CurrentRecording})
 	var task a2a.Task
 	err := e.GetWorkflowError()
 	if err == nil {

@@ -35,9 +35,9 @@ type Config struct {
 	// Usage sums the recorded LLM usage; nil: GET /usage answers that this
 	// server keeps none.
 	Usage UsageReader
-	// NoLeanWrites and NoLocalModelCalls start a schedule's runs as the
-	// tasks the API starts.
-	NoLeanWrites, NoLocalModelCalls bool
+	// Recording is what a schedule's runs record, as the tasks the API
+	// starts.
+	Recording wire.Recording
 }
 
 // Resources are a2aflow's REST resources beside A2A: the approvals and

@@ -351,7 +351,7 @@ func (s *Resources) scheduleRun(ctx context.Context, agent *workflows.Agent, own
 		return nil, nil, err
 	}
 	// Each run starts with its first message in its input, which makes
-	// it working in its first workflow task (TaskInput.MergedWrites): the
+	// it working in its first workflow task (wire.MergedWrites): the
 	// start says so.
 	sa := taskservice.StartSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateWorking)
 	memo := taskservice.StartMemo(agent, msg)
@@ -360,8 +360,8 @@ func (s *Resources) scheduleRun(ctx context.Context, agent *workflows.Agent, own
 		ID:        view.ID,
 		Workflow:  wire.TaskWorkflowName,
 		TaskQueue: s.cfg.TaskQueue,
-		Args: []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, LongTasks: true, MergedWrites: true, LeanWrites: !s.cfg.NoLeanWrites,
-			LocalModelCalls: !s.cfg.NoLocalModelCalls, Schedule: view.ID, PushConfig: push}},
+		Args: []any{wire.TaskInput{Agent: agent.Name, ContextID: view.ContextID, Owner: owner, Message: msg, Recording: s.cfg.Recording,
+			Schedule: view.ID, PushConfig: push}},
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  memo,
 	}

@@ -70,8 +70,13 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	owner := guard.Principal(ctx)
 	m := *first
 	m.TaskID, m.ContextID = "", ""
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, LongTasks: true, MergedWrites: true, Fork: fork,
-		LocalModelCalls: startedLocalModelCalls(latest)}
+	// A fork records without lean writes, as forks always did, and makes
+	// its model calls as its original did (startedLocalModelCalls).
+	recording := wire.LongTasks | wire.MergedWrites
+	if startedLocalModelCalls(latest) {
+		recording |= wire.LocalModelCalls
+	}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, Recording: recording, Fork: fork}
 	return s.startFork(ctx, id, in)
 }
 
@@ -111,7 +116,7 @@ func (s *TaskService) original(ctx context.Context, id a2a.TaskID) (orig *wire.T
 func (s *TaskService) startFork(ctx context.Context, id a2a.TaskID, in wire.TaskInput) (*a2a.Task, error) {
 	forkID := uuid.NewString()
 	// The first message makes the fork working in its first workflow task
-	// (TaskInput.MergedWrites): the start says so.
+	// (wire.MergedWrites): the start says so.
 	sa := StartSearchAttributes(s.agent, in.ContextID, in.Owner, a2a.TaskStateWorking)
 	memo := StartMemo(s.agent, in.Message)
 	memo["forkOf"] = string(id)
@@ -178,17 +183,18 @@ func (s *TaskService) startFork(ctx context.Context, id a2a.TaskID, in wire.Task
 }
 
 // startedLocalModelCalls reports whether the run whose events these are
-// was started with wire.TaskInput.LocalModelCalls (a continued run has its
-// task's first run's). A fork makes its model calls as its original did:
-// its recorded calls answer the fork's only in their kind (an activity's
-// by its input, a local activity's by its order).
+// was started with wire.LocalModelCalls (a continued run has its task's
+// first run's), in its Recording or, recorded before it, its boolean. A
+// fork makes its model calls as its original did: its recorded calls
+// answer the fork's only in their kind (an activity's by its input, a
+// local activity's by its order).
 func startedLocalModelCalls(events []*historypb.HistoryEvent) bool {
 	if len(events) == 0 {
 		return false
 	}
 	var in wire.TaskInput
 	p := events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-	return len(p) > 0 && json.Unmarshal(p[0].GetData(), &in) == nil && in.LocalModelCalls
+	return len(p) > 0 && json.Unmarshal(p[0].GetData(), &in) == nil && in.RecordingLevel().LocalModelCalls()
 }
 
 // localActivityMarker is the name of the marker the Go SDK records a local

@@ -56,11 +56,8 @@ type TaskService struct {
 	payloads blobstore.Store
 	// waitTimeout bounds how long a request waits for the worker.
 	waitTimeout time.Duration
-	// leanWrites starts tasks with TaskInput.LeanWrites (Config.NoLeanWrites).
-	leanWrites bool
-	// localModelCalls starts tasks with TaskInput.LocalModelCalls
-	// (Config.NoLocalModelCalls).
-	localModelCalls bool
+	// recording is what the tasks it starts record (Config.Recording).
+	recording wire.Recording
 	// defaultHistory is how many messages a task read without historyLength
 	// holds (0: all); see Config.DefaultHistoryLength.
 	defaultHistory int
@@ -88,11 +85,11 @@ type Config struct {
 	Push                           PushOptions
 	// ApproverGroups maps approvers to their groups; nil: any group
 	// (without authentication, AuthOn false).
-	ApproverGroups       map[string][]string
-	AuthOn               bool
-	Payloads             blobstore.Store
-	NoLeanWrites         bool
-	NoLocalModelCalls    bool
+	ApproverGroups map[string][]string
+	AuthOn         bool
+	Payloads       blobstore.Store
+	// Recording is what the tasks the services start record.
+	Recording            wire.Recording
 	Credentials          *secrets.CredentialStore
 	DefaultHistoryLength int
 	ShuttingDown         <-chan struct{}
@@ -114,7 +111,7 @@ func NewServices(c client.Client, reg *engine.Registry, cfg Config) map[string]*
 			notifier: cfg.Notifier, closed: closed, pollInterval: cfg.PollInterval,
 			queryTimeout: cfg.QueryTimeout, unreachableAfter: cfg.UnreachableAfter, push: cfg.Push,
 			approverGroups: cfg.ApproverGroups, authOn: cfg.AuthOn, payloads: cfg.Payloads, waitTimeout: cfg.WaitTimeout,
-			leanWrites: !cfg.NoLeanWrites, localModelCalls: !cfg.NoLocalModelCalls,
+			recording:   cfg.Recording,
 			credentials: cfg.Credentials, defaultHistory: cfg.DefaultHistoryLength, namespace: cfg.Namespace,
 			shuttingDown: cfg.ShuttingDown,
 		}
@@ -519,8 +516,8 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		contextID = a2a.NewContextID()
 	}
 	// The first message makes the task working in its first workflow task
-	// (TaskInput.MergedWrites): the start says so, and a task that completes
-	// in that turn writes no A2ATaskState of its own (LeanWrites).
+	// (wire.MergedWrites): the start says so, and a task that completes in
+	// that turn writes no A2ATaskState of its own (wire.LeanWrites).
 	sa := StartSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
 	opts := client.StartWorkflowOptions{
 		ID:                       taskID,
@@ -538,8 +535,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		// follow the deployment's current build.
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}
-	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, LongTasks: true, MergedWrites: true, LeanWrites: s.leanWrites,
-		LocalModelCalls: s.localModelCalls}
+	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Recording: s.recording}
 	return taskID, s.temporal.NewWithStartWorkflowOperation(opts, wire.TaskWorkflowName, in)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -369,6 +370,47 @@ func (f *Flags) connect(ctx context.Context) (*a2aclient.Client, *a2a.AgentCard,
 		return nil, nil, err
 	}
 	return c, card, nil
+}
+
+// withAgent runs call with a client of the agent at --agent, as every
+// client verb does: in the command's context bounded by --timeout, with the
+// card resolved and the a2a-go client made (connect), and the client closed
+// when call returns.
+func (f *Flags) withAgent(cmd *cobra.Command, call func(ctx context.Context, c *a2aclient.Client, card *a2a.AgentCard) error) error {
+	ctx, cancel := f.Context(cmd)
+	defer cancel()
+	c, card, err := f.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Destroy() }()
+	return call(ctx, c, card)
+}
+
+// show prints an answer of the agent, v: as JSON with --json, else with
+// text.
+func (f *Flags) show(w io.Writer, v any, text func(io.Writer) error) error {
+	if f.json {
+		return cmdutil.PrintJSON(w, v)
+	}
+	return text(w)
+}
+
+// showTask shows task (show; with its messages when withHistory) and
+// returns the exit status its state gives (stateExitCode).
+func (f *Flags) showTask(w io.Writer, task *a2a.Task, withHistory bool) error {
+	err := f.show(w, task, func(w io.Writer) error {
+		printTask(w, task, f.agent)
+		if withHistory && len(task.History) > 0 {
+			fmt.Fprintln(w, "History:")
+			printHistory(w, task)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return cmdutil.Exit(stateExitCode(task.Status.State))
 }
 
 // stateName is the short spelling of a task state: "input-required".

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
@@ -63,11 +65,7 @@ func newCardCmd() *cobra.Command {
 					return err
 				}
 			}
-			if f.json {
-				return cmdutil.PrintJSON(cmd.OutOrStdout(), card)
-			}
-			printCard(cmd.OutOrStdout(), card)
-			return nil
+			return f.show(cmd.OutOrStdout(), card, func(w io.Writer) error { printCard(w, card); return nil })
 		},
 	}
 	f.Bind(cmd, true)
@@ -186,67 +184,38 @@ func newSendCmd() *cobra.Command {
 			"when it is a terminal, so that it is in neither the command line nor the shell's history.\n" + clientHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text := ""
-			if len(args) == 1 {
-				text = args[0]
-			}
-			if credential {
-				if text != "" {
-					return fmt.Errorf("send --credential reads the credential from stdin: give no MESSAGE")
-				}
-				if taskID == "" {
-					return fmt.Errorf("send --credential answers a task that waits for authentication: give its --task")
-				}
-				secret, err := readCredential(cmd.InOrStdin(), cmd.ErrOrStderr(), "Credential (not shown): ")
-				if err != nil {
-					return err
-				}
-				text = secret
+			text, err := sendText(cmd, args, credential, taskID)
+			if err != nil {
+				return err
 			}
 			msg, err := parts.message(text)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd)
-			defer cancel()
-			c, card, err := f.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Destroy() }()
 			msg.TaskID = a2a.TaskID(taskID)
 			msg.ContextID = contextID
 			req := &a2a.SendMessageRequest{Message: msg}
-			out := cmd.OutOrStdout()
-			if stream {
-				if !card.Capabilities.Streaming {
-					return &cmdutil.ExitError{Code: exitA2AError, Err: fmt.Errorf("send --stream: agent %s does not offer streaming (its card says so)", card.Name)}
-				}
-				return followEvents(out, f, "send", c.SendStreamingMessage(ctx, req))
-			}
-			res, err := c.SendMessage(ctx, req)
-			if err != nil {
-				return a2aError("send", err)
-			}
-			switch r := res.(type) {
-			case *a2a.Task:
-				if f.json {
-					if err := cmdutil.PrintJSON(out, r); err != nil {
-						return err
+			return f.withAgent(cmd, func(ctx context.Context, c *a2aclient.Client, card *a2a.AgentCard) error {
+				out := cmd.OutOrStdout()
+				if stream {
+					if !card.Capabilities.Streaming {
+						return &cmdutil.ExitError{Code: exitA2AError, Err: fmt.Errorf("send --stream: agent %s does not offer streaming (its card says so)", card.Name)}
 					}
-				} else {
-					printTask(out, r, f.agent)
+					return followEvents(out, f, "send", c.SendStreamingMessage(ctx, req))
 				}
-				return cmdutil.Exit(stateExitCode(r.Status.State))
-			case *a2a.Message:
-				if f.json {
-					return cmdutil.PrintJSON(out, r)
+				res, err := c.SendMessage(ctx, req)
+				if err != nil {
+					return a2aError("send", err)
 				}
-				fmt.Fprintf(out, "Agent: %s\n", messageText(r))
-				return nil
-			default:
-				return fmt.Errorf("send: unexpected result %T", res)
-			}
+				switch r := res.(type) {
+				case *a2a.Task:
+					return f.showTask(out, r, false)
+				case *a2a.Message:
+					return f.show(out, r, func(w io.Writer) error { fmt.Fprintf(w, "Agent: %s\n", messageText(r)); return nil })
+				default:
+					return fmt.Errorf("send: unexpected result %T", res)
+				}
+			})
 		},
 	}
 	cmd.Flags().StringVar(&taskID, "task", "", "task to continue, e.g. to answer its question")
@@ -256,6 +225,25 @@ func newSendCmd() *cobra.Command {
 	parts.bind(cmd)
 	f.Bind(cmd, true)
 	return cmd
+}
+
+// sendText is the text send sends: its MESSAGE argument, or with
+// --credential the credential read from stdin.
+func sendText(cmd *cobra.Command, args []string, credential bool, taskID string) (string, error) {
+	text := ""
+	if len(args) == 1 {
+		text = args[0]
+	}
+	if !credential {
+		return text, nil
+	}
+	if text != "" {
+		return "", fmt.Errorf("send --credential reads the credential from stdin: give no MESSAGE")
+	}
+	if taskID == "" {
+		return "", fmt.Errorf("send --credential answers a task that waits for authentication: give its --task")
+	}
+	return readCredential(cmd.InOrStdin(), cmd.ErrOrStderr(), "Credential (not shown): ")
 }
 
 // followEvents prints a stream's events as they arrive (text lines, or one
@@ -355,34 +343,17 @@ func newGetCmd() *cobra.Command {
 		Long:  "Show a task: state, question, artifacts and (with --history) its messages.\n" + clientHelp,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := f.Context(cmd)
-			defer cancel()
-			c, _, err := f.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Destroy() }()
 			req := &a2a.GetTaskRequest{ID: a2a.TaskID(args[0])}
 			if history >= 0 {
 				req.HistoryLength = &history
 			}
-			task, err := c.GetTask(ctx, req)
-			if err != nil {
-				return a2aError("get "+args[0], err)
-			}
-			out := cmd.OutOrStdout()
-			if f.json {
-				if err := cmdutil.PrintJSON(out, task); err != nil {
-					return err
+			return f.withAgent(cmd, func(ctx context.Context, c *a2aclient.Client, _ *a2a.AgentCard) error {
+				task, err := c.GetTask(ctx, req)
+				if err != nil {
+					return a2aError("get "+args[0], err)
 				}
-			} else {
-				printTask(out, task, f.agent)
-				if history != 0 && len(task.History) > 0 {
-					fmt.Fprintln(out, "History:")
-					printHistory(out, task)
-				}
-			}
-			return cmdutil.Exit(stateExitCode(task.Status.State))
+				return f.showTask(cmd.OutOrStdout(), task, history != 0)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&history, "history", -1, "how many of the latest messages to include; -1 lets the agent decide")
@@ -404,37 +375,14 @@ func newListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, cancel := f.Context(cmd)
-			defer cancel()
-			c, _, err := f.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Destroy() }()
-			resp, err := c.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: contextID, Status: st, PageSize: pageSize})
-			if err != nil {
-				return a2aError("list", err)
-			}
-			out := cmd.OutOrStdout()
-			if f.json {
-				return cmdutil.PrintJSON(out, resp)
-			}
-			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TASK\tCONTEXT\tSTATE\tUPDATED\tMESSAGE")
-			for _, t := range resp.Tasks {
-				updated := ""
-				if t.Status.Timestamp != nil {
-					updated = t.Status.Timestamp.Local().Format("2006-01-02 15:04:05")
+			req := &a2a.ListTasksRequest{ContextID: contextID, Status: st, PageSize: pageSize}
+			return f.withAgent(cmd, func(ctx context.Context, c *a2aclient.Client, _ *a2a.AgentCard) error {
+				resp, err := c.ListTasks(ctx, req)
+				if err != nil {
+					return a2aError("list", err)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.ContextID, stateName(t.Status.State), updated, messageText(t.Status.Message))
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			if resp.NextPageToken != "" {
-				fmt.Fprintln(out, "(more tasks: narrow with --context or --state, or raise --page-size)")
-			}
-			return nil
+				return f.show(cmd.OutOrStdout(), resp, func(w io.Writer) error { return printTasks(w, resp) })
+			})
 		},
 	}
 	cmd.Flags().StringVar(&contextID, "context", "", "only tasks of this context")
@@ -442,6 +390,26 @@ func newListCmd() *cobra.Command {
 	cmd.Flags().IntVar(&pageSize, "page-size", 0, "at most this many tasks (1-100); 0 lets the agent decide")
 	f.Bind(cmd, true)
 	return cmd
+}
+
+// printTasks shows a page of tasks as a table.
+func printTasks(out io.Writer, resp *a2a.ListTasksResponse) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TASK\tCONTEXT\tSTATE\tUPDATED\tMESSAGE")
+	for _, t := range resp.Tasks {
+		updated := ""
+		if t.Status.Timestamp != nil {
+			updated = t.Status.Timestamp.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.ContextID, stateName(t.Status.State), updated, messageText(t.Status.Message))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if resp.NextPageToken != "" {
+		fmt.Fprintln(out, "(more tasks: narrow with --context or --state, or raise --page-size)")
+	}
+	return nil
 }
 
 func newCancelCmd() *cobra.Command {
@@ -452,22 +420,14 @@ func newCancelCmd() *cobra.Command {
 		Long:  "Cancel a task; exit 0 once it is canceled.\n" + clientHelp,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := f.Context(cmd)
-			defer cancel()
-			c, _, err := f.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Destroy() }()
-			task, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(args[0])})
-			if err != nil {
-				return a2aError("cancel "+args[0], err)
-			}
-			if f.json {
-				return cmdutil.PrintJSON(cmd.OutOrStdout(), task)
-			}
-			printTask(cmd.OutOrStdout(), task, f.agent)
-			return nil
+			return f.withAgent(cmd, func(ctx context.Context, c *a2aclient.Client, _ *a2a.AgentCard) error {
+				task, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(args[0])})
+				if err != nil {
+					return a2aError("cancel "+args[0], err)
+				}
+				// Exit 0 once canceled, not the canceled state's 3.
+				return f.show(cmd.OutOrStdout(), task, func(w io.Writer) error { printTask(w, task, f.agent); return nil })
+			})
 		},
 	}
 	f.Bind(cmd, true)
@@ -482,15 +442,10 @@ func newSubscribeCmd() *cobra.Command {
 		Long:  "Subscribe to a task (SubscribeToTask) and print its events as they arrive.\n" + clientHelp,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := f.Context(cmd)
-			defer cancel()
-			c, _, err := f.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Destroy() }()
-			return followEvents(cmd.OutOrStdout(), f, "subscribe "+args[0],
-				c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(args[0])}))
+			return f.withAgent(cmd, func(ctx context.Context, c *a2aclient.Client, _ *a2a.AgentCard) error {
+				return followEvents(cmd.OutOrStdout(), f, "subscribe "+args[0],
+					c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(args[0])}))
+			})
 		},
 	}
 	f.Bind(cmd, true)

@@ -106,13 +106,5 @@ func (f *Flags) forkCall(cmd *cobra.Command, op, id string, body map[string]any)
 	if err := json.Unmarshal(data, &task); err != nil {
 		return fmt.Errorf("%s %s: the answer is no task: %w", op, id, err)
 	}
-	out := cmd.OutOrStdout()
-	if f.json {
-		if err := cmdutil.PrintJSON(out, &task); err != nil {
-			return err
-		}
-	} else {
-		printTask(out, &task, f.agent)
-	}
-	return cmdutil.Exit(stateExitCode(task.Status.State))
+	return f.showTask(cmd.OutOrStdout(), &task, false)
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/spf13/cobra"
 
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
@@ -31,14 +32,9 @@ func pushCommand(use, short string, args cobra.PositionalArgs, f *Flags,
 	cmd := &cobra.Command{
 		Use: use, Short: short, Long: short + ".\n" + clientHelp, Args: args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := f.Context(cmd)
-			defer cancel()
-			c, _, err := f.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Destroy() }()
-			return run(ctx, cmd, args, c)
+			return f.withAgent(cmd, func(ctx context.Context, c *a2aclient.Client, _ *a2a.AgentCard) error {
+				return run(ctx, cmd, args, c)
+			})
 		},
 	}
 	f.Bind(cmd, true)
@@ -134,23 +130,22 @@ func printPushConfigs(w io.Writer, f *Flags, configs ...*a2a.PushConfig) error {
 		}
 		shown = append(shown, &cp)
 	}
-	if f.json {
-		return cmdutil.PrintJSON(w, shown)
-	}
-	if len(shown) == 0 {
-		fmt.Fprintln(w, "No push configs.")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTASK\tURL\tTOKEN\tAUTH")
-	for _, c := range shown {
-		auth := ""
-		if c.Auth != nil {
-			auth = c.Auth.Scheme
+	return f.show(w, shown, func(w io.Writer) error {
+		if len(shown) == 0 {
+			fmt.Fprintln(w, "No push configs.")
+			return nil
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.TaskID, c.URL, c.Token, auth)
-	}
-	return tw.Flush()
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tTASK\tURL\tTOKEN\tAUTH")
+		for _, c := range shown {
+			auth := ""
+			if c.Auth != nil {
+				auth = c.Auth.Scheme
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.TaskID, c.URL, c.Token, auth)
+		}
+		return tw.Flush()
+	})
 }
 
 // extendedCard asks the agent at baseURL for its extended card

@@ -169,45 +169,9 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 		r.task(r.current()).name = card.Name
 		printCard(r.out, card)
 	case ":servers":
-		list, err := r.serverList()
-		if err != nil {
-			return err
-		}
-		for i, s := range list {
-			mark := " "
-			if s.url == r.current() {
-				mark = "*"
-			}
-			fmt.Fprintf(r.out, "%s %d %s %s\n", mark, i, s.name, s.url)
-		}
+		return r.printServers()
 	case ":connect":
-		if arg == "" {
-			return errors.New(":connect needs a URL or a number from :servers")
-		}
-		url := arg
-		if n, err := strconv.Atoi(arg); err == nil {
-			list, err := r.serverList()
-			if err != nil {
-				return err
-			}
-			if n < 0 || n >= len(list) {
-				return fmt.Errorf(":connect %d: no such server, see :servers", n)
-			}
-			url = list[n].url
-		}
-		card, err := r.sender.Card(ctx, url)
-		if err != nil {
-			return err
-		}
-		r.task(url).name = card.Name
-		if url == r.local {
-			url = ""
-		}
-		r.connected = url
-		fmt.Fprintf(r.out, "Connected to %s (%s)\n", card.Name, r.current())
-		if url != "" {
-			r.rememberAgent(url, card)
-		}
+		return r.connect(ctx, arg)
 	case ":disconnect":
 		r.connected = ""
 		fmt.Fprintf(r.out, "Back to the local agent %s\n", r.local)
@@ -235,6 +199,55 @@ func (r *replSession) handle(ctx context.Context, line string) error {
 		return r.tool(ctx, r.local, arg)
 	default:
 		return fmt.Errorf("unknown command %s, see :help", cmd)
+	}
+	return nil
+}
+
+// printServers lists the agents :connect takes, the current one marked.
+func (r *replSession) printServers() error {
+	list, err := r.serverList()
+	if err != nil {
+		return err
+	}
+	for i, s := range list {
+		mark := " "
+		if s.url == r.current() {
+			mark = "*"
+		}
+		fmt.Fprintf(r.out, "%s %d %s %s\n", mark, i, s.name, s.url)
+	}
+	return nil
+}
+
+// connect makes the agent arg names (a URL, or a number of :servers) the
+// one lines go to.
+func (r *replSession) connect(ctx context.Context, arg string) error {
+	if arg == "" {
+		return errors.New(":connect needs a URL or a number from :servers")
+	}
+	url := arg
+	if n, err := strconv.Atoi(arg); err == nil {
+		list, err := r.serverList()
+		if err != nil {
+			return err
+		}
+		if n < 0 || n >= len(list) {
+			return fmt.Errorf(":connect %d: no such server, see :servers", n)
+		}
+		url = list[n].url
+	}
+	card, err := r.sender.Card(ctx, url)
+	if err != nil {
+		return err
+	}
+	r.task(url).name = card.Name
+	if url == r.local {
+		url = ""
+	}
+	r.connected = url
+	fmt.Fprintf(r.out, "Connected to %s (%s)\n", card.Name, r.current())
+	if url != "" {
+		r.rememberAgent(url, card)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
+	"golang.org/x/oauth2"
 
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/models"
@@ -37,15 +39,18 @@ func (l *loginFlags) bind(cmd *cobra.Command) {
 // token and device endpoints, which the operator chose by naming the agent.
 var loginHTTP = &http.Client{Timeout: remote.TokenFetchTimeout}
 
+// agentsLogin is agents login: its flags, and what it does.
+type agentsLogin struct {
+	loginFlags
+	name, clientID, issuer string
+	clientSecret           cmdutil.Secret
+	scopes, hosts          []string
+	device, open           bool
+	wait                   time.Duration
+}
+
 func newAgentsLoginCmd() *cobra.Command {
-	l := &loginFlags{}
-	var (
-		name, clientID, issuer string
-		clientSecret           cmdutil.Secret
-		scopes, hosts          []string
-		device, open           bool
-		wait                   time.Duration
-	)
+	l := &agentsLogin{}
 	cmd := &cobra.Command{
 		Use:   "login URL|NAME --client-id ID [--device] [--open]",
 		Short: "Log in to a remote agent with OAuth 2.0 (authorization code + PKCE, or device code) and keep the tokens sealed",
@@ -66,123 +71,160 @@ expires; a rotated refresh token is stored back sealed. When the authorization
 server refuses the refresh token (revoked, expired), calls fail saying to run
 this command again.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if clientID == "" {
-				return errors.New("agents login: --client-id is required: the OAuth client a2aflow is registered as with the agent's authorization server")
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), wait)
-			defer cancel()
-			logins, closeDB, err := cmdutil.OpenLogins(l.db, l.key.Get(), false)
-			if err != nil {
-				return fmt.Errorf("agents login: %w", err)
-			}
-			defer closeDB()
-			// A directory name, or a URL.
-			agentURL, entry, previousRef := args[0], "", ""
-			if !strings.Contains(agentURL, "://") {
-				store, err := l.db.Open()
-				if err != nil {
-					return err
-				}
-				a, err := store.Agent(agentURL)
-				_ = store.Close()
-				if err != nil {
-					if errors.Is(err, models.ErrNotFound) {
-						return fmt.Errorf("agents login: %q is neither a URL nor an agent of the directory", agentURL)
-					}
-					return err
-				}
-				entry, agentURL, previousRef = a.Name, a.URL, a.AuthRef
-				if name == "" {
-					name = a.Name
-				}
-			}
-			clients, err := remote.Endpoint{URL: agentURL, Trusted: true}.Clients(directoryOutbound())
-			if err != nil {
-				return fmt.Errorf("agents login: %w", err)
-			}
-			card, err := remote.ResolveCard(ctx, clients.Card, agentURL)
-			if err != nil {
-				return fmt.Errorf("agents login: %w", err)
-			}
-			if name == "" {
-				name = loginName(card)
-			}
-			var p oauthlogin.Provider
-			if issuer != "" {
-				p, err = oauthlogin.Discover(ctx, loginHTTP, issuer)
-			} else {
-				p, err = oauthlogin.FromCard(ctx, loginHTTP, card)
-				if errors.Is(err, oauthlogin.ErrNoOAuth) {
-					err = fmt.Errorf("%w: name the authorization server with --issuer URL (OpenID Connect discovery)", err)
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("agents login: %w", err)
-			}
-			if len(scopes) > 0 {
-				p.Scopes = scopes
-			}
-			out := cmd.ErrOrStderr()
-			f := &oauthlogin.Flow{Provider: p, Client: oauthlogin.Client{ID: clientID, Secret: clientSecret.Get()}, HTTPClient: loginHTTP, Out: out}
-			if open {
-				f.OpenBrowser = openBrowser
-			}
-			if from := p.Scheme; from != "" {
-				fmt.Fprintf(out, "Logging in to %s (%s) as its card's scheme %s says, at %s\n", card.Name, agentURL, from, p.TokenURL)
-			}
-			run := f.AuthorizationCode
-			if device {
-				run = f.DeviceCode
-			}
-			tok, err := run(ctx)
-			if err != nil {
-				return fmt.Errorf("agents login: %w", err)
-			}
-			if err := logins.Save(ctx, oauthlogin.Login{Name: name, AgentURL: agentURL, Hosts: hosts, Provider: p, Client: f.Client, Token: tok}); err != nil {
-				return fmt.Errorf("agents login: %w", err)
-			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "logged in: OAuth login %s for %s, kept sealed in %s\n", name, agentURL, l.db.Path())
-			if tok.RefreshToken == "" {
-				fmt.Fprintln(w, "the authorization server gave no refresh token (ask for the offline_access scope?): the login lasts until the access token expires")
-			}
-			if !tok.Expiry.IsZero() {
-				fmt.Fprintf(w, "the access token expires at %s and is refreshed as needed\n", tok.Expiry.UTC().Format(time.RFC3339))
-			}
-			if entry != "" {
-				store, err := l.db.Open()
-				if err != nil {
-					return err
-				}
-				defer store.Close()
-				if err := store.SetAgentAuthRef(entry, name); err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "directory agent %s now calls with it (auth reference %s)\n", entry, name)
-				if previousRef != "" && previousRef != name {
-					fmt.Fprintf(w, "(its auth reference was %s; an entry %s of a worker's --outbound-credentials file would still win over the login)\n", previousRef, name)
-				}
-			} else {
-				fmt.Fprintf(w, "call with it: %s send --agent %s --auth-ref %s ..., or %s agents add %s --auth-ref %s\n",
-					cmdutil.ProgName(), agentURL, name, cmdutil.ProgName(), agentURL, name)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return l.run(cmd, args[0]) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&name, "name", "", "the login's name (its auth reference); default the directory agent's name (which becomes its auth reference), else the card's name")
+	fs.StringVar(&l.name, "name", "", "the login's name (its auth reference); default the directory agent's name (which becomes its auth reference), else the card's name")
 	b := cmdutil.Bind(fs)
-	b.String(&clientID, "client-id", "A2AFLOW_LOGIN_CLIENT_ID", "", "OAuth client ID a2aflow is registered as with the authorization server (a public client: PKCE, no secret)")
-	b.Secret(&clientSecret, "client-secret", "A2AFLOW_LOGIN_CLIENT_SECRET", "client secret, for a confidential client (kept sealed with the login); prefer the environment variable")
-	fs.StringSliceVar(&scopes, "scopes", nil, "scopes to ask for, comma-separated; default those the card requires (OpenID Connect: openid, offline_access and those)")
-	fs.StringSliceVar(&hosts, "hosts", nil, "hosts (host or host:port) the access token may be sent to, comma-separated; default the agent's host and port")
-	fs.StringVar(&issuer, "issuer", "", "OpenID Connect issuer (or discovery URL) to log in with, for an agent whose card names no oauth2 or openIdConnect scheme")
-	fs.BoolVar(&device, "device", false, "use the device code flow: enter a code on any device instead of a browser on this machine")
-	fs.BoolVar(&open, "open", false, "open the authorization URL in a browser (xdg-open, open, or start)")
-	fs.DurationVar(&wait, "timeout", 5*time.Minute, "give up when the login is not done after this long")
+	b.String(&l.clientID, "client-id", "A2AFLOW_LOGIN_CLIENT_ID", "", "OAuth client ID a2aflow is registered as with the authorization server (a public client: PKCE, no secret)")
+	b.Secret(&l.clientSecret, "client-secret", "A2AFLOW_LOGIN_CLIENT_SECRET", "client secret, for a confidential client (kept sealed with the login); prefer the environment variable")
+	fs.StringSliceVar(&l.scopes, "scopes", nil, "scopes to ask for, comma-separated; default those the card requires (OpenID Connect: openid, offline_access and those)")
+	fs.StringSliceVar(&l.hosts, "hosts", nil, "hosts (host or host:port) the access token may be sent to, comma-separated; default the agent's host and port")
+	fs.StringVar(&l.issuer, "issuer", "", "OpenID Connect issuer (or discovery URL) to log in with, for an agent whose card names no oauth2 or openIdConnect scheme")
+	fs.BoolVar(&l.device, "device", false, "use the device code flow: enter a code on any device instead of a browser on this machine")
+	fs.BoolVar(&l.open, "open", false, "open the authorization URL in a browser (xdg-open, open, or start)")
+	fs.DurationVar(&l.wait, "timeout", 5*time.Minute, "give up when the login is not done after this long")
 	l.bind(cmd)
 	return cmd
+}
+
+// run logs in to the agent arg names (a directory name, or a URL), keeps
+// the login and says how to call with it.
+func (l *agentsLogin) run(cmd *cobra.Command, arg string) error {
+	if l.clientID == "" {
+		return errors.New("agents login: --client-id is required: the OAuth client a2aflow is registered as with the agent's authorization server")
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), l.wait)
+	defer cancel()
+	logins, closeDB, err := cmdutil.OpenLogins(l.db, l.key.Get(), false)
+	if err != nil {
+		return fmt.Errorf("agents login: %w", err)
+	}
+	defer closeDB()
+	t, err := l.target(arg)
+	if err != nil {
+		return err
+	}
+	clients, err := remote.Endpoint{URL: t.url, Trusted: true}.Clients(directoryOutbound())
+	if err != nil {
+		return fmt.Errorf("agents login: %w", err)
+	}
+	card, err := remote.ResolveCard(ctx, clients.Card, t.url)
+	if err != nil {
+		return fmt.Errorf("agents login: %w", err)
+	}
+	if t.name == "" {
+		t.name = loginName(card)
+	}
+	p, err := l.provider(ctx, card)
+	if err != nil {
+		return fmt.Errorf("agents login: %w", err)
+	}
+	out := cmd.ErrOrStderr()
+	f := &oauthlogin.Flow{Provider: p, Client: oauthlogin.Client{ID: l.clientID, Secret: l.clientSecret.Get()}, HTTPClient: loginHTTP, Out: out}
+	if l.open {
+		f.OpenBrowser = openBrowser
+	}
+	if from := p.Scheme; from != "" {
+		fmt.Fprintf(out, "Logging in to %s (%s) as its card's scheme %s says, at %s\n", card.Name, t.url, from, p.TokenURL)
+	}
+	run := f.AuthorizationCode
+	if l.device {
+		run = f.DeviceCode
+	}
+	tok, err := run(ctx)
+	if err != nil {
+		return fmt.Errorf("agents login: %w", err)
+	}
+	if err := logins.Save(ctx, oauthlogin.Login{Name: t.name, AgentURL: t.url, Hosts: l.hosts, Provider: p, Client: f.Client, Token: tok}); err != nil {
+		return fmt.Errorf("agents login: %w", err)
+	}
+	return l.done(cmd.OutOrStdout(), t, tok)
+}
+
+// loginTarget is the agent a login is for.
+type loginTarget struct {
+	name        string // the login's; empty: the card's
+	url         string
+	entry       string // its directory entry, when the operator named one
+	previousRef string // the entry's auth reference before the login
+}
+
+// target resolves arg, a directory name or a URL, to the agent to log in to.
+func (l *agentsLogin) target(arg string) (loginTarget, error) {
+	t := loginTarget{name: l.name, url: arg}
+	if strings.Contains(arg, "://") {
+		return t, nil
+	}
+	store, err := l.db.Open()
+	if err != nil {
+		return t, err
+	}
+	a, err := store.Agent(arg)
+	_ = store.Close()
+	if err != nil {
+		if errors.Is(err, models.ErrNotFound) {
+			return t, fmt.Errorf("agents login: %q is neither a URL nor an agent of the directory", arg)
+		}
+		return t, err
+	}
+	t.entry, t.url, t.previousRef = a.Name, a.URL, a.AuthRef
+	if t.name == "" {
+		t.name = a.Name
+	}
+	return t, nil
+}
+
+// provider is the authorization server to log in with: --issuer's, else
+// the one card's scheme names, with --scopes when given.
+func (l *agentsLogin) provider(ctx context.Context, card *a2a.AgentCard) (oauthlogin.Provider, error) {
+	var p oauthlogin.Provider
+	var err error
+	if l.issuer != "" {
+		p, err = oauthlogin.Discover(ctx, loginHTTP, l.issuer)
+	} else {
+		p, err = oauthlogin.FromCard(ctx, loginHTTP, card)
+		if errors.Is(err, oauthlogin.ErrNoOAuth) {
+			err = fmt.Errorf("%w: name the authorization server with --issuer URL (OpenID Connect discovery)", err)
+		}
+	}
+	if err != nil {
+		return p, err
+	}
+	if len(l.scopes) > 0 {
+		p.Scopes = l.scopes
+	}
+	return p, nil
+}
+
+// done says what the login holds, makes it the auth reference of the
+// directory entry it was made for, and says how to call with it.
+func (l *agentsLogin) done(w io.Writer, t loginTarget, tok *oauth2.Token) error {
+	fmt.Fprintf(w, "logged in: OAuth login %s for %s, kept sealed in %s\n", t.name, t.url, l.db.Path())
+	if tok.RefreshToken == "" {
+		fmt.Fprintln(w, "the authorization server gave no refresh token (ask for the offline_access scope?): the login lasts until the access token expires")
+	}
+	if !tok.Expiry.IsZero() {
+		fmt.Fprintf(w, "the access token expires at %s and is refreshed as needed\n", tok.Expiry.UTC().Format(time.RFC3339))
+	}
+	if t.entry == "" {
+		fmt.Fprintf(w, "call with it: %s send --agent %s --auth-ref %s ..., or %s agents add %s --auth-ref %s\n",
+			cmdutil.ProgName(), t.url, t.name, cmdutil.ProgName(), t.url, t.name)
+		return nil
+	}
+	store, err := l.db.Open()
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.SetAgentAuthRef(t.entry, t.name); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "directory agent %s now calls with it (auth reference %s)\n", t.entry, t.name)
+	if t.previousRef != "" && t.previousRef != t.name {
+		fmt.Fprintf(w, "(its auth reference was %s; an entry %s of a worker's --outbound-credentials file would still win over the login)\n", t.previousRef, t.name)
+	}
+	return nil
 }
 
 // loginName is the default name of a login for card: its name, in one word.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -149,12 +150,10 @@ func parseAgentSections(path string, v any, programTools []llm.Tool) ([]agentSec
 	return out, nil
 }
 
+// parseAgentSection reads the section at where (agents[2], agents.NAME; name
+// is the table's NAME, if any) and checks it.
 func parseAgentSection(path, where, name string, m map[string]any, programTools []llm.Tool) (agentSection, error) {
 	s := agentSection{path: path, Name: name, set: map[string]bool{}}
-	known := make([]string, 0, len(agentKeys))
-	for _, k := range agentKeys {
-		known = append(known, k.Key)
-	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -163,120 +162,148 @@ func parseAgentSection(path, where, name string, m map[string]any, programTools 
 	for _, raw := range keys {
 		key := strings.ReplaceAll(raw, "_", "-")
 		v := m[raw]
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("config file %s: %s: key %q: bad value %s: %s", path, where, key, showValue(v), fmt.Sprintf(format, args...))
-		}
 		var err error
 		switch key {
-		case "name":
-			s.Name, err = stringValue(v)
-		case "description":
-			s.Description, err = stringValue(v)
-		case "version":
-			s.Version, err = stringValue(v)
-		case "system-prompt":
-			s.SystemPrompt, err = stringValue(v)
-		case "provider":
-			s.Provider, err = stringValue(v)
-			if err == nil && s.Provider != "openai" && s.Provider != "anthropic" {
-				return s, bad("want openai or anthropic")
-			}
-		case "model":
-			s.Model, err = stringValue(v)
-		case "while-working":
-			s.WhileWorking, err = stringValue(v)
-			if _, perr := busyPolicy(s.WhileWorking); err == nil && perr != nil {
-				return s, bad("%v", perr)
-			}
-		case "idle-timeout":
-			var d string
-			if d, err = stringValue(v); err == nil {
-				if s.IdleTimeout, err = time.ParseDuration(d); err == nil && s.IdleTimeout <= 0 {
-					return s, bad("want a positive duration such as 72h")
-				}
-			}
-		case "max-turns":
-			n, ok := v.(int64)
-			if !ok || n < 1 {
-				return s, bad("want a whole number ≥ 1")
-			}
-			s.MaxTurns = int(n)
-		case "tools":
-			s.Tools, err = stringList(v)
-		case "remote-agents":
-			s.RemoteAgents, err = stringList(v)
-		case "mcp-servers":
-			s.MCPServers, err = stringList(v)
-		case "mcp-tools":
-			s.MCPTools, err = stringList(v)
-		case "max-parallel-tools":
-			n, ok := v.(int64)
-			if !ok || n < 1 {
-				return s, bad("want a whole number ≥ 1")
-			}
-			s.MaxParallel = int(n)
-		case "budget-usd", "budget-increment":
-			var n float64
-			if n, err = numberValue(v, "USD"); err == nil && (!(n > 0) || math.IsInf(n, 0)) {
-				return s, bad("want a finite amount above 0")
-			}
-			if key == "budget-usd" {
-				s.BudgetUSD = n
-			} else {
-				s.BudgetIncrement = n
-			}
-		case "budget-approvers":
-			s.BudgetApprovers, err = stringList(v)
-		case "budget-timeout":
-			var d string
-			if d, err = stringValue(v); err == nil {
-				if s.BudgetTimeout, err = time.ParseDuration(d); err == nil && s.BudgetTimeout <= 0 {
-					return s, bad("want a positive duration such as 24h")
-				}
-			}
-		case "budget-fail":
-			var ok bool
-			if s.BudgetFail, ok = v.(bool); !ok {
-				return s, bad("want true or false")
-			}
 		case "tool-approvals":
 			s.Approvals, err = parseToolApprovals(path, where, v)
-			if err != nil {
-				return s, err
-			}
 		case "skills":
 			s.Skills, err = parseSkills(path, where, v)
-			if err != nil {
-				return s, err
-			}
 		default:
-			return s, fmt.Errorf("config file %s: %s: unknown key %q%s", path, where, key, didYouMean(key, known))
+			err = s.setValue(key, v)
+			if errors.Is(err, errUnknownKey) {
+				known := make([]string, 0, len(agentKeys))
+				for _, k := range agentKeys {
+					known = append(known, k.Key)
+				}
+				return s, fmt.Errorf("config file %s: %s: unknown key %q%s", path, where, key, didYouMean(key, known))
+			}
+			if err != nil {
+				err = fmt.Errorf("config file %s: %s: key %q: bad value %s: %v", path, where, key, showValue(v), err)
+			}
 		}
 		if err != nil {
-			return s, bad("%v", err)
+			return s, err
 		}
 		s.set[key] = true
 	}
+	return s, s.check(where, name, programTools)
+}
+
+// errUnknownKey is setValue's answer for a key agents sections do not have.
+var errUnknownKey = errors.New("unknown key")
+
+// setValue sets the section's key to v, the value of the config file, or
+// says why v is wrong.
+func (s *agentSection) setValue(key string, v any) error {
+	var err error
+	switch key {
+	case "name":
+		s.Name, err = stringValue(v)
+	case "description":
+		s.Description, err = stringValue(v)
+	case "version":
+		s.Version, err = stringValue(v)
+	case "system-prompt":
+		s.SystemPrompt, err = stringValue(v)
+	case "provider":
+		s.Provider, err = stringValue(v)
+		if err == nil && s.Provider != "openai" && s.Provider != "anthropic" {
+			return errors.New("want openai or anthropic")
+		}
+	case "model":
+		s.Model, err = stringValue(v)
+	case "while-working":
+		if s.WhileWorking, err = stringValue(v); err == nil {
+			_, err = busyPolicy(s.WhileWorking)
+		}
+	case "idle-timeout":
+		s.IdleTimeout, err = positiveDuration(v, "72h")
+	case "max-turns":
+		s.MaxTurns, err = countValue(v)
+	case "tools":
+		s.Tools, err = stringList(v)
+	case "remote-agents":
+		s.RemoteAgents, err = stringList(v)
+	case "mcp-servers":
+		s.MCPServers, err = stringList(v)
+	case "mcp-tools":
+		s.MCPTools, err = stringList(v)
+	case "max-parallel-tools":
+		s.MaxParallel, err = countValue(v)
+	case "budget-usd":
+		s.BudgetUSD, err = amountValue(v)
+	case "budget-increment":
+		s.BudgetIncrement, err = amountValue(v)
+	case "budget-approvers":
+		s.BudgetApprovers, err = stringList(v)
+	case "budget-timeout":
+		s.BudgetTimeout, err = positiveDuration(v, "24h")
+	case "budget-fail":
+		var ok bool
+		if s.BudgetFail, ok = v.(bool); !ok {
+			return errors.New("want true or false")
+		}
+	default:
+		return errUnknownKey
+	}
+	return err
+}
+
+// check checks the section as a whole once its keys are set: its name (the
+// table's, when it has one), and an LLM agent's spec, or that a program's
+// agent has no key of an LLM agent.
+func (s agentSection) check(where, name string, programTools []llm.Tool) error {
 	if name != "" && s.Name != name {
-		return s, fmt.Errorf("config file %s: %s: name %q differs from the table's name", path, where, s.Name)
+		return fmt.Errorf("config file %s: %s: name %q differs from the table's name", s.path, where, s.Name)
 	}
 	if s.Name == "" {
-		return s, fmt.Errorf("config file %s: %s: key \"name\" is required", path, where)
+		return fmt.Errorf("config file %s: %s: key \"name\" is required", s.path, where)
 	}
 	if s.isLLM() {
 		spec := s.spec()
 		spec.ProgramTools = programTools
 		if err := spec.Check(); err != nil {
-			return s, fmt.Errorf("config file %s: %s: %w", path, where, err)
+			return fmt.Errorf("config file %s: %s: %w", s.path, where, err)
 		}
-	} else {
-		for _, k := range llmOnlyKeys {
-			if s.set[k] {
-				return s, fmt.Errorf("config file %s: %s: key %q belongs to an LLM agent, which needs a system-prompt", path, where, k)
-			}
+		return nil
+	}
+	for _, k := range llmOnlyKeys {
+		if s.set[k] {
+			return fmt.Errorf("config file %s: %s: key %q belongs to an LLM agent, which needs a system-prompt", s.path, where, k)
 		}
 	}
-	return s, nil
+	return nil
+}
+
+// positiveDuration reads a duration above 0 such as example.
+func positiveDuration(v any, example string) (time.Duration, error) {
+	str, err := stringValue(v)
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(str)
+	if err == nil && d <= 0 {
+		return 0, fmt.Errorf("want a positive duration such as %s", example)
+	}
+	return d, err
+}
+
+// countValue reads a whole number of at least 1.
+func countValue(v any) (int, error) {
+	n, ok := v.(int64)
+	if !ok || n < 1 {
+		return 0, errors.New("want a whole number ≥ 1")
+	}
+	return int(n), nil
+}
+
+// amountValue reads a finite amount of USD above 0.
+func amountValue(v any) (float64, error) {
+	n, err := numberValue(v, "USD")
+	if err == nil && (!(n > 0) || math.IsInf(n, 0)) {
+		return 0, errors.New("want a finite amount above 0")
+	}
+	return n, err
 }
 
 func parseSkills(path, where string, v any) ([]a2a.AgentSkill, error) {

@@ -98,39 +98,44 @@ func printConfig(w, errOut io.Writer, app *App, args []string) error {
 			if !s.set[k.Key] || k.Key == "name" {
 				continue
 			}
-			var val string
-			switch k.Key {
-			case "idle-timeout":
-				val = s.IdleTimeout.String()
-			case "while-working":
-				val = s.WhileWorking
-			case "description":
-				val = s.Description
-			case "version":
-				val = s.Version
-			case "system-prompt":
-				val = s.SystemPrompt
-			case "provider":
-				val = s.Provider
-			case "model":
-				val = s.Model
-			case "tools":
-				val = "[" + strings.Join(s.Tools, ",") + "]"
-			case "remote-agents":
-				val = "[" + strings.Join(s.RemoteAgents, ",") + "]"
-			case "max-turns":
-				val = fmt.Sprint(s.MaxTurns)
-			case "skills":
-				var ids []string
-				for _, sk := range s.Skills {
-					ids = append(ids, sk.ID)
-				}
-				val = "[" + strings.Join(ids, ",") + "]"
-			}
-			fmt.Fprintf(tw, "agents.%s.%s\t%s\t%s\n", s.Name, k.Key, oneLine(val), sourceFile)
+			fmt.Fprintf(tw, "agents.%s.%s\t%s\t%s\n", s.Name, k.Key, oneLine(s.printedValue(k.Key)), sourceFile)
 		}
 	}
 	return tw.Flush()
+}
+
+// printedValue is the value of the section's key as config print shows it;
+// "" for a key it does not show.
+func (s agentSection) printedValue(key string) string {
+	switch key {
+	case "idle-timeout":
+		return s.IdleTimeout.String()
+	case "while-working":
+		return s.WhileWorking
+	case "description":
+		return s.Description
+	case "version":
+		return s.Version
+	case "system-prompt":
+		return s.SystemPrompt
+	case "provider":
+		return s.Provider
+	case "model":
+		return s.Model
+	case "tools":
+		return "[" + strings.Join(s.Tools, ",") + "]"
+	case "remote-agents":
+		return "[" + strings.Join(s.RemoteAgents, ",") + "]"
+	case "max-turns":
+		return fmt.Sprint(s.MaxTurns)
+	case "skills":
+		var ids []string
+		for _, sk := range s.Skills {
+			ids = append(ids, sk.ID)
+		}
+		return "[" + strings.Join(ids, ",") + "]"
+	}
+	return ""
 }
 
 // oneLine shortens a multi-line or long value for the table.

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
@@ -94,39 +95,131 @@ func (cfg *config) setWorkflowCache() error {
 // startWorker registers the task workflow and the activities and starts
 // polling; the workflow hints notifier of new task events. The returned
 // function stops the worker and closes its database.
-func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *slog.Logger) (func(), error) {
+func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *slog.Logger) (stop func(), err error) {
+	policy, err := cfg.outboundPolicy(logger)
+	if err != nil {
+		return nil, err
+	}
+	store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
+	if err != nil {
+		return nil, err
+	}
+	deps := workerDeps{client: c, store: store, notifier: notifier}
+	closeAll := func() {
+		if deps.mcp != nil {
+			deps.mcp.Close() // its MCP sessions end with the worker
+		}
+		_ = store.Close()
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	if deps.keyring, err = cfg.workerKeyring(store); err != nil {
+		return nil, err
+	}
+	wopts, err := cfg.workerOptions(store)
+	if err != nil {
+		return nil, err
+	}
+	w := worker.New(c, cfg.TaskQueue, wopts)
+	opts := engine.Options{Push: cfg.Push.workflowOptions(), RetryBudget: cfg.RetryBudget, Notifier: notifier}
+	reg, err := cfg.workerAgents()
+	if err != nil {
+		return nil, err
+	}
+	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, opts), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	if deps.provider, deps.providers, err = cfg.llmProviders(logger); err != nil {
+		return nil, err
+	}
+	if deps.payloads, err = cfg.payloadStore(); err != nil {
+		return nil, err
+	}
+	// Every outbound request of the activities goes through the guarded
+	// outbound client.
+	deps.out = outbound.New(outbound.Options{Policy: policy})
+	if deps.mcp, err = cfg.mcpClient(deps.keyring, deps.out, logger); err != nil {
+		return nil, err
+	}
+	if err := cfg.registerActivities(w, reg, deps); err != nil {
+		return nil, err
+	}
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
+	}
+	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
+	cfg.Lifecycle.workerStarted()
+	if v := wopts.DeploymentOptions.Version; wopts.DeploymentOptions.UseVersioning {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err := makeCurrentIfNone(ctx, c, v, logger)
+		cancel()
+		if err != nil {
+			w.Stop()
+			return nil, err
+		}
+		logger.Info("worker runs as a worker deployment version", "deployment", v.DeploymentName, "build_id", v.BuildID)
+	}
+	return func() {
+		cfg.Lifecycle.stopWorker(w.Stop, logger)
+		closeAll()
+	}, nil
+}
+
+// workerDeps is what the worker's activities are built from.
+type workerDeps struct {
+	client    client.Client
+	store     *models.Store // a2aflow's database
+	notifier  wire.Notifier // the workflow's hints of new task events
+	keyring   *remote.Keyring
+	provider  llm.Provider            // the default LLM; nil without one
+	providers map[string]llm.Provider // by name, for agents that name theirs
+	payloads  blobstore.Store
+	out       *outbound.Client
+	mcp       *activities.MCP
+}
+
+// outboundPolicy loads the outbound credentials (--outbound-credentials)
+// and returns the hosts outbound requests may reach beyond those of the
+// operator's agents (--outbound-allow-hosts).
+func (cfg *config) outboundPolicy(logger *slog.Logger) (*outbound.Policy, error) {
 	var err error
 	if cfg.OutboundCredentialsFile != "" && cfg.keyring == nil {
 		if cfg.keyring, err = remote.LoadKeyring(cfg.OutboundCredentialsFile); err != nil {
 			return nil, fmt.Errorf("--outbound-credentials: %w", err)
 		}
 	}
-	outboundPolicy, err := outbound.ParsePolicy(cfg.OutboundAllowHosts)
+	policy, err := outbound.ParsePolicy(cfg.OutboundAllowHosts)
 	if err != nil {
 		return nil, fmt.Errorf("--outbound-allow-hosts: %w", err)
 	}
-	logger.Debug("outbound requests", "may reach", outboundPolicy.String(), "and", "the hosts of the operator's agents")
-	store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
-	if err != nil {
-		return nil, err
-	}
-	closeAll := func() { _ = store.Close() }
-	// The OAuth logins of a2aflow agents login answer the auth references
-	// the credentials file lacks, their tokens sealed with the secrets key.
+	logger.Debug("outbound requests", "may reach", policy.String(), "and", "the hosts of the operator's agents")
+	return policy, nil
+}
+
+// workerKeyring is the outbound credentials' keyring, with the OAuth logins
+// of a2aflow agents login answering the auth references the credentials
+// file lacks, their tokens sealed with the secrets key.
+func (cfg *config) workerKeyring(store *models.Store) (*remote.Keyring, error) {
 	keyring := cfg.keyring
 	if len(cfg.Secrets.keys) > 0 {
 		sealer, err := secrets.NewSealer(cfg.Secrets.keys...)
 		if err != nil {
-			closeAll()
 			return nil, fmt.Errorf("--secrets-key: %w", err)
 		}
 		keyring = keyring.WithLogins(&oauthlogin.Store{DB: store.DB(), Sealer: sealer})
 		cfg.keyring = keyring // serve's peer checks too
 	}
+	return keyring, nil
+}
+
+// workerOptions returns the worker's options: its deployment, lifecycle,
+// interceptors, and what the agents' own activities reach from their
+// context.
+func (cfg *config) workerOptions(store *models.Store) (worker.Options, error) {
 	wopts, err := cfg.Deployment.workerOptions(engine.WorkerOptions())
 	if err != nil {
-		closeAll()
-		return nil, err
+		return wopts, err
 	}
 	wopts = cfg.Lifecycle.workerOptions(wopts)
 	wopts.DisableEagerActivities = !cfg.EagerActivities
@@ -141,15 +234,15 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		env.Credentials = cfg.Secrets.credentials
 	}
 	wopts.BackgroundActivityContext = workerenv.With(context.Background(), env)
-	w := worker.New(c, cfg.TaskQueue, wopts)
-	opts := engine.Options{Push: cfg.Push.workflowOptions(), RetryBudget: cfg.RetryBudget, Notifier: notifier}
-	reg, err := cfg.workerAgents()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, opts), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
-	// Without an LLM the worker runs on; LLM agents answer how to configure one.
+	return wopts, nil
+}
+
+// llmProviders returns the default LLM (the program's, else the
+// environment's) and every provider the environment configures, for agents
+// that name theirs (config file agents' provider key), the program's own
+// winning. Without an LLM the worker runs on; LLM agents answer how to
+// configure one.
+func (cfg *config) llmProviders(logger *slog.Logger) (llm.Provider, map[string]llm.Provider, error) {
 	provider, err := cfg.app.LLM, error(nil)
 	if provider == nil {
 		provider, err = llm.FromEnv()
@@ -159,33 +252,21 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 	} else if err == nil {
 		logger.Info("LLM configured", "provider", provider.Name(), "model", provider.Model())
 	}
-	// Every provider the environment configures, for agents that name
-	// theirs (config file agents' provider key); the program's own wins.
 	providers := llm.ConfiguredProviders()
 	if cfg.app.LLM != nil {
 		providers[cfg.app.LLM.Name()] = cfg.app.LLM
 	}
 	if err := cfg.checkAgentProviders(provider, providers); err != nil { // configagents.go
-		closeAll()
-		return nil, err
+		return nil, nil, err
 	}
-	payloads, err := cfg.payloadStore()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	// Every outbound request of the activities below goes through the
-	// guarded outbound client.
-	out := outbound.New(outbound.Options{Policy: outboundPolicy})
-	// Delegation to remote A2A agents and the directory tools, the directory
-	// seen as the task's owner sees it.
-	owners := &activities.WorkflowOwners{Client: c}
-	directory := &activities.Directory{Store: store, Keyring: keyring, Outbound: out, Owners: owners}
-	// The MCP servers of the program and the config file, whose tools LLM
-	// agents call; their sessions end with the worker.
+	return provider, providers, nil
+}
+
+// mcpClient is the client of the MCP servers of the program and the config
+// file, whose tools LLM agents call.
+func (cfg *config) mcpClient(keyring *remote.Keyring, out *outbound.Client, logger *slog.Logger) (*activities.MCP, error) {
 	servers, err := cfg.mcpServers()
 	if err != nil {
-		closeAll()
 		return nil, err
 	}
 	for _, srv := range servers {
@@ -193,63 +274,44 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 			continue
 		}
 		if _, err := keyring.Credentials(srv.Credentials); err != nil {
-			closeAll()
 			return nil, fmt.Errorf("MCP server %q: %w", srv.Name, err)
 		}
 	}
-	mcpClient := &activities.MCP{Servers: servers, Keyring: keyring, Outbound: out, Logger: logger}
-	closeStore := closeAll
-	closeAll = func() { mcpClient.Close(); closeStore() }
+	return &activities.MCP{Servers: servers, Keyring: keyring, Outbound: out, Logger: logger}, nil
+}
+
+// registerActivities registers the activities of the task workflow, then
+// the agents' own activities and tools, under the names Agent.Activities
+// gives them, after the built-in tools of LLM agents (llmagents), which an
+// agent may list too.
+func (cfg *config) registerActivities(w worker.Worker, reg *engine.Registry, d workerDeps) error {
+	// Delegation to remote A2A agents and the directory tools, the directory
+	// seen as the task's owner sees it.
+	owners := &activities.WorkflowOwners{Client: d.client}
+	directory := &activities.Directory{Store: d.store, Keyring: d.keyring, Outbound: d.out, Owners: owners}
 	// Credentials users gave for remote agents' auth-required questions,
 	// which the send activity opens for the agent's task that asked.
-	remoteAgents := &activities.Remote{Directory: store, Keyring: keyring, Outbound: out, Owners: owners,
-		RequireSignedPeers: cfg.RequireSignedPeers, Live: liveOf(notifier), Heartbeats: c}
+	remoteAgents := &activities.Remote{Directory: d.store, Keyring: d.keyring, Outbound: d.out, Owners: owners,
+		RequireSignedPeers: cfg.RequireSignedPeers, Live: liveOf(d.notifier), Heartbeats: d.client}
 	if cfg.Secrets.credentials != nil {
 		remoteAgents.Credentials = cfg.Secrets.credentials
 	}
 	activities.Set{
 		Webhooks:         cfg.Push.activity(cfg.Secrets.sealer),
 		ApprovalWebhooks: cfg.ApprovalWebhooks.activity(cfg.Push.policy),
-		LLM: &activities.LLM{Provider: provider, Providers: providers, Prices: cfg.filePrices, Usage: store, Live: liveOf(notifier),
-			Limits: cfg.fileLimits, Leases: store, Budgets: cfg.fileBudgets, Spend: store},
-		Tasks:        &activities.Tasks{Client: c},
-		HistoryPages: &activities.HistoryPages{Store: payloads},
+		LLM: &activities.LLM{Provider: d.provider, Providers: d.providers, Prices: cfg.filePrices, Usage: d.store, Live: liveOf(d.notifier),
+			Limits: cfg.fileLimits, Leases: d.store, Budgets: cfg.fileBudgets, Spend: d.store},
+		Tasks:        &activities.Tasks{Client: d.client},
+		HistoryPages: &activities.HistoryPages{Store: d.payloads},
 		Remote:       remoteAgents,
 		// File parts given by URI, fetched for the model through the guard.
-		Files: &activities.Files{Client: out.HTTPClient(activities.FileUse(0))},
+		Files: &activities.Files{Client: d.out.HTTPClient(activities.FileUse(0))},
 		// The skills of remote agents, for the tools of LLM agents from
 		// the config file (configagents.go).
 		Directory: directory,
-		MCP:       mcpClient,
+		MCP:       d.mcp,
 	}.Register(w)
-	// The agents' own activities and tools, under the names Agent.Activities
-	// gives them, after the built-in tools of LLM agents (llmagents), which
-	// an agent may list too.
-	if err := engine.RegisterActivities(w, append([]*workflows.Agent{llmagents.BuiltinTools(directory), cfg.app.toolsAgent()}, reg.Agents()...)...); err != nil {
-		closeAll()
-		return nil, err
-	}
-	if err := w.Start(); err != nil {
-		closeAll()
-		return nil, fmt.Errorf("start worker on task queue %s: %w", cfg.TaskQueue, err)
-	}
-	logger.Debug("worker started", "task_queue", cfg.TaskQueue)
-	cfg.Lifecycle.workerStarted()
-	if v := wopts.DeploymentOptions.Version; wopts.DeploymentOptions.UseVersioning {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		err := makeCurrentIfNone(ctx, c, v, logger)
-		cancel()
-		if err != nil {
-			w.Stop()
-			closeAll()
-			return nil, err
-		}
-		logger.Info("worker runs as a worker deployment version", "deployment", v.DeploymentName, "build_id", v.BuildID)
-	}
-	return func() {
-		cfg.Lifecycle.stopWorker(w.Stop, logger)
-		closeAll()
-	}, nil
+	return engine.RegisterActivities(w, append([]*workflows.Agent{llmagents.BuiltinTools(directory), cfg.app.toolsAgent()}, reg.Agents()...)...)
 }
 
 // listen opens addr for the HTTP API, turning "address already in use" into
@@ -342,12 +404,23 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if err := cfg.HTTP.apply(srv, cfg.WaitTimeout); err != nil {
 		return err
 	}
+	var grpcSrv *grpc.Server
+	if grpcLn != nil {
+		grpcSrv = server.GRPCServer()
+	}
+	return serveBindings(ctx, cfg, srv, ln, grpcSrv, grpcLn, draining, logger)
+}
+
+// serveBindings serves srv on ln, and grpcSrv on grpcLn when not nil, until
+// ctx is done or either fails; on shutdown both stop together, draining
+// closed when the streams must end.
+func serveBindings(ctx context.Context, cfg *config, srv *http.Server, ln net.Listener, grpcSrv *grpc.Server, grpcLn net.Listener, draining chan struct{}, logger *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	grpcErrc := make(<-chan error)
 	stopGRPC := func(time.Time) {}
 	if grpcLn != nil {
-		grpcErrc, stopGRPC = serveGRPC(server.GRPCServer(), grpcLn, logger)
+		grpcErrc, stopGRPC = serveGRPC(grpcSrv, grpcLn, logger)
 	}
 	select {
 	case err := <-errc:

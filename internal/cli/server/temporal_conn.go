@@ -231,12 +231,37 @@ func (c *config) resolveTemporal() error {
 	if err != nil {
 		return fmt.Errorf("Temporal client configuration (TEMPORAL_* variables, %s): %w", profileFile(), err)
 	}
-	// a2aflow's own settings win over the SDK's.
+	if err := t.override(&prof, c.TemporalAddr, c.Namespace); err != nil {
+		return err
+	}
+	if err := t.checkTLSFiles(prof.TLS); err != nil {
+		return err
+	}
+	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
+	if err != nil {
+		return fmt.Errorf("Temporal client configuration: %w", err)
+	}
+	c.TemporalAddr, c.Namespace = opts.HostPort, opts.Namespace
+	t.opts = &opts
+	t.describe = []any{"tls", tlsMode(opts)}
+	if t.apiKeyFrom != "" {
+		t.describe = append(t.describe, "api_key_from", t.apiKeyFrom)
+	}
+	if opts.ConnectionOptions.TLS != nil && opts.ConnectionOptions.TLS.InsecureSkipVerify {
+		t.describe = append(t.describe, "host_verification", "off (TEMPORAL_TLS_DISABLE_HOST_VERIFICATION)")
+	}
+	return nil
+}
+
+// override sets in prof, the SDK's client configuration (TEMPORAL_*
+// variables, temporal.toml), what a2aflow's own settings give: they win.
+// addr and namespace are --temporal-addr and --namespace.
+func (t *temporalConn) override(prof *envconfig.ClientConfigProfile, addr, namespace string) error {
 	if t.given(flagTemporalAddr, envTemporalAddr) || prof.Address == "" {
-		prof.Address = c.TemporalAddr
+		prof.Address = addr
 	}
 	if t.given(flagNamespace, envNamespace) || prof.Namespace == "" {
-		prof.Namespace = c.Namespace
+		prof.Namespace = namespace
 	}
 	tlsOf := func() *envconfig.ClientConfigTLS {
 		if prof.TLS == nil {
@@ -276,22 +301,6 @@ func (c *config) resolveTemporal() error {
 		t.apiKeyFrom = t.origin(flagAPIKeyFile, envAPIKeyFile, "")
 	} else if prof.APIKey != "" {
 		t.apiKeyFrom = t.origin("", "", "TEMPORAL_API_KEY")
-	}
-	if err := t.checkTLSFiles(prof.TLS); err != nil {
-		return err
-	}
-	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
-	if err != nil {
-		return fmt.Errorf("Temporal client configuration: %w", err)
-	}
-	c.TemporalAddr, c.Namespace = opts.HostPort, opts.Namespace
-	t.opts = &opts
-	t.describe = []any{"tls", tlsMode(opts)}
-	if t.apiKeyFrom != "" {
-		t.describe = append(t.describe, "api_key_from", t.apiKeyFrom)
-	}
-	if opts.ConnectionOptions.TLS != nil && opts.ConnectionOptions.TLS.InsecureSkipVerify {
-		t.describe = append(t.describe, "host_verification", "off (TEMPORAL_TLS_DISABLE_HOST_VERIFICATION)")
 	}
 	return nil
 }

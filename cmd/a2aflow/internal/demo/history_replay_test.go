@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -116,7 +119,8 @@ func TestReplayHistories(t *testing.T) {
 		// its input (TaskInput.Schedule), an expense over the limit
 		// approved through REST.
 		{name: "expenses-scheduled", fixture: "testdata/expenses-scheduled.history.json"},
-		// Tasks the API started with merged writes (TaskInput.MergedWrites:
+		// Tasks the API started with merged writes (wire.MergedWrites, then
+		// the boolean MergedWrites of their input:
 		// A2ATaskState once per workflow task, the memo when the task
 		// waits or ends), recorded before lean writes: a travel booking,
 		// an expense approved through REST, and an @mention delegation
@@ -126,7 +130,7 @@ func TestReplayHistories(t *testing.T) {
 		{name: "travel-merged", fixture: "testdata/travel-merged.history.json"},
 		{name: "expenses-merged", fixture: "testdata/expenses-merged.history.json"},
 		{name: "router-delegation-merged", fixture: "testdata/router-delegation-merged.history.json"},
-		// The same since lean writes (TaskInput.LeanWrites): no A2ATaskState
+		// The same since lean writes (wire.LeanWrites): no A2ATaskState
 		// for a completion while visibility has the task working, the
 		// approvals' search attributes in the state's upsert, and the
 		// delegation without a version marker (14 events).
@@ -147,7 +151,7 @@ func TestReplayHistories(t *testing.T) {
 		// The assistant asks the user (ask_user), a2aflow is killed while
 		// the task waits, the user answers and the model uses the
 		// calculator: its model calls are local activities (the API's
-		// TaskInput.LocalModelCalls), each one LocalActivity marker.
+		// wire.LocalModelCalls), each one LocalActivity marker.
 		{name: "assistant-local-model-calls", fixture: "testdata/assistant-local-model-calls.history.json"},
 	}
 	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
@@ -191,13 +195,15 @@ func TestReplayFindsIncompatibleChange(t *testing.T) {
 	}
 }
 
-// TestReplayLongTasksInput: a task the API started with TaskInput.LongTasks
-// but a worker that did not know the field ran (it asked workflow.GetVersion
-// and recorded its marker) replays on this code, which does not ask: the
-// version marker and its search attribute are skipped. The fixtures above
-// cover the other two cases: input without the field and the marker (older
-// tasks, tasks started outside the API), and the tests' fresh histories
-// replayed in ./tests (the field, no marker).
+// TestReplayLongTasksInput: a task the API started with wire.LongTasks
+// but a worker that did not know it ran (it asked workflow.GetVersion and
+// recorded its marker) replays on this code, which does not ask: the
+// version marker and its search attribute are skipped. The API said it
+// with the boolean LongTasks of the task's input before wire.Recording,
+// and in Recording since: both replay. The fixtures above cover the other
+// two cases: input without it and the marker (older tasks, tasks started
+// outside the API), and the tests' fresh histories replayed in ./tests
+// (the level, no marker).
 func TestReplayLongTasksInput(t *testing.T) {
 	fixtures, err := filepath.Glob("testdata/*.history.json")
 	if err != nil {
@@ -209,15 +215,7 @@ func TestReplayLongTasksInput(t *testing.T) {
 	}
 	tested := 0
 	for _, fixture := range fixtures {
-		f, err := os.Open(fixture)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		h := readHistory(t, fixture)
 		marked := false
 		for _, e := range h.Events {
 			for _, p := range e.GetMarkerRecordedEventAttributes().GetDetails() {
@@ -227,25 +225,105 @@ func TestReplayLongTasksInput(t *testing.T) {
 			}
 		}
 		input := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
+		recorded := input.Data
 		var in map[string]any
-		if err := json.Unmarshal(input.Data, &in); err != nil {
+		if err := json.Unmarshal(recorded, &in); err != nil {
 			t.Fatal(err)
 		}
 		if !marked || in["Continued"] != nil {
 			continue // from before the change, or a continued run (no marker either way)
 		}
-		t.Run(fixture, func(t *testing.T) {
-			in["LongTasks"] = true
-			if input.Data, err = json.Marshal(in); err != nil {
-				t.Fatal(err)
-			}
-			if err := replayer.Replay(h); err != nil {
-				t.Fatal(err)
-			}
-		})
+		for key, value := range map[string]any{"LongTasks": true, "Recording": wire.LongTasks} {
+			t.Run(fixture+"/"+key, func(t *testing.T) {
+				var in map[string]any
+				if err := json.Unmarshal(recorded, &in); err != nil {
+					t.Fatal(err)
+				}
+				in[key] = value
+				if input.Data, err = json.Marshal(in); err != nil {
+					t.Fatal(err)
+				}
+				if err := replayer.Replay(h); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 		tested++
 	}
 	if tested < 2 {
 		t.Fatalf("%d fixtures have the a2aflow.long-tasks version marker, want at least 2", tested)
 	}
+}
+
+// TestReplayRecordingBooleans: the fixtures recorded before wire.Recording,
+// whose input says what the task records with a boolean per change, read
+// as the level they recorded at and replay (TestReplayHistories replays
+// them all; here, which holds which booleans, so that a fixture recorded
+// again with Recording does not take the booleans' path out of the test).
+func TestReplayRecordingBooleans(t *testing.T) {
+	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		fixtures []string
+		booleans []string
+		want     wire.Recording
+	}{
+		{[]string{"changes-waitpoint-bound", "expenses-scheduled", "router-delegation-auth", "router-delegation-credential",
+			"router-delegation-owner", "router-llm-usage"},
+			[]string{"LongTasks"}, wire.LongTasks},
+		{[]string{"assistant-retry", "expenses-merged", "router-delegation-merged", "router-relayed-artifacts", "travel-fork", "travel-merged"},
+			[]string{"LongTasks", "MergedWrites"}, wire.LongTasks | wire.MergedWrites},
+		{[]string{"expenses-lean", "router-delegation-lean", "travel-lean"},
+			[]string{"LongTasks", "MergedWrites", "LeanWrites"}, wire.LongTasks | wire.MergedWrites | wire.LeanWrites},
+		{[]string{"assistant-local-model-calls"},
+			[]string{"LongTasks", "MergedWrites", "LeanWrites", "LocalModelCalls"}, wire.CurrentRecording},
+	} {
+		for _, name := range tt.fixtures {
+			t.Run(name, func(t *testing.T) {
+				fixture := "testdata/" + name + ".history.json"
+				h := readHistory(t, fixture)
+				data := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData()
+				var keys map[string]any
+				if err := json.Unmarshal(data, &keys); err != nil {
+					t.Fatal(err)
+				}
+				var booleans []string
+				for _, k := range []string{"LongTasks", "MergedWrites", "LeanWrites", "LocalModelCalls"} {
+					if keys[k] == true {
+						booleans = append(booleans, k)
+					}
+				}
+				if diff := cmp.Diff(tt.booleans, booleans); diff != "" || keys["Recording"] != nil {
+					t.Fatalf("the input's booleans (-want +got):\n%s(Recording: %v)", diff, keys["Recording"])
+				}
+				var in wire.TaskInput
+				if err := json.Unmarshal(data, &in); err != nil {
+					t.Fatal(err)
+				}
+				if got := in.RecordingLevel(); got != tt.want {
+					t.Errorf("recording level %04b, want %04b", got, tt.want)
+				}
+				if err := replayer.ReplayFile(fixture); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// readHistory reads a recorded history.
+func readHistory(t *testing.T, fixture string) *historypb.History {
+	t.Helper()
+	f, err := os.Open(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

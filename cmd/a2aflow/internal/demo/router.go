@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/internal/engine/link"
 	"github.com/a2aflow/a2aflow/internal/llmagents"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
@@ -266,7 +265,7 @@ const mentionNoDirectoryChange = "router-mention-no-directory-read"
 // version marker no GetVersion asks for). Tasks started otherwise (the
 // Temporal UI, histories recorded before merged writes) ask as before.
 func mentionNoDirectory(ctx workflow.Context) bool {
-	return link.MergedWrites(ctx) || workflow.GetVersion(ctx, mentionNoDirectoryChange, workflow.DefaultVersion, 1) == 1
+	return wire.RecordingOf(ctx).MergedWrites() || workflow.GetVersion(ctx, mentionNoDirectoryChange, workflow.DefaultVersion, 1) == 1
 }
 
 // followMention delegates rest to the directory agent name ("@name rest"),

@@ -1,4 +1,4 @@
-package tests
+package harness
 
 import (
 	"os/exec"

@@ -1,12 +1,11 @@
-package tests
+package bench
 
 import (
 	"context"
 	"fmt"
 	"net/http"
-	"time"
-
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -18,6 +17,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -40,16 +41,16 @@ const (
 // "streamed" ("ext-stream", whose card offers streaming: the send streams
 // the task's events).
 func BenchmarkDelegation(b *testing.B) {
-	ext := &extAgent{}
+	ext := &fakes.ExtAgent{}
 	remotes := []struct{ name, agent, url string }{
-		{"polled", "ext", serveExt(b, ext, false).URL},
-		{"streamed", "ext-stream", serveExt(b, ext, true).URL},
+		{"polled", "ext", fakes.ServeExt(b, ext, false).URL},
+		{"streamed", "ext-stream", fakes.ServeExt(b, ext, true).URL},
 	}
 	dataDir := b.TempDir()
 	for _, r := range remotes {
-		addAgent(b, dataDir, r.agent, r.url)
+		harness.AddAgent(b, dataDir, r.agent, r.url)
 	}
-	s := startServe(b, dataDir)
+	s := harness.StartServe(b, dataDir)
 	ctx := benchContext(b)
 	a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/router", benchConc)
 	sum := &benchSummary{}
@@ -106,7 +107,7 @@ type benchRawDelegate struct {
 	queue string
 }
 
-func newBenchRawDelegate(b testing.TB, ctx context.Context, s *server, remoteURL string) *benchRawDelegate {
+func newBenchRawDelegate(b testing.TB, ctx context.Context, s *harness.Server, remoteURL string) *benchRawDelegate {
 	b.Helper()
 	raw := newBenchRaw(b, s)
 	card, err := agentcard.DefaultResolver.Resolve(ctx, remoteURL)

@@ -1,4 +1,4 @@
-package tests
+package bench
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/llm"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -138,7 +139,7 @@ func benchToolLoopRaw(ctx workflow.Context, millis int) (string, error) {
 	return resp.Text, nil
 }
 
-func newBenchTools(b testing.TB, s *server, payments *mcptest.Payments) *benchTools {
+func newBenchTools(b testing.TB, s *harness.Server, payments *mcptest.Payments) *benchTools {
 	b.Helper()
 	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	c, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default", Logger: logger})
@@ -215,7 +216,7 @@ func (bt *benchTools) raw(millis int) benchOp {
 // against a plain workflow running the same three activities. The ratio is
 // the loop's own cost; goal ≤ 1.1x (p50).
 func BenchmarkToolCallThroughLoop(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	bt := newBenchTools(b, s, &mcptest.Payments{})
 	sum := &benchSummary{}
@@ -230,7 +231,7 @@ func BenchmarkToolCallThroughLoop(b *testing.B) {
 // against the Go SDK's client listing and calling the same server directly,
 // with a tool of benchMCPDelay (goal ≤ 1.2x p50) and an instant one.
 func BenchmarkMCPToolCall(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	for _, delay := range []time.Duration{benchMCPDelay, 0} {
 		name := fmt.Sprintf("mcp-%dms", delay.Milliseconds())
@@ -294,7 +295,7 @@ func BenchmarkMCPToolCall(b *testing.B) {
 // benchToolDelay each against a turn of one. Goal: five take at most 1.3x
 // the wall time of one.
 func BenchmarkParallelToolCalls(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	bt := newBenchTools(b, s, &mcptest.Payments{})
 	args := fmt.Sprintf(`{"millis":%d}`, benchToolDelay.Milliseconds())

@@ -1,8 +1,11 @@
-package tests
+package bench
 
 import (
 	"context"
 	"testing"
+
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // BenchmarkVisibilityIndexes measures what the lean visibility indexes
@@ -13,7 +16,7 @@ import (
 // elsewhere on the machine hits both alike. Each side's server CPU is its own
 // process's. Rows "full / lean" above 1 mean the full set is slower.
 func BenchmarkVisibilityIndexes(b *testing.B) {
-	remote := serveExt(b, &extAgent{}, false)
+	remote := fakes.ServeExt(b, &fakes.ExtAgent{}, false)
 	ctx := benchContext(b)
 	type side struct {
 		name string
@@ -24,8 +27,8 @@ func BenchmarkVisibilityIndexes(b *testing.B) {
 	var sides []side
 	for _, set := range []string{"lean", "full"} {
 		dataDir := b.TempDir()
-		addAgent(b, dataDir, "ext", remote.URL)
-		s := startServe(b, dataDir, "--temporal-visibility-indexes", set)
+		harness.AddAgent(b, dataDir, "ext", remote.URL)
+		s := harness.StartServe(b, dataDir, "--temporal-visibility-indexes", set)
 		sides = append(sides, side{name: set, pid: benchPid(s),
 			a2a: newBenchA2A(b, ctx, s.APIURL+"/agents/echo", benchConc),
 			del: newBenchA2A(b, ctx, s.APIURL+"/agents/router", benchConc)})

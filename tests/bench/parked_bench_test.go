@@ -1,4 +1,4 @@
-package tests
+package bench
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // benchParkedDefault is how many tasks BenchmarkParkedTasks parks unless
@@ -48,7 +50,7 @@ func BenchmarkParkedTasks(b *testing.B) {
 			b.Fatalf("A2AFLOW_BENCH_PARKED=%q: want a positive number", v)
 		}
 	}
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	pid := benchPid(s)
 	a2aSide := newBenchA2A(b, ctx, s.APIURL, benchConc)

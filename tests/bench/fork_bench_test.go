@@ -1,4 +1,4 @@
-package tests
+package bench
 
 // BenchmarkForkLongTask: forking a task at turn 100 against starting it
 // afresh and sending the same 100 answers again (issue #32). One travel
@@ -8,7 +8,7 @@ package tests
 // trip per answer and without running BookTrip again (the bookings table
 // is counted). Run by `make bench`; alone:
 //
-//	go test ./tests/ -run '^$' -bench ForkLongTask -benchtime=1x
+//	go test ./tests/bench -run '^$' -bench ForkLongTask -benchtime=1x
 //
 // It measures once whatever b.N is, and reports the two durations and
 // their ratio (the goal: the fork at least 10 times faster).
@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 func BenchmarkForkLongTask(b *testing.B) {
@@ -28,40 +30,40 @@ func BenchmarkForkLongTask(b *testing.B) {
 		turns = v
 	}
 	dataDir := b.TempDir()
-	s := startServe(b, dataDir)
-	ctx := testContext(b)
-	c, _ := newClient(b, ctx, s.APIURL)
+	s := harness.StartServe(b, dataDir)
+	ctx := harness.Context(b)
+	c, _ := harness.NewClient(b, ctx, s.APIURL)
 	// Warm up the server (the first task's workflow cache, connections).
-	warm := send(b, ctx, c, "", "Book a flight")
-	send(b, ctx, c, warm.ID, "Faro")
+	warm := harness.Send(b, ctx, c, "", "Book a flight")
+	harness.Send(b, ctx, c, warm.ID, "Faro")
 
 	b.ResetTimer()
 	began := time.Now()
-	task := send(b, ctx, c, "", "Book a flight")
-	task = send(b, ctx, c, task.ID, "Lisbon")
+	task := harness.Send(b, ctx, c, "", "Book a flight")
+	task = harness.Send(b, ctx, c, task.ID, "Lisbon")
 	for i := 0; i < turns; i++ {
-		task = send(b, ctx, c, task.ID, "not a date "+strconv.Itoa(i))
+		task = harness.Send(b, ctx, c, task.ID, "not a date "+strconv.Itoa(i))
 	}
-	task = send(b, ctx, c, task.ID, "2026-12-24")
-	task = send(b, ctx, c, task.ID, "2")
+	task = harness.Send(b, ctx, c, task.ID, "2026-12-24")
+	task = harness.Send(b, ctx, c, task.ID, "2")
 	afresh := time.Since(began)
 	if task.Status.State != a2a.TaskStateCompleted {
-		b.Fatalf("the long task is %s: %q", task.Status.State, statusText(task))
+		b.Fatalf("the long task is %s: %q", task.Status.State, harness.StatusText(task))
 	}
 	full, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		b.Fatal(err)
 	}
-	booked := len(bookings(b, dataDir))
+	booked := len(harness.Bookings(b, dataDir))
 
 	began = time.Now()
-	fork := forkREST(b, s.APIURL, task.ID, len(full.History))
+	fork := harness.ForkREST(b, s.APIURL, task.ID, len(full.History))
 	forked := time.Since(began)
 	b.StopTimer()
-	if fork.Status.State != a2a.TaskStateCompleted || forkBooking(b, fork) != forkBooking(b, task) {
+	if fork.Status.State != a2a.TaskStateCompleted || harness.ForkBooking(b, fork) != harness.ForkBooking(b, task) {
 		b.Fatalf("the fork is %s with %+v, want completed with the original's booking", fork.Status.State, fork.Artifacts)
 	}
-	if n := len(bookings(b, dataDir)); n != booked {
+	if n := len(harness.Bookings(b, dataDir)); n != booked {
 		b.Fatalf("the fork booked again: %d bookings, then %d", booked, n)
 	}
 	ratio := float64(afresh) / float64(forked)

@@ -1,4 +1,4 @@
-package tests
+package bench
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 // BenchmarkTaskCreationClusterVsServe measures task creation, blocking A2A
@@ -27,14 +29,14 @@ func BenchmarkTaskCreationClusterVsServe(b *testing.B) {
 		b.Skip("no PostgreSQL binaries (apt-get install postgresql): the cluster cannot start")
 	}
 	ctx := benchContext(b)
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	serveSide := newBenchA2A(b, ctx, s.APIURL+"/agents/echo", benchConc)
 
 	t0 := time.Now()
-	cl := startCluster(b)
+	cl := harness.StartCluster(b)
 	b.Logf("cluster up in %s", time.Since(t0).Round(time.Second))
-	apis := make([]*benchA2A, len(cl.apiURLs))
-	for i, u := range cl.apiURLs {
+	apis := make([]*benchA2A, len(cl.APIURLs))
+	for i, u := range cl.APIURLs {
 		apis[i] = newBenchA2A(b, ctx, u+"/agents/echo", benchConc)
 	}
 	// Each call goes to the next api node in turn.

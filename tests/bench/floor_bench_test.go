@@ -1,4 +1,4 @@
-package tests
+package bench
 
 import (
 	"context"
@@ -23,6 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/tests/fakes"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -66,19 +68,19 @@ const (
 // metrics of the "histories" sub-benchmark.
 func BenchmarkBelowTheFloor(b *testing.B) {
 	ctx := benchContext(b)
-	ext := &extAgent{}
-	extURL := serveExt(b, ext, false).URL
+	ext := &fakes.ExtAgent{}
+	extURL := fakes.ServeExt(b, ext, false).URL
 	dirOn := b.TempDir()
-	addAgent(b, dirOn, "ext", extURL)
-	on := startServe(b, dirOn)
-	off := startServe(b, b.TempDir(), "--eager-activities=false")
+	harness.AddAgent(b, dirOn, "ext", extURL)
+	on := harness.StartServe(b, dirOn)
+	off := harness.StartServe(b, b.TempDir(), "--eager-activities=false")
 	// Lean writes on and off, on two servers of their own that run
 	// nothing else (the same pollers, the same load).
 	dirLean, dirPlain := b.TempDir(), b.TempDir()
-	addAgent(b, dirLean, "ext", extURL)
-	addAgent(b, dirPlain, "ext", extURL)
-	lean := startServe(b, dirLean)
-	plain := startServe(b, dirPlain, "--lean-writes=false")
+	harness.AddAgent(b, dirLean, "ext", extURL)
+	harness.AddAgent(b, dirPlain, "ext", extURL)
+	lean := harness.StartServe(b, dirLean)
+	plain := harness.StartServe(b, dirPlain, "--lean-writes=false")
 	echoOn := newBenchA2A(b, ctx, on.APIURL+"/agents/echo", benchConc)
 	travelOn := newBenchA2A(b, ctx, on.APIURL, benchConc)
 	travelOff := newBenchA2A(b, ctx, off.APIURL, benchConc)
@@ -351,7 +353,7 @@ func benchTurnEvents(ctx context.Context, c client.Client, op benchIDOp, from in
 
 // benchCounter is the sum of every series of the Prometheus counter name
 // on s's /metrics (Temporal's server metrics are there in serve).
-func benchCounter(b testing.TB, s *server, name string) float64 {
+func benchCounter(b testing.TB, s *harness.Server, name string) float64 {
 	b.Helper()
 	resp, err := http.Get(s.APIURL + "/metrics")
 	if err != nil {
@@ -391,11 +393,11 @@ type benchRawBook struct {
 	queue string
 }
 
-func newBenchRawBook(b testing.TB, s *server, eager bool) *benchRawBook {
+func newBenchRawBook(b testing.TB, s *harness.Server, eager bool) *benchRawBook {
 	return newBenchRawBookAs(b, s, eager, false)
 }
 
-func newBenchRawBookAs(b testing.TB, s *server, eager, local bool) *benchRawBook {
+func newBenchRawBookAs(b testing.TB, s *harness.Server, eager, local bool) *benchRawBook {
 	b.Helper()
 	raw := newBenchRaw(b, s)
 	r := &benchRawBook{c: raw.c, queue: "bench-book-" + uuid.NewString()}
@@ -494,7 +496,7 @@ func (r *benchRaw) eagerEcho(ctx context.Context, w int) (time.Duration, error) 
 
 // a2aGoEcho is an a2a-go agent that completes every task at once with the
 // text it was sent, as a2aflow's echo agent does.
-type a2aGoEcho struct{}
+type a2aGoEcho struct{ fakes.CancelsAtOnce }
 
 func (a2aGoEcho) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
@@ -507,27 +509,8 @@ func (a2aGoEcho) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq
 	}
 }
 
-func (a2aGoEcho) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
-	}
-}
-
 // serveA2AGoEcho serves a2aGoEcho with a2a-go's JSON-RPC handler and its
 // default in-memory task store, with a card listing JSON-RPC.
 func serveA2AGoEcho(b testing.TB) *httptest.Server {
-	var srv *httptest.Server
-	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(context.Context) (*a2a.AgentCard, error) {
-		return &a2a.AgentCard{
-			Name: "echo", Version: "1.0.0", Description: "Echoes the text it is sent.",
-			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL, a2a.TransportProtocolJSONRPC)},
-			DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-			Skills: []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "Echoes the text."}},
-		}, nil
-	})))
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(a2aGoEcho{})))
-	srv = httptest.NewServer(mux)
-	b.Cleanup(srv.Close)
-	return srv
+	return fakes.RemoteAgent{Name: "echo", Description: "Echoes the text it is sent.", Skill: "Echo", SkillDoes: "Echoes the text."}.Serve(b, a2aGoEcho{})
 }

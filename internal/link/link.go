@@ -1,17 +1,10 @@
-// Package link is where package workflows hands its task workflow to
-// package engine. The task workflow and the Task an agent's handler gets are
-// one piece of code over one state, so they live together in package
-// workflows, unexported; package workflows sets [NewTaskWorkflow] when it is
-// initialised (the pattern of google.golang.org/grpc/internal), and package
-// engine offers the typed functions the worker, the replayer and the tests
-// call. Nothing but those two packages, the demo agents (for
-// [MergedWrites]) and package llm (for [LocalModelCalls]) uses link.
 package link
 
 import (
+	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/sdk/interceptor"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
@@ -87,26 +80,39 @@ type Options struct {
 	Limits HistoryLimits
 }
 
-// NewTaskWorkflow returns the workflow function of the task workflow (a
-// func(workflow.Context, input) (*wire.TaskSnapshot, error)) serving
-// agents, a []*workflows.Agent with unique names. Package workflows sets it.
-var NewTaskWorkflow func(agents any, o Options) any
+// TaskWorkflow is what package workflows hands to package engine, for
+// agents of type A (*workflows.Agent).
+type TaskWorkflow[A any] struct {
+	// New returns the workflow function of the task workflow serving
+	// agents, whose names are unique, to register under
+	// wire.TaskWorkflowName: a func(workflow.Context, input)
+	// (*wire.TaskSnapshot, error) whose input type is package workflows'
+	// own, typed any as worker.WorkflowRegistry.RegisterWorkflow takes it.
+	New func(agents []A, o Options) any
+	// ForkInterceptor returns the worker interceptor that answers a fork's
+	// activities from its original's recorded results.
+	ForkInterceptor func() interceptor.WorkerInterceptor
+}
 
-// NewForkInterceptor returns the worker interceptor (an
-// interceptor.WorkerInterceptor) that answers a fork's activities from its
-// recorded results. Package workflows sets it.
-var NewForkInterceptor func() any
+// handed is the TaskWorkflow package workflows handed over.
+var handed any
 
-// MergedWrites reports whether the task whose skill ctx (or a context
-// derived from it) belongs to was started with wire.TaskInput.MergedWrites:
-// by an API of 2026-11-27 or later, whose worker had every change of the
-// demo agents made before, so that such a change needs no
-// workflow.GetVersion marker (two history events and a visibility write)
-// for the tasks it started. False outside a task. Package workflows sets it.
-var MergedWrites func(ctx workflow.Context) bool
+// Hand hands the task workflow over. Package workflows calls it once, when
+// it is initialised.
+func Hand[A any](w TaskWorkflow[A]) {
+	if handed != nil {
+		panic("link: the task workflow was handed over twice")
+	}
+	handed = w
+}
 
-// LocalModelCalls reports whether the task whose skill ctx (or a context
-// derived from it) belongs to was started with
-// wire.TaskInput.LocalModelCalls: package llm then makes its calls as
-// local activities. False outside a task. Package workflows sets it.
-var LocalModelCalls func(ctx workflow.Context) bool
+// Handed returns the task workflow package workflows handed over. Package
+// engine calls it with A *workflows.Agent; importing package workflows
+// ensures it was handed over.
+func Handed[A any]() TaskWorkflow[A] {
+	w, ok := handed.(TaskWorkflow[A])
+	if !ok {
+		panic(fmt.Sprintf("link: no task workflow of %T was handed over (%T was)", *new(A), handed))
+	}
+	return w
+}

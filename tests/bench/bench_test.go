@@ -1,8 +1,8 @@
-package tests
+package bench
 
 // Benchmarks of a2aflow's overhead over raw Temporal, run by `make bench`:
 //
-//	go test ./tests/ -run '^$' -bench . -benchtime=200x -count=1
+//	go test ./tests/bench -run '^$' -bench . -benchtime=200x -count=1
 //
 // Machines are shared and noisy, so absolute numbers mean little: every
 // benchmark measures a baseline on the same embedded Temporal server in the
@@ -35,7 +35,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
-	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/google/uuid"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -43,12 +42,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -93,7 +91,7 @@ var benchModes = []benchMode{
 // 1.0, the official Go client) to the echo agent: each call creates a task
 // that completes.
 func BenchmarkSendMessageEcho(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/echo", benchConc)
 	sum := &benchSummary{}
@@ -117,7 +115,7 @@ func BenchmarkSendMessageEcho(b *testing.B) {
 // workflow that returns its input, started with ExecuteWorkflow and awaited
 // with Get, run by an in-process worker on the same embedded server.
 func BenchmarkRawTemporalEcho(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	raw := newBenchRaw(b, s)
 	sum := &benchSummary{}
@@ -159,7 +157,7 @@ func BenchmarkEchoVsRawTemporal(b *testing.B) {
 		b.Run(tick.name, func(b *testing.B) {
 			// The server lives as long as this sub-benchmark: its cleanup
 			// kills it before the next one starts.
-			s := startServe(b, b.TempDir(), tick.args...)
+			s := harness.StartServe(b, b.TempDir(), tick.args...)
 			ctx := benchContext(b)
 			a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/echo", benchConc)
 			raw := newBenchRaw(b, s)
@@ -192,7 +190,7 @@ func BenchmarkEchoVsRawTemporal(b *testing.B) {
 // waiting for the Completed stage, then Get) on a trivial workflow, started
 // the same way (Update-with-Start, not timed), that returns after the update.
 func BenchmarkResumeInputRequired(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	a2aSide := newBenchA2A(b, ctx, s.APIURL, 1)
 	raw := newBenchRaw(b, s)
@@ -235,7 +233,7 @@ func BenchmarkResumeInputRequired(b *testing.B) {
 // task workflow's own work, task-srv-task-own where the worker runs, and
 // a2a-http-task-srv the HTTP/JSON-RPC layer and the API.
 func BenchmarkEchoBreakdown(b *testing.B) {
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx := benchContext(b)
 	a2aSide := newBenchA2A(b, ctx, s.APIURL+"/agents/echo", benchConc)
 	raw := newBenchRaw(b, s)
@@ -397,7 +395,7 @@ type benchRaw struct {
 // task queue of its own with the baseline workflows (and, for the
 // breakdown, a2aflow's TaskWorkflow serving the echo agent). It polls like
 // the a2aflow worker (engine.WorkerOptions' pollers, not the SDK's 2).
-func newBenchRaw(b testing.TB, s *server) *benchRaw {
+func newBenchRaw(b testing.TB, s *harness.Server) *benchRaw {
 	b.Helper()
 	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	c, err := client.Dial(client.Options{HostPort: s.TemporalAddr, Namespace: "default", Logger: logger})
@@ -549,11 +547,9 @@ func (r *benchRaw) resumeRun(ctx context.Context, w int) (string, time.Duration,
 	return id, d, nil
 }
 
-// taskEcho returns an op that does what api.TaskService.SendMessage does for
+// taskEchoRun returns an op that does what the API's task service does for
 // a new echo task, with the SDK directly: Update-with-Start of TaskWorkflow
 // on queue with the API's start options.
-func (r *benchRaw) taskEcho(queue string) benchOp { return r.taskEchoRun(queue).timed }
-
 func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
 	agent := benchEchoAgent()
 	return func(ctx context.Context, w int) (string, time.Duration, error) {
@@ -573,7 +569,7 @@ func (r *benchRaw) taskEchoRun(queue string) benchIDOp {
 				wire.SkillKey.ValueSet(agent.DefaultSkill()),
 			),
 			Memo: map[string]any{"agent": agent.Name, "text": text},
-		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID, LongTasks: true, MergedWrites: true})
+		}, wire.TaskWorkflowName, wire.TaskInput{Agent: agent.Name, ContextID: contextID, Recording: wire.LongTasks | wire.MergedWrites})
 		h, err := r.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{
@@ -738,7 +734,7 @@ func benchReportRatio(b *testing.B, a, r benchSample, tput bool) {
 }
 
 // benchPid is the pid of s's serve process.
-func benchPid(s *server) int { return s.proc().cmd.Process.Pid }
+func benchPid(s *harness.Server) int { return s.Proc().Cmd.Process.Pid }
 
 // benchCPUNow returns the CPU time (user+system) used so far by process pid
 // and by this process; ok is false where /proc is not readable.
@@ -809,7 +805,7 @@ func benchBlock(ctx context.Context, pid, n, conc int, op benchOp) (benchSample,
 // benchPair measures a2aOp against rawOp, interleaved in mode m on s,
 // reports both and their ratio, and records them in sum under key+" a2a"
 // and key+" raw".
-func benchPair(b *testing.B, ctx context.Context, s *server, m benchMode, a2aOp, rawOp benchOp, sum *benchSummary, key string) {
+func benchPair(b *testing.B, ctx context.Context, s *harness.Server, m benchMode, a2aOp, rawOp benchOp, sum *benchSummary, key string) {
 	benchWarm(b, ctx, m.conc, a2aOp, rawOp)
 	b.ResetTimer()
 	smps := benchInterleave(b, ctx, benchPid(s), m.conc, m.round, a2aOp, rawOp)
@@ -929,7 +925,7 @@ func (s *benchSummary) format(pairs [][2]string, tput bool) string {
 // a2a-go's clients), interleaved on one server, and reports each binding's
 // p50 and p95 and its ratio to JSON-RPC (above 1: slower than JSON-RPC).
 func BenchmarkSendMessageBindings(b *testing.B) {
-	s := startServe(b, b.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", freePort(b)))
+	s := harness.StartServe(b, b.TempDir(), "--grpc-addr", fmt.Sprintf("127.0.0.1:%d", harness.FreePort(b)))
 	ctx := benchContext(b)
 	bindings := []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC}
 	var ops []benchOp
@@ -966,28 +962,7 @@ func BenchmarkSendMessageBindings(b *testing.B) {
 // with connections of its own.
 func newBenchBinding(b testing.TB, ctx context.Context, baseURL string, n int, binding a2a.TransportProtocol) *benchA2A {
 	b.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
-	if err != nil {
-		b.Fatalf("resolve card at %s: %v", baseURL, err)
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConns = 4 * benchConc
-	transport.MaxIdleConnsPerHost = 4 * benchConc
-	hc := &http.Client{Transport: transport, Timeout: 2 * time.Minute}
-	b.Cleanup(transport.CloseIdleConnections)
-	e := &benchA2A{}
-	for range n {
-		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithDefaultsDisabled(),
-			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}),
-			a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
-			grpcv1.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
-		if err != nil {
-			b.Fatalf("%s client for %s: %v", binding, baseURL, err)
-		}
-		b.Cleanup(func() { _ = c.Destroy() })
-		e.clients = append(e.clients, c)
-	}
-	return e
+	return &benchA2A{clients: harness.ClientsOver(b, ctx, baseURL, n, binding, 4*benchConc)}
 }
 
 // benchEchoAgent is the echo agent of the a2aflow command (its demo agents

@@ -1,8 +1,8 @@
-package tests
+package bench
 
 // Streaming benchmarks, run by `make bench` with the others:
 //
-//	go test ./tests/ -run '^$' -bench 'Stream' -benchtime=200x -count=1
+//	go test ./tests/bench -run '^$' -bench 'Stream' -benchtime=200x -count=1
 //
 // Both run against `a2aflow serve`, where the worker hints the API of each new
 // event in process (hints.Broker), and against the split deployment
@@ -23,7 +23,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,10 +32,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/a2aflow/a2aflow/workflows"
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 const (
@@ -45,11 +43,6 @@ const (
 	streamBenchRound = 50
 	// streamBenchSubscribers is the fan-out of BenchmarkStreamFanout.
 	streamBenchSubscribers = 100
-	// streamBenchAsk is the status message of a task waiting for the date.
-	streamBenchAsk = "On which date? (YYYY-MM-DD)"
-	// streamBenchPoll is the poll interval of `a2aflow api` (api.Config's
-	// default without a notifier).
-	streamBenchPoll = 250 * time.Millisecond
 )
 
 // streamBenchDeployments are the two ways to run a2aflow; each returns the
@@ -58,16 +51,18 @@ var streamBenchDeployments = []struct {
 	name   string
 	deploy func(b *testing.B) string
 }{
-	{"serve", func(b *testing.B) string { return startServe(b, b.TempDir()).APIURL }},
-	{"api+worker", func(b *testing.B) string { return startSplit(b, 1).APIURLs[0] }},
+	{"serve", func(b *testing.B) string { return harness.StartServe(b, b.TempDir()).APIURL }},
+	{"api+worker", func(b *testing.B) string { return harness.StartSplit(b, 1).APIURLs[0] }},
 	// The split deployment on PostgreSQL: the worker's hints reach the api
 	// through LISTEN/NOTIFY (package pghints); its polls are a safety net
 	// 5 minutes apart.
-	{"api+worker+postgres", func(b *testing.B) string { return startSplitDB(b, 1, false, testPostgres(b)).APIURLs[0] }},
+	{"api+worker+postgres", func(b *testing.B) string { return harness.StartSplitDB(b, 1, false, harness.Postgres(b)).APIURLs[0] }},
 	// The split deployment on one host sharing a SQLite database: the
 	// worker's hints reach the api over Unix sockets beside it (package
 	// unixhints); polls 5 minutes apart.
-	{"api+worker+sqlite", func(b *testing.B) string { return startSplitDB(b, 1, false, sqliteHintsDB(b)).APIURLs[0] }},
+	{"api+worker+sqlite", func(b *testing.B) string {
+		return harness.StartSplitDB(b, 1, false, harness.SQLiteHintsDB(b)).APIURLs[0]
+	}},
 }
 
 // BenchmarkStreamFirstEvent measures how soon a subscriber hears of a state
@@ -82,26 +77,26 @@ func BenchmarkStreamFirstEvent(b *testing.B) {
 	for _, d := range streamBenchDeployments {
 		b.Run(d.name, func(b *testing.B) {
 			url := d.deploy(b)
-			ctx := streamBenchContext(b)
-			driver := streamBenchClient(b, ctx, url, 1)
-			watcher := streamBenchClient(b, ctx, url, 1)
+			ctx := harness.LongContext(b)
+			driver := harness.StreamClient(b, ctx, url, 1)
+			watcher := harness.StreamClient(b, ctx, url, 1)
 			b.Run("answer", func(b *testing.B) {
 				var first, status, send, lag []time.Duration
 				for done := 0; done < b.N; {
 					b.StopTimer()
-					task := streamBenchWaitingTask(b, ctx, driver)
-					sub := subscribe(ctx, "watcher", watcher, task.ID)
-					sub.waitLive(b)
+					task := harness.WaitingTravelTask(b, ctx, driver)
+					sub := harness.Subscribe(ctx, "watcher", watcher, task.ID)
+					sub.WaitLive(b)
 					seen := 1
 					b.StartTimer()
 					for k := 0; k < streamBenchRound && done < b.N; k, done = k+1, done+1 {
 						streamBenchPause(b)
 						t0 := time.Now()
-						streamBenchAnswer(b, ctx, driver, task.ID, done)
+						harness.AnswerNotADate(b, ctx, driver, task.ID, done)
 						t1 := time.Now()
 						seen += 2
-						sub.waitEvents(b, seen)
-						times := sub.arrivals()
+						sub.WaitEvents(b, seen)
+						times := sub.Arrivals()
 						working, asked := times[seen-2], times[seen-1]
 						first = append(first, working.Sub(t0))
 						status = append(status, asked.Sub(t0))
@@ -109,21 +104,21 @@ func BenchmarkStreamFirstEvent(b *testing.B) {
 						lag = append(lag, asked.Sub(t1))
 					}
 					b.StopTimer()
-					sub.cancel()
-					<-sub.done
+					sub.Cancel()
+					<-sub.Done
 					b.StartTimer()
 				}
-				b.ReportMetric(streamPct(first, 50), "first-p50-ms")
-				b.ReportMetric(streamPct(first, 95), "first-p95-ms")
-				b.ReportMetric(streamPct(status, 50), "status-p50-ms")
-				b.ReportMetric(streamPct(status, 95), "status-p95-ms")
-				b.ReportMetric(streamPct(send, 50), "send-p50-ms")
-				b.ReportMetric(streamPct(lag, 50), "lag-p50-ms")
+				b.ReportMetric(harness.Percentile(first, 50), "first-p50-ms")
+				b.ReportMetric(harness.Percentile(first, 95), "first-p95-ms")
+				b.ReportMetric(harness.Percentile(status, 50), "status-p50-ms")
+				b.ReportMetric(harness.Percentile(status, 95), "status-p95-ms")
+				b.ReportMetric(harness.Percentile(send, 50), "send-p50-ms")
+				b.ReportMetric(harness.Percentile(lag, 50), "lag-p50-ms")
 				b.ReportMetric(0, "ns/op")
 				if b.N > 1 {
 					summary = append(summary, fmt.Sprintf("%-19s n=%-4d first p50 %7.2f p95 %7.2f | status p50 %7.2f p95 %7.2f | send p50 %7.2f | lag p50 %7.2f p95 %7.2f",
-						d.name, len(first), streamPct(first, 50), streamPct(first, 95), streamPct(status, 50), streamPct(status, 95),
-						streamPct(send, 50), streamPct(lag, 50), streamPct(lag, 95)))
+						d.name, len(first), harness.Percentile(first, 50), harness.Percentile(first, 95), harness.Percentile(status, 50), harness.Percentile(status, 95),
+						harness.Percentile(send, 50), harness.Percentile(lag, 50), harness.Percentile(lag, 95)))
 				}
 			})
 		})
@@ -142,9 +137,9 @@ func BenchmarkStreamFanout(b *testing.B) {
 	for _, d := range streamBenchDeployments {
 		b.Run(d.name, func(b *testing.B) {
 			url := d.deploy(b)
-			ctx := streamBenchContext(b)
-			driver := streamBenchClient(b, ctx, url, 1)
-			watcher := streamBenchClient(b, ctx, url, streamBenchSubscribers)
+			ctx := harness.LongContext(b)
+			driver := harness.StreamClient(b, ctx, url, 1)
+			watcher := harness.StreamClient(b, ctx, url, streamBenchSubscribers)
 			b.Run(fmt.Sprintf("subscribers=%d", streamBenchSubscribers), func(b *testing.B) {
 				var lat []time.Duration
 				var delivered, broken int
@@ -152,24 +147,24 @@ func BenchmarkStreamFanout(b *testing.B) {
 				var wall time.Duration
 				for done := 0; done < b.N; {
 					b.StopTimer()
-					task := streamBenchWaitingTask(b, ctx, driver)
-					subs := make([]*subscription, streamBenchSubscribers)
+					task := harness.WaitingTravelTask(b, ctx, driver)
+					subs := make([]*harness.Subscription, streamBenchSubscribers)
 					for i := range subs {
-						subs[i] = subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, task.ID)
+						subs[i] = harness.Subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, task.ID)
 					}
 					for _, s := range subs {
-						s.waitLive(b)
+						s.WaitLive(b)
 					}
 					b.StartTimer()
 					start := time.Now()
 					var sent []time.Time
 					for k := 0; k < streamBenchRound && done < b.N; k, done = k+1, done+1 {
 						sent = append(sent, time.Now())
-						streamBenchAnswer(b, ctx, driver, task.ID, done)
+						harness.AnswerNotADate(b, ctx, driver, task.ID, done)
 					}
 					var last time.Time
 					for _, s := range subs {
-						if err := s.awaitEvents(1+2*len(sent), time.Minute); err != nil {
+						if err := s.AwaitEvents(1+2*len(sent), time.Minute); err != nil {
 							// Reported, not fatal: how many streams break under
 							// this load is one of the results.
 							broken++
@@ -178,7 +173,7 @@ func BenchmarkStreamFanout(b *testing.B) {
 							}
 							continue
 						}
-						times := s.arrivals()
+						times := s.Arrivals()
 						for i, t0 := range sent {
 							lat = append(lat, times[2+2*i].Sub(t0))
 						}
@@ -190,20 +185,20 @@ func BenchmarkStreamFanout(b *testing.B) {
 					wall += last.Sub(start)
 					b.StopTimer()
 					for _, s := range subs {
-						s.cancel()
-						<-s.done
+						s.Cancel()
+						<-s.Done
 					}
 					b.StartTimer()
 				}
 				rate := float64(delivered) / wall.Seconds()
 				b.ReportMetric(rate, "events/s")
-				b.ReportMetric(streamPct(lat, 50), "delivery-p50-ms")
-				b.ReportMetric(streamPct(lat, 95), "delivery-p95-ms")
+				b.ReportMetric(harness.Percentile(lat, 50), "delivery-p50-ms")
+				b.ReportMetric(harness.Percentile(lat, 95), "delivery-p95-ms")
 				b.ReportMetric(float64(broken), "broken-streams")
 				b.ReportMetric(0, "ns/op")
 				if b.N > 1 {
 					line := fmt.Sprintf("%-10s %d subscribers, %d answers: %8.0f events/s delivered | delivery p50 %7.2f p95 %7.2f ms | %d streams broke",
-						d.name, streamBenchSubscribers, b.N, rate, streamPct(lat, 50), streamPct(lat, 95), broken)
+						d.name, streamBenchSubscribers, b.N, rate, harness.Percentile(lat, 50), harness.Percentile(lat, 95), broken)
 					if broken > 0 {
 						line += " (first: " + firstBreak + ")"
 					}
@@ -222,111 +217,8 @@ func BenchmarkStreamFanout(b *testing.B) {
 // interval before the next) and report the worst case as the median.
 func streamBenchPause(b *testing.B) {
 	b.StopTimer()
-	time.Sleep(time.Duration(rand.Int64N(int64(streamBenchPoll))))
+	time.Sleep(time.Duration(rand.Int64N(int64(harness.APIPoll))))
 	b.StartTimer()
-}
-
-// streamBenchClient returns an a2a-go client (JSON-RPC) of the agent at
-// baseURL whose HTTP transport keeps a connection for each of conns
-// concurrent streams.
-func streamBenchClient(b testing.TB, ctx context.Context, baseURL string, conns int) *a2aclient.Client {
-	b.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, baseURL)
-	if err != nil {
-		b.Fatalf("resolve card at %s: %v", baseURL, err)
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.MaxIdleConns = 2 * conns
-	transport.MaxIdleConnsPerHost = 2 * conns
-	b.Cleanup(transport.CloseIdleConnections)
-	c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: transport}))
-	if err != nil {
-		b.Fatalf("client for %s: %v", baseURL, err)
-	}
-	b.Cleanup(func() { _ = c.Destroy() })
-	return c
-}
-
-// streamBenchWaitingTask starts a travel task and answers its first
-// question, so that it waits for a date.
-func streamBenchWaitingTask(b testing.TB, ctx context.Context, c *a2aclient.Client) *a2a.Task {
-	b.Helper()
-	task, err := matrixSend(ctx, c, "", "Book a flight")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if task, err = matrixSend(ctx, c, task.ID, "Lisbon"); err != nil {
-		b.Fatal(err)
-	}
-	if asked := workflows.MessageText(task.Status.Message); task.Status.State != a2a.TaskStateInputRequired || asked != streamBenchAsk {
-		b.Fatalf("task %s is %s asking %q, want it to ask %q", task.ID, task.Status.State, asked, streamBenchAsk)
-	}
-	return task
-}
-
-// streamBenchAnswer answers the waiting task with something that is not a
-// date: it works, then asks again.
-func streamBenchAnswer(b testing.TB, ctx context.Context, c *a2aclient.Client, taskID a2a.TaskID, i int) {
-	b.Helper()
-	task, err := matrixSend(ctx, c, taskID, fmt.Sprintf("not a date %d", i))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if asked := workflows.MessageText(task.Status.Message); task.Status.State != a2a.TaskStateInputRequired || !strings.HasSuffix(asked, streamBenchAsk) {
-		b.Fatalf("task %s is %s asking %q, want it to ask again for the date", task.ID, task.Status.State, asked)
-	}
-}
-
-func streamBenchContext(b testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	b.Cleanup(cancel)
-	return ctx
-}
-
-// awaitEvents waits until the subscription has n events; it fails when the
-// stream ends first or timeout passes.
-func (s *subscription) awaitEvents(n int, timeout time.Duration) error {
-	deadline := time.After(timeout)
-	for {
-		s.mu.Lock()
-		got, grew, err := len(s.events), s.grew, s.err
-		s.mu.Unlock()
-		if got >= n {
-			return nil
-		}
-		select {
-		case <-grew:
-		case <-s.done:
-			s.mu.Lock()
-			got, err = len(s.events), s.err
-			s.mu.Unlock()
-			if got >= n {
-				return nil
-			}
-			return fmt.Errorf("%s ended after %d of %d events: %v", s.name, got, n, err)
-		case <-deadline:
-			return fmt.Errorf("%s has %d of %d events after %s (%v)", s.name, got, n, timeout, err)
-		}
-	}
-}
-
-// arrivals returns when each event so far arrived.
-func (s *subscription) arrivals() []time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.times)
-}
-
-// streamPct is the p-th percentile (nearest rank) of lat in milliseconds.
-func streamPct(lat []time.Duration, p float64) float64 {
-	if len(lat) == 0 {
-		return math.NaN()
-	}
-	sorted := slices.Clone(lat)
-	slices.Sort(sorted)
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	i = max(0, min(i, len(sorted)-1))
-	return float64(sorted[i]) / float64(time.Millisecond)
 }
 
 // streamBenchFollowers is the fan-out of BenchmarkStreamFollowers: 1,000
@@ -371,18 +263,18 @@ func BenchmarkStreamFollowers(b *testing.B) {
 			var apis []string
 			switch d.name {
 			case "api+worker":
-				apis = startSplit(b, 2).APIURLs
+				apis = harness.StartSplit(b, 2).APIURLs
 			case "api+worker+sqlite":
-				apis = startSplitDB(b, 2, false, sqliteHintsDB(b)).APIURLs
+				apis = harness.StartSplitDB(b, 2, false, harness.SQLiteHintsDB(b)).APIURLs
 			default:
-				apis = startSplitDB(b, 2, false, testPostgres(b)).APIURLs
+				apis = harness.StartSplitDB(b, 2, false, harness.Postgres(b)).APIURLs
 			}
-			ctx := streamBenchContext(b)
+			ctx := harness.LongContext(b)
 			drivers := make([]*a2aclient.Client, 8)
 			for i := range drivers {
-				drivers[i] = streamBenchClient(b, ctx, apis[1], 1)
+				drivers[i] = harness.StreamClient(b, ctx, apis[1], 1)
 			}
-			watcher := streamBenchClient(b, ctx, apis[0], streamBenchFollowers)
+			watcher := harness.StreamClient(b, ctx, apis[0], streamBenchFollowers)
 			shapes := []int{1, streamBenchFollowers}
 			if d.name == "api+worker" {
 				// Without hints every followed task is polled every 250 ms:
@@ -419,9 +311,9 @@ func streamBenchFollow(b *testing.B, ctx context.Context, url string, drivers []
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < tasks; i = int(next.Add(1) - 1) {
-				task, err := matrixSend(ctx, c, "", "Book a flight")
+				task, err := harness.TrySend(ctx, c, "", "Book a flight")
 				if err == nil {
-					task, err = matrixSend(ctx, c, task.ID, "Lisbon")
+					task, err = harness.TrySend(ctx, c, task.ID, "Lisbon")
 				}
 				if err != nil {
 					setupErr.Store(err)
@@ -436,39 +328,39 @@ func streamBenchFollow(b *testing.B, ctx context.Context, url string, drivers []
 		b.Fatal(err)
 	}
 	// The subscribers, subscribed 50 at a time.
-	subs := make([]*subscription, streamBenchFollowers)
-	byTask := make([][]*subscription, tasks)
+	subs := make([]*harness.Subscription, streamBenchFollowers)
+	byTask := make([][]*harness.Subscription, tasks)
 	for i := range subs {
-		subs[i] = subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, ids[i%tasks])
+		subs[i] = harness.Subscribe(ctx, fmt.Sprintf("subscriber %d", i), watcher, ids[i%tasks])
 		byTask[i%tasks] = append(byTask[i%tasks], subs[i])
 		if i%50 == 49 {
 			for _, s := range subs[i-49 : i+1] {
-				s.waitLive(b)
+				s.WaitLive(b)
 			}
 		}
 	}
 	for _, s := range subs {
-		s.waitLive(b)
+		s.WaitLive(b)
 	}
 	answers := make([]int, tasks) // answers given to each task
 	var first, earliest, delivery []time.Duration
 	time.Sleep(1500 * time.Millisecond) // the SDK's series report every second
-	before, sdkBefore := streamQueryCounts(b, url), sdkQueries(b, url)
+	before, sdkBefore := harness.StreamQueryCounts(b, url), sdkQueries(b, url)
 	start := time.Now()
 	b.StartTimer()
 	for done := 0; done < b.N; done++ {
 		streamBenchPause(b)
 		i := rand.IntN(tasks)
 		t0 := time.Now()
-		streamBenchAnswer(b, ctx, drivers[0], ids[i], done)
+		harness.AnswerNotADate(b, ctx, drivers[0], ids[i], done)
 		answers[i]++
 		b.StopTimer()
 		soonest := time.Duration(math.MaxInt64)
 		for _, s := range byTask[i] {
-			if err := s.awaitEvents(1+2*answers[i], time.Minute); err != nil {
+			if err := s.AwaitEvents(1+2*answers[i], time.Minute); err != nil {
 				continue // counted as missed below
 			}
-			times := s.arrivals()
+			times := s.Arrivals()
 			first = append(first, times[2*answers[i]-1].Sub(t0))
 			delivery = append(delivery, times[2*answers[i]].Sub(t0))
 			soonest = min(soonest, first[len(first)-1])
@@ -480,27 +372,26 @@ func streamBenchFollow(b *testing.B, ctx context.Context, url string, drivers []
 	}
 	b.StopTimer()
 	elapsed := time.Since(start)
-	after := streamQueryCounts(b, url)
+	after := harness.StreamQueryCounts(b, url)
 	time.Sleep(1500 * time.Millisecond)
 	sdkAfter := sdkQueries(b, url)
 	missed := 0
 	for i, s := range subs {
-		s.mu.Lock()
-		got, err := len(s.events), s.err
-		s.mu.Unlock()
+		events, _, err := s.EventsSoFar()
+		got := len(events)
 		if want := 1 + 2*answers[i%tasks]; got < want {
 			missed += want - got
 			if missed == want-got {
-				b.Logf("%s has %d of %d events (%v)", s.name, got, want, err)
+				b.Logf("%s has %d of %d events (%v)", s.Name, got, want, err)
 			}
 		}
-		s.cancel()
+		s.Cancel()
 	}
 	for _, s := range subs {
-		<-s.done
+		<-s.Done
 	}
 	events := float64(2 * b.N)
-	follow := followQueries(before, after)
+	follow := harness.FollowQueries(before, after)
 	polls := after["poll"] - before["poll"]
 	perEvent, sdkPerEvent := follow/events, (sdkAfter-sdkBefore)/events
 	hinted := (follow - polls) / events // the queries an event causes: hint, join, retry
@@ -509,18 +400,18 @@ func streamBenchFollow(b *testing.B, ctx context.Context, url string, drivers []
 	b.ReportMetric(hinted, "event-queries/event")
 	b.ReportMetric(sdkPerEvent, "temporal-queries/event")
 	b.ReportMetric(polls/elapsed.Seconds(), "polls/s")
-	b.ReportMetric(streamPct(first, 50), "first-p50-ms")
-	b.ReportMetric(streamPct(first, 95), "first-p95-ms")
-	b.ReportMetric(streamPct(earliest, 50), "earliest-p50-ms")
-	b.ReportMetric(streamPct(delivery, 50), "delivery-p50-ms")
-	b.ReportMetric(streamPct(delivery, 95), "delivery-p95-ms")
+	b.ReportMetric(harness.Percentile(first, 50), "first-p50-ms")
+	b.ReportMetric(harness.Percentile(first, 95), "first-p95-ms")
+	b.ReportMetric(harness.Percentile(earliest, 50), "earliest-p50-ms")
+	b.ReportMetric(harness.Percentile(delivery, 50), "delivery-p50-ms")
+	b.ReportMetric(harness.Percentile(delivery, 95), "delivery-p95-ms")
 	b.ReportMetric(0, "ns/op")
 	if b.N <= 1 {
 		return ""
 	}
 	return fmt.Sprintf("tasks=%-4d subscribers=%d answers=%d: missed %d | queries/event %.2f (without polls %.2f; %.0f polls/s), Temporal QueryWorkflow/event %.2f | first p50 %.2f p95 %.2f (earliest subscriber p50 %.2f) | delivery p50 %.2f p95 %.2f ms",
 		tasks, len(subs), b.N, missed, perEvent, hinted, polls/elapsed.Seconds(), sdkPerEvent,
-		streamPct(first, 50), streamPct(first, 95), streamPct(earliest, 50), streamPct(delivery, 50), streamPct(delivery, 95))
+		harness.Percentile(first, 50), harness.Percentile(first, 95), harness.Percentile(earliest, 50), harness.Percentile(delivery, 50), harness.Percentile(delivery, 95))
 }
 
 // sdkQueries is the Temporal SDK's count of QueryWorkflow calls of the

@@ -1,4 +1,4 @@
-package tests
+package bench
 
 // BenchmarkLongConversation: does a task's cost per turn stay flat as it
 // ages? One travel task answers "On which date?" wrongly, turn after turn
@@ -6,7 +6,7 @@ package tests
 // default continue-as-new suggestion (4,096 events). Run by `make bench`;
 // alone, or shorter:
 //
-//	A2AFLOW_BENCH_TURNS=1500 go test ./tests/ -run '^$' -bench LongConversation -benchtime=1x
+//	A2AFLOW_BENCH_TURNS=1500 go test ./tests/bench -run '^$' -bench LongConversation -benchtime=1x
 //
 // Two comparisons, both in the same run: turn N against the same task's
 // turn 10 (what the issue asks; minutes apart, so a change in the machine's
@@ -34,6 +34,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
 const (
@@ -190,7 +192,7 @@ func runLongConversation(b *testing.B, turns int) *longConv {
 	conv.fresh = longWindow{from: conv.early.from, to: conv.early.to}
 	conv.loads = append(conv.loads, "start "+loadAvg())
 
-	s := startServe(b, b.TempDir())
+	s := harness.StartServe(b, b.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	b.Cleanup(cancel)
 	c := newBenchA2A(b, ctx, s.APIURL, 1).clients[0]

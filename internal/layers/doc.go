@@ -1,0 +1,7 @@
+// Package layers holds the test that keeps a2aflow's imports running one
+// way, down: it reads the table of layers in docs/architecture.md ("The
+// layers") and the imports of every package of the module (go list), and
+// fails when a package imports one of a layer above its own, or is in no
+// layer. The documentation is the table: a change to the layers is a
+// change to that page.
+package layers
