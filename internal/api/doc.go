@@ -25,7 +25,8 @@
 //	             waitpoints, schedules, LLM usage
 //	mcpserver    the MCP server: every agent a tool
 //
-// a2abinding, resources and mcpserver do not import one another. The
+// a2abinding, resources and mcpserver do not import one another
+// (TestPackagesImportInOrder reads this list and checks both). The
 // tests of this package drive the assembled server through its routes
 // (upstream_test.go runs the canaries of a2a-go's behaviours that
 // a2abinding corrects); each package's own tests check it alone.
