@@ -17,7 +17,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/a2abinding"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
@@ -121,11 +122,11 @@ func TestAuthWithoutCredentials(t *testing.T) {
 	// a token was refused.
 	ctx := harness.Context(t)
 	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("mallory", api.APIKeySchemeName, "not-a-key")
+	creds.Set("mallory", guard.APIKeySchemeName, "not-a-key")
 	expired, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 		"sub": "alice", "iss": authIssuer, "aud": authAudience, "exp": time.Now().Add(-time.Minute).Unix(),
 	}).SignedString([]byte(authSecret))
-	creds.Set("expired", api.BearerSchemeName, a2aclient.AuthCredential(expired))
+	creds.Set("expired", guard.BearerSchemeName, a2aclient.AuthCredential(expired))
 	c := authClient(t, ctx, s.APIURL, a2a.TransportProtocolHTTPJSON, creds)
 	for _, session := range []a2aclient.SessionID{"mallory", "expired", "nobody"} {
 		_, err := c.GetTask(a2aclient.AttachSessionID(ctx, session), &a2a.GetTaskRequest{ID: "x"})
@@ -142,9 +143,9 @@ func TestAuthTaskOwnership(t *testing.T) {
 	s := startAuthServe(t)
 	ctx := harness.Context(t)
 	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("alice", api.APIKeySchemeName, "alice-key-0123456789")
-	creds.Set("bob", api.APIKeySchemeName, "bob-key-0123456789")
-	creds.Set("carol", api.BearerSchemeName, a2aclient.AuthCredential(hs256Token(t, "carol")))
+	creds.Set("alice", guard.APIKeySchemeName, "alice-key-0123456789")
+	creds.Set("bob", guard.APIKeySchemeName, "bob-key-0123456789")
+	creds.Set("carol", guard.BearerSchemeName, a2aclient.AuthCredential(hs256Token(t, "carol")))
 	alice := a2aclient.AttachSessionID(ctx, "alice")
 
 	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
@@ -213,8 +214,8 @@ func TestAuthExtendedCard(t *testing.T) {
 	s := startAuthServe(t)
 	ctx := harness.Context(t)
 	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("alice", api.APIKeySchemeName, "alice-key-0123456789")
-	creds.Set("carol", api.BearerSchemeName, a2aclient.AuthCredential(hs256Token(t, "carol")))
+	creds.Set("alice", guard.APIKeySchemeName, "alice-key-0123456789")
+	creds.Set("carol", guard.BearerSchemeName, a2aclient.AuthCredential(hs256Token(t, "carol")))
 
 	type caller struct {
 		Agent, Principal, Scheme string
@@ -240,7 +241,7 @@ func TestAuthExtendedCard(t *testing.T) {
 			}
 			got := caller{Agent: card.Name}
 			for _, ext := range card.Capabilities.Extensions {
-				if ext.URI == api.CallerExtensionURI {
+				if ext.URI == a2abinding.CallerExtensionURI {
 					got.Principal, _ = ext.Params["principal"].(string)
 					got.Scheme, _ = ext.Params["scheme"].(string)
 					_, got.HasExpiry = ext.Params["expiresAt"]

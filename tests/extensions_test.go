@@ -18,7 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2aext"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
@@ -67,7 +67,7 @@ func TestExtensions(t *testing.T) {
 	for _, e := range card.Capabilities.Extensions {
 		uris = append(uris, e.URI)
 	}
-	if want := []string{artifactVersionsExtension, api.ForkExtensionURI}; !slices.Equal(uris, want) {
+	if want := []string{artifactVersionsExtension, taskservice.ForkExtensionURI}; !slices.Equal(uris, want) {
 		t.Fatalf("report card declares extensions %+v, want %v", card.Capabilities.Extensions, want)
 	}
 	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
@@ -211,7 +211,7 @@ func TestJSExtensions(t *testing.T) {
 				t.Fatalf("extensions.mjs printed no report: %v\n%s\n%s", err, &stdout, &stderr)
 			}
 			uri := artifactVersionsExtension
-			if want := []string{uri, api.ForkExtensionURI}; !slices.Equal(got.CardExtensions, want) {
+			if want := []string{uri, taskservice.ForkExtensionURI}; !slices.Equal(got.CardExtensions, want) {
 				t.Errorf("card extensions %q, want %q", got.CardExtensions, want)
 			}
 			if got.Activated.ResponseHeader != uri || !slices.Equal(got.Activated.ArtifactExtensions, []string{uri}) ||

@@ -95,7 +95,7 @@ const javaCardWhy = "a2a-java 1.0.0.Alpha3 reads the card with strict ProtoJSON 
 // javaNoVersionWhy explains the wire deviation.
 const javaNoVersionWhy = "a2a-java 1.0.0.Alpha3's HTTP transports send no A2A-Version header (its gRPC transport " +
 	"passes only an X-A2A-Version the caller sets); a2aflow serves an unversioned request that only 1.0 has (a 1.0 " +
-	"JSON-RPC method, a 1.0 HTTP+JSON route) as 1.0 (internal/api/versionless.go)"
+	"JSON-RPC method, a 1.0 HTTP+JSON route) as 1.0 (internal/api/a2abinding/versionless.go)"
 
 // javaRESTErrorsWhy explains the HTTP+JSON error deviation.
 const javaRESTErrorsWhy = "a2a-java 1.0.0.Alpha3's REST client (RestErrorMapper) types only the body of a2a-java's own " +

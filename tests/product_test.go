@@ -12,7 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	_ "modernc.org/sqlite"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -91,7 +91,7 @@ func TestWaitpointsAcrossContinueAsNew(t *testing.T) {
 	if want := string(task.ID) + "-waitpoint-1"; first != want {
 		t.Fatalf("first waitpoint %s, want %s", first, want)
 	}
-	var view api.WaitpointView
+	var view resources.WaitpointView
 	if code, msg := (waitpointCall{method: http.MethodGet, id: first}).do(t, s, &view); code != 200 || view.Token == "" {
 		t.Fatalf("GET %s as the owner: %d %s", first, code, msg)
 	}
@@ -120,7 +120,7 @@ func TestWaitpointsAcrossContinueAsNew(t *testing.T) {
 	if code, msg := (waitpointCall{id: second, token: token1, body: ticket2}).do(t, s, nil); code != http.StatusForbidden {
 		t.Errorf("the first waitpoint's token on the second: %d %s, want 403", code, msg)
 	}
-	var old api.WaitpointView
+	var old resources.WaitpointView
 	if code, msg := (waitpointCall{method: http.MethodGet, id: first, token: token1}).do(t, s, &old); code != 200 ||
 		old.State != workflows.WaitpointCompleted || string(old.Payload) != `{"ticket":"CHG-1"}` {
 		t.Errorf("GET %s with its token after continue-as-new: %d %s %+v, want it completed with its payload", first, code, msg, old.Waitpoint)

@@ -152,7 +152,7 @@ func TestVersionNegotiation(t *testing.T) {
 		t.Errorf("0.3 message/send: error %+v, result %s; want a completed 0.3 task", v03.Error, v03.Result)
 	}
 	// No version, but a method only 1.0 has (a2a-java 1.0.0.Alpha3 sends
-	// no A2A-Version): served as 1.0 (internal/api/versionless.go).
+	// no A2A-Version): served as 1.0 (internal/api/a2abinding/versionless.go).
 	v10 := post("", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"`+a2a.NewMessageID()+`","role":"ROLE_USER","parts":[{"text":"new client"}]}}}`)
 	if v10.Error != nil || !bytes.Contains(v10.Result, []byte(`"TASK_STATE_COMPLETED"`)) {
 		t.Errorf("unversioned SendMessage: error %+v, result %s; want a completed 1.0 task", v10.Error, v10.Result)

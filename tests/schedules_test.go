@@ -18,7 +18,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -83,7 +83,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a2aflow schedules create: %v\n%s", err, out)
 	}
-	var sched api.ScheduleView
+	var sched resources.ScheduleView
 	if err := json.Unmarshal(out, &sched); err != nil {
 		t.Fatalf("schedules create printed %s: %v", out, err)
 	}
@@ -98,9 +98,9 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 		t.Errorf("the schedule's push config is missing or shows its token: %s", out)
 	}
 	// The same name and settings again: the same schedule; other settings: 409.
-	again := api.ScheduleRequest{Name: "weekly-offsite", Agent: "expenses", Message: api.ScheduleMessage{Text: "640 EUR weekly team offsite"},
+	again := resources.ScheduleRequest{Name: "weekly-offsite", Agent: "expenses", Message: resources.ScheduleMessage{Text: "640 EUR weekly team offsite"},
 		Cron: "0 9 * * MON", TimeZone: "Europe/Paris"}
-	var same api.ScheduleView
+	var same resources.ScheduleView
 	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", aliceKey, again, &same); code != http.StatusOK || same.ID != sched.ID {
 		t.Errorf("create again: %d %s, want 200 with %s", code, body, sched.ID)
 	}
@@ -110,7 +110,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	}
 	// Bob's schedule of the same name is his own.
 	again.Cron = "0 9 * * MON"
-	var bobs api.ScheduleView
+	var bobs resources.ScheduleView
 	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", bobKey, again, &bobs); code != http.StatusCreated || bobs.ID == sched.ID {
 		t.Errorf("bob's create of the same name: %d %s, want 201 with another ID", code, body)
 	}
@@ -121,7 +121,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	}
 	var runID string
 	eventually(t, 30*time.Second, func() error {
-		var v api.ScheduleView
+		var v resources.ScheduleView
 		if code, body := scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, aliceKey, nil, &v); code != http.StatusOK {
 			return fmt.Errorf("describe: %d %s", code, body)
 		}
@@ -158,7 +158,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	// The run's approval is in finance's inbox.
 	eventually(t, 20*time.Second, func() error {
 		var inbox struct {
-			Approvals []api.ApprovalView `json:"approvals"`
+			Approvals []resources.ApprovalView `json:"approvals"`
 		}
 		if code, body := scheduleCall(t, "GET", s.APIURL+"/approvals?group=finance", fionaKey, nil, &inbox); code != http.StatusOK {
 			return fmt.Errorf("approvals: %d %s", code, body)
@@ -182,7 +182,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	})
 
 	// Pause and unpause.
-	var v api.ScheduleView
+	var v resources.ScheduleView
 	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules/"+sched.ID+":pause", aliceKey, map[string]string{"note": "holidays"}, &v); code != http.StatusOK || !v.Paused || v.Note != "holidays" {
 		t.Errorf("pause: %d %s", code, body)
 	}
@@ -207,7 +207,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	if out, err := harness.Command("schedules", "describe", sched.ID, "--api", s.APIURL, "--api-key", bobKey).CombinedOutput(); err == nil || !strings.Contains(string(out), "404") {
 		t.Errorf("bob's schedules describe: %v %s, want a 404", err, out)
 	}
-	var bobList api.ScheduleList
+	var bobList resources.ScheduleList
 	eventually(t, 20*time.Second, func() error {
 		if code, body := scheduleCall(t, "GET", s.APIURL+"/schedules", bobKey, nil, &bobList); code != http.StatusOK {
 			return fmt.Errorf("bob's list: %d %s", code, body)
@@ -221,7 +221,7 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 	if _, err := bob.GetTask(withHeader(ctx, "X-API-Key", bobKey), &a2a.GetTaskRequest{ID: a2a.TaskID(runID)}); err == nil {
 		t.Error("bob reads alice's scheduled run")
 	}
-	var aliceList api.ScheduleList
+	var aliceList resources.ScheduleList
 	eventually(t, 20*time.Second, func() error {
 		scheduleCall(t, "GET", s.APIURL+"/schedules", aliceKey, nil, &aliceList)
 		if len(aliceList.Schedules) != 1 || aliceList.Schedules[0].ID != sched.ID || aliceList.Schedules[0].Name != "weekly-offsite" {
@@ -236,18 +236,18 @@ func TestSchedulesOwnedRunsAndTenants(t *testing.T) {
 
 	// Bad requests: 400 with the reason.
 	for _, bad := range []struct {
-		req  api.ScheduleRequest
+		req  resources.ScheduleRequest
 		want string
 	}{
-		{api.ScheduleRequest{Agent: "nobody", Message: api.ScheduleMessage{Text: "x"}, Every: "1h"}, "agent"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}}, "cron"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}, Every: "1h", Cron: "@daily"}, "cron"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}, Cron: "61 99 * * *"}, "refused"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}, Cron: "@daily", TimeZone: "Mars/Olympus"}, "timeZone"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}, Every: "1h", Overlap: "all"}, "overlap"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}, Every: "1h", CatchupWindow: "1s"}, "catchupWindow"},
-		{api.ScheduleRequest{Agent: "echo", Every: "1h"}, "message"},
-		{api.ScheduleRequest{Agent: "echo", Message: api.ScheduleMessage{Text: "x"}, Every: "1h", PushConfig: &a2a.PushConfig{URL: "http://169.254.169.254/"}}, "url"},
+		{resources.ScheduleRequest{Agent: "nobody", Message: resources.ScheduleMessage{Text: "x"}, Every: "1h"}, "agent"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}}, "cron"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}, Every: "1h", Cron: "@daily"}, "cron"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}, Cron: "61 99 * * *"}, "refused"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}, Cron: "@daily", TimeZone: "Mars/Olympus"}, "timeZone"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}, Every: "1h", Overlap: "all"}, "overlap"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}, Every: "1h", CatchupWindow: "1s"}, "catchupWindow"},
+		{resources.ScheduleRequest{Agent: "echo", Every: "1h"}, "message"},
+		{resources.ScheduleRequest{Agent: "echo", Message: resources.ScheduleMessage{Text: "x"}, Every: "1h", PushConfig: &a2a.PushConfig{URL: "http://169.254.169.254/"}}, "url"},
 	} {
 		code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", aliceKey, bad.req, nil)
 		if code != http.StatusBadRequest || !strings.Contains(body, bad.want) {
@@ -296,8 +296,8 @@ func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 	ctx := harness.Context(t)
 	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/slow")
 
-	var sched api.ScheduleView
-	req := api.ScheduleRequest{Name: "every-2s", Agent: "slow", Message: api.ScheduleMessage{Text: "3s"}, Every: "2s", Overlap: "skip",
+	var sched resources.ScheduleView
+	req := resources.ScheduleRequest{Name: "every-2s", Agent: "slow", Message: resources.ScheduleMessage{Text: "3s"}, Every: "2s", Overlap: "skip",
 		CatchupWindow: "1m"}
 	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", "", req, &sched); code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
@@ -348,12 +348,12 @@ func TestScheduleSkipOverlapSurvivesKill(t *testing.T) {
 	waitRuns(before + 3)
 
 	// Stop the schedule and let the run under way end.
-	var v api.ScheduleView
+	var v resources.ScheduleView
 	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules/"+sched.ID+":pause", "", nil, &v); code != http.StatusOK {
 		t.Fatalf("pause: %d %s", code, body)
 	}
 	eventually(t, 30*time.Second, func() error {
-		v = api.ScheduleView{}
+		v = resources.ScheduleView{}
 		if code, body := scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v); code != http.StatusOK {
 			return fmt.Errorf("describe: %d %s", code, body)
 		}
@@ -416,8 +416,8 @@ func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
 	hooks := newWebhookReceiver(t)
 	s := harness.StartServe(t, t.TempDir(), "--push-allow-hosts", "loopback")
 	ctx := harness.Context(t)
-	var sched api.ScheduleView
-	req := api.ScheduleRequest{Agent: "expenses", Message: api.ScheduleMessage{Text: "250 EUR monthly conference ticket"},
+	var sched resources.ScheduleView
+	req := resources.ScheduleRequest{Agent: "expenses", Message: resources.ScheduleMessage{Text: "250 EUR monthly conference ticket"},
 		Cron: "0 9 1 * *", TimeZone: "Europe/Paris", Paused: true,
 		PushConfig: &a2a.PushConfig{URL: hooks.URL + "/hook", Token: "hook-token-0123456789"}}
 	if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", "", req, &sched); code != http.StatusCreated {
@@ -428,7 +428,7 @@ func TestReplayRecordedScheduledExpensesHistory(t *testing.T) {
 	}
 	var runID string
 	eventually(t, 30*time.Second, func() error {
-		var v api.ScheduleView
+		var v resources.ScheduleView
 		scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v)
 		if len(v.RecentRuns) != 1 {
 			return fmt.Errorf("no run yet")
@@ -477,13 +477,13 @@ func TestScheduleOverlapPolicies(t *testing.T) {
 	}
 	for _, policy := range []string{"buffer-one", "cancel-previous"} {
 		t.Run(policy, func(t *testing.T) {
-			var sched api.ScheduleView
-			req := api.ScheduleRequest{Name: policy, Agent: "slow", Message: api.ScheduleMessage{Text: "3s"}, Every: "2s", Overlap: policy}
+			var sched resources.ScheduleView
+			req := resources.ScheduleRequest{Name: policy, Agent: "slow", Message: resources.ScheduleMessage{Text: "3s"}, Every: "2s", Overlap: policy}
 			if code, body := scheduleCall(t, "POST", s.APIURL+"/schedules", "", req, &sched); code != http.StatusCreated {
 				t.Fatalf("create: %d %s", code, body)
 			}
 			eventually(t, 60*time.Second, func() error {
-				var v api.ScheduleView
+				var v resources.ScheduleView
 				scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v)
 				if v.Runs < 4 {
 					return fmt.Errorf("%d runs so far", v.Runs)
@@ -491,9 +491,9 @@ func TestScheduleOverlapPolicies(t *testing.T) {
 				return nil
 			})
 			scheduleCall(t, "POST", s.APIURL+"/schedules/"+sched.ID+":pause", "", nil, nil)
-			var v api.ScheduleView
+			var v resources.ScheduleView
 			eventually(t, 30*time.Second, func() error {
-				v = api.ScheduleView{}
+				v = resources.ScheduleView{}
 				scheduleCall(t, "GET", s.APIURL+"/schedules/"+sched.ID, "", nil, &v)
 				for _, task := range tasksOf(sched.ID) {
 					if !task.Status.State.Terminal() {

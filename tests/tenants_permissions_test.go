@@ -1,7 +1,7 @@
 package tests
 
 // The agent permission rows of the tenant matrix (tenants_test.go): who
-// may call which agent (internal/api/permissions.go). One a2aflow serve
+// may call which agent (internal/api/guard/permissions.go). One a2aflow serve
 // without permissions, and an `a2aflow api` replica beside it on the same
 // Temporal whose API key alice is limited to travel (--api-key-agents
 // alice:travel) and whose JWTs are limited by their scopes

@@ -16,7 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -72,7 +72,7 @@ func (w waitpointCall) do(t *testing.T, s *harness.Server, out any) (int, string
 		headers["X-API-Key"] = w.apiKey
 	}
 	if w.token != "" {
-		headers[api.WaitpointTokenHeader] = w.token
+		headers[resources.WaitpointTokenHeader] = w.token
 	}
 	var raw map[string]any
 	var code int
@@ -142,7 +142,7 @@ func TestWaitpoints(t *testing.T) {
 	id := waitpointOf(t, task)
 
 	// The owner reads the waitpoint and its token; nobody else sees it.
-	var view api.WaitpointView
+	var view resources.WaitpointView
 	if code, msg := (waitpointCall{method: http.MethodGet, id: id, apiKey: aliceKey}).do(t, s, &view); code != 200 || view.Token == "" || view.State != workflows.WaitpointPending {
 		t.Fatalf("GET as the owner: %d %s %+v, want 200 with the token", code, msg, view)
 	}
@@ -160,7 +160,7 @@ func TestWaitpoints(t *testing.T) {
 			t.Errorf("%s: HTTP %d (%s), want %d", c.name, code, msg, c.want)
 		}
 	}
-	var byToken api.WaitpointView
+	var byToken resources.WaitpointView
 	if code, msg := (waitpointCall{method: http.MethodGet, id: id, apiKey: bobKey, token: token}).do(t, s, &byToken); code != 200 || byToken.ID != id || byToken.Token != "" {
 		t.Errorf("GET with the token: %d %s %+v, want 200 without the token echoed", code, msg, byToken)
 	}
@@ -202,7 +202,7 @@ func TestWaitpoints(t *testing.T) {
 	}
 
 	// The ticket system completes it; a retry answers the same.
-	var done api.WaitpointView
+	var done resources.WaitpointView
 	complete := waitpointCall{id: id, apiKey: bobKey, token: token, body: map[string]any{"payload": ticket}}
 	if code, msg := complete.do(t, s, &done); code != 200 || done.State != workflows.WaitpointCompleted || done.CompletedBy != "bob" || done.Via != "rest" {
 		t.Fatalf("POST with the token: %d %s %+v, want completed by bob via rest", code, msg, done)
@@ -214,7 +214,7 @@ func TestWaitpoints(t *testing.T) {
 	reordered := waitpointCall{id: id, apiKey: bobKey, body: map[string]any{"token": token,
 		"payload": map[string]any{"comment": "go ahead", "approved": true, "ticket_id": "CHG-42"}}}
 	for i := 0; i < 2; i++ { // the second after the workflow surely closed
-		var again api.WaitpointView
+		var again resources.WaitpointView
 		if code, msg := reordered.do(t, s, &again); code != 200 || !again.CompletedAt.Equal(*done.CompletedAt) || again.CompletedBy != "bob" {
 			t.Errorf("the same payload again (%d): %d %s %+v, want 200 as completed", i, code, msg, again)
 		}
@@ -245,7 +245,7 @@ func TestWaitpoints(t *testing.T) {
 	if got, ok := res.(*a2a.Task); !ok || got.Status.State != a2a.TaskStateRejected || !strings.Contains(workflows.MessageText(got.Status.Message), "freeze week") {
 		t.Errorf("after the message: %+v, want rejected saying why", res)
 	}
-	var viaMessage api.WaitpointView
+	var viaMessage resources.WaitpointView
 	if code, _ := (waitpointCall{method: http.MethodGet, id: wp2, apiKey: aliceKey}).do(t, s, &viaMessage); code != 200 || viaMessage.Via != "a2a" || viaMessage.CompletedBy != "alice" {
 		t.Errorf("the waitpoint completed by message: %d %+v, want via a2a by alice", code, viaMessage)
 	}
@@ -254,7 +254,7 @@ func TestWaitpoints(t *testing.T) {
 	// waitpoint, twice, and it is applied once.
 	third := requestChange(t, alice, c, "Upgrade the kernel", nil)
 	wp3 := waitpointOf(t, third)
-	var v3 api.WaitpointView
+	var v3 resources.WaitpointView
 	(waitpointCall{method: http.MethodGet, id: wp3, apiKey: aliceKey}).do(t, s, &v3)
 	s.Proc().Kill()
 	s.Restart()
@@ -277,7 +277,7 @@ func TestWaitpoints(t *testing.T) {
 	if !strings.Contains(workflows.MessageText(failed.Status.Message), "deadline passed") {
 		t.Errorf("failed task says %q, want the deadline", workflows.MessageText(failed.Status.Message))
 	}
-	var expired api.WaitpointView
+	var expired resources.WaitpointView
 	(waitpointCall{method: http.MethodGet, id: wp4, apiKey: aliceKey}).do(t, s, &expired)
 	if code, msg := (waitpointCall{id: wp4, apiKey: bobKey, token: expired.Token, body: map[string]any{"payload": ticket}}).do(t, s, nil); code != 409 || expired.State != workflows.WaitpointExpired {
 		t.Errorf("completing an expired waitpoint: %d %q (state %s), want 409", code, msg, expired.State)

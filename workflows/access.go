@@ -28,7 +28,7 @@ import (
 //     self-approval. A decision by an approver who does not own the task
 //     records the decision and nothing else: no message in the task's
 //     history, no push config, and the answer is not the task.
-//   - A schedule (internal/api/schedules.go) follows the task's rule: it is
+//   - A schedule (internal/api/resources/schedules.go) follows the task's rule: it is
 //     seen and changed by its owner only, and each run is a task of that
 //     owner, started with the owner in its input.
 //   - Without authentication (a laptop) there is no owner: everyone is the

@@ -15,6 +15,9 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/guard/guardtest"
 )
 
 // Secrets the requests of TestAccessLog carry, which no log line may hold.
@@ -80,9 +83,9 @@ func (l *logBuffer) String() string {
 }
 
 func TestAccessLog(t *testing.T) {
-	auth, err := NewAuthenticator(t.Context(), AuthConfig{
+	auth, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{
 		APIKeys: map[string]string{"alice": logTestAPIKey},
-		JWT:     JWTConfig{HS256Secret: []byte(testSecret), Issuer: testIssuer, Audience: testAudience},
+		JWT:     guard.JWTConfig{HS256Secret: []byte(guardtest.Secret), Issuer: guardtest.Issuer, Audience: guardtest.Audience},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +94,7 @@ func TestAccessLog(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv := httptest.NewServer(New(unavailableTemporal{}, testRegistry(t), Config{Auth: auth, Logger: logger, AccessLog: true}).Handler())
 	t.Cleanup(srv.Close)
-	token := sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), claims("bob"))
+	token := guardtest.Sign(t, jwt.SigningMethodHS256, "", []byte(guardtest.Secret), guardtest.Claims("bob"))
 
 	push := `"taskPushNotificationConfig":{"url":"https://93.184.216.34/hook","token":"` + logTestPushToken +
 		`","authentication":{"scheme":"Bearer","credentials":"` + logTestPushCred + `"}}`
@@ -183,42 +186,6 @@ func TestAccessLogOff(t *testing.T) {
 	srv.Close()
 	if strings.Contains(logs.String(), "http request") {
 		t.Errorf("access lines without Config.AccessLog:\n%s", logs.String())
-	}
-}
-
-// TestRequestLogHandler checks that the lines logged with a request's
-// context carry its agent, task and context, once.
-func TestRequestLogHandler(t *testing.T) {
-	var logs logBuffer
-	logger := requestLogger(slog.New(slog.NewJSONHandler(&logs, nil)))
-	ctx := context.WithValue(context.Background(), requestLogKey{}, &requestLog{agent: "echo", taskID: "task-1", contextID: "ctx-1"})
-
-	logger.InfoContext(ctx, "with the request")
-	logger.InfoContext(ctx, "own task", "task_id", "task-2")
-	logger.With("agent", "other").InfoContext(ctx, "own agent")
-	logger.Info("without the request")
-
-	lines := logs.lines(t)
-	want := []map[string]any{
-		{"agent": "echo", "task_id": "task-1", "context_id": "ctx-1"},
-		{"agent": "echo", "task_id": "task-2", "context_id": "ctx-1"},
-		{"agent": "other", "task_id": "task-1", "context_id": "ctx-1"},
-		{"agent": nil, "task_id": nil, "context_id": nil},
-	}
-	if len(lines) != len(want) {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), logs.String())
-	}
-	for i, w := range want {
-		for k, v := range w {
-			if lines[i][k] != v {
-				t.Errorf("line %d (%s): %s = %v, want %v", i, lines[i]["msg"], k, lines[i][k], v)
-			}
-		}
-	}
-	for line := range strings.Lines(logs.String()) {
-		if strings.Count(line, `"agent"`) > 1 || strings.Count(line, `"task_id"`) > 1 {
-			t.Errorf("a key twice: %s", line)
-		}
 	}
 }
 

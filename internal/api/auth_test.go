@@ -2,21 +2,12 @@ package api
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,14 +21,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/api/a2abinding"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/guard/guardtest"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
-)
-
-const (
-	testSecret   = "0123456789abcdef0123456789abcdef-hs256"
-	testIssuer   = "https://issuer.test"
-	testAudience = "a2aflow-test"
 )
 
 // healthyTemporal answers CheckHealth; the routes under test call nothing else.
@@ -60,102 +48,18 @@ func testRegistry(t *testing.T) *engine.Registry {
 	return reg
 }
 
-func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-
-// rsaJWK is pub as a JWK, as an identity provider's JWKS endpoint serves it.
-func rsaJWK(kid string, pub *rsa.PublicKey) map[string]any {
-	return map[string]any{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": kid,
-		"n": b64(pub.N.Bytes()), "e": b64(big.NewInt(int64(pub.E)).Bytes())}
-}
-
-// ecJWK is a P-256 public key as a JWK.
-func ecJWK(t *testing.T, kid string, pub *ecdsa.PublicKey) map[string]any {
-	t.Helper()
-	raw, err := pub.Bytes() // 0x04 || X || Y
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]any{"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
-		"x": b64(raw[1:33]), "y": b64(raw[33:65])}
-}
-
-// testKeys are the signing keys of the fake identity providers.
-type testKeys struct {
-	rsa, rsaOther *rsa.PrivateKey
-	ec            *ecdsa.PrivateKey
-	jwksURL       string
-	jwksFile      string
-}
-
-// newTestKeys serves an RSA JWKS over HTTP and writes a P-256 JWKS file.
-func newTestKeys(t *testing.T) *testKeys {
-	t.Helper()
-	k := &testKeys{}
-	var err error
-	if k.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
-	}
-	if k.rsaOther, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-		t.Fatal(err)
-	}
-	if k.ec, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-		t.Fatal(err)
-	}
-	rsaSet, _ := json.Marshal(map[string]any{"keys": []any{rsaJWK("rsa-1", &k.rsa.PublicKey)}})
-	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/.well-known/jwks.json" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(rsaSet)
-	}))
-	t.Cleanup(idp.Close)
-	k.jwksURL = idp.URL + "/.well-known/jwks.json"
-
-	ecSet, _ := json.Marshal(map[string]any{"keys": []any{ecJWK(t, "ec-1", &k.ec.PublicKey)}})
-	k.jwksFile = filepath.Join(t.TempDir(), "jwks.json")
-	if err := os.WriteFile(k.jwksFile, ecSet, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// claims returns valid claims for sub, changed by edits.
-func claims(sub string, edits ...func(jwt.MapClaims)) jwt.MapClaims {
-	now := time.Now()
-	c := jwt.MapClaims{"sub": sub, "iss": testIssuer, "aud": testAudience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
-	for _, e := range edits {
-		e(c)
-	}
-	return c
-}
-
-func sign(t *testing.T, method jwt.SigningMethod, kid string, key any, c jwt.MapClaims) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(method, c)
-	if kid != "" {
-		tok.Header["kid"] = kid
-	}
-	s, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // newTestAuth configures every scheme: two API keys, HS256, an RSA JWKS URL
 // and a P-256 JWKS file, with issuer and audience checks.
-func newTestAuth(t *testing.T, k *testKeys) *Authenticator {
+func newTestAuth(t *testing.T, k *guardtest.Keys) *guard.Authenticator {
 	t.Helper()
-	a, err := NewAuthenticator(t.Context(), AuthConfig{
+	a, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{
 		APIKeys: map[string]string{"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"},
-		JWT: JWTConfig{
-			HS256Secret: []byte(testSecret),
-			JWKSURL:     k.jwksURL,
-			JWKSFile:    k.jwksFile,
-			Issuer:      testIssuer,
-			Audience:    testAudience,
+		JWT: guard.JWTConfig{
+			HS256Secret: []byte(guardtest.Secret),
+			JWKSURL:     k.JWKSURL,
+			JWKSFile:    k.JWKSFile,
+			Issuer:      guardtest.Issuer,
+			Audience:    guardtest.Audience,
 		},
 	})
 	if err != nil {
@@ -210,21 +114,13 @@ func extendedCardCall(t *testing.T, srvURL, path string, setAuth func(*http.Requ
 	}
 	if rpc.Result != nil {
 		for _, ext := range rpc.Result.Capabilities.Extensions {
-			if ext.URI == CallerExtensionURI {
+			if ext.URI == a2abinding.CallerExtensionURI {
 				got.Principal, _ = ext.Params["principal"].(string)
 				got.Scheme, _ = ext.Params["scheme"].(string)
 			}
 		}
 	}
 	return got, rpc.Result
-}
-
-func bearer(token string) func(*http.Request) {
-	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
-}
-
-func apiKeyHeader(key string) func(*http.Request) {
-	return func(r *http.Request) { r.Header.Set("X-API-Key", key) }
 }
 
 const (
@@ -237,13 +133,15 @@ func invalidToken(reason string) string {
 }
 
 func TestAuthMiddleware(t *testing.T) {
-	k := newTestKeys(t)
+	k := guardtest.NewKeys(t)
 	srv := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: newTestAuth(t, k)}).Handler())
 	t.Cleanup(srv.Close)
 
-	hs := func(c jwt.MapClaims) string { return sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), c) }
-	rs := func(c jwt.MapClaims) string { return sign(t, jwt.SigningMethodRS256, "rsa-1", k.rsa, c) }
-	es := func(c jwt.MapClaims) string { return sign(t, jwt.SigningMethodES256, "ec-1", k.ec, c) }
+	hs := func(c jwt.MapClaims) string {
+		return guardtest.Sign(t, jwt.SigningMethodHS256, "", []byte(guardtest.Secret), c)
+	}
+	rs := func(c jwt.MapClaims) string { return guardtest.Sign(t, jwt.SigningMethodRS256, "rsa-1", k.RSA, c) }
+	es := func(c jwt.MapClaims) string { return guardtest.Sign(t, jwt.SigningMethodES256, "ec-1", k.EC, c) }
 	expired := func(c jwt.MapClaims) {
 		c["iat"] = time.Now().Add(-2 * time.Hour).Unix()
 		c["exp"] = time.Now().Add(-time.Hour).Unix()
@@ -252,7 +150,7 @@ func TestAuthMiddleware(t *testing.T) {
 		return outcome{Status: http.StatusUnauthorized, Code: -31401, Reason: reason, Challenges: challenges}
 	}
 	badToken := func(reason string) outcome { return unauthorized(reason, invalidToken(reason), apiKeyChall) }
-	rsaPublicDER, err := x509.MarshalPKIXPublicKey(&k.rsa.PublicKey)
+	rsaPublicDER, err := x509.MarshalPKIXPublicKey(&k.RSA.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,48 +162,48 @@ func TestAuthMiddleware(t *testing.T) {
 	}{
 		{"no credentials", nil,
 			unauthorized("the agent card's securitySchemes list the accepted credentials", plainBearer, apiKeyChall)},
-		{"wrong API key", apiKeyHeader("mallory-key"), unauthorized("unknown API key", plainBearer, apiKeyChall)},
-		{"right API key", apiKeyHeader("alice-key-0123456789"), outcome{Status: 200, Principal: "alice", Scheme: "apiKey"}},
-		{"another right API key", apiKeyHeader("bob-key-0123456789"), outcome{Status: 200, Principal: "bob", Scheme: "apiKey"}},
+		{"wrong API key", guardtest.APIKey("mallory-key"), unauthorized("unknown API key", plainBearer, apiKeyChall)},
+		{"right API key", guardtest.APIKey("alice-key-0123456789"), outcome{Status: 200, Principal: "alice", Scheme: "apiKey"}},
+		{"another right API key", guardtest.APIKey("bob-key-0123456789"), outcome{Status: 200, Principal: "bob", Scheme: "apiKey"}},
 		{"API key wins over a bearer token", func(r *http.Request) {
-			apiKeyHeader("bob-key-0123456789")(r)
-			bearer(hs(claims("carol")))(r)
+			guardtest.APIKey("bob-key-0123456789")(r)
+			guardtest.Bearer(hs(guardtest.Claims("carol")))(r)
 		}, outcome{Status: 200, Principal: "bob", Scheme: "apiKey"}},
-		{"HS256 ok", bearer(hs(claims("carol"))), outcome{Status: 200, Principal: "carol", Scheme: "bearer"}},
-		{"HS256 expired", bearer(hs(claims("carol", expired))), badToken("the token is expired")},
-		{"HS256 wrong signature", bearer(sign(t, jwt.SigningMethodHS256, "", []byte(testSecret+"-not"), claims("carol"))),
+		{"HS256 ok", guardtest.Bearer(hs(guardtest.Claims("carol"))), outcome{Status: 200, Principal: "carol", Scheme: "bearer"}},
+		{"HS256 expired", guardtest.Bearer(hs(guardtest.Claims("carol", expired))), badToken("the token is expired")},
+		{"HS256 wrong signature", guardtest.Bearer(guardtest.Sign(t, jwt.SigningMethodHS256, "", []byte(guardtest.Secret+"-not"), guardtest.Claims("carol"))),
 			badToken("the token signature is invalid")},
-		{"HS256 wrong issuer", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }))),
+		{"HS256 wrong issuer", guardtest.Bearer(hs(guardtest.Claims("carol", func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }))),
 			badToken("the token has the wrong issuer")},
-		{"HS256 wrong audience", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} }))),
+		{"HS256 wrong audience", guardtest.Bearer(hs(guardtest.Claims("carol", func(c jwt.MapClaims) { c["aud"] = []string{"someone-else"} }))),
 			badToken("the token has the wrong audience")},
-		{"audience among several", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["aud"] = []string{"x", testAudience} }))),
+		{"audience among several", guardtest.Bearer(hs(guardtest.Claims("carol", func(c jwt.MapClaims) { c["aud"] = []string{"x", guardtest.Audience} }))),
 			outcome{Status: 200, Principal: "carol", Scheme: "bearer"}},
-		{"no exp", bearer(hs(claims("carol", func(c jwt.MapClaims) { delete(c, "exp") }))),
+		{"no exp", guardtest.Bearer(hs(guardtest.Claims("carol", func(c jwt.MapClaims) { delete(c, "exp") }))),
 			badToken("the token lacks the exp claim")},
-		{"not valid yet", bearer(hs(claims("carol", func(c jwt.MapClaims) { c["nbf"] = time.Now().Add(time.Hour).Unix() }))),
+		{"not valid yet", guardtest.Bearer(hs(guardtest.Claims("carol", func(c jwt.MapClaims) { c["nbf"] = time.Now().Add(time.Hour).Unix() }))),
 			badToken("the token is not valid yet")},
-		{"no sub", bearer(hs(claims("carol", func(c jwt.MapClaims) { delete(c, "sub") }))),
+		{"no sub", guardtest.Bearer(hs(guardtest.Claims("carol", func(c jwt.MapClaims) { delete(c, "sub") }))),
 			badToken("the token has no sub claim naming the caller")},
-		{"malformed", bearer("not.a.jwt"), badToken("the token is malformed")},
-		{"alg none", bearer(sign(t, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, claims("carol"))),
+		{"malformed", guardtest.Bearer("not.a.jwt"), badToken("the token is malformed")},
+		{"alg none", guardtest.Bearer(guardtest.Sign(t, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, guardtest.Claims("carol"))),
 			badToken("the token signature is invalid")},
-		{"HS256 keyed with the RSA public key", bearer(sign(t, jwt.SigningMethodHS256, "rsa-1", rsaPublicDER, claims("carol"))),
+		{"HS256 keyed with the RSA public key", guardtest.Bearer(guardtest.Sign(t, jwt.SigningMethodHS256, "rsa-1", rsaPublicDER, guardtest.Claims("carol"))),
 			badToken("the token signature is invalid")},
 		{"Basic scheme", func(r *http.Request) { r.SetBasicAuth("alice", "alice-key-0123456789") },
 			badToken("the Authorization header must be Bearer followed by a JWT")},
-		{"RS256 via JWKS URL", bearer(rs(claims("dave"))), outcome{Status: 200, Principal: "dave", Scheme: "bearer"}},
-		{"RS256 expired", bearer(rs(claims("dave", expired))), badToken("the token is expired")},
-		{"RS256 signed by another key", bearer(sign(t, jwt.SigningMethodRS256, "rsa-1", k.rsaOther, claims("dave"))),
+		{"RS256 via JWKS URL", guardtest.Bearer(rs(guardtest.Claims("dave"))), outcome{Status: 200, Principal: "dave", Scheme: "bearer"}},
+		{"RS256 expired", guardtest.Bearer(rs(guardtest.Claims("dave", expired))), badToken("the token is expired")},
+		{"RS256 signed by another key", guardtest.Bearer(guardtest.Sign(t, jwt.SigningMethodRS256, "rsa-1", k.RSAOther, guardtest.Claims("dave"))),
 			badToken("the token signature is invalid")},
-		{"RS256 unknown kid", bearer(sign(t, jwt.SigningMethodRS256, "rsa-9", k.rsaOther, claims("dave"))),
+		{"RS256 unknown kid", guardtest.Bearer(guardtest.Sign(t, jwt.SigningMethodRS256, "rsa-9", k.RSAOther, guardtest.Claims("dave"))),
 			badToken("the token is signed with an unknown key or algorithm")},
-		{"ES256 via JWKS file", bearer(es(claims("erin"))), outcome{Status: 200, Principal: "erin", Scheme: "bearer"}},
-		{"ES256 without aud", bearer(es(claims("erin", func(c jwt.MapClaims) { delete(c, "aud") }))),
+		{"ES256 via JWKS file", guardtest.Bearer(es(guardtest.Claims("erin"))), outcome{Status: 200, Principal: "erin", Scheme: "bearer"}},
+		{"ES256 without aud", guardtest.Bearer(es(guardtest.Claims("erin", func(c jwt.MapClaims) { delete(c, "aud") }))),
 			badToken("the token lacks the aud claim")},
-		{"ES256 wrong issuer", bearer(es(claims("erin", func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }))),
+		{"ES256 wrong issuer", guardtest.Bearer(es(guardtest.Claims("erin", func(c jwt.MapClaims) { c["iss"] = "https://evil.test" }))),
 			badToken("the token has the wrong issuer")},
-		{"ES256 claiming the RSA kid", bearer(sign(t, jwt.SigningMethodES256, "rsa-1", k.ec, claims("erin"))),
+		{"ES256 claiming the RSA kid", guardtest.Bearer(guardtest.Sign(t, jwt.SigningMethodES256, "rsa-1", k.EC, guardtest.Claims("erin"))),
 			badToken("the token is signed with an unknown key or algorithm")},
 	}
 	for _, tt := range tests {
@@ -319,26 +217,26 @@ func TestAuthMiddleware(t *testing.T) {
 }
 
 func TestAuthCustomClaimAndHeader(t *testing.T) {
-	a, err := NewAuthenticator(t.Context(), AuthConfig{
+	a, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{
 		APIKeys:      map[string]string{"svc": "svc-key"},
 		APIKeyHeader: "X-Agent-Key",
-		JWT:          JWTConfig{HS256Secret: []byte(testSecret), PrincipalClaim: "email"},
+		JWT:          guard.JWTConfig{HS256Secret: []byte(guardtest.Secret), PrincipalClaim: "email"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: a}).Handler())
 	t.Cleanup(srv.Close)
-	token := sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), claims("user-1", func(c jwt.MapClaims) { c["email"] = "carol@example.com" }))
+	token := guardtest.Sign(t, jwt.SigningMethodHS256, "", []byte(guardtest.Secret), guardtest.Claims("user-1", func(c jwt.MapClaims) { c["email"] = "carol@example.com" }))
 
 	tests := []struct {
 		name    string
 		setAuth func(*http.Request)
 		want    outcome
 	}{
-		{"principal from the configured claim", bearer(token), outcome{Status: 200, Principal: "carol@example.com", Scheme: "bearer"}},
+		{"principal from the configured claim", guardtest.Bearer(token), outcome{Status: 200, Principal: "carol@example.com", Scheme: "bearer"}},
 		{"key in the configured header", func(r *http.Request) { r.Header.Set("X-Agent-Key", "svc-key") }, outcome{Status: 200, Principal: "svc", Scheme: "apiKey"}},
-		{"key in the default header is not looked at", apiKeyHeader("svc-key"), outcome{
+		{"key in the default header is not looked at", guardtest.APIKey("svc-key"), outcome{
 			Status: 401, Code: -31401, Reason: "the agent card's securitySchemes list the accepted credentials",
 			Challenges: []string{plainBearer, `APIKey realm="a2aflow", header="X-Agent-Key"`},
 		}},
@@ -356,7 +254,7 @@ func TestAuthCustomClaimAndHeader(t *testing.T) {
 // TestAuthRoutes checks which routes are guarded and the shape of the 401 on
 // each binding.
 func TestAuthRoutes(t *testing.T) {
-	a, err := NewAuthenticator(t.Context(), AuthConfig{APIKeys: map[string]string{"alice": "alice-key"}})
+	a, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{APIKeys: map[string]string{"alice": "alice-key"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +335,7 @@ func jsonString(v any) string {
 // TestAuthCards checks the security declared in the public cards and the
 // extended card of an authenticated caller.
 func TestAuthCards(t *testing.T) {
-	k := newTestKeys(t)
+	k := guardtest.NewKeys(t)
 	on := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{Auth: newTestAuth(t, k)}).Handler())
 	t.Cleanup(on.Close)
 	off := httptest.NewServer(New(healthyTemporal{}, testRegistry(t), Config{}).Handler())
@@ -450,15 +348,15 @@ func TestAuthCards(t *testing.T) {
 	}
 	declared := security{
 		Schemes: a2a.NamedSecuritySchemes{
-			APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key",
+			guard.APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key",
 				Description: "An API key issued by the operator of this server; the key's name is the caller's principal."},
-			BearerSchemeName: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
+			guard.BearerSchemeName: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
 				Description: `A JWT with an exp claim; its "sub" claim is the caller's principal.`},
-			// The issuer is an https URL: its discovery document (permissions.go).
-			OpenIDConnectSchemeName: a2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: testIssuer + "/.well-known/openid-configuration",
+			// The issuer is an https URL: its discovery document (guard/permissions.go).
+			guard.OpenIDConnectSchemeName: a2a.OpenIDConnectSecurityScheme{OpenIDConnectURL: guardtest.Issuer + "/.well-known/openid-configuration",
 				Description: "OpenID Connect: the issuer's access tokens, sent as bearer JWTs."},
 		},
-		Requirements: a2a.SecurityRequirementsOptions{{APIKeySchemeName: {}}, {BearerSchemeName: {}}, {OpenIDConnectSchemeName: {}}},
+		Requirements: a2a.SecurityRequirementsOptions{{guard.APIKeySchemeName: {}}, {guard.BearerSchemeName: {}}, {guard.OpenIDConnectSchemeName: {}}},
 		Extended:     true,
 	}
 	tests := []struct {
@@ -512,7 +410,7 @@ func TestAuthCards(t *testing.T) {
 			var wantSecurity []map[string][]string
 			if tt.want.Extended {
 				wantTypes = []string{"apiKey header X-API-Key <nil> <nil>", "http <nil> <nil> Bearer <nil>",
-					"openIdConnect <nil> <nil> <nil> " + testIssuer + "/.well-known/openid-configuration"}
+					"openIdConnect <nil> <nil> <nil> " + guardtest.Issuer + "/.well-known/openid-configuration"}
 				wantSecurity = []map[string][]string{{"apiKey": {}}, {"bearer": {}}, {"openIdConnect": {}}}
 			}
 			if diff := cmp.Diff(wantTypes, types); diff != "" {
@@ -528,8 +426,8 @@ func TestAuthCards(t *testing.T) {
 	}
 
 	t.Run("extended card", func(t *testing.T) {
-		token := sign(t, jwt.SigningMethodRS256, "rsa-1", k.rsa, claims("dave"))
-		_, card := extendedCardCall(t, on.URL, "/agents/other", bearer(token))
+		token := guardtest.Sign(t, jwt.SigningMethodRS256, "rsa-1", k.RSA, guardtest.Claims("dave"))
+		_, card := extendedCardCall(t, on.URL, "/agents/other", guardtest.Bearer(token))
 		if card == nil {
 			t.Fatal("no extended card")
 		}
@@ -543,12 +441,12 @@ func TestAuthCards(t *testing.T) {
 		}
 		var ext *a2a.AgentExtension
 		for i := range card.Capabilities.Extensions {
-			if card.Capabilities.Extensions[i].URI == CallerExtensionURI {
+			if card.Capabilities.Extensions[i].URI == a2abinding.CallerExtensionURI {
 				ext = &card.Capabilities.Extensions[i]
 			}
 		}
 		if ext == nil {
-			t.Fatalf("extended card has no %s extension: %+v", CallerExtensionURI, card.Capabilities)
+			t.Fatalf("extended card has no %s extension: %+v", a2abinding.CallerExtensionURI, card.Capabilities)
 		}
 		exp, err := time.Parse(time.RFC3339, ext.Params["expiresAt"].(string))
 		if err != nil || time.Until(exp) < 50*time.Minute || time.Until(exp) > time.Hour {
@@ -565,87 +463,4 @@ func TestAuthCards(t *testing.T) {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}
 	})
-}
-
-func TestNewAuthenticatorErrors(t *testing.T) {
-	k := newTestKeys(t)
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(failing.Close)
-
-	tests := []struct {
-		name string
-		cfg  AuthConfig
-		ok   bool
-		on   bool
-	}{
-		{"zero value: off", AuthConfig{}, true, false},
-		{"API keys", AuthConfig{APIKeys: map[string]string{"a": "k1"}}, true, true},
-		{"JWKS URL", AuthConfig{JWT: JWTConfig{JWKSURL: k.jwksURL}}, true, true},
-		{"short HS256 secret", AuthConfig{JWT: JWTConfig{HS256Secret: []byte("short")}}, false, false},
-		{"empty key", AuthConfig{APIKeys: map[string]string{"a": ""}}, false, false},
-		{"empty name", AuthConfig{APIKeys: map[string]string{" ": "k"}}, false, false},
-		{"shared key", AuthConfig{APIKeys: map[string]string{"a": "k", "b": "k"}}, false, false},
-		{"issuer without JWT", AuthConfig{JWT: JWTConfig{Issuer: testIssuer}}, false, false},
-		{"JWKS URL down", AuthConfig{JWT: JWTConfig{JWKSURL: failing.URL}}, false, false},
-		{"JWKS URL not a URL", AuthConfig{JWT: JWTConfig{JWKSURL: "::"}}, false, false},
-		{"JWKS file missing", AuthConfig{JWT: JWTConfig{JWKSFile: filepath.Join(dir, "nope.json")}}, false, false},
-		{"JWKS file not JSON", AuthConfig{JWT: JWTConfig{JWKSFile: write("bad.json", "{")}}, false, false},
-		{"JWKS file without keys", AuthConfig{JWT: JWTConfig{JWKSFile: write("empty.json", `{"keys":[]}`)}}, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a, err := NewAuthenticator(t.Context(), tt.cfg)
-			if tt.ok != (err == nil) {
-				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
-			}
-			if err != nil && !errors.Is(err, ErrAuthConfig) {
-				t.Errorf("err = %v, want it to wrap ErrAuthConfig", err)
-			}
-			if err == nil && a.Enabled() != tt.on {
-				t.Errorf("Enabled() = %v, want %v", a.Enabled(), tt.on)
-			}
-		})
-	}
-	var nilAuth *Authenticator
-	if nilAuth.Enabled() {
-		t.Error("a nil Authenticator is enabled")
-	}
-}
-
-func TestParseAPIKeys(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want map[string]string
-		ok   bool
-	}{
-		{"empty", "", map[string]string{}, true},
-		{"flag form", "alice=k1, bob=k2", map[string]string{"alice": "k1", "bob": "k2"}, true},
-		{"file form", "# keys\nalice = k1\n\nbob=k=2\n", map[string]string{"alice": "k1", "bob": "k=2"}, true},
-		{"no =", "alice", nil, false},
-		{"no key", "alice=", nil, false},
-		{"no name", "=k", nil, false},
-		{"duplicate name", "alice=k1\nalice=k2", nil, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseAPIKeys(tt.in)
-			if tt.ok != (err == nil) {
-				t.Fatalf("err = %v, want ok=%v", err, tt.ok)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("keys (-want +got):\n%s", diff)
-			}
-		})
-	}
 }

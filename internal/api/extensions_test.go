@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -96,7 +97,7 @@ func TestRequiredExtension(t *testing.T) {
 	want := []a2a.AgentExtension{
 		{URI: requiredExt, Required: true, Description: "must be activated"},
 		{URI: optionalExt, Params: map[string]any{"level": "basic"}},
-		{URI: api.ForkExtensionURI, Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
+		{URI: taskservice.ForkExtensionURI, Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
 			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"}, // on every card
 	}
 	if diff := cmp.Diff(want, card.Capabilities.Extensions); diff != "" {

@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
+
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 )
 
 // probedTemporal answers CheckHealth and DescribeNamespace with the errors
@@ -107,7 +109,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var logs syncWriter
 			logger := slog.New(slog.NewTextHandler(&logs, nil))
-			auth, err := NewAuthenticator(t.Context(), AuthConfig{APIKeys: map[string]string{"ops": "ops-key"}})
+			auth, err := guard.NewAuthenticator(t.Context(), guard.AuthConfig{APIKeys: map[string]string{"ops": "ops-key"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -77,7 +78,7 @@ func (f *streamTemporal) finish() {
 // limitsServer serves the API over streamTemporal with limits and, when
 // keys is set, API keys, on a real HTTP server whose write and read
 // timeouts are writeTimeout (0: none).
-func limitsServer(t *testing.T, limits api.Limits, keys map[string]string, writeTimeout time.Duration) (*httptest.Server, *streamTemporal) {
+func limitsServer(t *testing.T, limits guard.Limits, keys map[string]string, writeTimeout time.Duration) (*httptest.Server, *streamTemporal) {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
 	reg, err := engine.NewRegistry(&workflows.Agent{Name: "echo", Handle: handle})
@@ -86,7 +87,7 @@ func limitsServer(t *testing.T, limits api.Limits, keys map[string]string, write
 	}
 	cfg := api.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond, Limits: limits}
 	if keys != nil {
-		if cfg.Auth, err = api.NewAuthenticator(context.Background(), api.AuthConfig{APIKeys: keys}); err != nil {
+		if cfg.Auth, err = guard.NewAuthenticator(context.Background(), guard.AuthConfig{APIKeys: keys}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,7 +210,7 @@ func TestAllowedHosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, _ := limitsServer(t, api.Limits{AllowedHosts: tt.hosts}, nil, 0)
+			srv, _ := limitsServer(t, guard.Limits{AllowedHosts: tt.hosts}, nil, 0)
 			got := readAnswer(t, with(tt.req, map[string]string{"Host": tt.host}).do(t, srv.URL))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Host %q (-want +got):\n%s", tt.host, diff)
@@ -233,7 +234,7 @@ func TestDecisionNeedsJSON(t *testing.T) {
 		{"multipart/form-data; boundary=x", true},
 		{"application/jsonx", true},
 	}
-	srv, _ := limitsServer(t, api.Limits{}, nil, 0)
+	srv, _ := limitsServer(t, guard.Limits{}, nil, 0)
 	for _, tt := range tests {
 		t.Run(tt.contentType, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/approvals/no-such-approval/decision", strings.NewReader(`{"approved": true}`))
@@ -263,7 +264,7 @@ func TestDecisionNeedsJSON(t *testing.T) {
 // their IP without locking out valid credentials from it, and /healthz is
 // never limited.
 func TestRateLimit(t *testing.T) {
-	limits := api.Limits{RatePerSecond: 0.2, RateBurst: 2} // 2 at once, then one per 5 s
+	limits := guard.Limits{RatePerSecond: 0.2, RateBurst: 2} // 2 at once, then one per 5 s
 	keys := map[string]string{"alice": "k-alice", "bob": "k-bob"}
 	alice, bob, wrong := map[string]string{"X-API-Key": "k-alice"}, map[string]string{"X-API-Key": "k-bob"}, map[string]string{"X-API-Key": "k-wrong"}
 	ok, limitedRPC, limitedREST := answer{Status: 200}, answer{Status: 429, RetryAfter: "5", Error: "-31429"}, answer{Status: 429, RetryAfter: "5", Error: "RESOURCE_EXHAUSTED"}
@@ -385,7 +386,7 @@ func TestStreamCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, _ := limitsServer(t, api.Limits{MaxStreamsPerPrincipal: 2}, tt.keys, 0)
+			srv, _ := limitsServer(t, guard.Limits{MaxStreamsPerPrincipal: 2}, tt.keys, 0)
 			var open []*stream
 			for _, c := range tt.open {
 				s, a := openSSE(t, srv.URL, c)
@@ -450,7 +451,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 		call call
 	}{{"JSON-RPC", subscribeRPC}, {"HTTP+JSON", subscribeREST}, {"0.3 JSON-RPC", subscribeV03}} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, fake := limitsServer(t, api.Limits{}, nil, timeout)
+			srv, fake := limitsServer(t, guard.Limits{}, nil, timeout)
 			s, a := openSSE(t, srv.URL, c.call)
 			if s == nil {
 				t.Fatalf("subscribe: %+v", a)

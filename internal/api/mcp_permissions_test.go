@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -90,7 +91,7 @@ func permissionsServer(t *testing.T, fake *taskTemporal, keys map[string]string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := api.NewAuthenticator(context.Background(), api.AuthConfig{APIKeys: keys, APIKeyAgents: agents})
+	auth, err := guard.NewAuthenticator(context.Background(), guard.AuthConfig{APIKeys: keys, APIKeyAgents: agents})
 	if err != nil {
 		t.Fatal(err)
 	}

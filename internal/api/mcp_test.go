@@ -31,6 +31,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -340,7 +341,7 @@ func mcpTestServerStopping(t *testing.T, keys map[string]string, shuttingDown <-
 	cfg := api.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond, WaitTimeout: 5 * time.Second,
 		ShuttingDown: shuttingDown}
 	if keys != nil {
-		if cfg.Auth, err = api.NewAuthenticator(context.Background(), api.AuthConfig{APIKeys: keys}); err != nil {
+		if cfg.Auth, err = guard.NewAuthenticator(context.Background(), guard.AuthConfig{APIKeys: keys}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -378,7 +379,7 @@ func mcpConnect(t *testing.T, srv *httptest.Server, protocol, key string, opts *
 	for i := 0; i+1 < len(extra); i += 2 {
 		h.Set(extra[i], extra[i+1])
 	}
-	transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + api.MCPPath,
+	transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + guard.MCPPath,
 		HTTPClient: &http.Client{Transport: keyTransport{h}}, MaxRetries: -1}
 	c := mcp.NewClient(&mcp.Implementation{Name: "a2aflow-test", Version: "1"}, opts)
 	cs, err := c.Connect(mcpContext(t), transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
@@ -741,7 +742,7 @@ func TestMCPBadInput(t *testing.T) {
 			map[string]string{"MCP-Protocol-Version": "2026-07-28"}, 400, -32602},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest(c.method, srv.URL+api.MCPPath, strings.NewReader(c.body))
+			req, _ := http.NewRequest(c.method, srv.URL+guard.MCPPath, strings.NewReader(c.body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			for k, v := range c.header {
@@ -832,7 +833,7 @@ func TestMCPOwners(t *testing.T) {
 
 	t.Run("no credentials", func(t *testing.T) {
 		for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-			req, _ := http.NewRequest(method, srv.URL+api.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+			req, _ := http.NewRequest(method, srv.URL+guard.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -850,7 +851,7 @@ func TestMCPOwners(t *testing.T) {
 		// alice's session ID, sent by bob: not found, as an unknown one.
 		var sessionID string
 		h := http.Header{"X-Api-Key": {keys["alice"]}}
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + api.MCPPath, MaxRetries: -1,
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + guard.MCPPath, MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: sessionSpy{keyTransport{h}, &sessionID}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "alice"}, nil).Connect(mcpContext(t), transport,
 			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -862,7 +863,7 @@ func TestMCPOwners(t *testing.T) {
 			t.Fatal("no session ID")
 		}
 		for _, method := range []string{http.MethodPost, http.MethodDelete} {
-			req, _ := http.NewRequest(method, srv.URL+api.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+			req, _ := http.NewRequest(method, srv.URL+guard.MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Mcp-Session-Id", sessionID)

@@ -17,7 +17,7 @@ import (
 // OpenAPIDocument is the OpenAPI 3.1 document of the HTTP API, served at
 // GET /openapi.json and rendered at GET /docs. It is written by hand: the
 // A2A routes belong to a2a-go's transports and the error shapes to
-// errors.go, which no Go type of this package describes, and a file is
+// package apierror, which no Go type of this package describes, and a file is
 // what a reader of the API reviews. TestOpenAPI* (openapi_test.go) keep it
 // valid and in step with the routes the server registers.
 //

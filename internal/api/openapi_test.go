@@ -30,6 +30,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/engine"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -241,7 +242,7 @@ func jsonEqual(a, b any) bool {
 
 // openAPIServer is the API over the fuzz tests' fake Temporal, with every
 // optional route on: the Temporal UI codec endpoint too.
-func openAPIServer(t *testing.T, auth *api.Authenticator) *gin.Engine {
+func openAPIServer(t *testing.T, auth *guard.Authenticator) *gin.Engine {
 	t.Helper()
 	handle := func(workflow.Context, *workflows.Task) error { return nil }
 	reg, err := engine.NewRegistry(
@@ -713,9 +714,9 @@ func (dv *docValidator) check(t *testing.T, req *http.Request, rec *httptest.Res
 // TestOpenAPIResponses checks some answers, error answers among them and
 // with authentication on, against the document's schemas.
 func TestOpenAPIResponses(t *testing.T) {
-	auth, err := api.NewAuthenticator(context.Background(), api.AuthConfig{
+	auth, err := guard.NewAuthenticator(context.Background(), guard.AuthConfig{
 		APIKeys: map[string]string{"alice": "k-alice-1234"},
-		JWT:     api.JWTConfig{HS256Secret: []byte(strings.Repeat("s", 32))},
+		JWT:     guard.JWTConfig{HS256Secret: []byte(strings.Repeat("s", 32))},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -784,7 +785,7 @@ func TestOpenAPIResponses(t *testing.T) {
 // authentication on, the embedded document as it is, and a page that loads
 // nothing from elsewhere.
 func TestOpenAPIServed(t *testing.T) {
-	auth, err := api.NewAuthenticator(context.Background(), api.AuthConfig{APIKeys: map[string]string{"alice": "k-alice-1234"}})
+	auth, err := guard.NewAuthenticator(context.Background(), guard.AuthConfig{APIKeys: map[string]string{"alice": "k-alice-1234"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func (f *hangingTemporal) QueryWorkflowWithOptions(ctx context.Context, req *cli
 	return f.streamTemporal.QueryWorkflowWithOptions(ctx, req)
 }
 
-// ListWorkflow answers the closed-task watch (closedwatch.go): nothing
+// ListWorkflow answers the closed-task watch (taskservice/closedwatch.go): nothing
 // ended, or, while hang is set, Unavailable at once, as a Temporal node that
 // was killed does (the connection is refused).
 func (f *hangingTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
@@ -63,16 +61,5 @@ func TestSendRetriesUpdateOfFailedWorkflowTask(t *testing.T) {
 	// The second answer (the task is gone) is the caller's error, not retried.
 	if !strings.Contains(string(out), "-32001") {
 		t.Errorf("answer %s, want TaskNotFound (-32001)", out)
-	}
-}
-
-// TestWorkflowNotReadyIsRetryable: where the API does not send such an
-// update again itself (approval decisions, cancel, push configs), the caller
-// is told to: a retryable error, not an internal one.
-func TestWorkflowNotReadyIsRetryable(t *testing.T) {
-	err := toA2AError(serviceerror.NewWorkflowNotReady("Unable to perform workflow execution update due to unexpected workflow task failure."))
-	var a2aErr *a2a.Error
-	if !errors.As(err, &a2aErr) || a2aErr.Details["retryable"] != true || a2aErr.Details["reason"] != "WORKFLOW_TASK_FAILED" {
-		t.Fatalf("toA2AError = %#v, want a retryable error with reason WORKFLOW_TASK_FAILED", err)
 	}
 }

@@ -30,11 +30,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // The upstream canaries: each row of upstreamCanaries is one behaviour of
-// a2a-go v2.4.0 that a correction of a2aflow's exists for (a2agofixes.go,
+// a2a-go v2.4.0 that a correction of a2aflow's exists for (a2abinding/a2agofixes.go,
 // and refuseSubscription and cardProducer). The row sends its request to
 // a2a-go's own handler (a2asrv's or a2av0's JSON-RPC or HTTP+JSON
 // transport around a stub service, without a2aflow's guard) and asserts
@@ -88,7 +89,7 @@ var canaryCard = &a2a.AgentCard{
 		{URL: "http://canary.example/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 	},
 	SecuritySchemes: a2a.NamedSecuritySchemes{
-		APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key"},
+		guard.APIKeySchemeName: a2a.APIKeySecurityScheme{Location: "header", Name: "X-API-Key"},
 	},
 }
 
@@ -116,7 +117,8 @@ type upstreamCanary struct {
 	// name is the row's name; the correction's comment names it ("canary
 	// <name>").
 	name string
-	// correction is the declaration that corrects upstream, in file.
+	// correction is the declaration that corrects upstream, in file (of
+	// package a2abinding).
 	correction, file string
 	// removed: the correction was taken out, as a2a-go v2.4.0 did not need
 	// it; the row checks that a2a-go still does not.
@@ -348,11 +350,11 @@ var upstreamCanaries = []upstreamCanary{
 		transport: rest10, method: "POST", path: "/message:send", body: canarySend(`[]`, "", ""),
 		serviceErr: a2a.NewError(a2a.ErrInvalidParams, "message.parts must not be empty"),
 		a2aGo:      canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS"},
-		// The service refuses it (validateSendMessageRequest).
+		// The service refuses it (taskservice.ValidateSendMessageRequest).
 		ours: canaryAnswer{status: 400, contentType: "application/json", reason: "INVALID_PARAMS", message: "message.parts must not be empty"},
 	},
 	{
-		name: "rest-subscribe-refused", correction: "refuseSubscription", file: "stream.go",
+		name: "rest-subscribe-refused", correction: "refuseSubscription", file: "streams.go",
 		upstream: "answers a refused HTTP+JSON subscription with a 200 stream holding the error " +
 			"(a2asrv/rest.go handleSubscribeToTask: handleStreamingRequest writes the stream's headers before the service's first event)",
 		transport: rest10, method: "GET", path: "/tasks/t:subscribe",
@@ -361,7 +363,7 @@ var upstreamCanaries = []upstreamCanary{
 		ours:       canaryAnswer{status: 404, contentType: "application/json", reason: "TASK_NOT_FOUND"},
 	},
 	{
-		name: "rest-0.3-subscribe-refused", correction: "refuseSubscription", file: "stream.go",
+		name: "rest-0.3-subscribe-refused", correction: "refuseSubscription", file: "streams.go",
 		upstream: "answers a refused 0.3 HTTP+JSON subscription with a 200 stream holding the error as {\"error\": ...}, which is no 0.3 StreamResponse " +
 			"(a2acompat/a2av0/rest_server.go handleGetOrSubscribeTask: handleStreamingRequest writes the stream's headers before the service's first event)",
 		transport: rest03, method: "GET", path: "/v1/tasks/t:subscribe",
@@ -510,7 +512,7 @@ var upstreamCanaries = []upstreamCanary{
 
 	// Agent cards.
 	{
-		name: "card-0.3-security-schemes", correction: "cardProducer", file: "auth.go",
+		name: "card-0.3-security-schemes", correction: "cardProducer", file: "cards.go",
 		upstream: "serves a card whose security schemes a2a-go's own 1.0 card parser cannot read " +
 			`(a2acompat/a2av0/agentcard.go mapToCompatSecuritySchemes nests each 1.0 scheme under "apiKey", "http"..., ` +
 			`not "apiKeySecurityScheme", "httpAuthSecurityScheme"...)`,
@@ -581,10 +583,10 @@ func TestUpstreamA2AGo(t *testing.T) {
 			if problem := c.a2aGo.mismatch(canaryRun{rec: rec, calls: svc.calls}, c.transport.jsonRPC()); problem != "" {
 				if c.removed {
 					t.Errorf("a2a-go no longer %s: the correction %s, removed from %s as a2a-go v2.4.0 did not need it, may be needed again.\n"+
-						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), truncate(rec.Body.String(), 500))
+						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), clip(rec.Body.String(), 500))
 				} else {
 					t.Errorf("a2a-go no longer %s: the correction %s in %s may be obsolete; remove it or adjust it.\n"+
-						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), truncate(rec.Body.String(), 500))
+						"a2a-go's answer: %s\n%d %s %q", c.upstream, c.correction, c.file, problem, rec.Code, rec.Header().Get("Content-Type"), clip(rec.Body.String(), 500))
 				}
 			}
 
@@ -597,7 +599,7 @@ func TestUpstreamA2AGo(t *testing.T) {
 			srv.Handler().ServeHTTP(rec, c.request(true))
 			if problem := c.ours.mismatch(canaryRun{rec: rec, calls: fake.took()}, c.transport.jsonRPC()); problem != "" {
 				t.Errorf("a2aflow's answer (%s, %s): %s\n%d %s %q", c.correction, c.file, problem,
-					rec.Code, rec.Header().Get("Content-Type"), truncate(rec.Body.String(), 500))
+					rec.Code, rec.Header().Get("Content-Type"), clip(rec.Body.String(), 500))
 			}
 		})
 	}
@@ -849,23 +851,31 @@ func (f *canaryTemporal) took() []string {
 var canaryMention = regexp.MustCompile(`\b(?:jsonrpc|rest|card)-[a-z0-9.-]*[a-z0-9]`)
 
 // TestUpstreamCanariesNamed keeps the corrections and the canaries in step:
-// every row's correction is declared in its file, whose comments name the
-// row (removed corrections are named in a comment too), every row a comment
-// names exists, and every test a row names for a2aflow's answer.
+// every row's correction is declared in its file of package a2abinding,
+// whose comments name the row (removed corrections are named in a comment
+// too), every row a comment names exists, and every test a row names for
+// a2aflow's answer.
 func TestUpstreamCanariesNamed(t *testing.T) {
 	fset := token.NewFileSet()
 	decls := map[string]map[string]bool{}    // file -> its top-level names
 	mentions := map[string]map[string]bool{} // file -> the rows its comments name
-	files, err := filepath.Glob("*.go")
+	// The corrections are the bindings'; a2aflow's answers are tested
+	// there or through the server, here.
+	files, err := filepath.Glob("a2abinding/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tests []byte // the package's test files
-	for _, name := range files {
-		src, err := os.ReadFile(name)
+	here, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []byte // the test files of this package and of a2abinding
+	for _, path := range append(files, here...) {
+		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		name := filepath.Base(path)
 		if strings.HasSuffix(name, "_test.go") {
 			tests = append(tests, src...)
 			continue
@@ -911,7 +921,7 @@ func TestUpstreamCanariesNamed(t *testing.T) {
 			t.Errorf("canary %s: no comment in %s names it (the comment of %s should)", c.name, c.file, c.correction)
 		}
 		if c.oursIn != "" && !bytes.Contains(tests, []byte("func "+c.oursIn+"(t *testing.T)")) {
-			t.Errorf("canary %s: a2aflow's answer is in %s, which is no test of the package", c.name, c.oursIn)
+			t.Errorf("canary %s: a2aflow's answer is in %s, which is no test of this package nor of a2abinding", c.name, c.oursIn)
 		}
 	}
 	for file, ms := range mentions {
@@ -941,54 +951,10 @@ func googleStatus(want string) func(canaryRun) error {
 	}
 }
 
-// TestDeletePushConfigAnswers drives a2a-go's 1.0 transports around the stub
-// service through guardBinding, as a2aflow serves them: a successful
-// DeleteTaskPushNotificationConfig answers JSON-RPC's "result": null and
-// HTTP+JSON's {} (canaries jsonrpc-delete-push-config-no-result and
-// rest-delete-push-config-empty-body show a2a-go's answers without them).
-// Found by a2a-sdk, the official Python client (tests/python_test.go), which
-// refuses both uncorrected answers.
-func TestDeletePushConfigAnswers(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		handler  http.Handler
-		req      *http.Request
-		wantBody string
-	}{
-		{"JSON-RPC", a2asrv.NewJSONRPCHandler(&canaryService{}),
-			httptest.NewRequest("POST", "/", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"DeleteTaskPushNotificationConfig","params":{"taskId":"t","id":"c"}}`)),
-			`{"id":7,"jsonrpc":"2.0","result":null}`},
-		{"HTTP+JSON", a2asrv.NewRESTHandler(&canaryService{}),
-			httptest.NewRequest("DELETE", "/tasks/t/pushNotificationConfigs/c", nil), `{}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.req.Header.Set("A2A-Version", "1.0")
-			if tc.req.Method == "POST" {
-				tc.req.Header.Set("Content-Type", "application/json")
-			}
-			rec := httptest.NewRecorder()
-			guardBinding(tc.handler).ServeHTTP(rec, tc.req)
-			if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-				t.Errorf("answer %d %q, want 200 application/json", rec.Code, rec.Header().Get("Content-Type"))
-			}
-			if got := strings.TrimSpace(rec.Body.String()); got != tc.wantBody {
-				t.Errorf("body %s, want %s", got, tc.wantBody)
-			}
-		})
+// clip is s cut to n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-}
-
-// TestEmptyPushConfigList03 drives a2a-go's 0.3 JSON-RPC transport around
-// the stub service (no push configs) through guardBinding, as a2aflow serves
-// it: tasks/pushNotificationConfig/list answers "result": [] (canary
-// jsonrpc-0.3-push-config-list-null shows a2a-go's null). Found by
-// a2a-java 0.3.3.Final (tests/java_test.go), which refuses the null.
-func TestEmptyPushConfigList03(t *testing.T) {
-	req := httptest.NewRequest("POST", "/", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tasks/pushNotificationConfig/list","params":{"id":"t"}}`))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	guardBinding(a2av0.NewJSONRPCHandler(&canaryService{})).ServeHTTP(rec, req)
-	if got, want := strings.TrimSpace(rec.Body.String()), `{"id":7,"jsonrpc":"2.0","result":[]}`; rec.Code != http.StatusOK || got != want {
-		t.Errorf("answer %d %s, want 200 %s", rec.Code, got, want)
-	}
+	return s[:n] + "…"
 }

@@ -14,7 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
@@ -49,7 +50,7 @@ func (a *approvalsClient) do(ctx context.Context, method, path string, body, out
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-A2Aflow-Via", "cli")
 	if a.approver != "" {
-		req.Header.Set(api.ApproverHeader, a.approver)
+		req.Header.Set(guard.ApproverHeader, a.approver)
 	}
 	if k := a.apiKey.Get(); k != "" {
 		req.Header.Set("X-API-Key", k)
@@ -91,7 +92,7 @@ func newApprovalsCmd() *cobra.Command {
 			q.Set("state", "decided")
 		}
 		var out struct {
-			Approvals []api.ApprovalView `json:"approvals"`
+			Approvals []resources.ApprovalView `json:"approvals"`
 		}
 		if err := c.do(cmd.Context(), http.MethodGet, "/approvals?"+q.Encode(), nil, &out); err != nil {
 			return err
@@ -125,7 +126,7 @@ func newApprovalsCmd() *cobra.Command {
 		Short: "Show an approval: the request, its state and every decision",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var a api.ApprovalView
+			var a resources.ApprovalView
 			if err := c.do(cmd.Context(), http.MethodGet, "/approvals/"+url.PathEscape(args[0]), nil, &a); err != nil {
 				return err
 			}
@@ -160,14 +161,14 @@ func newDecideCmd(approve bool) *cobra.Command {
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a pending approval",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := api.DecisionRequest{Approved: &approve, Comment: comment, Grant: grant}
+			req := resources.DecisionRequest{Approved: &approve, Comment: comment, Grant: grant}
 			if arguments != "" {
 				if !json.Valid([]byte(arguments)) {
 					return fmt.Errorf("--arguments: not JSON: %s", arguments)
 				}
 				req.Arguments = json.RawMessage(arguments)
 			}
-			var a api.ApprovalView
+			var a resources.ApprovalView
 			err := c.do(cmd.Context(), http.MethodPost, "/approvals/"+url.PathEscape(args[0])+"/decision", req, &a)
 			if err != nil {
 				return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 )
 
 // TestApprovalsListsByDefault: `approvals` alone lists the approvals, with
@@ -20,10 +20,10 @@ func TestApprovalsListsByDefault(t *testing.T) {
 			return
 		}
 		queries = append(queries, r.URL.RawQuery)
-		view := api.ApprovalView{Agent: "expenses"}
+		view := resources.ApprovalView{Agent: "expenses"}
 		view.ID, view.State, view.Groups = "t-1-approval-1", "pending", []string{"finance"}
 		view.Request.Title = "Expense of 120 EUR"
-		_ = json.NewEncoder(w).Encode(map[string]any{"approvals": []api.ApprovalView{view}})
+		_ = json.NewEncoder(w).Encode(map[string]any{"approvals": []resources.ApprovalView{view}})
 	}))
 	defer srv.Close()
 	for _, args := range [][]string{

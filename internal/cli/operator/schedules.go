@@ -12,7 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
@@ -43,7 +43,7 @@ func newSchedulesCmd() *cobra.Command {
 }
 
 func newScheduleCreateCmd() *cobra.Command {
-	var req api.ScheduleRequest
+	var req resources.ScheduleRequest
 	var data, metadata, start, end, pushURL string
 	var pushToken cmdutil.Secret
 	c := &approvalsClient{}
@@ -72,7 +72,7 @@ func newScheduleCreateCmd() *cobra.Command {
 			if pushURL != "" {
 				req.PushConfig = &a2a.PushConfig{URL: pushURL, Token: pushToken.Get()}
 			}
-			var out api.ScheduleView
+			var out resources.ScheduleView
 			if err := c.do(cmd.Context(), http.MethodPost, "/schedules", req, &out); err != nil {
 				return err
 			}
@@ -116,7 +116,7 @@ func newScheduleListCmd() *cobra.Command {
 			if agent != "" {
 				q.Set("agent", agent)
 			}
-			var out api.ScheduleList
+			var out resources.ScheduleList
 			if err := c.do(cmd.Context(), http.MethodGet, "/schedules?"+q.Encode(), nil, &out); err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func newScheduleDescribeCmd() *cobra.Command {
 		Short: "Show a schedule: what it starts, when, its policy, its recent, running and next runs (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var out api.ScheduleView
+			var out resources.ScheduleView
 			if err := c.do(cmd.Context(), http.MethodGet, "/schedules/"+url.PathEscape(args[0]), nil, &out); err != nil {
 				return err
 			}
@@ -185,7 +185,7 @@ func newScheduleVerbCmd(verb, short string) *cobra.Command {
 			if note != "" {
 				body = map[string]string{"note": note}
 			}
-			var out api.ScheduleView
+			var out resources.ScheduleView
 			if err := c.do(cmd.Context(), http.MethodPost, "/schedules/"+url.PathEscape(args[0])+":"+verb, body, &out); err != nil {
 				return err
 			}
@@ -223,7 +223,7 @@ func newScheduleDeleteCmd() *cobra.Command {
 	return cmd
 }
 
-func printSchedule(cmd *cobra.Command, v api.ScheduleView) error {
+func printSchedule(cmd *cobra.Command, v resources.ScheduleView) error {
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

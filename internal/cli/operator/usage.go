@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
@@ -31,7 +31,7 @@ func newUsageCmd() *cobra.Command {
 					q.Set(k, v)
 				}
 			}
-			var out api.UsageResponse
+			var out resources.UsageResponse
 			if err := c.do(cmd.Context(), http.MethodGet, "/usage?"+q.Encode(), nil, &out); err != nil {
 				return err
 			}

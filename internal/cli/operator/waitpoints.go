@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
@@ -31,7 +31,7 @@ func newWaitpointCmd() *cobra.Command {
 	showClient := &approvalsClient{}
 	var showToken string
 	show.RunE = func(cmd *cobra.Command, args []string) error {
-		var w api.WaitpointView
+		var w resources.WaitpointView
 		if err := doWaitpoint(cmd.Context(), showClient, http.MethodGet, "/waitpoints/"+url.PathEscape(args[0]), showToken, nil, &w); err != nil {
 			return err
 		}
@@ -57,9 +57,9 @@ func newWaitpointCmd() *cobra.Command {
 		if token == "" {
 			return errors.New("--token is required: the task's owner reads it with `a2aflow waitpoint show ID`")
 		}
-		var w api.WaitpointView
+		var w resources.WaitpointView
 		if err := doWaitpoint(cmd.Context(), completeClient, http.MethodPost, "/waitpoints/"+url.PathEscape(args[0]), token,
-			api.CompleteWaitpointRequest{Payload: raw}, &w); err != nil {
+			resources.CompleteWaitpointRequest{Payload: raw}, &w); err != nil {
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %s by %s via %s\n", w.ID, w.State, w.CompletedBy, w.Via)
@@ -118,7 +118,7 @@ func doWaitpoint(ctx context.Context, a *approvalsClient, method, path, token st
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-A2Aflow-Via", "cli")
 	if token != "" {
-		req.Header.Set(api.WaitpointTokenHeader, token)
+		req.Header.Set(resources.WaitpointTokenHeader, token)
 	}
 	if k := a.apiKey.Get(); k != "" {
 		req.Header.Set("X-API-Key", k)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/a2abinding"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
@@ -18,7 +18,7 @@ import (
 type grpcConfig struct {
 	// Addr is --grpc-addr, the listen address; empty: no gRPC binding.
 	Addr string
-	// PublicAddr is --grpc-public-addr, what cards list (api.GRPCConfig.Addr).
+	// PublicAddr is --grpc-public-addr, what cards list (a2abinding.GRPCConfig.Addr).
 	PublicAddr string
 	// Reflection is --grpc-reflection.
 	Reflection bool
@@ -44,9 +44,9 @@ func (g *grpcConfig) listen() (net.Listener, error) {
 
 // apiConfig is the API's gRPC settings for a binding listening on ln (nil:
 // off); httpURL is the HTTP API's base URL.
-func (g *grpcConfig) apiConfig(ln net.Listener, httpURL string, unaryTimeout time.Duration) api.GRPCConfig {
+func (g *grpcConfig) apiConfig(ln net.Listener, httpURL string, unaryTimeout time.Duration) a2abinding.GRPCConfig {
 	if ln == nil {
-		return api.GRPCConfig{}
+		return a2abinding.GRPCConfig{}
 	}
 	addr := g.PublicAddr
 	if addr == "" {
@@ -55,7 +55,7 @@ func (g *grpcConfig) apiConfig(ln net.Listener, httpURL string, unaryTimeout tim
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		addr = net.JoinHostPort(host, port)
 	}
-	return api.GRPCConfig{Addr: addr, Reflection: g.Reflection, APIURL: httpURL, UnaryTimeout: unaryTimeout}
+	return a2abinding.GRPCConfig{Addr: addr, Reflection: g.Reflection, APIURL: httpURL, UnaryTimeout: unaryTimeout}
 }
 
 // serveGRPC serves srv on ln until stop is called: stop ends it

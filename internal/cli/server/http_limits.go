@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 )
 
 // httpConfig holds the HTTP hardening flags of the A2A API (serve, api):
-// the server's timeouts and the limits of api.Limits.
+// the server's timeouts and the limits of guard.Limits.
 type httpConfig struct {
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
@@ -48,7 +48,7 @@ func (c *httpConfig) bind(fs *pflag.FlagSet) {
 		"how long answering a request may take, streams excepted; must be longer than --wait-timeout; 0: no limit")
 	b.Duration(&c.IdleTimeout, "http-idle-timeout", "A2AFLOW_HTTP_IDLE_TIMEOUT", defaultIdleTimeout,
 		"how long an idle keep-alive connection stays open; 0: the read timeout")
-	b.Int(&c.MaxStreams, "max-streams-per-principal", "A2AFLOW_MAX_STREAMS_PER_PRINCIPAL", api.DefaultMaxStreamsPerPrincipal,
+	b.Int(&c.MaxStreams, "max-streams-per-principal", "A2AFLOW_MAX_STREAMS_PER_PRINCIPAL", guard.DefaultMaxStreamsPerPrincipal,
 		"streams (SendStreamingMessage, SubscribeToTask) one principal, or one client IP without authentication, may have open at once; more get 429; 0: no cap")
 	b.Float64(&c.RateLimit, "rate-limit", "A2AFLOW_RATE_LIMIT", 0,
 		"requests per second one principal, or one client IP without authentication, may send over time (a token bucket); more get 429; 0: no limit")
@@ -101,11 +101,11 @@ func (c *httpConfig) apply(srv *http.Server, waitTimeout time.Duration) error {
 	return nil
 }
 
-// limits is the API's api.Limits from the flags.
-func (c *httpConfig) limits() api.Limits {
+// limits is the API's guard.Limits from the flags.
+func (c *httpConfig) limits() guard.Limits {
 	streams := c.MaxStreams
 	if streams == 0 {
 		streams = -1 // the flag's 0 is no cap; the API's is its default
 	}
-	return api.Limits{AllowedHosts: c.AllowedHosts, MaxStreamsPerPrincipal: streams, RatePerSecond: c.RateLimit, RateBurst: c.RateBurst}
+	return guard.Limits{AllowedHosts: c.AllowedHosts, MaxStreamsPerPrincipal: streams, RatePerSecond: c.RateLimit, RateBurst: c.RateBurst}
 }

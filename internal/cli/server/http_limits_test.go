@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
 )
 
 // clearEnv unsets the variables that would change the flags' defaults.
@@ -97,12 +97,12 @@ func TestHTTPConfigCheck(t *testing.T) {
 func TestHTTPLimits(t *testing.T) {
 	tests := []struct {
 		flags httpConfig
-		want  api.Limits
+		want  guard.Limits
 	}{
-		{httpConfig{MaxStreams: 200}, api.Limits{MaxStreamsPerPrincipal: 200}},
-		{httpConfig{MaxStreams: 0}, api.Limits{MaxStreamsPerPrincipal: -1}},
+		{httpConfig{MaxStreams: 200}, guard.Limits{MaxStreamsPerPrincipal: 200}},
+		{httpConfig{MaxStreams: 0}, guard.Limits{MaxStreamsPerPrincipal: -1}},
 		{httpConfig{MaxStreams: 5, RateLimit: 2.5, RateBurst: 10, AllowedHosts: []string{"a.example"}},
-			api.Limits{MaxStreamsPerPrincipal: 5, RatePerSecond: 2.5, RateBurst: 10, AllowedHosts: []string{"a.example"}}},
+			guard.Limits{MaxStreamsPerPrincipal: 5, RatePerSecond: 2.5, RateBurst: 10, AllowedHosts: []string{"a.example"}}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, tt.flags.limits()); diff != "" {

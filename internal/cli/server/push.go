@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2aflow/a2aflow/internal/activities"
-	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 	"github.com/a2aflow/a2aflow/internal/cardsign"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -74,8 +74,8 @@ func (c *pushConfig) sign(signer *cardsign.Signer, issuer string, logger *slog.L
 
 // apiOptions is what the API needs: the policy checking new configs and the
 // sealer of their secrets.
-func (c *pushConfig) apiOptions(sealer *webhook.Sealer) api.PushOptions {
-	return api.PushOptions{Policy: c.policy, Sealer: sealer}
+func (c *pushConfig) apiOptions(sealer *webhook.Sealer) taskservice.PushOptions {
+	return taskservice.PushOptions{Policy: c.policy, Sealer: sealer}
 }
 
 // workflowOptions is how the task workflow retries deliveries.

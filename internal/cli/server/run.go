@@ -16,6 +16,8 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/activities"
 	"github.com/a2aflow/a2aflow/internal/api"
+	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/engine"
@@ -325,7 +327,7 @@ func listen(addr, what string) (net.Listener, error) {
 // serveAPI serves the A2A HTTP API on ln, and its gRPC binding on grpcLn
 // when not nil, until ctx is done.
 func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg *config, hints *hints.Broker, logger *slog.Logger) error {
-	approvers, err := api.ParseApproverGroups(cfg.ApproverGroups)
+	approvers, err := guard.ParseApproverGroups(cfg.ApproverGroups)
 	if err != nil {
 		return fmt.Errorf("--approver-groups: %w", err)
 	}
@@ -349,7 +351,7 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	}
 	// The usage totals (GET /usage) read the LLM calls the workers recorded
 	// in a2aflow's database, the one they share.
-	var usage api.UsageReader
+	var usage resources.UsageReader
 	if cfg.DataDir != "" || cfg.DatabaseDSN != "" {
 		store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
 		if err != nil {

@@ -1,0 +1,58 @@
+package taskservice
+
+import (
+	"slices"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/a2aflow/a2aflow/workflows"
+)
+
+// AgentCard returns the A2A 1.0 card of agent served at url (its JSON-RPC
+// endpoint and the base of its HTTP+JSON binding).
+func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
+	version := agent.Version
+	if version == "" {
+		version = "1.0.0"
+	}
+	in, out := agent.InputModes, agent.OutputModes
+	if len(in) == 0 {
+		in = []string{"text/plain", "application/json"}
+	}
+	if len(out) == 0 {
+		out = []string{"text/plain", "application/json"}
+	}
+	skills := agent.Skills
+	if skills == nil {
+		skills = []a2a.AgentSkill{}
+	}
+	return &a2a.AgentCard{
+		Name:        agent.Name,
+		Description: agent.Description,
+		Version:     version,
+		Provider:    agent.Provider,
+		// The same URLs serve 1.0 and 0.3; the A2A-Version header chooses.
+		SupportedInterfaces: []*a2a.AgentInterface{
+			a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC),
+			a2a.NewAgentInterface(url, a2a.TransportProtocolHTTPJSON),
+			{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+			{URL: url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true, Extensions: cardExtensions(agent)},
+		DefaultInputModes:  in,
+		DefaultOutputModes: out,
+		Skills:             skills,
+	}
+}
+
+// cardExtensions returns the agent's extensions as its card declares them.
+func cardExtensions(agent *workflows.Agent) []a2a.AgentExtension {
+	return append(slices.Clone(agent.Extensions), a2a.AgentExtension{URI: ForkExtensionURI,
+		Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
+			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"})
+}
+
+// ForkExtensionURI is the a2aflow extension every agent's card declares:
+// its JSON-RPC methods ForkTask and RetryTask.
+const ForkExtensionURI = "urn:a2aflow:ext:fork:v1"
