@@ -46,11 +46,11 @@ import (
 // jsonrpcHandler.ServeHTTP, a2asrv/rest.go handleSendMessage and the other
 // decoding handlers, and their a2acompat/a2av0 counterparts). Canaries
 // jsonrpc-invalid-utf8, rest-invalid-utf8.
-func checkUTF8JSON(body []byte) (sentinel error, msg string) {
+func checkUTF8JSON(body []byte) (msg string, sentinel error) {
 	if !utf8.Valid(body) {
-		return a2a.ErrParseError, "the request body is not valid UTF-8"
+		return "the request body is not valid UTF-8", a2a.ErrParseError
 	}
-	return nil, ""
+	return "", nil
 }
 
 // checkOneJSONValue refuses a JSON-RPC body that is not one JSON value with
@@ -64,12 +64,12 @@ func checkUTF8JSON(body []byte) (sentinel error, msg string) {
 // jsonrpc-trailing-data, jsonrpc-0.3-trailing-data. (parseJSONRPCEnvelope's
 // json.Unmarshal refuses trailing data too; this check comes first, so that
 // any body that is not JSON, an object or not, is a parse error.)
-func checkOneJSONValue(body []byte) (sentinel error, msg string) {
+func checkOneJSONValue(body []byte) (msg string, sentinel error) {
 	if json.Valid(body) {
-		return nil, ""
+		return "", nil
 	}
 	var v any
-	return a2a.ErrParseError, fmt.Sprintf("parse error: %v", json.Unmarshal(body, &v))
+	return fmt.Sprintf("parse error: %v", json.Unmarshal(body, &v)), a2a.ErrParseError
 }
 
 // --- The JSON-RPC binding ---
@@ -100,9 +100,9 @@ type jsonrpcEnvelope struct {
 //   - internal/jsonrpc IsValidID accepts a nil id: a request without one
 //     (or with null), a JSON-RPC notification, is served and answered with
 //     id null. Canaries jsonrpc-notification, jsonrpc-0.3-notification.
-func parseJSONRPCEnvelope(body []byte) (env jsonrpcEnvelope, sentinel error, msg string) {
+func parseJSONRPCEnvelope(body []byte) (env jsonrpcEnvelope, msg string, sentinel error) {
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
-		return env, a2a.ErrInvalidRequest, "invalid request: a JSON-RPC request must be a JSON object (A2A has no batches)"
+		return env, "invalid request: a JSON-RPC request must be a JSON object (A2A has no batches)", a2a.ErrInvalidRequest
 	}
 	var raw struct {
 		JSONRPC json.RawMessage `json:"jsonrpc"`
@@ -111,19 +111,19 @@ func parseJSONRPCEnvelope(body []byte) (env jsonrpcEnvelope, sentinel error, msg
 		Params  json.RawMessage `json:"params"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return env, a2a.ErrParseError, fmt.Sprintf("parse error: %v", err)
+		return env, fmt.Sprintf("parse error: %v", err), a2a.ErrParseError
 	}
 	if !validJSONRPCID(raw.ID) {
-		return env, a2a.ErrInvalidRequest, "invalid request: id must be a string or a number (A2A has no JSON-RPC notifications)"
+		return env, "invalid request: id must be a string or a number (A2A has no JSON-RPC notifications)", a2a.ErrInvalidRequest
 	}
 	env.ID, env.Params = raw.ID, raw.Params
 	if json.Unmarshal(raw.JSONRPC, &env.Version) != nil || env.Version != "2.0" {
-		return env, a2a.ErrInvalidRequest, `invalid request: jsonrpc must be "2.0"`
+		return env, `invalid request: jsonrpc must be "2.0"`, a2a.ErrInvalidRequest
 	}
 	if json.Unmarshal(raw.Method, &env.Method) != nil || env.Method == "" {
-		return env, a2a.ErrInvalidRequest, "invalid request: method must be a non-empty string"
+		return env, "invalid request: method must be a non-empty string", a2a.ErrInvalidRequest
 	}
-	return env, nil, ""
+	return env, "", nil
 }
 
 // validJSONRPCID accepts the ids JSON-RPC allows A2A requests: a string or a

@@ -86,7 +86,7 @@ func serveForkRPC(w http.ResponseWriter, r *http.Request, svc *taskservice.TaskS
 	if err != nil {
 		return false // the endpoint answers it
 	}
-	env, sentinel, _ := parseJSONRPCEnvelope(body)
+	env, _, sentinel := parseJSONRPCEnvelope(body)
 	if sentinel != nil || (env.Method != MethodForkTask && env.Method != MethodRetryTask) {
 		return false
 	}

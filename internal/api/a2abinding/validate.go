@@ -111,14 +111,14 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) 
 	if err != nil {
 		return fail(status, nil, readBodyError(status), "%v", err)
 	}
-	if sentinel, msg := checkJSONText(body); sentinel != nil {
+	if msg, sentinel := checkJSONText(body); sentinel != nil {
 		return fail(0, nil, sentinel, "%s", msg)
 	}
 	// Corrections of a2a-go (a2agofixes.go).
-	if sentinel, msg := checkOneJSONValue(body); sentinel != nil {
+	if msg, sentinel := checkOneJSONValue(body); sentinel != nil {
 		return fail(0, nil, sentinel, "%s", msg)
 	}
-	env, sentinel, msg := parseJSONRPCEnvelope(body)
+	env, msg, sentinel := parseJSONRPCEnvelope(body)
 	if sentinel != nil {
 		return fail(0, env.ID, sentinel, "%s", msg)
 	}
@@ -193,7 +193,7 @@ func checkRESTRequest(w http.ResponseWriter, r *http.Request) bool {
 			return fail(http.StatusUnsupportedMediaType, a2a.ErrInvalidRequest, "Content-Type %q is not supported: send application/json", ct)
 		}
 		// Corrections of a2a-go (a2agofixes.go) but the depth limit.
-		if sentinel, msg := checkUTF8JSON(body); sentinel != nil {
+		if msg, sentinel := checkUTF8JSON(body); sentinel != nil {
 			return fail(0, sentinel, "%s", msg)
 		}
 		if jsonDepthExceeds(body, maxJSONDepth) {
@@ -219,17 +219,17 @@ func checkRESTRequest(w http.ResponseWriter, r *http.Request) bool {
 // returns the error to answer otherwise (nil when it is fine). An empty body
 // is a parse error, as a2a-go answers it (its decoder's io.EOF). Whether it
 // is one JSON value is checkOneJSONValue's correction.
-func checkJSONText(body []byte) (sentinel error, msg string) {
+func checkJSONText(body []byte) (msg string, sentinel error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return a2a.ErrParseError, "parse error: the request body is empty"
+		return "parse error: the request body is empty", a2a.ErrParseError
 	}
-	if sentinel, msg := checkUTF8JSON(body); sentinel != nil { // a correction (a2agofixes.go)
-		return sentinel, "parse error: " + msg
+	if msg, sentinel := checkUTF8JSON(body); sentinel != nil { // a correction (a2agofixes.go)
+		return "parse error: " + msg, sentinel
 	}
 	if jsonDepthExceeds(body, maxJSONDepth) {
-		return a2a.ErrInvalidRequest, fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxJSONDepth)
+		return fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxJSONDepth), a2a.ErrInvalidRequest
 	}
-	return nil, ""
+	return "", nil
 }
 
 // readBodyError is the A2A error of a body that could not be read.

@@ -177,14 +177,14 @@ func endedVerb(status enums.WorkflowExecutionStatus) string {
 // closeReason reads why a run closed from its close event.
 func (s *TaskService) closeReason(ctx context.Context, id a2a.TaskID, runID string, status enums.WorkflowExecutionStatus) (string, time.Time) {
 	iter := s.temporal.GetWorkflowHistory(ctx, string(id), runID, false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
-	for iter.HasNext() {
-		e, err := iter.Next()
-		if err != nil {
-			break
-		}
-		return eventReason(e), e.GetEventTime().AsTime()
+	if !iter.HasNext() {
+		return status.String(), time.Time{}
 	}
-	return status.String(), time.Time{}
+	e, err := iter.Next() // the close event filter answers that one event
+	if err != nil {
+		return status.String(), time.Time{}
+	}
+	return eventReason(e), e.GetEventTime().AsTime()
 }
 
 func eventReason(e *historypb.HistoryEvent) string {
