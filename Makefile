@@ -11,7 +11,7 @@ MODULE        := $(shell $(GO) list -m)
 LIGHT_PKGS    := $(shell $(GO) list ./... | grep -v -x -e $(MODULE) -e '.*/temporalserver.*' -e '.*/tests' -e '.*/tests/.*' -e '.*/cmd/a2aflow' -e '.*/internal/cli' -e '.*/internal/cli/server' -e '.*/internal/cli/operator')
 HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli ./internal/cli/server ./internal/cli/operator ./cmd/a2aflow ./tests/...
 
-.PHONY: run build test examples vet workflowcheck bench bench-peers fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
+.PHONY: run build test examples vet workflowcheck bench bench-peers fuzz clean demo-agents cluster cluster-down cluster-test kubernetes helm
 
 ## run: build and start `a2aflow serve` (embedded Temporal + UI, worker, API on :8080)
 run: build
@@ -45,7 +45,7 @@ build:
 	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/a2aflow
 
 ## test: every gate CI runs — vet, workflowcheck, unit tests with -race, end-to-end tests
-test: vet workflowcheck examples kubernetes
+test: vet workflowcheck examples kubernetes helm
 	$(GO) test -race -count=1 $(LIGHT_PKGS)
 	$(GO) test -count=1 -timeout 40m $(HEAVY_PKGS)
 
@@ -60,6 +60,12 @@ examples:
 ## (k8s.io/api, offline) and fit together: selectors, probes on /healthz and /readyz, PDBs, HPAs
 kubernetes:
 	cd deploy/kubernetes && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## helm: deploy/helm/a2aflow, the Helm chart: helm lint and helm template (Helm's Go packages,
+## helm.sh/helm/v3, pinned in deploy/helm/go.mod) for three value sets, every rendered manifest
+## decoded strictly into the Kubernetes API's types and checked to fit together
+helm:
+	cd deploy/helm && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## vet: go.mod is tidy, every Go file is gofmt-formatted and go vet passes
 vet:
