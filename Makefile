@@ -17,7 +17,7 @@ HEAVY_PKGS    := . ./internal/temporalserver/... ./internal/cli ./internal/cli/s
 # The heavy packages but the end-to-end ones, for `make check`.
 HEAVY_UNIT    := . ./internal/temporalserver/... ./internal/cli ./internal/cli/server ./internal/cli/operator ./cmd/a2aflow
 
-.PHONY: help run build test check lint examples vet workflowcheck bench bench-peers fuzz clean demo-agents cluster cluster-down cluster-test kubernetes
+.PHONY: help run build test check lint examples vet workflowcheck bench bench-peers fuzz clean demo-agents cluster cluster-down cluster-test kubernetes helm
 
 ## help: list the targets and what each does
 help:
@@ -55,7 +55,7 @@ build:
 	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/a2aflow
 
 ## test: every gate CI runs — vet, staticcheck, workflowcheck, unit tests with -race, end-to-end tests
-test: vet lint workflowcheck examples kubernetes
+test: vet lint workflowcheck examples kubernetes helm
 	$(GO) test -race -count=1 $(LIGHT_PKGS)
 	$(GO) test -count=1 -timeout 40m $(HEAVY_PKGS)
 
@@ -81,6 +81,12 @@ examples:
 ## (k8s.io/api, offline) and fit together: selectors, probes on /healthz and /readyz, PDBs, HPAs
 kubernetes:
 	cd deploy/kubernetes && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## helm: deploy/helm/a2aflow, the Helm chart: helm lint and helm template (Helm's Go packages,
+## helm.sh/helm/v3, pinned in deploy/helm/go.mod) for three value sets, every rendered manifest
+## decoded strictly into the Kubernetes API's types and checked to fit together
+helm:
+	cd deploy/helm && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## vet: go.mod is tidy, every Go file is gofmt-formatted and go vet passes
 vet:

@@ -222,7 +222,7 @@ func TestFromEnv(t *testing.T) {
 			}
 		})
 	}
-	if _, err := fromEnv(func(k string) string { return map[string]string{"A2AFLOW_LLM_PROVIDER": "gemini"}[k] }); err == nil || errors.Is(err, ErrNotConfigured) {
+	if _, err := fromEnv(func(k string) string { return map[string]string{"A2AFLOW_LLM_PROVIDER": "mistral"}[k] }); err == nil || errors.Is(err, ErrNotConfigured) {
 		t.Errorf("unknown provider: err = %v, want a configuration error", err)
 	}
 }

@@ -111,33 +111,43 @@ type ToolCallAction struct {
 // call's activity runs under.
 type callKeyKey struct{}
 
+// How a gate let a call through or stopped it (wire.ToolCallTrace.Decision).
+const (
+	decisionNone     = "none"
+	decisionGranted  = "granted"
+	decisionApproved = "approved"
+	decisionEdited   = "approved_edited"
+	decisionRejected = "rejected"
+)
+
 // gateCall runs a gated call's approval. It returns the arguments to call
 // the tool with (the approved edit, or the model's), the ID of the
-// approval the call runs under ("" when it needed none), or an error: a
-// rejection, which the model reads as the tool's result, or the context's.
-func (t Tool) gateCall(ctx workflow.Context, call ToolCall, reason string) (json.RawMessage, string, error) {
+// approval the call runs under ("" when it needed none), how the gate
+// decided (decisionNone...), or an error: a rejection, which the model
+// reads as the tool's result, or the context's.
+func (t Tool) gateCall(ctx workflow.Context, call ToolCall, reason string) (json.RawMessage, string, string, error) {
 	args := json.RawMessage(call.Arguments)
 	if len(strings.TrimSpace(call.Arguments)) == 0 {
 		args = json.RawMessage("{}")
 	}
 	g := t.gate
 	if g == nil {
-		return args, "", nil
+		return args, "", decisionNone, nil
 	}
 	if g.When.test != nil {
 		// A pure function of the arguments.
 		gated, err := g.When.test(args) //workflowcheck:ignore
 		if err == nil && !gated {
-			return args, "", nil
+			return args, "", decisionNone, nil
 		}
 	}
 	task, ok := workflows.TaskFrom(ctx)
 	if !ok {
-		return nil, "", fmt.Errorf("tool %s needs approval, and its call runs outside a task", t.spec.Name)
+		return nil, "", "", fmt.Errorf("tool %s needs approval, and its call runs outside a task", t.spec.Name)
 	}
 	if a, ok := task.Granted(GrantKey(t.spec.Name)); ok {
 		workflow.GetLogger(ctx).Info("gated tool call runs under a grant", "tool", t.spec.Name, "approval", a.ID)
-		return args, "", nil
+		return args, a.ID, decisionGranted, nil
 	}
 	req := g.Request
 	if req.Title == "" {
@@ -153,15 +163,16 @@ func (t Tool) gateCall(ctx workflow.Context, call ToolCall, reason string) (json
 	}
 	a, err := task.Approve(ctx, req)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if !a.Approved() {
-		return nil, "", &rejectedCallError{tool: t.spec.Name, approval: a}
+		return nil, a.ID, decisionRejected, &rejectedCallError{tool: t.spec.Name, approval: a}
 	}
+	decision := decisionApproved
 	if edited := a.Arguments(); len(edited) > 0 {
-		args = edited
+		args, decision = edited, decisionEdited
 	}
-	return args, a.ID, nil
+	return args, a.ID, decision, nil
 }
 
 // rejectedCallError is a gated call an approver (or the deadline) refused:

@@ -16,7 +16,7 @@ import (
 // later attempt may succeed), any other error when the provider was not
 // reached (also worth retrying). Errors never contain the API key.
 type Provider interface {
-	// Name is the provider kind, "openai" or "anthropic", for logs.
+	// Name is the provider kind, "openai", "anthropic" or "gemini", for logs.
 	Name() string
 	// Model is the model used when a Request names none.
 	Model() string
@@ -87,7 +87,7 @@ type Request struct {
 	// Model overrides the provider's model; empty uses Provider.Model().
 	Model string `json:"model,omitempty"`
 	// Provider names the configured provider to call ("openai",
-	// "anthropic"); empty calls the worker's default one.
+	// "anthropic", "gemini"); empty calls the worker's default one.
 	Provider string `json:"provider,omitempty"`
 	// System is the system prompt; optional.
 	System string `json:"system,omitempty"`
@@ -154,7 +154,7 @@ type Response struct {
 
 // ErrNotConfigured is returned by FromEnv when the environment configures no
 // LLM provider.
-var ErrNotConfigured = errors.New("no LLM provider is configured: set OPENAI_BASE_URL and/or OPENAI_API_KEY (any OpenAI-compatible endpoint: OpenAI, Ollama, vLLM, llama.cpp) or ANTHROPIC_API_KEY, optionally A2AFLOW_LLM_MODEL, and restart the worker")
+var ErrNotConfigured = errors.New("no LLM provider is configured: set OPENAI_BASE_URL and/or OPENAI_API_KEY (any OpenAI-compatible endpoint: OpenAI, Ollama, vLLM, llama.cpp), ANTHROPIC_API_KEY or GEMINI_API_KEY, optionally A2AFLOW_LLM_MODEL, and restart the worker")
 
 // ErrInvalidRequest marks a Request that no provider could send, such as a
 // message of an unknown role or a schema that is not a JSON object.
@@ -163,7 +163,7 @@ var ErrInvalidRequest = errors.New("invalid LLM request")
 // APIError is an HTTP error status answered by the provider. Its message is
 // the provider's own, with the API key removed.
 type APIError struct {
-	// Provider is "openai" or "anthropic".
+	// Provider is "openai", "anthropic" or "gemini".
 	Provider string
 	// StatusCode is the HTTP status.
 	StatusCode int

@@ -119,8 +119,9 @@ func (o *callOptions) applyDefaults(ctx workflow.Context) {
 	}
 }
 
-// WithProvider calls the worker's provider of that name ("openai" or
-// "anthropic", each configured by its environment, see ConfiguredProviders)
+// WithProvider calls the worker's provider of that name ("openai",
+// "anthropic" or "gemini", each configured by its environment, see
+// ConfiguredProviders)
 // instead of its default one.
 func WithProvider(name string) Option { return func(o *callOptions) { o.provider = name } }
 

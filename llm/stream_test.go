@@ -24,10 +24,14 @@ func streamingFake(t *testing.T, kind string, sc llmtest.Script) (*httptest.Serv
 		raw, _ := io.ReadAll(r.Body)
 		var body map[string]any
 		_ = json.Unmarshal(raw, &body)
+		body["path"], body["query"] = r.URL.Path, r.URL.RawQuery
 		bodies = append(bodies, body)
-		if kind == "openai" {
+		switch kind {
+		case "openai":
 			llmtest.WriteOpenAI(w, sc)
-		} else {
+		case "gemini":
+			llmtest.WriteGemini(w, sc)
+		default:
 			llmtest.WriteAnthropic(w, sc)
 		}
 	}))
@@ -39,14 +43,16 @@ func streamers(url string) map[string]Streamer {
 	return map[string]Streamer{
 		"openai":    NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", APIKey: testKey, Model: "m"}),
 		"anthropic": NewAnthropic(AnthropicConfig{BaseURL: url, APIKey: testKey, Model: "m"}),
+		"gemini":    NewGemini(GeminiConfig{BaseURL: url, APIKey: testKey, Model: "m"}),
 	}
 }
 
-// TestCompleteStream: both providers stream in their wire format; the text
+// TestCompleteStream: every provider streams in its wire format; the text
 // arrives piece by piece, and the tool calls, streamed as deltas of their
-// arguments, are assembled whole, with the usage and the stop reason.
+// arguments (Gemini's whole), are assembled, with the usage and the stop
+// reason.
 func TestCompleteStream(t *testing.T) {
-	for _, kind := range []string{"openai", "anthropic"} {
+	for _, kind := range []string{"openai", "anthropic", "gemini"} {
 		t.Run(kind, func(t *testing.T) {
 			sc := llmtest.Script{Model: "m", Pieces: []string{"Let me ", "look ", "that up."},
 				ToolCalls: []llmtest.ToolCall{
@@ -71,6 +77,12 @@ func TestCompleteStream(t *testing.T) {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
 			body := (*bodies)[0]
+			if kind == "gemini" {
+				if body["path"] != "/v1beta/models/m:streamGenerateContent" || body["query"] != "alt=sse" {
+					t.Errorf("request %v?%v, want streamGenerateContent with alt=sse", body["path"], body["query"])
+				}
+				return
+			}
 			if body["stream"] != true {
 				t.Errorf("request stream = %v, want true", body["stream"])
 			}
@@ -86,7 +98,7 @@ func TestCompleteStream(t *testing.T) {
 // TestCompleteStreamCut: a stream cut mid-answer is an error worth
 // retrying (not an APIError, not a short answer).
 func TestCompleteStreamCut(t *testing.T) {
-	for _, kind := range []string{"openai", "anthropic"} {
+	for _, kind := range []string{"openai", "anthropic", "gemini"} {
 		t.Run(kind, func(t *testing.T) {
 			srv, _ := streamingFake(t, kind, llmtest.Script{Model: "m", Pieces: []string{"a", "b", "c"}, CutAfter: 2})
 			var got strings.Builder

@@ -46,6 +46,8 @@ type Tool struct {
 	// tool's calls (ToolActivity).
 	activity *workflow.ActivityOptions
 	err      error // a bad definition, reported when the loop runs
+	// extension marks a tool run by another service (an MCP server's).
+	extension bool
 }
 
 // concurrent reports whether the tool's calls may run alongside others of
@@ -239,30 +241,45 @@ func (t Tool) Call(ctx workflow.Context, arguments string) (string, error) {
 	if t.err != nil {
 		return "", t.err
 	}
-	return t.run(ctx, ToolCall{Name: t.spec.Name, Arguments: arguments}, "")
+	out, _, err := t.run(ctx, ToolCall{Name: t.spec.Name, Arguments: arguments}, "")
+	return out, err
 }
+
+// gateOutcome is how a call's gate decided (gateCall), for its trace.
+type gateOutcome struct{ decision, approvalID string }
 
 // run makes one call: the arguments checked, the gate passed (reason is
 // what the model said with the call), the tool invoked with the arguments
-// approved.
-func (t Tool) run(ctx workflow.Context, call ToolCall, reason string) (string, error) {
+// approved. It also returns how the gate decided.
+func (t Tool) run(ctx workflow.Context, call ToolCall, reason string) (string, gateOutcome, error) {
 	if t.check != nil {
 		// Decoding and validating arguments is deterministic.
 		if err := t.check(call.Arguments); err != nil { //workflowcheck:ignore
-			return "", err
+			return "", gateOutcome{}, err
 		}
 	}
-	args, approvalID, err := t.gateCall(ctx, call, reason)
+	args, approvalID, decision, err := t.gateCall(ctx, call, reason)
+	gate := gateOutcome{decision: decision, approvalID: approvalID}
 	if err != nil {
-		return "", err
+		return "", gate, err
 	}
-	if approvalID != "" {
+	if approvalID != "" && decision != decisionGranted {
 		ctx = workflow.WithValue(ctx, callKeyKey{}, "call-"+approvalID)
 	}
 	if t.activity != nil {
 		ctx = workflow.WithValue(ctx, toolActivityKey{}, *t.activity)
 	}
-	return t.invoke(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: string(args)})
+	out, err := t.invoke(ctx, ToolCall{ID: call.ID, Name: call.Name, Arguments: string(args)})
+	return out, gate, err
+}
+
+// toolType is the call's gen_ai.tool.type: an MCP server's tool is an
+// extension, run elsewhere; a Go tool a function.
+func (t Tool) toolType() string {
+	if t.extension {
+		return "extension"
+	}
+	return "function"
 }
 
 // CallKey returns, in a tool's activity, a key unique to this call of the

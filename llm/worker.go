@@ -3,10 +3,12 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -119,6 +121,26 @@ func lastText(msgs []Message) string {
 	return ""
 }
 
+// traceToolCall reports a finished call to the task's tool call tracer
+// (the worker's GenAI spans), if it has one. It records nothing in history.
+func traceToolCall(ctx workflow.Context, tool Tool, call ToolCall, gate gateOutcome, started time.Time, result Message) {
+	tracer := wire.ToolCallTracerOf(ctx)
+	if tracer == nil {
+		return
+	}
+	c := wire.ToolCallTrace{Tool: call.Name, CallID: call.ID, Type: tool.toolType(), Gated: tool.gate != nil,
+		Decision: gate.decision, ApprovalID: gate.approvalID, Arguments: call.Arguments, Start: started, End: workflow.Now(ctx)}
+	if c.Decision == "" {
+		c.Decision = decisionNone // refused before its gate: arguments that do not fit
+	}
+	if result.IsError {
+		c.Error = result.Text
+	} else {
+		c.Result = result.Text
+	}
+	tracer.TraceToolCall(ctx, c)
+}
+
 // parallelToolCallsChange is the workflow.GetVersion change of running a
 // turn's tool calls at once: loops recorded before ran them one by one.
 const parallelToolCallsChange = "a2aflow.parallel-tool-calls"
@@ -137,7 +159,8 @@ func callTools(ctx workflow.Context, o *callOptions, byName map[string]Tool, cal
 			results[i] = result
 			return nil
 		}
-		out, err := tool.run(ctx, call, reason)
+		started := workflow.Now(ctx)
+		out, gate, err := tool.run(ctx, call, reason)
 		if err != nil {
 			if stop := loopEnding(ctx, err); stop != nil {
 				return stop
@@ -147,6 +170,7 @@ func callTools(ctx workflow.Context, o *callOptions, byName map[string]Tool, cal
 		}
 		result.Text = out
 		results[i] = result
+		traceToolCall(ctx, tool, call, gate, started, result)
 		return nil
 	}
 	concurrent := len(calls) > 1 && o.parallel > 1

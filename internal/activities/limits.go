@@ -19,7 +19,7 @@ import (
 // model: the config file's [[llm-limits]] sections. Every worker process
 // that shares the database (the models store) shares the limit.
 type Limit struct {
-	// Provider is "openai" or "anthropic" (the provider's Name).
+	// Provider is "openai", "anthropic" or "gemini" (the provider's Name).
 	Provider string
 	// Model is the model as the call requests it (or the provider's
 	// default); a name ending in "*" is a prefix.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/genai"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/models"
@@ -95,8 +97,13 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		return llm.Response{}, err
 	}
 	var resp llm.Response
-	if s, ok := p.(llm.Streamer); ok && a.Live != nil && req.ResponseFormat == nil {
-		resp, err = a.stream(ctx, s, req)
+	_, streams := p.(llm.Streamer)
+	streams = streams && a.Live != nil && req.ResponseFormat == nil
+	ctx, span := genai.StartChat(ctx, genai.Chat{Provider: p.Name(), Model: model, MaxTokens: req.MaxTokens, Stream: streams,
+		JSON: req.ResponseFormat != nil, Agent: task.Agent, TaskID: chatTaskID(ctx, task), ConversationID: task.ContextID})
+	began := time.Now()
+	if streams {
+		resp, err = a.stream(ctx, p.(llm.Streamer), req)
 	} else {
 		resp, err = p.Complete(ctx, req)
 	}
@@ -106,6 +113,12 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	}
 	metrics.LLMCall(metrics.LLMCallLabels{Provider: p.Name(), Model: model, Agent: task.Agent, Tenant: task.Owner}, err, resp.Usage.InputTokens,
 		resp.Usage.CachedInputTokens, resp.Usage.OutputTokens, resp.Usage.CostUSD)
+	errType := chatErrorType(err)
+	metrics.GenAIClientCall(metrics.GenAICallLabels{Operation: genai.Operation(p.Name()), Provider: genai.ProviderName(p.Name()),
+		RequestModel: model, ResponseModel: resp.Model, ErrorType: errType}, time.Since(began), resp.Usage.InputTokens, resp.Usage.OutputTokens, err == nil)
+	genai.SetContent(span, req.System, chatInput(req), chatOutput(resp, err))
+	genai.EndChat(span, genai.ChatResult{ResponseModel: resp.Model, FinishReason: string(resp.StopReason), InputTokens: resp.Usage.InputTokens,
+		CachedInputTokens: resp.Usage.CachedInputTokens, OutputTokens: resp.Usage.OutputTokens, CostUSD: resp.Usage.CostUSD}, err, errType)
 	if err != nil {
 		err = temporalError(err)
 		logger.Warn("LLM call failed", "provider", p.Name(), "error", err)
@@ -116,6 +129,68 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		"output_tokens", resp.Usage.OutputTokens, "cost_usd", resp.Usage.CostUSD, "stop", resp.StopReason)
 	a.record(ctx, task, p.Name(), model, resp.Usage)
 	return resp, nil
+}
+
+// chatTaskID is the task's ID: the activity's workflow's, when the task's
+// keys do not name it.
+func chatTaskID(ctx context.Context, task workerenv.Task) string {
+	if task.ID == "" && activity.IsActivity(ctx) {
+		return activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	return task.ID
+}
+
+// chatErrorType is a failed call's error.type: the provider's HTTP
+// status, or a2aflow's class of the failure.
+func chatErrorType(err error) string {
+	var apiErr *llm.APIError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &apiErr):
+		return strconv.Itoa(apiErr.StatusCode)
+	case errors.Is(err, llm.ErrInvalidRequest):
+		return llm.ErrTypeInvalidRequest
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "_OTHER"
+}
+
+// chatInput is the request's conversation as gen_ai.input.messages.
+func chatInput(req llm.Request) []genai.Message {
+	out := make([]genai.Message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		msg := genai.Message{Role: string(m.Role)}
+		switch m.Role {
+		case llm.RoleTool:
+			msg.Parts = append(msg.Parts, genai.Part{Type: "tool_call_response", ID: m.ToolCallID, Response: m.Text})
+		default:
+			if m.Text != "" {
+				msg.Parts = append(msg.Parts, genai.Part{Type: "text", Content: m.Text})
+			}
+			for _, c := range m.ToolCalls {
+				msg.Parts = append(msg.Parts, genai.Part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			}
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// chatOutput is the answer as gen_ai.output.messages.
+func chatOutput(resp llm.Response, err error) []genai.Message {
+	if err != nil {
+		return nil
+	}
+	msg := genai.Message{Role: string(llm.RoleAssistant), FinishReason: genai.FinishReason(string(resp.StopReason))}
+	if resp.Text != "" {
+		msg.Parts = append(msg.Parts, genai.Part{Type: "text", Content: resp.Text})
+	}
+	for _, c := range resp.ToolCalls {
+		msg.Parts = append(msg.Parts, genai.Part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	return []genai.Message{msg}
 }
 
 // ChatAnswer is the result of the CompleteChat activity the worker

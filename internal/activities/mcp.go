@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/a2aflow/a2aflow/internal/genai"
 	"github.com/a2aflow/a2aflow/internal/outbound"
 	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/internal/wire"
@@ -209,10 +211,15 @@ func (m *MCP) CallMCPTool(ctx context.Context, in wire.MCPCallToolInput) (wire.M
 	stop := heartbeat(ctx, 5*time.Second)
 	defer stop()
 	info := activity.GetInfo(ctx)
-	params := &mcp.CallToolParams{Name: in.Tool, Arguments: args,
-		Meta: mcp.Meta{wire.MCPIdempotencyKeyMeta: info.WorkflowExecution.ID + "/" + info.ActivityID}}
+	meta := mcp.Meta{wire.MCPIdempotencyKeyMeta: info.WorkflowExecution.ID + "/" + info.ActivityID}
+	// The MCP conventions' client span, and its trace context in the
+	// request's _meta (traceparent, tracestate), beside the HTTP headers.
+	ctx, span := genai.StartMCPToolCall(ctx, in.Server, in.Tool, s.ID())
+	otel.GetTextMapPropagator().Inject(ctx, metaCarrier(meta))
+	params := &mcp.CallToolParams{Name: in.Tool, Arguments: args, Meta: meta}
 	res, err := s.CallTool(ctx, params)
 	if err != nil {
+		genai.End(span, err, "_OTHER")
 		if ctx.Err() == nil {
 			m.drop(in.Server, s)
 		}
@@ -220,9 +227,24 @@ func (m *MCP) CallMCPTool(ctx context.Context, in wire.MCPCallToolInput) (wire.M
 	}
 	text := MCPResultText(res)
 	if res.IsError {
+		genai.End(span, errors.New(text), "tool_error")
 		return wire.MCPCallToolResult{}, temporal.NewNonRetryableApplicationError(text, wire.ErrTypeMCPToolError, nil)
 	}
+	genai.End(span, nil, "")
 	return wire.MCPCallToolResult{Text: text}, nil
+}
+
+// metaCarrier lets a propagator write into an MCP request's _meta.
+type metaCarrier mcp.Meta
+
+func (m metaCarrier) Get(key string) string { v, _ := m[key].(string); return v }
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+func (m metaCarrier) Keys() []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // MCPResultText is what the model reads of a tool's result: text content as

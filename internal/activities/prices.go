@@ -11,7 +11,7 @@ import (
 // Price is what one provider's model costs, in USD per million tokens: the
 // config file's [[llm-prices]] sections.
 type Price struct {
-	// Provider is "openai" or "anthropic" (the provider's Name).
+	// Provider is "openai", "anthropic" or "gemini" (the provider's Name).
 	Provider string
 	// Model is the model's name as requested or as the provider answers
 	// it; a name ending in "*" is a prefix ("gpt-4o-mini*").

@@ -11,10 +11,12 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"go.opentelemetry.io/otel/attribute"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/a2aflow/a2aflow/internal/cardsign"
+	"github.com/a2aflow/a2aflow/internal/genai"
 	"github.com/a2aflow/a2aflow/internal/hints"
 	"github.com/a2aflow/a2aflow/internal/metrics"
 	"github.com/a2aflow/a2aflow/internal/models"
@@ -121,10 +123,32 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput)
 	if in.Message == nil || len(in.Message.Parts) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError("no message to send", ErrTypeInvalidInput, nil)
 	}
+	// The delegation's invoke_agent client span: its requests, and so the
+	// remote agent's own spans (traceparent), are its children.
+	ctx, span := genai.StartInvokeRemoteAgent(ctx, in.Agent, remoteURL(in.Agent), "SendMessage",
+		string(in.Message.TaskID), in.Message.ContextID)
+	var res *wire.RemoteTaskResult
+	var err error
 	if in.Credential != "" {
-		return a.sendCredential(ctx, in)
+		res, err = a.sendCredential(ctx, in)
+	} else {
+		res, err = a.sendMessage(ctx, in)
 	}
-	return a.sendMessage(ctx, in)
+	if res != nil && res.Task != nil {
+		span.SetAttributes(attribute.String(genai.AttrA2ATaskState, string(res.Task.Status.State)),
+			attribute.String(genai.AttrA2ATaskID, string(res.Task.ID)))
+	}
+	genai.End(span, err, "")
+	return res, err
+}
+
+// remoteURL is the agent's address for its span when the workflow named it
+// by URL (a directory name has none here).
+func remoteURL(agent string) string {
+	if strings.HasPrefix(agent, "http://") || strings.HasPrefix(agent, "https://") {
+		return agent
+	}
+	return ""
 }
 
 // sendCredential sends the remote task the credential in.Credential names,

@@ -22,7 +22,7 @@ import (
 // NotConfiguredMessage is the assistant's answer when the worker has no LLM.
 const NotConfiguredMessage = "The assistant needs a large language model and none is configured. " +
 	"Set OPENAI_BASE_URL (any OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 for Ollama) and OPENAI_API_KEY if it needs one, " +
-	"or ANTHROPIC_API_KEY, and A2AFLOW_LLM_MODEL to choose the model, where the a2aflow worker runs; then restart it."
+	"or ANTHROPIC_API_KEY or GEMINI_API_KEY, and A2AFLOW_LLM_MODEL to choose the model, where the a2aflow worker runs; then restart it."
 
 // ReplyFromLLM runs the model with tools on thread and replies with its
 // answer: the assistant's and every config-file LLM agent's last step.

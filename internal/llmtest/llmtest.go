@@ -1,8 +1,11 @@
 // Package llmtest writes streamed LLM answers in the providers' real wire
 // formats, for the httptest fakes of tests: OpenAI's Chat Completions
-// server-sent events (chat.completion.chunk objects, a usage chunk, [DONE])
-// and Anthropic's Messages events (message_start, content_block_start,
-// content_block_delta, content_block_stop, message_delta, message_stop).
+// server-sent events (chat.completion.chunk objects, a usage chunk, [DONE]),
+// Anthropic's Messages events (message_start, content_block_start,
+// content_block_delta, content_block_stop, message_delta, message_stop)
+// and Gemini's streamGenerateContent events (alt=sse: one
+// GenerateContentResponse per event, the last with the finish reason and
+// the usage); WriteGeminiJSON answers generateContent whole.
 package llmtest
 
 import (
@@ -150,4 +153,62 @@ func WriteAnthropic(w http.ResponseWriter, sc Script) {
 	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": sc.OutputTokens}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// geminiCalls are the script's tool calls as Gemini's functionCall parts:
+// Gemini sends each call whole, its arguments an object.
+func (sc Script) geminiCalls() []any {
+	var parts []any
+	for _, tc := range sc.ToolCalls {
+		var args map[string]any
+		_ = json.Unmarshal([]byte(tc.Arguments), &args)
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"id": tc.ID, "name": tc.Name, "args": args}})
+	}
+	return parts
+}
+
+func (sc Script) geminiUsage() map[string]any {
+	return map[string]any{"promptTokenCount": sc.InputTokens, "candidatesTokenCount": sc.OutputTokens,
+		"totalTokenCount": sc.InputTokens + sc.OutputTokens}
+}
+
+// WriteGemini streams the script as a Gemini streamGenerateContent answer
+// (alt=sse): each text piece an event, then the function calls, then the
+// finish reason with the usage.
+func WriteGemini(w http.ResponseWriter, sc Script) {
+	s := start(w)
+	chunk := func(parts []any, finish string) map[string]any {
+		c := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+		if finish != "" {
+			c["finishReason"] = finish
+		}
+		out := map[string]any{"candidates": []any{c}, "modelVersion": sc.Model, "responseId": "fake-gemini"}
+		if finish != "" {
+			out["usageMetadata"] = sc.geminiUsage()
+		}
+		return out
+	}
+	sc.pieces(func(text string) { s.event("", chunk([]any{map[string]any{"text": text}}, "")) })
+	if calls := sc.geminiCalls(); len(calls) > 0 {
+		s.event("", chunk(calls, ""))
+	}
+	s.event("", chunk([]any{}, "STOP"))
+}
+
+// WriteGeminiJSON answers a Gemini generateContent request with the script
+// whole: its text in one part, then its function calls.
+func WriteGeminiJSON(w http.ResponseWriter, sc Script) {
+	var parts []any
+	text := ""
+	for _, p := range sc.Pieces {
+		text += p
+	}
+	if text != "" {
+		parts = append(parts, map[string]any{"text": text})
+	}
+	parts = append(parts, sc.geminiCalls()...)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": sc.geminiUsage(), "modelVersion": sc.Model, "responseId": "fake-gemini"})
 }

@@ -59,7 +59,7 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"description", "LLM agent: its card's description"},
 	{"version", "LLM agent: its card's version"},
 	{"system-prompt", "LLM agent: the model's system prompt; a section with one defines an LLM agent"},
-	{"provider", "openai or anthropic, configured where the worker runs (" + llm.EnvOpenAIBaseURL + "/" + llm.EnvOpenAIAPIKey + ", " + llm.EnvAnthropicAPIKey + "); default the worker's provider (" + llm.EnvProvider + "); a worker without the named one refuses to start"},
+	{"provider", "openai, anthropic or gemini, configured where the worker runs (" + llm.EnvOpenAIBaseURL + "/" + llm.EnvOpenAIAPIKey + ", " + llm.EnvAnthropicAPIKey + ", " + llm.EnvGeminiAPIKey + "/" + llm.EnvGoogleAPIKey + "); default the worker's provider (" + llm.EnvProvider + "); a worker without the named one refuses to start"},
 	{"model", "the model the agent's LLM calls use instead of " + llm.EnvModel + " (any agent: built-in ones too)"},
 	{"tools", "LLM agent: the built-in tools it may call: ask_user, list_artifacts, save_artifact, call_agent, clock, calculator, list_agents, remember_agent"},
 	{"remote-agents", "LLM agent: directory entries (--peer, agents add) whose skills become its tools, one tool AGENT_SKILL per skill of the agent's card"},
@@ -207,8 +207,8 @@ func (s *agentSection) setValue(key string, v any) error {
 		s.SystemPrompt, err = stringValue(v)
 	case "provider":
 		s.Provider, err = stringValue(v)
-		if err == nil && s.Provider != "openai" && s.Provider != "anthropic" {
-			return errors.New("want openai or anthropic")
+		if err == nil && s.Provider != "openai" && s.Provider != "anthropic" && s.Provider != "gemini" {
+			return errors.New("want openai, anthropic or gemini")
 		}
 	case "model":
 		s.Model, err = stringValue(v)
@@ -461,8 +461,11 @@ func (c *config) checkAgentProviders(def llm.Provider, providers map[string]llm.
 			continue
 		}
 		need := "OPENAI_BASE_URL or OPENAI_API_KEY"
-		if s.Provider == "anthropic" {
+		switch s.Provider {
+		case "anthropic":
 			need = llm.EnvAnthropicAPIKey
+		case "gemini":
+			need = llm.EnvGeminiAPIKey + " or " + llm.EnvGoogleAPIKey
 		}
 		return fmt.Errorf("config file %s: agent %q: provider %q is not configured on this worker (set %s where the worker runs)",
 			s.path, s.Name, s.Provider, need)

@@ -10,7 +10,7 @@ import (
 // tables, for the reference.
 func LLMLimitKeys() []AgentKey {
 	return []AgentKey{
-		{"provider", "openai or anthropic: the provider the limit is for (required)"},
+		{"provider", "openai, anthropic or gemini: the provider the limit is for (required)"},
 		{"model", "the model, as an agent requests it (model, A2AFLOW_LLM_MODEL); a name ending in * is a prefix, e.g. gpt-4o* (required)"},
 		{"rate", "how many calls may start per second, across all workers (e.g. 0.5, 5); 0 or unset: no rate limit"},
 		{"concurrency", "how many calls may run at once, across all workers; 0 or unset: no limit"},

@@ -8,7 +8,7 @@ import (
 // tables, for the reference.
 func LLMPriceKeys() []AgentKey {
 	return []AgentKey{
-		{"provider", "openai or anthropic: the provider the price is for (required)"},
+		{"provider", "openai, anthropic or gemini: the provider the price is for (required)"},
 		{"model", "the model, as an agent requests it (model, A2AFLOW_LLM_MODEL) or as the provider answers; a name ending in * is a prefix, e.g. gpt-4o-mini* (required)"},
 		{"input", "USD per million prompt tokens"},
 		{"cached-input", "USD per million prompt tokens read from the provider's prompt cache; default the input price"},

@@ -227,6 +227,7 @@ func (cfg *config) workerOptions(store *models.Store) (worker.Options, error) {
 		engine.NewLoggingInterceptor(), // task keys on workflow and activity logs
 		engine.NewOwnerInterceptor(),   // the task's owner for its activities
 		engine.NewForkInterceptor())    // a fork's recorded activity results
+	wopts.Interceptors = append(wopts.Interceptors, tracingWorkerInterceptors()...) // GenAI spans, with tracing on
 	// What the agents' own activities reach from their context: the
 	// database and the credentials users gave their tasks (workerenv).
 	env := &workerenv.Env{DB: store.DB()}

@@ -19,6 +19,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
+
+	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/genai"
 )
 
 // OpenTelemetry traces, off unless the standard OTEL_* variables ask for
@@ -102,7 +105,9 @@ func startTracing(ctx context.Context) (func(), error) {
 		return func() {}, fmt.Errorf("OpenTelemetry resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 	// The sampler is OTEL_TRACES_SAMPLER's, the batching OTEL_BSP_*'s.
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	// genai.IDGenerator: a task's turn spans get the IDs their children,
+	// made in activities on any worker, named as their parent.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithIDGenerator(genai.IDGenerator()))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	tracing.mu.Lock()
@@ -136,6 +141,19 @@ func tracingInterceptors() []interceptor.ClientInterceptor {
 		return nil
 	}
 	return []interceptor.ClientInterceptor{i}
+}
+
+// tracingWorkerInterceptors returns the worker's GenAI interceptor when
+// tracing is on: the tasks' turns, model and tool calls as the
+// OpenTelemetry GenAI semantic conventions name them (package genai).
+func tracingWorkerInterceptors() []interceptor.WorkerInterceptor {
+	tracing.mu.Lock()
+	on := tracing.on
+	tracing.mu.Unlock()
+	if !on {
+		return nil
+	}
+	return []interceptor.WorkerInterceptor{engine.NewGenAIInterceptor()}
 }
 
 // tracingLogArgs returns what the log says of tracing, nil when off: the
