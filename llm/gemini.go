@@ -214,6 +214,20 @@ func (p *Gemini) params(req Request) (string, []*genai.Content, *genai.GenerateC
 	if model == "" {
 		model = p.model
 	}
+	contents, err := geminiContents(req.Messages)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	config, err := p.config(req)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return model, contents, config, nil
+}
+
+// config is the request's generation config: the system prompt, the token
+// limit, the tools and the structured output's schema.
+func (p *Gemini) config(req Request) (*genai.GenerateContentConfig, error) {
 	config := &genai.GenerateContentConfig{}
 	if req.System != "" {
 		config.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
@@ -224,79 +238,12 @@ func (p *Gemini) params(req Request) (string, []*genai.Content, *genai.GenerateC
 		}
 		config.MaxOutputTokens = int32(min(n, 1<<31-1))
 	}
-	// A tool result names its function: Gemini pairs a response with its
-	// call by name (and ID, when the call had one).
-	names := map[string]string{}
-	var contents []*genai.Content
-	add := func(role string, parts ...*genai.Part) {
-		if n := len(contents); n > 0 && contents[n-1].Role == role {
-			contents[n-1].Parts = append(contents[n-1].Parts, parts...)
-			return
-		}
-		contents = append(contents, &genai.Content{Role: role, Parts: parts})
-	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case RoleUser:
-			var parts []*genai.Part
-			if m.Text != "" || len(m.Files) == 0 {
-				parts = append(parts, &genai.Part{Text: m.Text})
-			}
-			for _, f := range m.Files {
-				switch f.kind() {
-				case fileImage, filePDF:
-					parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: f.mediaType(), Data: f.Data}})
-				default:
-					parts = append(parts, &genai.Part{Text: f.asText()})
-				}
-			}
-			add(genai.RoleUser, parts...)
-		case RoleAssistant:
-			var parts []*genai.Part
-			if m.Text != "" {
-				parts = append(parts, &genai.Part{Text: m.Text})
-			}
-			for _, c := range m.ToolCalls {
-				var args map[string]any
-				if json.Unmarshal([]byte(c.Arguments), &args) != nil {
-					args = map[string]any{} // the model's broken JSON was answered with an error already
-				}
-				names[c.ID] = c.Name
-				id := c.ID
-				if strings.HasPrefix(id, "gemini-call-") {
-					id = "" // named by a2aflow, not by Gemini
-				}
-				parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: id, Name: c.Name, Args: args}})
-			}
-			if len(parts) > 0 {
-				add(genai.RoleModel, parts...)
-			}
-		case RoleTool:
-			id := m.ToolCallID
-			name := names[id]
-			if strings.HasPrefix(id, "gemini-call-") {
-				id = ""
-			}
-			key := "output"
-			if m.IsError {
-				key = "error"
-			}
-			var result any = m.Text
-			var structured map[string]any
-			if json.Unmarshal([]byte(m.Text), &structured) == nil {
-				result = structured
-			}
-			add(genai.RoleUser, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: id, Name: name, Response: map[string]any{key: result}}})
-		default:
-			return "", nil, nil, fmt.Errorf("gemini: message role %q: %w", m.Role, ErrInvalidRequest)
-		}
-	}
 	if len(req.Tools) > 0 {
 		tool := &genai.Tool{}
 		for _, t := range req.Tools {
 			schema, err := schemaMap(t.Parameters)
 			if err != nil {
-				return "", nil, nil, fmt.Errorf("gemini: tool %s: %w", t.Name, err)
+				return nil, fmt.Errorf("gemini: tool %s: %w", t.Name, err)
 			}
 			tool.FunctionDeclarations = append(tool.FunctionDeclarations,
 				&genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: schema})
@@ -306,11 +253,101 @@ func (p *Gemini) params(req Request) (string, []*genai.Content, *genai.GenerateC
 	if f := req.ResponseFormat; f != nil {
 		schema, err := schemaMap(f.Schema)
 		if err != nil {
-			return "", nil, nil, fmt.Errorf("gemini: response format %s: %w", f.Name, err)
+			return nil, fmt.Errorf("gemini: response format %s: %w", f.Name, err)
 		}
 		config.ResponseMIMEType, config.ResponseJsonSchema = "application/json", schema
 	}
-	return model, contents, config, nil
+	return config, nil
+}
+
+// geminiContents turns the conversation into Gemini's contents: turns of
+// one role merged, as Gemini wants them alternating, and each tool result
+// named by its function (Gemini pairs a response with its call by name,
+// and ID when the call had one).
+func geminiContents(messages []Message) ([]*genai.Content, error) {
+	names := map[string]string{}
+	var contents []*genai.Content
+	add := func(role string, parts ...*genai.Part) {
+		if n := len(contents); n > 0 && contents[n-1].Role == role {
+			contents[n-1].Parts = append(contents[n-1].Parts, parts...)
+			return
+		}
+		contents = append(contents, &genai.Content{Role: role, Parts: parts})
+	}
+	for _, m := range messages {
+		switch m.Role {
+		case RoleUser:
+			add(genai.RoleUser, geminiUserParts(m)...)
+		case RoleAssistant:
+			if parts := geminiModelParts(m, names); len(parts) > 0 {
+				add(genai.RoleModel, parts...)
+			}
+		case RoleTool:
+			add(genai.RoleUser, geminiToolResult(m, names[m.ToolCallID]))
+		default:
+			return nil, fmt.Errorf("gemini: message role %q: %w", m.Role, ErrInvalidRequest)
+		}
+	}
+	return contents, nil
+}
+
+// geminiUserParts is a user message: its text and its files (images and
+// PDFs inline, other files as text).
+func geminiUserParts(m Message) []*genai.Part {
+	var parts []*genai.Part
+	if m.Text != "" || len(m.Files) == 0 {
+		parts = append(parts, &genai.Part{Text: m.Text})
+	}
+	for _, f := range m.Files {
+		switch f.kind() {
+		case fileImage, filePDF:
+			parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: f.mediaType(), Data: f.Data}})
+		default:
+			parts = append(parts, &genai.Part{Text: f.asText()})
+		}
+	}
+	return parts
+}
+
+// geminiModelParts is an assistant message: its text and its function
+// calls, whose names it notes in names by call ID for their results.
+func geminiModelParts(m Message, names map[string]string) []*genai.Part {
+	var parts []*genai.Part
+	if m.Text != "" {
+		parts = append(parts, &genai.Part{Text: m.Text})
+	}
+	for _, c := range m.ToolCalls {
+		var args map[string]any
+		if json.Unmarshal([]byte(c.Arguments), &args) != nil {
+			args = map[string]any{} // the model's broken JSON was answered with an error already
+		}
+		names[c.ID] = c.Name
+		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: geminiCallID(c.ID), Name: c.Name, Args: args}})
+	}
+	return parts
+}
+
+// geminiToolResult is a tool's result (or error) for the function name.
+func geminiToolResult(m Message, name string) *genai.Part {
+	key := "output"
+	if m.IsError {
+		key = "error"
+	}
+	var result any = m.Text
+	var structured map[string]any
+	if json.Unmarshal([]byte(m.Text), &structured) == nil {
+		result = structured
+	}
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: geminiCallID(m.ToolCallID), Name: name, Response: map[string]any{key: result}}}
+}
+
+// geminiCallID is the ID Gemini gave a call: none for the IDs a2aflow
+// made up for calls Gemini named by position.
+func geminiCallID(id string) string {
+	if strings.HasPrefix(id, "gemini-call-") {
+		return ""
+	}
+	return id
 }
 
 // error turns an SDK error into an *APIError for HTTP error statuses (with

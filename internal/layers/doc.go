@@ -4,4 +4,9 @@
 // fails when a package imports one of a layer above its own, or is in no
 // layer. The documentation is the table: a change to the layers is a
 // change to that page.
+//
+// Its size tests hold the limits of the same page: no function longer than
+// 100 lines, no package folder with more than 12% of the module's lines
+// (non-test, non-generated Go outside tests/, examples/, bench/ and
+// deploy/).
 package layers
