@@ -350,7 +350,13 @@ func TestConfigAgentProvider(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[[agents]]\nname = \"h\"\nsystem-prompt = \"x\"\nprovider = \"gemini\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadCommand(t, "worker", "--config", path); err == nil || !strings.Contains(err.Error(), "want openai or anthropic") {
+	if _, _, err := loadCommand(t, "worker", "--config", path); err != nil {
 		t.Errorf("provider gemini: %v", err)
+	}
+	if err := os.WriteFile(path, []byte("[[agents]]\nname = \"h\"\nsystem-prompt = \"x\"\nprovider = \"mistral\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := loadCommand(t, "worker", "--config", path); err == nil || !strings.Contains(err.Error(), "want openai, anthropic or gemini") {
+		t.Errorf("provider mistral: %v", err)
 	}
 }
