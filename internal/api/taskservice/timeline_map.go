@@ -150,7 +150,7 @@ func (b *timelineBuilder) mapEvent(e *historypb.HistoryEvent) []TimelineEntry {
 		var state string
 		if p := e.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()[wire.TaskStateKey.GetName()]; p != nil &&
 			converter.GetDefaultDataConverter().FromPayload(p, &state) == nil {
-			return b.status(a2a.TaskState(state), "")
+			return b.stateChanged(a2a.TaskState(state))
 		}
 	case e.GetActivityTaskScheduledEventAttributes() != nil:
 		if n := b.scheduled(e); n > 0 {
@@ -252,18 +252,21 @@ func (b *timelineBuilder) onUpdateCompleted(a *historypb.WorkflowExecutionUpdate
 		Task      *struct {
 			HistoryLength int `json:"a2aflowHistoryLength"`
 		} `json:"task"`
+		// A send's result recorded before results were bounded: the task.
+		History []json.RawMessage `json:"history"`
 	}
 	if !b.decode(a.GetOutcome().GetSuccess(), &res) {
 		return nil
 	}
 	if res.EventSeq == nil && res.Settled == nil {
 		// Another update's result (an approval, a waitpoint), or a send's
-		// recorded before results were bounded (the task itself): its
-		// state only.
-		if res.Status != nil && res.Status.State != "" && res.State == "" && res.Messages == 0 {
-			return b.status(res.Status.State, messageText(res.Status.Message))
+		// recorded before results were bounded (the task itself, with at
+		// most all its messages).
+		if res.Status == nil || res.Status.State == "" || res.State != "" {
+			return nil
 		}
-		return nil
+		out := b.flushMessages(len(res.History))
+		return append(out, b.status(res.Status.State, messageText(res.Status.Message))...)
 	}
 	messages := res.Messages
 	if res.Task != nil {
@@ -472,6 +475,7 @@ func (b *timelineBuilder) messageEntries(i int) []TimelineEntry {
 	}
 	for _, d := range dataParts(m) {
 		if id, _ := d["approvalId"].(string); id != "" {
+			b.noticeFrom(id, d)
 			out = append(out, b.approvalsUpTo(numberAfter(id, "-approval-"))...)
 		}
 		if id, _ := d["waitpointId"].(string); id != "" {
@@ -493,6 +497,28 @@ func (b *timelineBuilder) messageEntries(i int) []TimelineEntry {
 	return out
 }
 
+// noticeFrom keeps what the data part d of a status waiting for approval
+// id says of it (its title, groups, deadline), unless a notice said it.
+func (b *timelineBuilder) noticeFrom(id string, d map[string]any) {
+	if _, ok := b.notices[id]; ok {
+		return
+	}
+	n := wire.ApprovalNotice{ApprovalID: id}
+	n.Title, _ = d["title"].(string)
+	groups, _ := d["groups"].([]any)
+	for _, g := range groups {
+		if s, ok := g.(string); ok {
+			n.Groups = append(n.Groups, s)
+		}
+	}
+	if s, _ := d["deadline"].(string); s != "" {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			n.Deadline = &t
+		}
+	}
+	b.notices[id] = n
+}
+
 // flushArtifacts gives the artifacts before position to not given yet.
 func (b *timelineBuilder) flushArtifacts(to int) []TimelineEntry {
 	var out []TimelineEntry
@@ -503,6 +529,21 @@ func (b *timelineBuilder) flushArtifacts(to int) []TimelineEntry {
 		out = append(out, en)
 	}
 	return out
+}
+
+// stateChanged maps the task's state as visibility got it: an ended
+// task's messages and artifacts come before its end.
+func (b *timelineBuilder) stateChanged(state a2a.TaskState) []TimelineEntry {
+	if !state.Terminal() {
+		return b.status(state, "")
+	}
+	out := b.flushMessages(b.msgs.total)
+	out = append(out, b.flushArtifacts(len(b.snap.Artifacts))...)
+	text := ""
+	if state == b.snap.Status.State {
+		text = messageText(b.snap.Status.Message)
+	}
+	return append(out, b.status(state, text)...)
 }
 
 // status gives a change to state (none when it is the state shown last).

@@ -32,6 +32,9 @@ type timelineBuilder struct {
 	start timelineCursor
 	size  int
 
+	// pages reads the runs' events (TaskService.temporalHistory).
+	pages historyPages
+
 	entries []TimelineEntry
 	next    string // the next page's token ("" none)
 	// delegating names the remote agent whose task the task follows at
@@ -59,7 +62,31 @@ type eventContext struct {
 
 func newTimelineBuilder(ctx context.Context, s *TaskService, snap *wire.TaskSnapshot, start *timelineCursor, size int) *timelineBuilder {
 	return &timelineBuilder{ctx: ctx, s: s, id: snap.ID, snap: snap, msgs: newTimelineMessages(ctx, s, snap),
-		start: *start, size: size, state: start.timelineState, notices: map[string]wire.ApprovalNotice{}}
+		start: *start, size: size, state: start.timelineState, notices: map[string]wire.ApprovalNotice{}, pages: s.temporalHistory}
+}
+
+// historyPages reads a page of the events of run of task id: the events
+// and the token of the next page (none: the last).
+type historyPages func(ctx context.Context, id a2a.TaskID, run string, token []byte, size int32) ([]*historypb.HistoryEvent, []byte, error)
+
+// temporalHistory reads the pages of a run's events from Temporal.
+func (s *TaskService) temporalHistory(ctx context.Context, id a2a.TaskID, run string, token []byte, size int32) ([]*historypb.HistoryEvent, []byte, error) {
+	resp, err := s.temporal.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+		Namespace:              s.namespace,
+		Execution:              &commonpb.WorkflowExecution{WorkflowId: string(id), RunId: run},
+		MaximumPageSize:        size,
+		NextPageToken:          token,
+		HistoryEventFilterType: enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,
+	})
+	if err != nil {
+		return nil, nil, apierror.FromTemporal(err)
+	}
+	return resp.GetHistory().GetEvents(), resp.GetNextPageToken(), nil
+}
+
+// fetch reads a page of run's events.
+func (b *timelineBuilder) fetch(run string, token []byte, size int32) ([]*historypb.HistoryEvent, []byte, error) {
+	return b.pages(b.ctx, b.id, run, token, size)
 }
 
 // historyPageRef is a page of a run's events as Temporal serves it: the
@@ -122,20 +149,10 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 	var lastSeen int64
 	var lastType enums.EventType
 	for {
-		resp, err := b.s.temporal.WorkflowService().GetWorkflowExecutionHistory(b.ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
-			Namespace:              b.s.namespace,
-			Execution:              &commonpb.WorkflowExecution{WorkflowId: string(b.id), RunId: start.Run},
-			MaximumPageSize:        b.temporalPageSize(),
-			NextPageToken:          token,
-			HistoryEventFilterType: enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,
-		})
+		events, nextToken, err := b.fetch(start.Run, token, b.temporalPageSize())
 		if err != nil {
-			if fromToken && apierror.IsNotFound(err) {
-				return r, apierror.TaskNotFound()
-			}
-			return r, apierror.FromTemporal(err)
+			return r, err
 		}
-		events := resp.GetHistory().GetEvents()
 		if len(events) > 0 {
 			r.pages = append(r.pages, historyPageRef{token: token, first: events[0].GetEventId()})
 		}
@@ -157,7 +174,7 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 				return r, nil
 			}
 		}
-		token = resp.GetNextPageToken()
+		token = nextToken
 		if len(token) > 0 {
 			continue
 		}
