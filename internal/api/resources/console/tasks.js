@@ -35,7 +35,7 @@ export function waitingOf(task) {
 // costOf is the task's LLM cost so far, from its usage metadata.
 const costOf = task => {
   const u = task.metadata && task.metadata["a2aflow.llmUsage"];
-  return u ? u.costUSD : undefined;
+  return u ? u.costUSD || 0 : undefined;
 };
 
 // firstLine is the first line of a text, cut to 80 characters.

@@ -98,10 +98,21 @@ export function lineDiff(a, b) {
   return out;
 }
 
+// canonical is a JSON value with its objects' keys sorted, so that a diff
+// shows changed values, not a different order.
+function canonical(v) {
+  if (typeof v === "string") {
+    try { v = JSON.parse(v); } catch { return v; }
+  }
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map(k => [k, canonical(v[k])]));
+  return v;
+}
+
 // diffView shows what an approver changed: the proposed arguments against
-// the approved ones, line by line.
+// the approved ones, line by line, keys in order.
 export function diffView(before, after, label) {
-  const rows = lineDiff(pretty(before), pretty(after)).map(([op, line]) =>
+  const rows = lineDiff(pretty(canonical(before)), pretty(canonical(after))).map(([op, line]) =>
     op === "+" ? h("ins", {}, h("span", {class: "visually-hidden"}, "added: "), "+ " + line)
       : op === "-" ? h("del", {}, h("span", {class: "visually-hidden"}, "removed: "), "- " + line)
         : h("span", {}, "  " + line));
