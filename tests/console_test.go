@@ -1,13 +1,19 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/a2aflow/a2aflow/internal/mcptest"
+	"github.com/a2aflow/a2aflow/tests/fakes"
 	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
 )
@@ -77,7 +84,7 @@ func (s *consoleShots) take(page context.Context, name string, viewport bool) {
 }
 
 // openConsole opens url in headless Chromium (exe) and returns the page,
-// which allows two minutes for what the test does on it.
+// which allows four minutes for what the test does on it.
 func openConsole(t *testing.T, exe, url string) (context.Context, func()) {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -98,14 +105,29 @@ func openConsole(t *testing.T, exe, url string) (context.Context, func()) {
 		cancelAlloc()
 		t.Fatalf("browser: %v", err)
 	}
-	page, cancelPage := context.WithTimeout(browser, 2*time.Minute)
+	page, cancelPage := context.WithTimeout(browser, 4*time.Minute)
 	return page, func() { cancelPage(); cancelBrowser(); cancelAlloc() }
 }
 
-// waitJS waits until the JavaScript expression is true in the page.
+// do runs actions on the page within 30 seconds, or fails the test with
+// the page's content.
+func do(t *testing.T, page context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(page, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		html, _ := chromedp.Run(page, chromedp.OuterHTML(chromedp.CSS("main")))
+		t.Fatalf("%s: %v\nthe page's main:\n%s", what, err, truncateForLog([]byte(html)))
+	}
+}
+
+// waitJS waits until the JavaScript expression is true in the page. An
+// expression that throws (an element not there yet) counts as false: a
+// throw would leave chromedp's poll waiting forever.
 func waitJS(t *testing.T, page context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(page, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))); err != nil {
+	safe := "(() => { try { return !!(" + expr + "); } catch (e) { return false; } })()"
+	if _, err := chromedp.Run(page, chromedp.Poll[bool](safe, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(45*time.Second))); err != nil {
 		html, _ := chromedp.Run(page, chromedp.OuterHTML(chromedp.CSS("main")))
 		t.Fatalf("%s: %v\nthe page's main:\n%s", what, err, truncateForLog([]byte(html)))
 	}
@@ -136,7 +158,10 @@ func timelineHas(text string) string {
 // summaries; a travel task is answered from its page and completes; a
 // gated tool call is approved with edited arguments from the task's
 // timeline and runs once, with those arguments; a task is forked at its
-// second message with the button on that message. Then, with API keys on,
+// second message with the button on that message; a changes task's
+// waitpoint is completed with a JSON payload; a task started from the
+// list's form shows the assistant's answer while the model writes it; a
+// failed task is retried with its page's button. Then, with API keys on,
 // another owner's task is not listed and reads as not found, while its
 // owner, signed in on the same page, sees it. Screenshots go to
 // docs/images/console-*.png with A2AFLOW_UPDATE_SCREENSHOTS=1.
@@ -144,7 +169,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	exe := chromium(t)
 	began := time.Now()
 	shots := newConsoleShots(t)
-	model := newFakeToolLLM(t)
+	model := newConsoleModel(t)
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	mcpSrv := httptest.NewServer((&mcptest.Payments{Ledger: ledger}).Handler())
 	t.Cleanup(mcpSrv.Close)
@@ -152,7 +177,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(consoleToolsConfig, mcpSrv.URL+"/mcp")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := harness.StartServeEnv(t, t.TempDir(), []string{"OPENAI_BASE_URL=" + model.URL + "/v1", "OPENAI_API_KEY=sk-test"},
+	s := harness.StartServeEnv(t, t.TempDir(), []string{"OPENAI_BASE_URL=" + model.URL + "/v1", "OPENAI_API_KEY=sk-test",
+		"A2AFLOW_LLM_PROVIDER=", "A2AFLOW_LLM_MODEL=fake-model", "ANTHROPIC_API_KEY="},
 		"--config", config, "--approver-groups", "fiona:finance")
 	ctx := harness.Context(t)
 	travel, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/travel")
@@ -280,6 +306,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("forked: %s", time.Since(step).Round(time.Millisecond))
 
+	consoleWaitpoint(t, page, s)
+	consoleLiveAnswer(t, page, shots)
+	consoleRetry(t, page, s, model)
 	consoleOwners(t, exe)
 	t.Logf("TestConsoleInBrowser took %s", time.Since(began).Round(time.Millisecond))
 }
@@ -336,4 +365,115 @@ func consoleOwners(t *testing.T, exe string) {
 	}
 	waitJS(t, page, "alice, signed in, reads her task", `document.querySelector("#task-title")?.textContent === "echo · alice's secret plans"`)
 	t.Logf("owners: %s", time.Since(step).Round(time.Millisecond))
+}
+
+// consoleModel is the console test's model: the payables agent's calls go
+// to the tool-calling fake, the others (the assistant's) to a LiveModel,
+// which writes its answer a word at a time. While
+// refusing is set, a call about INV-RETRY is refused with 400, which fails
+// its task at once.
+type consoleModel struct {
+	*httptest.Server
+	refusing atomic.Bool
+}
+
+func newConsoleModel(t *testing.T) *consoleModel {
+	live := fakes.NewLiveModel(t, 1500*time.Millisecond, 150*time.Millisecond)
+	tools := newFakeToolLLM(t)
+	m := &consoleModel{}
+	proxy := func(target string) *httputil.ReverseProxy {
+		u, _ := url.Parse(target)
+		p := httputil.NewSingleHostReverseProxy(u)
+		p.FlushInterval = -1 // the live answer's events as they come
+		return p
+	}
+	toLive, toTools := proxy(live.URL), proxy(tools.URL)
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
+		switch {
+		case m.refusing.Load() && bytes.Contains(raw, []byte("INV-RETRY")):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":{"message":"the model is misconfigured","type":"invalid_request_error"}}`)
+		case bytes.Contains(raw, []byte("You pay the invoices")): // the payables agent's system prompt
+			toTools.ServeHTTP(w, r)
+		default:
+			toLive.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// consoleWaitpoint: a changes task waits for its ticket (a waitpoint),
+// completed from the task's page with a JSON payload.
+func consoleWaitpoint(t *testing.T, page context.Context, s *harness.Server) {
+	step := time.Now()
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/changes")
+	task := harness.Send(t, ctx, c, "", "Restart the payments database")
+	goTo(t, page, "#/task/changes/"+string(task.ID))
+	form := `li.waitpoint form`
+	err := chromedp.Do(page,
+		chromedp.WaitVisible(chromedp.CSS(form+" textarea.payload")),
+		chromedp.SendKeys(chromedp.CSS(form+" textarea.payload"), `{"ticket_id": "CHG-7", "approved": true}`),
+		chromedp.Click(chromedp.CSS(form+` button[type="submit"]`)),
+	)
+	if err != nil {
+		t.Fatalf("the waitpoint's form: %v", err)
+	}
+	waitJS(t, page, "the change is approved under the ticket", `document.querySelector("#timeline").dataset.state === "TASK_STATE_COMPLETED" && `+
+		timelineHas("Change approved under ticket CHG-7"))
+	if got := harness.StatusText(waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)); !strings.Contains(got, "CHG-7") {
+		t.Errorf("the changes task after the console completed its waitpoint: %q", got)
+	}
+	t.Logf("waitpoint completed: %s", time.Since(step).Round(time.Millisecond))
+}
+
+// consoleLiveAnswer: a task started from the list's form opens its page,
+// which shows the assistant's answer while the model writes it, then the
+// answer as the task's message.
+func consoleLiveAnswer(t *testing.T, page context.Context, shots *consoleShots) {
+	step := time.Now()
+	goTo(t, page, "#/tasks")
+	do(t, page, "open the form", chromedp.Click(chromedp.CSS(`details.panel > summary`)))
+	waitJS(t, page, "the form lists the agents", `document.querySelector('#new-agent option[value="assistant"]') !== null`)
+	do(t, page, "fill the form", chromedp.SetValue(chromedp.CSS("#new-agent"), "assistant"),
+		chromedp.SendKeys(chromedp.CSS("#new-text"), "Tell me about streaming"))
+	do(t, page, "start the task", chromedp.Click(chromedp.CSS(`form[aria-label="Start a task"] button[type="submit"]`)))
+	full := js(fakes.LiveAnswerText)
+	waitJS(t, page, "the live answer shows while it is written",
+		`location.hash.startsWith("#/task/assistant/") && !document.querySelector("#live-answer")?.hidden && `+
+			`document.querySelector("#live-answer .text").textContent.startsWith("Streaming works") && `+
+			`document.querySelector("#live-answer .text").textContent.length < `+full+`.length`)
+	shots.take(page, "live", true)
+	waitJS(t, page, "the answer becomes the task's message", `document.querySelector("#timeline").dataset.state === "TASK_STATE_COMPLETED" && `+
+		`[...document.querySelectorAll("#timeline li.message.agent")].some(li => li.textContent.includes(`+full+`))`)
+	t.Logf("live answer: %s", time.Since(step).Round(time.Millisecond))
+}
+
+// consoleRetry: a task whose model call was refused fails; once the model
+// answers again, Retry on its page runs the failed step in a new task,
+// which completes.
+func consoleRetry(t *testing.T, page context.Context, s *harness.Server, model *consoleModel) {
+	step := time.Now()
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/payables")
+	model.refusing.Store(true)
+	task := harness.Send(t, ctx, c, "", "pay INV-RETRY 50")
+	if task.Status.State != a2a.TaskStateFailed {
+		task = waitState(t, ctx, c, task.ID, a2a.TaskStateFailed)
+	}
+	model.refusing.Store(false)
+	goTo(t, page, "#/task/payables/"+string(task.ID))
+	if err := chromedp.Do(page, chromedp.WaitVisible(chromedp.CSS("#action-retry")), chromedp.Click(chromedp.CSS("#action-retry"))); err != nil {
+		t.Fatalf("retry from the page: %v", err)
+	}
+	waitJS(t, page, "the retry's page opens and it completes", `location.hash.startsWith("#/task/payables/") && !location.hash.includes(`+js(string(task.ID))+`) && `+
+		`document.querySelector("#timeline")?.dataset.state === "TASK_STATE_COMPLETED" && `+timelineHas("done: paid invoice INV-RETRY: 50.00 EUR"))
+	if got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("the original after the retry: %v %v, want it failed still", got, err)
+	}
+	t.Logf("retried: %s", time.Since(step).Round(time.Millisecond))
 }
