@@ -403,7 +403,8 @@ type timelineCursor struct {
 
 // timelineState is what the mapping of events carries from one event to
 // the next: the entries, messages and artifacts given so far, the last
-// state shown, and the highest approval and waitpoint numbers shown.
+// state shown (and one to show), and the highest approval and waitpoint
+// numbers shown.
 type timelineState struct {
 	Seq        int64         `json:"s,omitempty"`
 	Msgs       int           `json:"m,omitempty"`
@@ -411,6 +412,8 @@ type timelineState struct {
 	State      a2a.TaskState `json:"st,omitempty"`
 	Approvals  int           `json:"ap,omitempty"`
 	Waitpoints int           `json:"wp,omitempty"`
+	// Pending is a state waiting for the user, not shown yet.
+	Pending a2a.TaskState `json:"pd,omitempty"`
 }
 
 // maxTimelineTokenBytes bounds a page token a client sends.

@@ -134,10 +134,8 @@ func (b *timelineBuilder) build() error {
 func (b *timelineBuilder) full() bool { return len(b.entries) >= b.size }
 
 // temporalPageSize is how many events the builder asks Temporal for at a
-// time: enough for a page of entries in one round trip, mostly.
-func (b *timelineBuilder) temporalPageSize() int32 {
-	return int32(min(max(b.size*8, 256), 4000))
-}
+// time: Temporal's most (GetHistoryMaxPageSize).
+const temporalPageSize = 256
 
 // readRun maps the events of start.Run from start.Event on, and replays
 // those before it that the Temporal page it starts from holds (they give
@@ -149,7 +147,7 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 	var lastSeen int64
 	var lastType enums.EventType
 	for {
-		events, nextToken, err := b.fetch(start.Run, token, b.temporalPageSize())
+		events, nextToken, err := b.fetch(start.Run, token, temporalPageSize)
 		if err != nil {
 			return r, err
 		}
