@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -348,6 +349,23 @@ func TestTimeline(t *testing.T) {
 		}
 		if code, _, raw := getTimeline(t, s.APIURL, "", string(task.ID), url.Values{"pageToken": {first.NextPageToken}}, nil); code != http.StatusBadRequest {
 			t.Errorf("another task's token: HTTP %d %s, want 400", code, raw)
+		}
+		// The task's own token, naming a run of no task, or a Temporal page
+		// that is none (the token is base64url JSON: a client could forge it).
+		forge := func(key string, value any) string {
+			raw, _ := base64.RawURLEncoding.DecodeString(first.NextPageToken)
+			var tok map[string]any
+			if err := json.Unmarshal(raw, &tok); err != nil {
+				t.Fatalf("the page token %q: %v", first.NextPageToken, err)
+			}
+			tok[key] = value
+			raw, _ = json.Marshal(tok)
+			return base64.RawURLEncoding.EncodeToString(raw)
+		}
+		for _, forged := range []string{forge("r", "0b5d7a4e-1c1f-4a3e-9d8e-000000000000"), forge("p", base64.StdEncoding.EncodeToString([]byte("not a page")))} {
+			if code, _, raw := getTimeline(t, s.APIURL, "", string(other.ID), url.Values{"pageToken": {forged}}, nil); code != http.StatusBadRequest {
+				t.Errorf("a forged token: HTTP %d %s, want 400", code, raw)
+			}
 		}
 		for _, path := range []string{"", "/agents/expenses"} {
 			// Unknown, and another agent's task.

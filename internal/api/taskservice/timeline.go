@@ -260,6 +260,7 @@ func (s *TaskService) Timeline(ctx context.Context, id a2a.TaskID, pageSize int,
 	if err != nil {
 		return nil, err
 	}
+	given := cur != nil
 	if cur == nil {
 		first, err := s.firstRun(ctx, id)
 		if err != nil {
@@ -268,6 +269,7 @@ func (s *TaskService) Timeline(ctx context.Context, id a2a.TaskID, pageSize int,
 		cur = &timelineCursor{Task: string(id), Run: first, Event: 1}
 	}
 	b := newTimelineBuilder(ctx, s, snap, cur, pageSize)
+	b.tokenGiven = given
 	if err := b.build(); err != nil {
 		return nil, err
 	}
@@ -429,7 +431,7 @@ func decodeTimelineToken(token string, id a2a.TaskID) (*timelineCursor, error) {
 	if token == "" {
 		return nil, nil
 	}
-	bad := a2a.NewError(a2a.ErrInvalidParams, "pageToken is not a page token of this task's timeline")
+	bad := errBadTimelineToken()
 	if len(token) > maxTimelineTokenBytes {
 		return nil, bad
 	}
@@ -446,6 +448,12 @@ func decodeTimelineToken(token string, id a2a.TaskID) (*timelineCursor, error) {
 		return nil, bad
 	}
 	return &c, nil
+}
+
+// errBadTimelineToken is the answer to a page token that is not one of
+// the task's timeline.
+func errBadTimelineToken() error {
+	return a2a.NewError(a2a.ErrInvalidParams, "pageToken is not a page token of this task's timeline")
 }
 
 // noHistoryPagesKey marks a read whose caller reads the pages of older

@@ -3,6 +3,7 @@ package taskservice
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ type timelineBuilder struct {
 	// start is where the page starts, size how many entries it holds.
 	start timelineCursor
 	size  int
+	// tokenGiven says start came from the client's page token.
+	tokenGiven bool
 
 	// pages reads the runs' events (TaskService.temporalHistory).
 	pages historyPages
@@ -148,6 +151,10 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 	var lastType enums.EventType
 	for {
 		events, nextToken, err := b.fetch(start.Run, token, temporalPageSize)
+		if err != nil && b.fromToken(start) && (errors.Is(err, a2a.ErrTaskNotFound) || errors.Is(err, a2a.ErrInvalidParams)) {
+			// The client's token names no run of this task, or no page of it.
+			return r, errBadTimelineToken()
+		}
 		if err != nil {
 			return r, err
 		}
@@ -184,6 +191,12 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 		}
 		return r, nil
 	}
+}
+
+// fromToken reports whether start is the run the client's page token
+// named.
+func (b *timelineBuilder) fromToken(start timelineCursor) bool {
+	return b.tokenGiven && start.Run == b.start.Run
 }
 
 // closingEvent reports whether an event of type t ends its run.
