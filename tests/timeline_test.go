@@ -416,3 +416,62 @@ func TestTimelineOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineContinuedAsNew: a task that continued as new (Temporal
+// suggests it every 60 events here) has one timeline across its runs:
+// every message once, at its position, the runs' ends marked, the runs in
+// order, and pages of any size make up the whole.
+func TestTimelineContinuedAsNew(t *testing.T) {
+	s := harness.StartServe(t, t.TempDir(), "--temporal-dynamic-config", "limit.historyCount.suggestContinueAsNew=60")
+	ctx := harness.Context(t)
+	c, _ := harness.NewClient(t, ctx, s.APIURL)
+	task := harness.Send(t, ctx, c, "", "Book a flight")
+	task = harness.Send(t, ctx, c, task.ID, "Lisbon")
+	const wrong = 40
+	for i := range wrong {
+		task = harness.Send(t, ctx, c, task.ID, fmt.Sprintf("not a date %d", i))
+	}
+	harness.WantState(t, task, a2a.TaskStateInputRequired, "")
+	code, page, raw := getTimeline(t, s.APIURL, "", string(task.ID), url.Values{"pageSize": {"1000"}}, nil)
+	if code != http.StatusOK {
+		t.Fatalf("timeline: HTTP %d %s", code, raw)
+	}
+	next, runs, continued := 1, []string{}, 0
+	for _, e := range page.Entries {
+		if len(runs) == 0 || runs[len(runs)-1] != e.RunID {
+			for _, r := range runs {
+				if r == e.RunID {
+					t.Fatalf("run %s comes back after another run", e.RunID)
+				}
+			}
+			runs = append(runs, e.RunID)
+		}
+		switch {
+		case e.Message != nil:
+			if e.Message.MessageIndex != next {
+				t.Fatalf("message #%d where #%d was due:\n%s", e.Message.MessageIndex, next, raw)
+			}
+			next++
+		case e.Kind == "continue_as_new":
+			continued++
+		}
+	}
+	full, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next-1 != len(full.History) || len(full.History) < 2*(wrong+2) {
+		t.Errorf("%d messages in the timeline, %d in the task's history", next-1, len(full.History))
+	}
+	if continued == 0 || len(runs) != continued+1 {
+		t.Errorf("%d continue_as_new entries over %d runs, want some, one run more:\n%s", continued, len(runs), raw)
+	}
+	whole := allTimeline(t, s.APIURL, "", string(task.ID), 1000)
+	for _, size := range []int{3, 7} {
+		if diff := cmp.Diff(whole, allTimeline(t, s.APIURL, "", string(task.ID), size), cmp.Comparer(func(a, b json.RawMessage) bool {
+			return string(a) == string(b)
+		})); diff != "" {
+			t.Errorf("in pages of %d (-whole +pages):\n%s", size, diff)
+		}
+	}
+}
