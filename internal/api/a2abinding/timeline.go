@@ -14,7 +14,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 )
 
-// The timeline route of an agent's endpoint (docs/guides/console.md): GET
+// The timeline route of an agent's endpoint (docs/guides/timeline.md): GET
 // /tasks/{id}/timeline?pageSize=N&pageToken=T over HTTP+JSON (under a
 // tenant prefix too), a task's whole story in pages, for the console.
 // TaskService.Timeline builds it; reading it is reading the task (its

@@ -260,6 +260,7 @@ func (s *TaskService) Timeline(ctx context.Context, id a2a.TaskID, pageSize int,
 	if err != nil {
 		return nil, err
 	}
+	given := cur != nil
 	if cur == nil {
 		first, err := s.firstRun(ctx, id)
 		if err != nil {
@@ -268,6 +269,7 @@ func (s *TaskService) Timeline(ctx context.Context, id a2a.TaskID, pageSize int,
 		cur = &timelineCursor{Task: string(id), Run: first, Event: 1}
 	}
 	b := newTimelineBuilder(ctx, s, snap, cur, pageSize)
+	b.tokenGiven = given
 	if err := b.build(); err != nil {
 		return nil, err
 	}
@@ -403,7 +405,8 @@ type timelineCursor struct {
 
 // timelineState is what the mapping of events carries from one event to
 // the next: the entries, messages and artifacts given so far, the last
-// state shown, and the highest approval and waitpoint numbers shown.
+// state shown (and one to show), and the highest approval and waitpoint
+// numbers shown.
 type timelineState struct {
 	Seq        int64         `json:"s,omitempty"`
 	Msgs       int           `json:"m,omitempty"`
@@ -411,6 +414,8 @@ type timelineState struct {
 	State      a2a.TaskState `json:"st,omitempty"`
 	Approvals  int           `json:"ap,omitempty"`
 	Waitpoints int           `json:"wp,omitempty"`
+	// Pending is a state waiting for the user, not shown yet.
+	Pending a2a.TaskState `json:"pd,omitempty"`
 }
 
 // maxTimelineTokenBytes bounds a page token a client sends.
@@ -426,7 +431,7 @@ func decodeTimelineToken(token string, id a2a.TaskID) (*timelineCursor, error) {
 	if token == "" {
 		return nil, nil
 	}
-	bad := a2a.NewError(a2a.ErrInvalidParams, "pageToken is not a page token of this task's timeline")
+	bad := errBadTimelineToken()
 	if len(token) > maxTimelineTokenBytes {
 		return nil, bad
 	}
@@ -443,6 +448,12 @@ func decodeTimelineToken(token string, id a2a.TaskID) (*timelineCursor, error) {
 		return nil, bad
 	}
 	return &c, nil
+}
+
+// errBadTimelineToken is the answer to a page token that is not one of
+// the task's timeline.
+func errBadTimelineToken() error {
+	return a2a.NewError(a2a.ErrInvalidParams, "pageToken is not a page token of this task's timeline")
 }
 
 // noHistoryPagesKey marks a read whose caller reads the pages of older

@@ -137,8 +137,21 @@ func (b *timelineBuilder) scheduled(e *historypb.HistoryEvent) int {
 }
 
 // mapEvent returns the entries of event e (b.at is e), advancing the
-// mapping's state.
+// mapping's state. A state waiting for the user that visibility got
+// (pending) shows with the next entries, or with the update's result that
+// says it (after the question the result counts).
 func (b *timelineBuilder) mapEvent(e *historypb.HistoryEvent) []TimelineEntry {
+	pending := b.state.Pending
+	entries := b.eventEntries(e)
+	if pending != "" && b.state.Pending == pending && len(entries) > 0 {
+		b.state.Pending = ""
+		entries = append(b.status(pending, ""), entries...)
+	}
+	return entries
+}
+
+// eventEntries returns the entries of event e (see mapEvent).
+func (b *timelineBuilder) eventEntries(e *historypb.HistoryEvent) []TimelineEntry {
 	switch {
 	case e.GetWorkflowExecutionStartedEventAttributes() != nil:
 		return b.onStarted(e.GetWorkflowExecutionStartedEventAttributes())
@@ -273,12 +286,12 @@ func (b *timelineBuilder) onUpdateCompleted(a *historypb.WorkflowExecutionUpdate
 		messages = max(messages, res.Task.HistoryLength)
 	}
 	out := b.flushMessages(messages)
+	out = append(out, b.flushArtifacts(res.Artifacts)...)
 	state, text := res.State, ""
 	if res.Status != nil {
 		state, text = res.Status.State, messageText(res.Status.Message)
 	}
-	out = append(out, b.status(state, text)...)
-	return append(out, b.flushArtifacts(res.Artifacts)...)
+	return append(out, b.status(state, text)...)
 }
 
 // onActivityClosed maps the end of an activity the timeline shows.
@@ -532,9 +545,16 @@ func (b *timelineBuilder) flushArtifacts(to int) []TimelineEntry {
 }
 
 // stateChanged maps the task's state as visibility got it: an ended
-// task's messages and artifacts come before its end.
+// task's messages and artifacts come before its end; a state waiting for
+// the user waits for its question (pending, see mapEvent).
 func (b *timelineBuilder) stateChanged(state a2a.TaskState) []TimelineEntry {
-	if !state.Terminal() {
+	switch {
+	case wire.Interrupted(state):
+		if state != b.state.State {
+			b.state.Pending = state
+		}
+		return nil
+	case !state.Terminal():
 		return b.status(state, "")
 	}
 	out := b.flushMessages(b.msgs.total)
@@ -548,13 +568,20 @@ func (b *timelineBuilder) stateChanged(state a2a.TaskState) []TimelineEntry {
 
 // status gives a change to state (none when it is the state shown last).
 func (b *timelineBuilder) status(state a2a.TaskState, text string) []TimelineEntry {
+	var out []TimelineEntry
+	if pending := b.state.Pending; pending != "" {
+		b.state.Pending = ""
+		if pending != state {
+			out = b.status(pending, "")
+		}
+	}
 	if state == "" || state == b.state.State {
-		return nil
+		return out
 	}
 	b.state.State = state
 	en := b.entry(EntryStatus)
 	en.Status = &TimelineStatus{State: state, Text: text}
-	return []TimelineEntry{en}
+	return append(out, en)
 }
 
 // approvalsUpTo gives the task's approvals up to the n-th not given yet.

@@ -3,6 +3,7 @@ package taskservice
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ type timelineBuilder struct {
 	// start is where the page starts, size how many entries it holds.
 	start timelineCursor
 	size  int
+	// tokenGiven says start came from the client's page token.
+	tokenGiven bool
 
 	// pages reads the runs' events (TaskService.temporalHistory).
 	pages historyPages
@@ -134,10 +137,8 @@ func (b *timelineBuilder) build() error {
 func (b *timelineBuilder) full() bool { return len(b.entries) >= b.size }
 
 // temporalPageSize is how many events the builder asks Temporal for at a
-// time: enough for a page of entries in one round trip, mostly.
-func (b *timelineBuilder) temporalPageSize() int32 {
-	return int32(min(max(b.size*8, 256), 4000))
-}
+// time: Temporal's most (GetHistoryMaxPageSize).
+const temporalPageSize = 256
 
 // readRun maps the events of start.Run from start.Event on, and replays
 // those before it that the Temporal page it starts from holds (they give
@@ -149,7 +150,11 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 	var lastSeen int64
 	var lastType enums.EventType
 	for {
-		events, nextToken, err := b.fetch(start.Run, token, b.temporalPageSize())
+		events, nextToken, err := b.fetch(start.Run, token, temporalPageSize)
+		if err != nil && b.fromToken(start) && (errors.Is(err, a2a.ErrTaskNotFound) || errors.Is(err, a2a.ErrInvalidParams)) {
+			// The client's token names no run of this task, or no page of it.
+			return r, errBadTimelineToken()
+		}
 		if err != nil {
 			return r, err
 		}
@@ -186,6 +191,12 @@ func (b *timelineBuilder) readRun(start timelineCursor) (runRead, error) {
 		}
 		return r, nil
 	}
+}
+
+// fromToken reports whether start is the run the client's page token
+// named.
+func (b *timelineBuilder) fromToken(start timelineCursor) bool {
+	return b.tokenGiven && start.Run == b.start.Run
 }
 
 // closingEvent reports whether an event of type t ends its run.
