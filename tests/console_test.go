@@ -141,6 +141,28 @@ func goTo(t *testing.T, page context.Context, hash string) {
 	}
 }
 
+// unlabelledJS lists the page's visible form controls and buttons that
+// have no accessible name: no label, no aria-label or aria-labelledby, no
+// text.
+const unlabelledJS = `[...document.querySelectorAll("input, select, textarea, button")]
+	.filter(e => e.offsetParent !== null && e.type !== "hidden")
+	.filter(e => !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.getAttribute("aria-labelledby") &&
+		!(e.tagName === "BUTTON" && e.textContent.trim()))
+	.map(e => e.outerHTML.slice(0, 120))`
+
+// checkLabels fails the test for every control of the page without an
+// accessible name.
+func checkLabels(t *testing.T, page context.Context, where string) {
+	t.Helper()
+	bad, err := chromedp.Run(page, chromedp.Evaluate[[]string](unlabelledJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Errorf("%s: a control without a label: %s", where, b)
+	}
+}
+
 // js quotes s for a JavaScript expression.
 func js(s string) string {
 	b, _ := json.Marshal(s)
@@ -205,6 +227,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		`document.querySelector('tr[data-task="`+string(trip.ID)+`"] td.waiting').textContent === "input: Where to?" && `+
 			`document.querySelector('tr[data-task="`+string(pay.ID)+`"] td.waiting').textContent.startsWith("approval: ")`)
 	shots.take(page, "tasks", true)
+	checkLabels(t, page, "the list")
 	if err := chromedp.Do(page, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))); err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +274,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the approval's form on the task's page: %v", err)
 	}
 	shots.take(page, "approval", false)
+	checkLabels(t, page, "a task waiting for an approval")
 	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(card+" button.approve"))); err != nil {
 		t.Fatal(err)
 	}

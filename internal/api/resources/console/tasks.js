@@ -112,9 +112,9 @@ export function mount(main, params) {
     h("thead", {}, h("tr", {}, ["Task", "State", "Waiting for", "Cost", "Age"].map(c => h("th", {scope: "col"}, c)))),
     tbody);
   const message = h("div", {id: "list-message", role: "status"});
-  const start = newTaskForm(agentSelect);
+  const start = newTaskForm();
 
-  main.append(h("h1", {}, "Tasks"), form, start, h("div", {class: "listbar"}, prev, nextBtn, pageInfo, updated), message, table);
+  main.append(h("h1", {}, "Tasks"), form, start.details, h("div", {class: "listbar"}, prev, nextBtn, pageInfo, updated), message, table);
 
   form.addEventListener("submit", e => {
     e.preventDefault();
@@ -145,6 +145,7 @@ export function mount(main, params) {
         agents = await api.listAgents();
         for (const a of agents) agentSelect.append(h("option", {value: a.name}, a.name));
         agentSelect.value = filter.agent;
+        start.setAgents(agents.map(a => a.name));
       }
       const names = filter.agent ? [filter.agent] : agents.map(a => a.name);
       const tokens = pages[page];
@@ -241,7 +242,7 @@ export function mount(main, params) {
 }
 
 // newTaskForm starts a task: an agent and a first message.
-function newTaskForm(agentSelect) {
+function newTaskForm() {
   const agent = h("select", {id: "new-agent", name: "agent"});
   const text = h("textarea", {id: "new-text", rows: 2, placeholder: "Book a flight", required: true});
   const error = h("span", {class: "error", role: "alert"});
@@ -249,10 +250,6 @@ function newTaskForm(agentSelect) {
     h("div", {class: "row"}, h("label", {}, "Agent", agent), h("label", {style: "flex:1"}, "First message", text)),
     h("div", {class: "row"}, h("button", {type: "submit", class: "primary"}, "Start the task"), error));
   const details = h("details", {class: "panel"}, h("summary", {}, "Start a task"), form);
-  details.addEventListener("toggle", () => {
-    if (!details.open || agent.options.length) return;
-    for (const o of agentSelect.options) if (o.value) agent.append(h("option", {value: o.value}, o.value));
-  });
   form.addEventListener("submit", async e => {
     e.preventDefault();
     error.textContent = "";
@@ -264,5 +261,5 @@ function newTaskForm(agentSelect) {
       error.textContent = err.message;
     }
   });
-  return details;
+  return {details, setAgents: names => agent.replaceChildren(...names.map(n => h("option", {value: n}, n)))};
 }
