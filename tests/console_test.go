@@ -177,11 +177,13 @@ func timelineHas(text string) string {
 
 // TestConsoleInBrowser drives the web console in headless Chromium against
 // a real serve: the list shows the tasks of three agents with their
-// summaries; a travel task is answered from its page and completes; a
+// summaries; a travel task is answered from its page and completes (a
+// file sent with an answer downloads from the timeline as it was sent); a
 // gated tool call is approved with edited arguments from the task's
 // timeline and runs once, with those arguments; a task is forked at its
 // second message with the button on that message; a changes task's
-// waitpoint is completed with a JSON payload; a task started from the
+// waitpoint is completed with a JSON payload, another's by a reply holding
+// data; a task started from the
 // list's form shows the assistant's answer while the model writes it; a
 // failed task is retried with its page's button. Then, with API keys on,
 // another owner's task is not listed and reads as not found, while its
@@ -238,17 +240,28 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	t.Logf("the list: %s", time.Since(step).Round(time.Millisecond))
 
-	// A travel task answered from its page, by keyboard.
+	// A travel task answered from its page; the first answer carries a
+	// file, which its message in the timeline offers for download.
 	step = time.Now()
 	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`tr[data-task="`+string(trip.ID)+`"] td.summary a`))); err != nil {
 		t.Fatal(err)
 	}
-	for _, qa := range [][2]string{{"Where to?", "Lisbon"}, {"On which date? (YYYY-MM-DD)", "2026-12-24"}, {"How many travellers?", "2"}} {
+	itinerary := filepath.Join(t.TempDir(), "itinerary.txt")
+	if err := os.WriteFile(itinerary, []byte("Lisbon, 24 December, two of us"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, qa := range [][2]string{{"Where to?", "Lisbon"}, {"On which date? (YYYY-MM-DD)", "2026-12-24"}, {"How many travellers?", "2"}} {
 		waitJS(t, page, "the travel task asks "+qa[0], timelineHas(qa[0])+` && document.querySelector("#timeline").dataset.state === "TASK_STATE_INPUT_REQUIRED" && !document.querySelector("#reply-panel").hidden`)
-		if err := chromedp.Do(page, chromedp.SendKeys(chromedp.CSS("#reply-text"), qa[1]), chromedp.Click(chromedp.CSS("#reply-send"))); err != nil {
-			t.Fatal(err)
+		if i == 0 {
+			do(t, page, "attach a file", chromedp.Click(chromedp.CSS("#reply-form details > summary")),
+				chromedp.SetUploadFiles(chromedp.CSS("#reply-file"), []string{itinerary}))
 		}
+		do(t, page, "answer "+qa[1], chromedp.SendKeys(chromedp.CSS("#reply-text"), qa[1]), chromedp.Click(chromedp.CSS("#reply-send")))
 		waitJS(t, page, "the answer "+qa[1]+" is in the timeline", `[...document.querySelectorAll("#timeline li.message.user")].some(li => li.textContent.includes(`+js(qa[1])+`))`)
+	}
+	file, err := chromedp.Run(page, chromedp.Evaluate[string](`fetch(document.querySelector('#timeline li.message.user a.file[download="itinerary.txt"]').href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil || file != "Lisbon, 24 December, two of us" {
+		t.Errorf("the file sent with the answer, downloaded from the timeline: %q %v", file, err)
 	}
 	waitJS(t, page, "the travel task completes", `document.querySelector("#timeline").dataset.state === "TASK_STATE_COMPLETED" && document.querySelector("#timeline li.artifact") !== null`)
 	shots.take(page, "task", false)
@@ -263,7 +276,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	step = time.Now()
 	card := `li.approval[data-approval="` + approvalID + `"]`
 	goTo(t, page, "#/task/payables/"+string(pay.ID))
-	err := chromedp.Do(page,
+	err = chromedp.Do(page,
 		chromedp.SendKeys(chromedp.CSS("#approver"), "fiona"),
 		chromedp.Click(chromedp.CSS(`#credentials button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(card+" textarea.arguments")),
@@ -452,6 +465,21 @@ func consoleWaitpoint(t *testing.T, page context.Context, s *harness.Server) {
 	if got := harness.StatusText(waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted)); !strings.Contains(got, "CHG-7") {
 		t.Errorf("the changes task after the console completed its waitpoint: %q", got)
 	}
+	// Another one, answered by a reply holding data: the waitpoint's
+	// payload in a data part (the owner's way, without the token).
+	other := harness.Send(t, ctx, c, "", "Drop the audit table")
+	var waitpoint string
+	for _, p := range other.Status.Message.Parts {
+		if d, ok := p.Data().(map[string]any); ok && d["waitpointId"] != nil {
+			waitpoint, _ = d["waitpointId"].(string)
+		}
+	}
+	goTo(t, page, "#/task/changes/"+string(other.ID))
+	waitJS(t, page, "the reply form is there", `document.querySelector("#timeline")?.dataset.state === "TASK_STATE_INPUT_REQUIRED" && !document.querySelector("#reply-panel").hidden`)
+	data := fmt.Sprintf(`{"waitpointId": %q, "payload": {"ticket_id": "CHG-8", "approved": false, "comment": "not on a Friday"}}`, waitpoint)
+	do(t, page, "reply with data", chromedp.Click(chromedp.CSS("#reply-form details > summary")),
+		chromedp.SendKeys(chromedp.CSS("#reply-data"), data), chromedp.Click(chromedp.CSS("#reply-send")))
+	waitJS(t, page, "the change is refused under the ticket", `document.querySelector("#timeline").dataset.state === "TASK_STATE_REJECTED" && `+timelineHas("Ticket CHG-8 refused the change"))
 	t.Logf("waitpoint completed: %s", time.Since(step).Round(time.Millisecond))
 }
 

@@ -68,7 +68,7 @@ func loadConsoleAssets() map[string]consoleAsset {
 
 // consoleSecurity is the Content-Security-Policy of the console: its own
 // scripts, styles and API only, nothing inline, in no frame.
-const consoleSecurity = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+const consoleSecurity = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self' blob:; " +
 	"img-src 'self' data: blob:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
 func (s *Resources) consoleRoutes(r gin.IRouter) {

@@ -3,7 +3,7 @@
 // completion, a fork at a message.
 
 import * as api from "./api.js";
-import {h, badge, timeEl, when, money, pretty, diffView, partsView, announce} from "./util.js";
+import {h, badge, timeEl, when, money, pretty, diffView, partsView, announce, safeURL} from "./util.js";
 
 const KIND_LABELS = {
   message: "Message", status: "Status", artifact: "Artifact", model_call: "Model call", tool_call: "Tool call",
@@ -18,7 +18,7 @@ export function entryView(e, ctx) {
   const role = e.kind === "message" ? roleOf(e.message) : "";
   const tools = [];
   if (e.kind === "message" && e.message && e.message.messageIndex) tools.push(forkButton(e.message.messageIndex, ctx));
-  if (e.temporalUrl) tools.push(h("a", {href: e.temporalUrl, target: "_blank", rel: "noopener", class: "temporal"}, "Temporal UI", h("span", {class: "visually-hidden"}, " (opens a new tab)")));
+  if (safeURL(e.temporalUrl)) tools.push(h("a", {href: safeURL(e.temporalUrl), target: "_blank", rel: "noopener", class: "temporal"}, "Temporal UI", h("span", {class: "visually-hidden"}, " (opens a new tab)")));
   const label = e.kind === "message" ? (role === "user" ? "User" : "Agent") + " message #" + (e.message?.messageIndex ?? "?") : KIND_LABELS[e.kind] || e.kind;
   return h("li", {class: [e.kind, role].filter(Boolean).join(" "), id: "entry-" + e.seq, dataset: {seq: e.seq, kind: e.kind},
     "aria-label": label},

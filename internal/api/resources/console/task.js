@@ -4,7 +4,7 @@
 // retry. Every action is a route of the API.
 
 import * as api from "./api.js";
-import {h, badge, money, terminal, announce, readFileBase64} from "./util.js";
+import {h, badge, money, terminal, announce, readFileBase64, safeURL} from "./util.js";
 import {entryView} from "./entries.js";
 
 const PAGE_SIZE = 200;
@@ -120,7 +120,7 @@ export function mount(main, agent, id) {
     const rows = [["Task", id], ["Agent", agent],
       ["Context", h("a", {href: "#/tasks?context=" + encodeURIComponent(head.contextId || "")}, head.contextId || "")]];
     if (head.costUsd !== undefined && head.costUsd !== null) rows.push(["Cost", money(head.costUsd)]);
-    if (head.temporalUrl) rows.push(["Temporal", h("a", {href: head.temporalUrl, target: "_blank", rel: "noopener"}, "the task's workflow in the Temporal UI")]);
+    if (safeURL(head.temporalUrl)) rows.push(["Temporal", h("a", {href: safeURL(head.temporalUrl), target: "_blank", rel: "noopener"}, "the task's workflow in the Temporal UI")]);
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
   }
 

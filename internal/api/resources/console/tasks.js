@@ -73,8 +73,10 @@ function pumpSummaries() {
   while (summaryWorkers < 4 && summaryQueue.length) {
     const {agent, id, key, onDone} = summaryQueue.shift();
     summaryWorkers++;
+    // A task whose summary cannot be read keeps its ID as one: asking
+    // again at every render would flood the server.
     loadSummary(agent, id)
-      .then(s => summaries.set(key, s), () => summaries.delete(key))
+      .then(s => summaries.set(key, s), () => summaries.set(key, {summary: agent + " · " + id}))
       .finally(() => { summaryWorkers--; onDone(); pumpSummaries(); });
   }
 }

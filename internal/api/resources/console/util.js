@@ -127,12 +127,26 @@ function base64Bytes(s) {
   return out;
 }
 
+// safeURL returns u when it is an http(s) address, else "": a message's
+// file part or a remote agent could name a javascript: URL.
+export function safeURL(u) {
+  try {
+    const url = new URL(u, location.href);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.href : "";
+  } catch {
+    return "";
+  }
+}
+
 // fileLink is a download link for a file part: its bytes (raw) as a blob,
 // or its URL.
 export function fileLink(part) {
   const name = part.filename || "file";
   const type = part.mediaType || "application/octet-stream";
-  if (part.url) return h("a", {href: part.url, download: name, rel: "noopener", target: "_blank"}, "⤓ " + name);
+  if (part.url) {
+    const href = safeURL(part.url);
+    return href ? h("a", {href, download: name, rel: "noopener noreferrer", target: "_blank"}, "⤓ " + name) : h("code", {}, part.url);
+  }
   let href = "#";
   try { href = URL.createObjectURL(new Blob([base64Bytes(part.raw)], {type})); } catch { /* bad base64 */ }
   return h("a", {href, download: name, class: "file"}, "⤓ Download " + name, h("span", {class: "meta"}, " (" + type + ")"));
