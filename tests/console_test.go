@@ -256,7 +256,11 @@ func TestConsoleInBrowser(t *testing.T) {
 			do(t, page, "attach a file", chromedp.Click(chromedp.CSS("#reply-form details > summary")),
 				chromedp.SetUploadFiles(chromedp.CSS("#reply-file"), []string{itinerary}))
 		}
-		do(t, page, "answer "+qa[1], chromedp.SendKeys(chromedp.CSS("#reply-text"), qa[1]), chromedp.Click(chromedp.CSS("#reply-send")))
+		send := chromedp.Click(chromedp.CSS("#reply-send"))
+		if i == 2 { // by keyboard: Ctrl+Enter sends
+			send = chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl))
+		}
+		do(t, page, "answer "+qa[1], chromedp.SendKeys(chromedp.CSS("#reply-text"), qa[1]), send)
 		waitJS(t, page, "the answer "+qa[1]+" is in the timeline", `[...document.querySelectorAll("#timeline li.message.user")].some(li => li.textContent.includes(`+js(qa[1])+`))`)
 	}
 	file, err := chromedp.Run(page, chromedp.Evaluate[string](`fetch(document.querySelector('#timeline li.message.user a.file[download="itinerary.txt"]').href).then(r => r.text())`, chromedp.EvalAwaitPromise))
@@ -320,9 +324,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Forked at the travel task's second message, from the button on it.
 	step = time.Now()
 	goTo(t, page, "#/task/travel/"+string(trip.ID))
-	err = chromedp.Do(page,
+	err = chromedp.Do(page, // by keyboard: the button focused, Enter
 		chromedp.WaitVisible(chromedp.CSS(`#timeline button.fork[data-at="2"]`)),
-		chromedp.Click(chromedp.CSS(`#timeline button.fork[data-at="2"]`)),
+		chromedp.Focus(chromedp.CSS(`#timeline button.fork[data-at="2"]`)),
+		chromedp.KeyEvent("\r"),
 	)
 	if err != nil {
 		t.Fatal(err)

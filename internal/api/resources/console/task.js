@@ -221,7 +221,11 @@ export function mount(main, agent, id) {
       h("label", {}, "Text", text),
       h("details", {}, h("summary", {}, "Data and a file"),
         h("div", {class: "row"}, h("label", {style: "flex:1"}, "Data (JSON, optional)", data), h("label", {}, "File (optional)", file))),
-      h("div", {class: "row"}, send, h("span", {id: "reply-help", class: "help"}, "Sent as your message to this task.")), error);
+      h("div", {class: "row"}, send, h("span", {id: "reply-help", class: "help"}, "Sent as your message to this task (Ctrl+Enter).")), error);
+    // Ctrl+Enter (⌘+Enter) sends from any field of the form.
+    form.addEventListener("keydown", ev => {
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); form.requestSubmit(); }
+    });
     const panel = h("section", {class: "panel", id: "reply-panel", "aria-labelledby": "reply-title", hidden: true},
       h("h2", {id: "reply-title"}, "Reply"), form);
     form.addEventListener("submit", async ev => {
