@@ -476,8 +476,9 @@ func runPastIncrement(t *testing.T, sc pastIncrement) pastIncrementRun {
 	}
 	n := 1
 	// A call lost with the killed worker is made again once its heartbeat
-	// timeout (20 s, llm.DefaultActivityOptions) is up.
-	for ; pendingOrDone(n, 4*time.Minute, nil); n++ {
+	// timeout (20 s, llm.DefaultActivityOptions) is up; 90 s fails a
+	// regression to the attempt's two minutes.
+	for ; pendingOrDone(n, 90*time.Second, nil); n++ {
 		if n > 15 {
 			t.Fatalf("the task asked %d times and still waits", n)
 		}
