@@ -10,7 +10,7 @@ package tests
 // carol's token scoped to travel drive every A2A method over every binding
 // and version (JSON-RPC, HTTP+JSON, gRPC; 1.0 and 0.3) at their own
 // expense, the expenses agent's card, MCP's tools, the approvals routes
-// and alice's waitpoint read without its token: each is refused with PermissionDenied (-31403, HTTP 403, gRPC
+// alice's waitpoint read without its token and the timeline of her expense: each is refused with PermissionDenied (-31403, HTTP 403, gRPC
 // PERMISSION_DENIED) and changes nothing; on travel they run the whole
 // chain of methods. A token without any agent scope may use no agent.
 //
@@ -220,6 +220,23 @@ func TestAgentPermissions(t *testing.T) {
 			if strings.Contains(string(a.raw), approval) {
 				t.Errorf("GET /approvals as %s lists %s: %s", tn, approval, a.raw)
 			}
+		}
+	})
+
+	t.Run("timeline route", func(t *testing.T) {
+		for _, tn := range []*tenant{alice, carolTravel} {
+			task := expenses[tn]
+			owner := tn
+			if tn == carolTravel {
+				owner = carol
+			}
+			path := task.agentPath + "/tasks/" + task.id + "/timeline"
+			// Where she may use expenses, she reads her expense's timeline;
+			// where she may not, it is refused.
+			open.expect(t, owner, restCall(http.MethodGet, path, ""), http.StatusOK)
+			limited.expect(t, tn, restCall(http.MethodGet, path, ""), http.StatusForbidden)
+			own := limited.scratch[tn.name+" "+tenantVariants[0].String()]
+			limited.expect(t, tn, restCall(http.MethodGet, own.agentPath+"/tasks/"+own.id+"/timeline", ""), http.StatusOK)
 		}
 	})
 

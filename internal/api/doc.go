@@ -39,6 +39,7 @@
 //	GET  /agents/{name}/.well-known/agent-card.json
 //	POST /agents/{name}                          that agent's JSON-RPC endpoint
 //	*    /agents/{name}/message:send, ...        that agent's HTTP+JSON binding
+//	GET  [/agents/{name}]/tasks/{id}/timeline    a task's timeline, in pages (a2abinding/timeline.go)
 //	GET  /agents                                 the agents served, as JSON
 //	GET  /.well-known/jwks.json                  the public key of signed cards
 //	POST, GET, DELETE /mcp                       MCP (streamable HTTP): every agent a tool (mcpserver)

@@ -770,6 +770,8 @@ func TestOpenAPIResponses(t *testing.T) {
 			return rpc("/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"known-task"}}`)
 		}, 401},
 		{"approval not found", open, func() *http.Request { return get("/approvals/known-task-approval-9") }, 404},
+		{"timeline not found", open, func() *http.Request { return get("/agents/echo/tasks/nope/timeline?pageSize=10") }, 404},
+		{"timeline page token", open, func() *http.Request { return get("/tasks/known-task/timeline?pageToken=bad") }, 400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := serveWithin(c.server, c.req())

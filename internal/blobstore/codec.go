@@ -265,3 +265,21 @@ func (h *codecHandler) cors(w http.ResponseWriter, r *http.Request) bool {
 	hd.Set("Access-Control-Max-Age", "600")
 	return true
 }
+
+// Resolve returns payloads with the references of DriverName among them
+// replaced by the payloads they refer to in store, for a reader of a
+// history that decodes its payloads as the SDK would (the API's task
+// timeline); namespace, when set, keeps the references to that namespace's
+// keys (and the shared ones). A payload that is no reference is returned
+// as it is.
+func Resolve(ctx context.Context, store Store, namespace string, payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
+	h := &codecHandler{driver: Driver(store)}
+	return h.resolve(ctx, namespace, payloads, -1, false)
+}
+
+// IsReference reports whether p is an external storage reference (of any
+// driver) rather than a payload itself.
+func IsReference(p *commonpb.Payload) bool {
+	_, ok, err := storageReference(p)
+	return ok || err != nil
+}

@@ -114,6 +114,10 @@ func (b *Bindings) agentEndpoint(agent *workflows.Agent, svc *taskservice.TaskSe
 		if (jsonRPC && serveForkRPC(w, r, svc)) || (!jsonRPC && serveForkREST(w, r, svc)) {
 			return
 		}
+		// The console's timeline of a task (timeline.go).
+		if !jsonRPC && serveTimeline(w, r, svc) {
+			return
+		}
 		// A stream takes one of the client's slots and has no deadline.
 		done, serve := b.openStream(w, r, jsonRPC)
 		if !serve {

@@ -244,6 +244,9 @@ func SearchKeyword(info *workflowpb.WorkflowExecutionInfo, name string) string {
 // withHistory completes snap's history from the pages of older messages in
 // the payload store, to the last historyLength messages (nil: all).
 func (s *TaskService) withHistory(ctx context.Context, snap *wire.TaskSnapshot, historyLength *int) (*wire.TaskSnapshot, error) {
+	if ctx.Value(noHistoryPagesKey{}) != nil {
+		return snap, nil // the caller reads the pages it needs (timeline.go)
+	}
 	if len(snap.EarlierHistory) == 0 {
 		// The snapshot may hold more than this caller asks for: an update's
 		// result answering a message sent again (its message ID known) was

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -65,6 +66,11 @@ type TaskService struct {
 	credentials *secrets.CredentialStore
 	// shuttingDown, once closed, ends the streams (Config.ShuttingDown).
 	shuttingDown <-chan struct{}
+	// usage sums the tasks' recorded LLM usage (nil: no database), and
+	// temporalUIURL links timelines to the Temporal Web UI ("" no link):
+	// timeline.go.
+	usage         UsageReader
+	temporalUIURL string
 }
 
 // Config configures the task services of a server's agents; api.New
@@ -93,6 +99,11 @@ type Config struct {
 	Credentials          *secrets.CredentialStore
 	DefaultHistoryLength int
 	ShuttingDown         <-chan struct{}
+	// Usage sums the LLM usage the workers recorded (nil: no database);
+	// TemporalUIURL is the Temporal Web UI's base URL ("" none). The
+	// timeline (timeline.go) reads both.
+	Usage         UsageReader
+	TemporalUIURL string
 }
 
 // NewServices returns the TaskService of each agent of reg, by name, over
@@ -113,7 +124,7 @@ func NewServices(c client.Client, reg *engine.Registry, cfg Config) map[string]*
 			approverGroups: cfg.ApproverGroups, authOn: cfg.AuthOn, payloads: cfg.Payloads, waitTimeout: cfg.WaitTimeout,
 			recording:   cfg.Recording,
 			credentials: cfg.Credentials, defaultHistory: cfg.DefaultHistoryLength, namespace: cfg.Namespace,
-			shuttingDown: cfg.ShuttingDown,
+			shuttingDown: cfg.ShuttingDown, usage: cfg.Usage, temporalUIURL: strings.TrimRight(cfg.TemporalUIURL, "/"),
 		}
 	}
 	return services

@@ -1,0 +1,128 @@
+package bench
+
+// BenchmarkTimelineFirstPage: the console's first page of a long task's
+// timeline (GET /tasks/{id}/timeline, 100 entries) against GetTask over
+// A2A, in the same run, on the same task. One travel task answers "On
+// which date?" wrongly 2,000 times (A2AFLOW_BENCH_TIMELINE_TURNS), which
+// continues it as new several times; then each read is timed 30 times,
+// interleaved. A timeline page reads its run's events from where the page
+// starts, so its cost follows the page, not the task's age; the whole
+// timeline, page after page, is timed once for the record. Run by `make
+// bench`; alone:
+//
+//	go test ./tests/bench -run '^$' -bench TimelineFirstPage -benchtime=1x
+//
+// It measures once whatever b.N is. Nothing asserts on timing.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
+)
+
+func BenchmarkTimelineFirstPage(b *testing.B) {
+	turns := 2000
+	if v, err := strconv.Atoi(os.Getenv("A2AFLOW_BENCH_TIMELINE_TURNS")); err == nil && v > 0 {
+		turns = v
+	}
+	s := harness.StartServe(b, b.TempDir())
+	ctx := harness.Context(b)
+	c, _ := harness.NewClient(b, ctx, s.APIURL)
+	task := harness.Send(b, ctx, c, "", "Book a flight")
+	task = harness.Send(b, ctx, c, task.ID, "Lisbon")
+	built := time.Now()
+	for i := range turns {
+		task = harness.Send(b, ctx, c, task.ID, "not a date "+strconv.Itoa(i))
+	}
+	b.Logf("%d turns in %s", turns, time.Since(built).Round(time.Millisecond))
+	timeline := func(query string) (time.Duration, timelineBenchPage) {
+		began := time.Now()
+		resp, err := http.Get(s.APIURL + "/tasks/" + string(task.ID) + "/timeline" + query)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		took := time.Since(began)
+		var page timelineBenchPage
+		if err := json.Unmarshal(raw, &page); resp.StatusCode != http.StatusOK || err != nil {
+			b.Fatalf("timeline: HTTP %d %v %.300s", resp.StatusCode, err, raw)
+		}
+		return took, page
+	}
+	getTask := func(historyLength *int) (time.Duration, int) {
+		began := time.Now()
+		got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, HistoryLength: historyLength})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(began), len(got.History)
+	}
+	// Warm up: the task's workflow in the cache, the connections.
+	timeline("")
+	getTask(nil)
+
+	const samples = 30
+	var first, get, get10 benchSample
+	var firstEntries, getMessages int
+	ten := 10
+	b.ResetTimer()
+	for range samples {
+		took, page := timeline("")
+		first.lat, firstEntries = append(first.lat, took), len(page.Entries)
+		took, n := getTask(nil)
+		get.lat, getMessages = append(get.lat, took), n
+		took, _ = getTask(&ten)
+		get10.lat = append(get10.lat, took)
+	}
+	// The whole timeline, page after page, once.
+	began := time.Now()
+	pages, entries, runs := 0, 0, map[string]bool{}
+	var last benchSample
+	for token := ""; ; pages++ {
+		q := ""
+		if token != "" {
+			q = "?pageToken=" + token
+		}
+		took, page := timeline(q)
+		last.lat = append(last.lat, took)
+		entries += len(page.Entries)
+		for _, e := range page.Entries {
+			runs[e.RunID] = true
+		}
+		if token = page.NextPageToken; token == "" {
+			pages++
+			break
+		}
+	}
+	whole := time.Since(began)
+	b.StopTimer()
+	b.ReportMetric(first.pct(50), "timeline-p50-ms")
+	b.ReportMetric(first.pct(95), "timeline-p95-ms")
+	b.ReportMetric(get.pct(50), "gettask-p50-ms")
+	b.ReportMetric(get10.pct(50), "gettask10-p50-ms")
+	b.ReportMetric(float64(whole.Milliseconds()), "whole-timeline-ms")
+	fmt.Printf("timeline of a %d-turn task (%d runs, %d entries in %d pages):\n", turns, len(runs), entries, pages)
+	fmt.Printf("  first page (%d entries)        p50 %.1f ms  p95 %.1f ms\n", firstEntries, first.pct(50), first.pct(95))
+	fmt.Printf("  GetTask (default, %d msgs)   p50 %.1f ms  p95 %.1f ms\n", getMessages, get.pct(50), get.pct(95))
+	fmt.Printf("  GetTask historyLength 10      p50 %.1f ms  p95 %.1f ms\n", get10.pct(50), get10.pct(95))
+	fmt.Printf("  every page, one after another p50 %.1f ms  p95 %.1f ms  max %.1f ms; %s in all\n",
+		last.pct(50), last.pct(95), last.pct(100), whole.Round(time.Millisecond))
+}
+
+// timelineBenchPage is what the benchmark reads of a timeline page.
+type timelineBenchPage struct {
+	Entries []struct {
+		RunID string `json:"runId"`
+	} `json:"entries"`
+	NextPageToken string `json:"nextPageToken"`
+}
