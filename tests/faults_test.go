@@ -64,7 +64,7 @@ func (f *faultProxy) add(name, typ, stream, attrs string) {
 	f.t.Helper()
 	body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":%s}`, name, typ, stream, attrs)
 	if _, err := f.proxy.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
-		f.t.Fatalf("toxic %s on %s: %v", name, f.proxy.Name, err)
+		f.t.Errorf("toxic %s on %s: %v", name, f.proxy.Name, err)
 	}
 }
 
@@ -273,7 +273,8 @@ type extHook struct {
 	before map[string]func()
 }
 
-// on runs f (once) before the first request whose body contains word.
+// on runs f (once) before the first request whose body contains word is
+// served.
 func (h *extHook) on(word string, f func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -290,16 +291,18 @@ func serveExtBehind(t *testing.T, ext *fakes.ExtAgent) (*faultProxy, *extHook) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := readAllBody(r)
-			if err == nil {
-				hook.mu.Lock()
-				for word, f := range hook.before {
-					if strings.Contains(body, word) {
-						delete(hook.before, word)
-						defer f()
-						break
-					}
+			var run func()
+			hook.mu.Lock()
+			for word, f := range hook.before {
+				if err == nil && strings.Contains(body, word) {
+					delete(hook.before, word)
+					run = f
+					break
 				}
-				hook.mu.Unlock()
+			}
+			hook.mu.Unlock()
+			if run != nil {
+				run()
 			}
 		}
 		inner.ServeHTTP(w, r)
@@ -315,23 +318,32 @@ func serveExtBehind(t *testing.T, ext *fakes.ExtAgent) (*faultProxy, *extHook) {
 // hear it.
 func faultsDelegation(t *testing.T, ctx context.Context, apiURL string, ext *fakes.ExtAgent, proxy *faultProxy, hook *extHook) {
 	c, _ := harness.NewClient(t, ctx, apiURL+"/agents/router")
-	resetReply := func() {
-		// The toxic is on before the remote writes its reply: the reply's
-		// first bytes reset the connection. It is gone before the retry.
-		proxy.add("reset", "reset_peer", "downstream", `{"timeout":0}`)
-		time.AfterFunc(300*time.Millisecond, func() { proxy.remove("reset") })
+	resetReply := func(name string) func() {
+		return func() {
+			// The toxic is on before the remote writes its reply: the
+			// reply's first bytes reset the connection. It is gone before
+			// the retry (the activity's backoff is 1 s).
+			proxy.add(name, "reset_peer", "downstream", `{"timeout":0}`)
+			time.AfterFunc(300*time.Millisecond, func() { proxy.remove(name) })
+		}
 	}
-	hook.on("faults ask", resetReply)
+	hook.on("faults ask", resetReply("reset-send"))
 	task := routerSend(t, ctx, c, "", a2a.NewTextPart("@ext faults ask"))
 	harness.WantState(t, task, a2a.TaskStateInputRequired, "What is your name?")
-	hook.on("Grace", resetReply)
+	time.Sleep(400 * time.Millisecond) // the first toxic is gone
+	hook.on("Grace", resetReply("reset-answer"))
 	task = routerSend(t, ctx, c, task.ID, a2a.NewTextPart("Grace"))
 	harness.WantState(t, task, a2a.TaskStateCompleted, "Greeted Grace")
 	if len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "Hello, Grace" {
 		t.Errorf("artifacts = %v, want the one greeting", task.Artifacts)
 	}
-	if n := len(ext.Started(string(task.ID))); n != 1 {
-		t.Errorf("the remote agent started %d tasks for ours, want 1", n)
+	// The reply to the first send was lost: a2aflow cannot know the task it
+	// started, and sends again with the same message ID. a2a-go's server
+	// does not deduplicate message IDs, so it starts a second task (a
+	// limit, in docs/operations.md#faults); one that does would start one.
+	started := ext.Started(string(task.ID))
+	if len(started) != 2 || started[0] != started[1] {
+		t.Errorf("the remote agent started tasks for ours from messages %v, want the one message ID sent twice (the first reply lost)", started)
 	}
 	dels, _ := task.Metadata["a2aflow.delegations"].([]any)
 	if len(dels) != 1 {
@@ -495,6 +507,9 @@ func (ld *partitionLoad) verify(n int) {
 		}
 	}
 	t.Logf("%d tasks, %d retried attempts; the slowest message took %v, its retries included", n, ld.retries, ld.slowest.Round(time.Millisecond))
+	if ld.slowest < 4*time.Second {
+		t.Errorf("the slowest message took %v: the partition did not hold up the workload", ld.slowest)
+	}
 }
 
 // readAllBody reads r's body and puts it back for the handler.
