@@ -206,6 +206,12 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 		relay.snapshot(task)
 		return relay.result(&wire.RemoteTaskResult{Task: task}), nil
 	}
+	if task, err := a.answeredBefore(ctx, rc, in); err != nil {
+		return nil, err
+	} else if task != nil {
+		relay.snapshot(task)
+		return relay.result(&wire.RemoteTaskResult{Task: task}), nil
+	}
 	if rc.card.Capabilities.Streaming && (newTask || in.Answered != "") {
 		return a.sendStreaming(ctx, rc, in, relay)
 	}
@@ -238,6 +244,24 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 	}
 	return nil, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), wire.ErrTypeRemoteA2A, nil)
+}
+
+// answeredBefore is, on a retried attempt of an answer to the remote
+// task's question in.Answered, the remote task when it no longer asks that
+// question: an earlier attempt's answer reached the agent and only its
+// reply was lost (a reset, a timeout). Sending the answer again would be
+// refused (the task ended) or answer a later question. Otherwise nil: send.
+func (a *Remote) answeredBefore(ctx context.Context, rc *remoteClient, in wire.RemoteSendInput) (*a2a.Task, error) {
+	if in.Message.TaskID == "" || in.Answered == "" || !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt < 2 {
+		return nil, nil
+	}
+	task, err := a.getTask(ctx, rc, in.Message.TaskID)
+	if err != nil || wire.IsAnsweredQuestion(task.Status, in.Answered) {
+		return nil, err
+	}
+	activity.GetLogger(ctx).Info("remote task moved past the question: an earlier attempt's answer reached it",
+		"agent", in.Agent, "remote_task", task.ID, "state", task.Status.State)
+	return task, nil
 }
 
 // sendStreaming sends a message to an agent that streams
