@@ -96,9 +96,13 @@ func TestEndedPushConfigsWorkflow(t *testing.T) {
 	var first *endedOutcome
 	steps := []func(){
 		func() { first = create("create a", "alice", "a", "https://hooks.example/a", "") },
-		func() { create("create b without an owner (no authentication)", "", "b", "https://hooks.example/b", "") },
+		func() {
+			create("create b without an owner (no authentication)", "", "b", "https://hooks.example/b", "")
+		},
 		func() { create("replace a", "alice", "a", "https://hooks.example/a2", "") },
-		func() { create("create by another owner", "mallory", "m", "https://hooks.example/m", wire.ErrTypeTaskNotFound) },
+		func() {
+			create("create by another owner", "mallory", "m", "https://hooks.example/m", wire.ErrTypeTaskNotFound)
+		},
 		func() {
 			for i, bad := range []*a2a.PushConfig{nil, {URL: "https://hooks.example/x"}, {ID: "x", URL: "ftp://x"}, {ID: "x", TaskID: "t-2", URL: "https://hooks.example/x"}} {
 				o := endedUpdate(env, wire.UpdateCreatePushConfig, fmt.Sprintf("malformed create %d", i), wire.CreatePushConfigInput{Agent: "travel", Config: bad})
@@ -135,7 +139,9 @@ func TestEndedPushConfigsWorkflow(t *testing.T) {
 				create(fmt.Sprintf("create config %d", i+3), "alice", fmt.Sprintf("n%d", i), "https://hooks.example/n", "")
 			}
 		},
-		func() { create("create past the limit", "alice", "over", "https://hooks.example/over", wire.ErrTypeInvalidParams) },
+		func() {
+			create("create past the limit", "alice", "over", "https://hooks.example/over", wire.ErrTypeInvalidParams)
+		},
 	}
 	for i, step := range steps {
 		env.RegisterDelayedCallback(step, time.Duration(i+1)*time.Hour)
