@@ -18,8 +18,9 @@ import (
 // workflow, closed, takes no more updates. It stores, replaces and deletes
 // configs as the task workflow's handlers do, scoped by the task's agent
 // and owner, and delivers nothing: an ended task has no more events. It
-// continues as new when Temporal suggests it and completes at in.Until,
-// which the API sets past the task's own deletion.
+// continues as new when Temporal suggests it and completes at in.Until;
+// the API starts a new run, from the last one's state, for a write after
+// that.
 func EndedPushConfigsWorkflow(ctx workflow.Context, in wire.EndedPushConfigsInput) (wire.EndedPushConfigs, error) {
 	e := &endedPush{in: in}
 	if err := e.register(ctx); err != nil {

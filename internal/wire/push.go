@@ -108,9 +108,9 @@ type EndedPushConfigsInput struct {
 	// as a task's are.
 	Agent string
 	Owner string
-	// Until is when the workflow completes: the API sets it past the time
-	// Temporal deletes the task, so that its configs are readable as long
-	// as the task is.
+	// Until is when the workflow completes. A completed run stays readable
+	// for the namespace's retention, longer than the task; a write after
+	// it starts a new run from its state.
 	Until time.Time
 	// Own are the IDs of the configs the task's workflow holds, which a
 	// delete after the end hides (EndedPushConfigs.Deleted).
