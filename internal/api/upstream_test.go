@@ -922,24 +922,6 @@ func TestUpstreamCanariesNamed(t *testing.T) {
 	}
 }
 
-// googleStatus checks the google.rpc code name of an HTTP+JSON error body.
-func googleStatus(want string) func(canaryRun) error {
-	return func(run canaryRun) error {
-		var body struct {
-			Error struct {
-				Status string `json:"status"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(run.rec.Body.Bytes(), &body); err != nil {
-			return err
-		}
-		if body.Error.Status != want {
-			return fmt.Errorf("status %q, want %q", body.Error.Status, want)
-		}
-		return nil
-	}
-}
-
 // clip is s cut to n bytes.
 func clip(s string, n int) string {
 	if len(s) <= n {

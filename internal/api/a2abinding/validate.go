@@ -105,7 +105,7 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) 
 	}
 	// a2aflow's own: a JSON body (a2a-go reads any Content-Type).
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
-		sentinel, what := notJSONError(r)
+		what, sentinel := notJSONError(r)
 		return fail(http.StatusUnsupportedMediaType, nil, sentinel, "%sContent-Type %q is not supported: send application/json", what, ct)
 	}
 	body, status, err := guard.ReadBody(r)
@@ -242,12 +242,12 @@ func checkJSONText(body []byte) (msg string, sentinel error) {
 //
 // what begins the error's message: "parse error: the request body is not
 // JSON; " for the first.
-func notJSONError(r *http.Request) (sentinel error, what string) {
+func notJSONError(r *http.Request) (what string, sentinel error) {
 	body, _, err := guard.ReadBody(r)
 	if err != nil || json.Valid(body) && utf8.Valid(body) {
-		return a2a.ErrInvalidRequest, ""
+		return "", a2a.ErrInvalidRequest
 	}
-	return a2a.ErrParseError, "parse error: the request body is not JSON; "
+	return "parse error: the request body is not JSON; ", a2a.ErrParseError
 }
 
 // readBodyError is the A2A error of a body that could not be read.
