@@ -48,12 +48,14 @@ type WorkerRegistry interface {
 }
 
 // Register registers, on w, the task workflow serving reg's agents under
-// wire.TaskWorkflowName, and the agents' own activities (Agent.Activities)
-// under their names.
+// wire.TaskWorkflowName, the workflow of ended tasks' push configs
+// (EndedPushConfigsWorkflow), and the agents' own activities
+// (Agent.Activities) under their names.
 func Register(w WorkerRegistry, reg *Registry, o Options) error {
 	if err := RegisterActivities(w, reg.Agents()...); err != nil {
 		return err
 	}
 	w.RegisterWorkflowWithOptions(TaskWorkflow(reg, o), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	w.RegisterWorkflowWithOptions(EndedPushConfigsWorkflow, workflow.RegisterOptions{Name: wire.EndedPushConfigsWorkflowName})
 	return nil
 }

@@ -180,7 +180,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		if err != nil {
 			return nil, err
 		}
-		return sinceMessage(snap.Task, since), nil
+		return s.messageOnlyAnswer(req, sinceMessage(snap.Task, since)), nil
 	}
 	if !res.Settled && !returnImmediately {
 		// The task continued as new, or too many senders waited: follow its
@@ -191,7 +191,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 	if err != nil {
 		return nil, err
 	}
-	return sinceMessage(snap.Task, since), nil
+	return s.messageOnlyAnswer(req, sinceMessage(snap.Task, since)), nil
 }
 
 // sinceMessage cuts t's history to the messages since the one whose ID is

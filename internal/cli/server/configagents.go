@@ -46,6 +46,7 @@ type agentSection struct {
 	BudgetApprovers []string
 	BudgetTimeout   time.Duration
 	BudgetFail      bool
+	MessageOnly     bool
 	// set are the keys the section holds.
 	set map[string]bool
 }
@@ -56,6 +57,7 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"name", "the agent's name (lower-case letters, digits and '-'); in [agents.NAME] the table's name"},
 	{"idle-timeout", "cancel the agent's task left waiting for the user's answer longer than this (e.g. 72h); --idle-timeout NAME=D overrides it"},
 	{"while-working", "a message sent while a task works: enqueue (default), reject or interrupt"},
+	{"message-only", "true: the agent keeps no state, and a new message it answers at once gets its reply as an A2A Message instead of the task (any agent)"},
 	{"description", "LLM agent: its card's description"},
 	{"version", "LLM agent: its card's version"},
 	{"system-prompt", "LLM agent: the model's system prompt; a section with one defines an LLM agent"},
@@ -241,6 +243,11 @@ func (s *agentSection) setValue(key string, v any) error {
 	case "budget-fail":
 		var ok bool
 		if s.BudgetFail, ok = v.(bool); !ok {
+			return errors.New("want true or false")
+		}
+	case "message-only":
+		var ok bool
+		if s.MessageOnly, ok = v.(bool); !ok {
 			return errors.New("want true or false")
 		}
 	default:
@@ -431,6 +438,9 @@ func (c *config) registry() (*engine.Registry, error) {
 		}
 		if s.set["while-working"] {
 			a.WhileWorking, _ = busyPolicy(s.WhileWorking)
+		}
+		if s.set["message-only"] {
+			a.MessageOnly = s.MessageOnly
 		}
 		if b, ok := s.budget(); ok {
 			// Any agent: its LLM calls have the section's budget unless

@@ -130,6 +130,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		return nil, err
 	}
 	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, opts), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	w.RegisterWorkflowWithOptions(engine.EndedPushConfigsWorkflow, workflow.RegisterOptions{Name: wire.EndedPushConfigsWorkflowName})
 	if deps.provider, deps.providers, err = cfg.llmProviders(logger); err != nil {
 		return nil, err
 	}
