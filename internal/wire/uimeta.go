@@ -88,7 +88,7 @@ func MD(s string, n int) string {
 
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
-	"#", `\#`, "|", `\|`, "!", `\!`, "~", `\~`, "(", `\(`, ")", `\)`)
+	"#", `\#`, "|", `\|`, "!", `\!`, "~", `\~`)
 
 // MDCode is s as inline code (an ID, a name): backticks in s are dropped.
 func MDCode(s string) string {

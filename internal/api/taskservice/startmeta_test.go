@@ -43,7 +43,7 @@ func TestStartUserMetadata(t *testing.T) {
 			wantDetails: []string{"**Came from:** a delegation from task `t-9` of agent `router` (another server's, or this one's)"}},
 		{name: "markup is text", first: text("[click](http://x) <b>hi</b> # `x`"),
 			wantSummary: "travel · [click](http://x) <b>hi</b> # `x`",
-			wantDetails: []string{"**First message:** \\[click\\]\\(http://x\\) \\<b\\>hi\\</b\\> \\# \\`x\\`"}},
+			wantDetails: []string{"**First message:** \\[click\\](http://x) \\<b\\>hi\\</b\\> \\# \\`x\\`"}},
 		{name: "no text", first: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"a": 1})),
 			wantSummary: "travel · (1 part, no text)"},
 	} {
