@@ -124,7 +124,7 @@ func mcpTool(server string, mt wire.MCPTool) Tool {
 		return nil
 	}
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
-		ao := toolCallOptions(ctx, MCPCallOptions, "mcp "+server+"/"+mt.Name+" "+call.Arguments)
+		ao := toolCallOptions(ctx, MCPCallOptions, "tool "+server+"/"+mt.Name+" (MCP) "+call.Arguments)
 		var res wire.MCPCallToolResult
 		in := wire.MCPCallToolInput{Server: server, Tool: mt.Name, Arguments: json.RawMessage(call.Arguments)}
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), wire.ActivityCallMCPTool, in).Get(ctx, &res); err != nil {

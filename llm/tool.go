@@ -136,7 +136,7 @@ func NewTool[In, Out any](name, description string, fn func(ctx context.Context,
 		if err != nil {
 			return "", &argumentsError{err}
 		}
-		actx := workflow.WithActivityOptions(ctx, toolCallOptions(ctx, ToolActivityOptions, name+" "+call.Arguments))
+		actx := workflow.WithActivityOptions(ctx, toolCallOptions(ctx, ToolActivityOptions, "tool "+name+" "+call.Arguments))
 		var out Out
 		if err := workflow.ExecuteActivity(actx, activityName, in).Get(ctx, &out); err != nil {
 			return "", err

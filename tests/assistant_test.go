@@ -183,10 +183,10 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 	}
 	wantSummaries := []string{
 		"read context assistant-e2e",
-		"turn 1: user: What is 6*7 in my city?",
-		"turn 2: tool result Lisbon",
-		`calculator {"expression":"6*7"}`,
-		`turn 3: tool result {"expression":"6*7","result":"42"}`,
+		"model call 1 (the worker's model), turn 1: user: What is 6*7 in my city?",
+		"model call 2 (the worker's model), turn 2: tool result Lisbon",
+		`tool calculator {"expression":"6*7"}`,
+		`model call 3 (the worker's model), turn 3: tool result {"expression":"6*7","result":"42"}`,
 	}
 	if diff := cmp.Diff(wantSummaries, summaries); diff != "" {
 		t.Errorf("activity summaries (-want +got):\n%s", diff)

@@ -338,6 +338,7 @@ func (r *run) decide(ctx workflow.Context, in wire.DecideApprovalInput) (Approva
 			Decisions: []ApprovalDecision{d}}, nil
 	}
 	r.recordDecision(a, d)
+	r.showDetails(ctx) // a decision short of the quorum changes no status
 	return *a, nil
 }
 
@@ -418,7 +419,8 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		var err error
 		ok := true
 		if timeout > 0 {
-			ok, err = workflow.AwaitWithTimeout(ctx, timeout, settled)
+			ok, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout,
+				TimerOptions: workflow.TimerOptions{Summary: approvalDeadlineSummary(a, req)}}, settled)
 		} else {
 			err = workflow.Await(ctx, settled)
 		}
@@ -443,6 +445,16 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	settledCopy := *a
 	settledCopy.Decisions = append([]ApprovalDecision(nil), a.Decisions...)
 	return &settledCopy, nil
+}
+
+// approvalDeadlineSummary is the summary of the timer of a's deadline:
+// whose deadline it is and what it does.
+func approvalDeadlineSummary(a *Approval, req ApprovalRequest) string {
+	action := req.OnTimeout
+	if action == EscalateAtDeadline && (a.Escalated || len(req.EscalateTo) == 0) {
+		action = RejectAtDeadline
+	}
+	return wire.OneLine(fmt.Sprintf("deadline of approval %s (%s): %s", a.ID, req.Title, action), 200)
 }
 
 // requestApproval records a new pending approval of req, numbered after

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -127,6 +128,9 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput)
 	// remote agent's own spans (traceparent), are its children.
 	ctx, span := genai.StartInvokeRemoteAgent(ctx, in.Agent, remoteURL(in.Agent), "SendMessage",
 		string(in.Message.TaskID), in.Message.ContextID)
+	if in.Message.TaskID == "" && in.Credential == "" {
+		in.Message = delegatedFrom(ctx, in.Message)
+	}
 	var res *wire.RemoteTaskResult
 	var err error
 	if in.Credential != "" {
@@ -140,6 +144,33 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput)
 	}
 	genai.End(span, err, "")
 	return res, err
+}
+
+// delegatedFrom is m, the first message of a new remote task, naming the
+// task that delegates it (wire.DelegatedFromKey), unless the skill's
+// metadata names one already: the remote server's static details (an
+// a2aflow's) say where its task came from. It is added here, not in the
+// workflow, so that the message history records (and the activity input
+// a fork matches) stays as it was.
+func delegatedFrom(ctx context.Context, m *a2a.Message) *a2a.Message {
+	if _, ok := m.Metadata[wire.DelegatedFromKey]; ok {
+		return m
+	}
+	task := workerenv.TaskOf(ctx)
+	if task.ID == "" {
+		task.ID = activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	c := *m
+	c.Metadata = maps.Clone(m.Metadata)
+	if c.Metadata == nil {
+		c.Metadata = map[string]any{}
+	}
+	from := map[string]any{"taskId": task.ID}
+	if task.Agent != "" {
+		from["agent"] = task.Agent
+	}
+	c.Metadata[wire.DelegatedFromKey] = from
+	return &c
 }
 
 // remoteURL is the agent's address for its span when the workflow named it

@@ -541,6 +541,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  StartMemo(s.agent, msg),
 	}
+	opts.StaticSummary, opts.StaticDetails = StartUserMetadata(s.agent, owner, contextID, msg, Origin{})
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		// Workers of a Worker Deployment pin tasks by default; this agent's
 		// follow the deployment's current build.
