@@ -972,6 +972,11 @@ func (m *tenantMatrix) runApprovalsBefore(t *testing.T) {
 			if tn == m.carol && !bytes.Contains(inbox.raw, []byte(carol.expense.approvalID)) {
 				t.Errorf("carol's inbox does not show her own request %s", carol.expense.approvalID)
 			}
+			// The console's page and scripts: public, the same for every
+			// tenant, holding no task (its data comes from the routes above).
+			for _, path := range []string{"/console", "/console/app.js", "/console/task.js"} {
+				m.expect(t, tn, restCall(http.MethodGet, path, ""), http.StatusOK)
+			}
 		})
 	}
 	t.Run("alice", func(t *testing.T) {

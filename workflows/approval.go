@@ -67,7 +67,7 @@ type ApprovalDecision struct {
 	Approver string    `json:"approver"`
 	Comment  string    `json:"comment,omitempty"`
 	Time     time.Time `json:"time"`
-	// Via says how the decision came: "a2a", "rest", "cli", "inbox",
+	// Via says how the decision came: "a2a", "rest", "cli", "inbox", "console",
 	// "deadline"...
 	Via string `json:"via,omitempty"`
 	// Arguments are the edited arguments the approver approved instead of

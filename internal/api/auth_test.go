@@ -276,6 +276,9 @@ func TestAuthRoutes(t *testing.T) {
 		{"GET", "/.well-known/agent-card.json", "", result{200, "", ""}},
 		{"GET", "/agents/other/.well-known/agent-card.json", "", result{200, "", ""}},
 		{"GET", "/inbox", "", result{200, "", ""}},
+		{"GET", "/console", "", result{200, "", ""}},
+		{"GET", "/console/app.js", "", result{200, "", ""}},
+		{"POST", "/console", "", unauth("UNAUTHENTICATED")},
 		{"GET", "/approvals", "", unauth("UNAUTHENTICATED")},
 		{"POST", "/", "1.0", unauth("-31401")},
 		{"POST", "/", "", unauth("-31401")}, // 0.3

@@ -44,6 +44,7 @@
 //	GET  /.well-known/jwks.json                  the public key of signed cards
 //	POST, GET, DELETE /mcp                       MCP (streamable HTTP): every agent a tool (mcpserver)
 //	GET, POST /approvals..., GET /inbox          approvals and their inbox (resources)
+//	GET  /console, /console/{file}               the web console: a page and its scripts (resources)
 //	GET, POST /waitpoints/{id}                   waitpoints (resources)
 //	*    /schedules...                           schedules (resources)
 //	GET  /usage                                  LLM usage (resources)

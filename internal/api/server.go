@@ -139,7 +139,7 @@ type Config struct {
 	// (a2aflow.WithRoutes). They sit behind the same host check, body limit,
 	// authentication and rate limit as the A2A routes; the caller is
 	// PrincipalFrom(c.Request.Context()). They must not take the paths a2aflow
-	// serves: /agents, /approvals, /waitpoints, /schedules, /inbox, /mcp, /healthz, /readyz, /.well-known.
+	// serves: /agents, /approvals, /waitpoints, /schedules, /inbox, /console, /mcp, /healthz, /readyz, /.well-known.
 	Routes func(gin.IRouter)
 	// ReadinessChecks are checks of /readyz besides Temporal's ("temporal",
 	// "namespace"): serve adds its worker's (health.go).

@@ -67,7 +67,7 @@ var (
 // authentication off, which suits the local all-in-one: every caller is
 // served and tasks have no owner. With API keys or JWT configured, every
 // A2A request must carry a valid credential; agent cards, GET /agents,
-// /healthz, /readyz and the inbox page stay public.
+// /healthz, /readyz, the inbox page and the console's files stay public.
 type AuthConfig struct {
 	// APIKeys maps a principal name to its API key; the name is the
 	// principal of requests carrying the key. Default: no API keys.
@@ -332,6 +332,18 @@ func ParseAPIKeys(text string) (map[string]string, error) {
 	return keys, nil
 }
 
+// APIKeyHeader returns the header carrying API keys, or "" when no API key
+// is configured: what a page that sends the user's key must set.
+func (a *Authenticator) APIKeyHeader() string {
+	if a == nil || len(a.keys) == 0 {
+		return ""
+	}
+	return a.header
+}
+
+// BearerTokens reports whether bearer JWTs are accepted.
+func (a *Authenticator) BearerTokens() bool { return a != nil && a.parser != nil }
+
 // Enabled reports whether requests need credentials.
 func (a *Authenticator) Enabled() bool {
 	return a != nil && (len(a.keys) > 0 || a.parser != nil)
@@ -530,7 +542,7 @@ func withCaller(ctx context.Context, id Identity, a *Authenticator) context.Cont
 }
 
 // Authenticate is the Gin middleware guarding every route but the public
-// ones (agent cards, GET /agents, /healthz, /readyz, the inbox page). A caller with
+// ones (agent cards, GET /agents, /healthz, /readyz, the inbox page, the console's files). A caller with
 // valid credentials goes on with its principal in the request context (the
 // owner of the tasks it creates); any other gets 401 with a WWW-Authenticate
 // challenge per accepted scheme, as a JSON-RPC error (-31401) on JSON-RPC

@@ -17,6 +17,10 @@ const (
 	JWKSPath = "/.well-known/jwks.json"
 	// DecisionRoute is the route of approval decisions.
 	DecisionRoute = "/approvals/:id/decision"
+	// ConsolePath is where the API serves the web console, a public page
+	// whose data the browser reads from the API with the user's
+	// credentials (resources/console.go).
+	ConsolePath = "/console"
 )
 
 // publicRoute reports whether r reads something every client may see
@@ -28,8 +32,11 @@ func publicRoute(r *http.Request) bool {
 	}
 	switch p := r.URL.Path; {
 	case p == "/healthz", p == "/readyz", p == "/metrics", p == "/agents", p == "/.well-known/agent-card.json",
-		p == JWKSPath, // the public key of signed cards (a2abinding/cards.go)
-		p == "/inbox": // the page shell; its data comes from /approvals with credentials
+		p == JWKSPath,    // the public key of signed cards (a2abinding/cards.go)
+		p == "/inbox",    // the page shell; its data comes from /approvals with credentials
+		p == ConsolePath: // the console's shell; its data comes from the API with credentials
+		return true
+	case strings.HasPrefix(p, ConsolePath+"/"): // the console's scripts and style, static
 		return true
 	case p == "/openapi.json", p == "/docs": // the API's description (internal/api/openapi.go)
 		return true

@@ -275,7 +275,7 @@ func (s *Resources) decideApproval(c *gin.Context) {
 		return
 	}
 	via := "rest"
-	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" {
+	if v := c.GetHeader("X-A2Aflow-Via"); v == "inbox" || v == "cli" || v == "console" {
 		via = v
 	}
 	a, err := s.decide(c.Request.Context(), taskID, id, wire.DecideApprovalInput{

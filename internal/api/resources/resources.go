@@ -58,9 +58,11 @@ func New(c client.Client, reg *engine.Registry, services map[string]*taskservice
 }
 
 // AddRoutes adds the resources' routes to r: /approvals and /inbox
-// (approvals.go, inbox.go), /usage, /waitpoints and /schedules.
+// (approvals.go, inbox.go), /usage, /waitpoints, /schedules and the web
+// console, /console (console.go).
 func (s *Resources) AddRoutes(r gin.IRouter) {
 	s.approvalRoutes(r)
+	s.consoleRoutes(r)
 	s.usageRoutes(r)
 	s.waitpointRoutes(r)
 	s.scheduleRoutes(r)
