@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"time"
+
+	"go.temporal.io/sdk/workflow"
 )
 
 // Approval policies (internal/policies, docs/guides/policies.md): a gate
@@ -127,4 +129,31 @@ type PolicyDecision struct {
 // not answer.
 func PolicyDecisionFailed(reason string) PolicyDecision {
 	return PolicyDecision{Effect: PolicyFailed, Reason: reason}
+}
+
+// PolicyJudge is how a gate asks the policies of its task: the task's run
+// implements it and puts itself on the skill's context
+// ([WithPolicyJudge]); package llm's tool gates read it there
+// ([PolicyJudgeOf]).
+type PolicyJudge interface {
+	// JudgePolicy fills in the request's caller, tenant, agent, task and
+	// context and runs the DecidePolicy local activity; an activity that
+	// fails is PolicyFailed. It reports false, and runs nothing, in a
+	// history recorded before the policy gates ([PolicyChange]): the gate
+	// then decides as it did.
+	JudgePolicy(ctx workflow.Context, in PolicyInput) (PolicyDecision, bool)
+}
+
+type policyJudgeKey struct{}
+
+// WithPolicyJudge returns ctx carrying the run's PolicyJudge.
+func WithPolicyJudge(ctx workflow.Context, j PolicyJudge) workflow.Context {
+	return workflow.WithValue(ctx, policyJudgeKey{}, j)
+}
+
+// PolicyJudgeOf returns the PolicyJudge of the task whose skill ctx (or a
+// context derived from it) belongs to, and false outside a task.
+func PolicyJudgeOf(ctx workflow.Context) (PolicyJudge, bool) {
+	j, ok := ctx.Value(policyJudgeKey{}).(PolicyJudge)
+	return j, ok && j != nil
 }
