@@ -47,6 +47,11 @@ var _ wire.PolicyJudge = (*run)(nil)
 // version, is the marker in history that a replay reads instead of
 // judging again). A history recorded before policy gates is not judged.
 func (r *run) JudgePolicy(ctx workflow.Context, in wire.PolicyInput) (wire.PolicyDecision, bool) {
+	if r.fork.replaysWithout(wire.ActivityDecidePolicy) {
+		// A fork of a task recorded before policy gates: its replay
+		// decides as the original did; once live, the policies judge.
+		return wire.PolicyDecision{}, false
+	}
 	if workflow.GetVersion(ctx, wire.PolicyChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return wire.PolicyDecision{}, false
 	}
