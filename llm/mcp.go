@@ -106,7 +106,8 @@ func mcpTool(server string, mt wire.MCPTool) Tool {
 	if len(schema) == 0 || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	t := Tool{spec: ToolSpec{Name: name, Description: description, Parameters: schema}, parallel: true, extension: true}
+	t := Tool{spec: ToolSpec{Name: name, Description: description, Parameters: schema}, parallel: true, extension: true,
+		source: "mcp:" + server, annotations: mt.Annotations}
 	if !toolName.MatchString(name) {
 		t.err = fmt.Errorf("MCP server %q: tool name %q: %w", server, mt.Name, ErrInvalidRequest)
 	}

@@ -81,6 +81,8 @@ type callOptions struct {
 	parallel    int
 	activity    workflow.ActivityOptions
 	local       *bool // WithLocalActivity; nil: the task's setting
+	// safeByDefault are WithSafeByDefault's approvers; nil: off.
+	safeByDefault []string
 }
 
 func newOptions(opts []Option) *callOptions {

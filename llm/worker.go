@@ -59,6 +59,9 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 		byName[t.spec.Name] = t
 		specs = append(specs, t.spec)
 	}
+	if len(o.safeByDefault) > 0 {
+		ctx = workflow.WithValue(ctx, safeByDefaultKey{}, o.safeByDefault)
+	}
 	msgs := threadMessages(thread)
 	if len(msgs) == 0 {
 		return "", temporal.NewNonRetryableApplicationError("the conversation is empty: nothing to answer", ErrTypeInvalidRequest, nil)
@@ -130,7 +133,7 @@ func traceToolCall(ctx workflow.Context, tool Tool, call ToolCall, gate gateOutc
 		return
 	}
 	c := wire.ToolCallTrace{Tool: call.Name, CallID: call.ID, Type: tool.toolType(), Gated: tool.gate != nil,
-		Decision: gate.decision, ApprovalID: gate.approvalID, Arguments: call.Arguments, Start: started, End: workflow.Now(ctx)}
+		Decision: gate.decision, ApprovalID: gate.approvalID, PolicyVersion: gate.policyVersion, Arguments: call.Arguments, Start: started, End: workflow.Now(ctx)}
 	if c.Decision == "" {
 		c.Decision = decisionNone // refused before its gate: arguments that do not fit
 	}

@@ -42,6 +42,14 @@ type forkReplay struct {
 	later []func() `carry:"-"`
 }
 
+// replaysWithout reports whether the run replays an original that never
+// called activityType (a task recorded before the call was added): the
+// fork must not call it either until it runs live.
+func (f *forkReplay) replaysWithout(activityType string) bool {
+	return f.in != nil && !f.live &&
+		!slices.ContainsFunc(f.in.Activities, func(a wire.RecordedActivity) bool { return a.Type == activityType })
+}
+
 // carriedFork is the fork unit's part of continuedTask.
 type carriedFork struct {
 	Input   json.RawMessage `json:"input"`

@@ -258,6 +258,7 @@ func unknownAgent(name string) error {
 // with the skill's outcome, or continues as new.
 func (r *run) runSkill(ctx workflow.Context, t *Task) (*wire.TaskSnapshot, error) {
 	skillCtx := wire.WithRunRecording(workflow.WithValue(ctx, taskKey{}, t), r) // package llm asks it (LocalModelCallNow)
+	skillCtx = wire.WithPolicyJudge(skillCtx, r)                                // and its tool gates judge calls by the policies (policy.go)
 	skillCtx, cancelSkill := workflow.WithCancel(skillCtx)
 	r.cancelSkill = cancelSkill
 	r.fork.afterReplay(func() { r.watchLimits(skillCtx) }) // the replay adds no event

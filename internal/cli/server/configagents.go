@@ -40,6 +40,7 @@ type agentSection struct {
 	MCPTools     []string
 	MaxParallel  int
 	Approvals    []llmagents.ToolApproval
+	SafeDefault  []string
 	// The budget of the agent's tasks (budget-* keys): see budget.
 	BudgetUSD       float64
 	BudgetIncrement float64
@@ -69,6 +70,7 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"mcp-tools", "LLM agent: allow only these tools of its MCP servers (default: all they list)"},
 	{"max-parallel-tools", "LLM agent: how many tool calls of one turn run at once (default 8; 1: one after another)"},
 	{"tool-approvals", "LLM agent: [[agents.tool-approvals]] tables, each gating one tool (of any source) by name: tool, when (an expression over the call's arguments, e.g. amount > 1000), groups, required, timeout, on-timeout (reject, approve, escalate), escalate-to, escalate-timeout, grantable, title"},
+	{"safe-by-default", "LLM agent: approver groups, e.g. [\"ops\"]: every tool call that no approval policy allows waits for their approval (docs/guides/policies.md)"},
 	{"max-turns", "LLM agent: the most model calls of one answer"},
 	{"budget-usd", "what one task's LLM calls may cost, in USD by the [[llm-prices]] table (any agent); once spent, the task waits on an approval to spend more"},
 	{"budget-increment", "what one approval lets a task spend more, in USD; default budget-usd"},
@@ -83,7 +85,7 @@ var skillKeys = []string{"id", "name", "description", "tags", "examples"}
 
 // llmOnlyKeys are the keys that only an LLM agent defined in the file takes.
 var llmOnlyKeys = []string{"description", "version", "system-prompt", "tools", "remote-agents", "max-turns", "skills",
-	"mcp-servers", "mcp-tools", "max-parallel-tools", "tool-approvals"}
+	"mcp-servers", "mcp-tools", "max-parallel-tools", "tool-approvals", "safe-by-default"}
 
 // isLLM reports whether the section defines an LLM agent.
 func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
@@ -92,7 +94,8 @@ func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
 func (s agentSection) spec() llmagents.LLMAgentSpec {
 	return llmagents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
 		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns,
-		MCPServers: s.MCPServers, MCPTools: s.MCPTools, MaxParallelTools: s.MaxParallel, Approvals: s.Approvals}
+		MCPServers: s.MCPServers, MCPTools: s.MCPTools, MaxParallelTools: s.MaxParallel, Approvals: s.Approvals,
+		SafeByDefault: s.SafeDefault}
 }
 
 // budget returns the section's budget-* keys as the budget of the agent's
@@ -232,6 +235,10 @@ func (s *agentSection) setValue(key string, v any) error {
 		s.MCPTools, err = stringList(v)
 	case "max-parallel-tools":
 		s.MaxParallel, err = countValue(v)
+	case "safe-by-default":
+		if s.SafeDefault, err = stringList(v); err == nil && len(s.SafeDefault) == 0 {
+			err = errors.New("name the approver groups, e.g. [\"ops\"]")
+		}
 	case "budget-usd":
 		s.BudgetUSD, err = amountValue(v)
 	case "budget-increment":
