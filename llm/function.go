@@ -45,7 +45,7 @@ func Function[T any](ctx workflow.Context, prompt string, opts ...Option) (T, er
 		MaxTokens:      o.maxTokens,
 	}
 	for attempt := 1; ; attempt++ {
-		summary := fmt.Sprintf("%s (attempt %d): %s", name, attempt, prompt)
+		summary := o.callSummary(fmt.Sprintf("%s, attempt %d", name, attempt), prompt)
 		resp, err := complete(ctx, o, req, summary)
 		if err != nil {
 			return zero, err
@@ -109,6 +109,22 @@ func complete(ctx workflow.Context, o *callOptions, req Request, summary string)
 		o.calls++
 	}
 	return resp, nil
+}
+
+// callSummary is the summary of a model call, which the Temporal UI shows
+// in the run's timeline and the task's current details while it runs: the
+// call's number in the task (when the task counts its usage), the model,
+// what the call is (turn) and the text it answers (text).
+func (o *callOptions) callSummary(turn, text string) string {
+	model := o.model
+	if model == "" {
+		model = "the worker's model"
+	}
+	n := ""
+	if o.usage != nil {
+		n = fmt.Sprintf(" %d", o.usage.TokenUsage().Calls+1)
+	}
+	return fmt.Sprintf("model call%s (%s), %s: %s", n, model, turn, text)
 }
 
 // localCalls reports whether the calls run as local activities: as

@@ -118,61 +118,195 @@ const (
 	decisionApproved = "approved"
 	decisionEdited   = "approved_edited"
 	decisionRejected = "rejected"
+	// decisionAllowed: the approval policies allowed it without a person;
+	// decisionDenied: they forbade it.
+	decisionAllowed = "allowed"
+	decisionDenied  = "denied"
 )
 
 // gateCall runs a gated call's approval. It returns the arguments to call
 // the tool with (the approved edit, or the model's), the ID of the
 // approval the call runs under ("" when it needed none), how the gate
-// decided (decisionNone...), or an error: a rejection, which the model
-// reads as the tool's result, or the context's.
-func (t Tool) gateCall(ctx workflow.Context, call ToolCall, reason string) (json.RawMessage, string, string, error) {
+// decided (decisionNone...), the version of the policies that judged it,
+// or an error: a rejection or a policy's refusal, which the model reads as
+// the tool's result, or the context's.
+//
+// In a task whose history has policy gates (wire.PolicyChange), the
+// approval policies in force judge every call first (judgedCall); in one
+// recorded before, the tool's own gate decides as it always did.
+func (t Tool) gateCall(ctx workflow.Context, call ToolCall, reason string) (json.RawMessage, string, string, int64, error) {
 	args := json.RawMessage(call.Arguments)
 	if len(strings.TrimSpace(call.Arguments)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	g := t.gate
-	if g == nil {
-		return args, "", decisionNone, nil
-	}
-	if g.When.test != nil {
-		// A pure function of the arguments.
-		gated, err := g.When.test(args) //workflowcheck:ignore
-		if err == nil && !gated {
-			return args, "", decisionNone, nil
+	if judge, ok := wire.PolicyJudgeOf(ctx); ok {
+		if _, inTask := workflows.TaskFrom(ctx); inTask {
+			d, judged := judge.JudgePolicy(ctx, wire.PolicyInput{Action: wire.PolicyCallTool, Tool: t.spec.Name,
+				Source: t.source, Arguments: args, Annotations: t.annotations})
+			if judged {
+				return t.judgedCall(ctx, args, reason, d)
+			}
 		}
+	}
+	g := t.gate
+	if g == nil || !t.gateHolds(args) {
+		return args, "", decisionNone, 0, nil
 	}
 	task, ok := workflows.TaskFrom(ctx)
 	if !ok {
-		return nil, "", "", fmt.Errorf("tool %s needs approval, and its call runs outside a task", t.spec.Name)
+		return nil, "", "", 0, fmt.Errorf("tool %s needs approval, and its call runs outside a task", t.spec.Name)
 	}
 	if a, ok := task.Granted(GrantKey(t.spec.Name)); ok {
 		workflow.GetLogger(ctx).Info("gated tool call runs under a grant", "tool", t.spec.Name, "approval", a.ID)
-		return args, a.ID, decisionGranted, nil
+		return args, a.ID, decisionGranted, 0, nil
 	}
-	req := g.Request
-	if req.Title == "" {
-		req.Title = "Call " + t.spec.Name + " " + wire.OneLine(string(args), 160) + "?"
+	args, id, decision, err := t.askApprovals(ctx, task, args, reason, []workflows.ApprovalRequest{g.Request})
+	return args, id, decision, 0, err
+}
+
+// gateHolds reports whether the tool's own gate asks for an approval of a
+// call with args: it has one, and its condition holds (or fails).
+func (t Tool) gateHolds(args json.RawMessage) bool {
+	if t.gate == nil {
+		return false
 	}
-	if req.Details == "" {
-		req.Details = reason
+	if t.gate.When.test != nil {
+		// A pure function of the arguments.
+		gated, err := t.gate.When.test(args) //workflowcheck:ignore
+		if err == nil && !gated {
+			return false
+		}
 	}
-	req.Action = ToolCallAction{Tool: t.spec.Name, Arguments: args, Reason: reason}
-	req.EditSchema = t.spec.Parameters
-	if g.Grantable {
-		req.GrantKey = GrantKey(t.spec.Name)
+	return true
+}
+
+// judgedCall decides a call the policies judged d, by the rule of
+// docs/guides/policies.md: a forbid refuses it (the model reads why); the
+// approvals a policy requires are asked in turn; a call the policies could
+// not judge waits for a person (the tool's gate's groups, else the loop's
+// safe-by-default approvers, else DefaultPolicyApprovers); the tool's own
+// gate (a Go gate, a config file's tool-approvals) is a require-approval
+// of the tool's layer, which beats a policy's allow; and a call no policy
+// spoke of and no gate holds runs, unless the loop is safe by default
+// (WithSafeByDefault), when its approvers decide.
+func (t Tool) judgedCall(ctx workflow.Context, args json.RawMessage, reason string, d wire.PolicyDecision) (json.RawMessage, string, string, int64, error) {
+	task, _ := workflows.TaskFrom(ctx)
+	record := &workflows.PolicyRecord{Version: d.Version, Effect: d.Effect, Policies: d.Policies, Reason: d.Reason}
+	if d.Effect == wire.PolicyDeny {
+		return nil, "", decisionDenied, d.Version, &deniedCallError{tool: t.spec.Name, reason: d.Reason, version: d.Version}
 	}
-	a, err := task.Approve(ctx, req)
-	if err != nil {
-		return nil, "", "", err
+	safe, _ := ctx.Value(safeByDefaultKey{}).([]string)
+	base := workflows.ApprovalRequest{}
+	if t.gate != nil {
+		base = t.gate.Request
 	}
-	if !a.Approved() {
-		return nil, a.ID, decisionRejected, &rejectedCallError{tool: t.spec.Name, approval: a}
+	var asks []workflows.ApprovalRequest
+	switch {
+	case d.Effect == wire.PolicyApprove:
+		for _, pa := range d.Approvals {
+			asks = append(asks, policyRequest(base, pa))
+		}
+	case d.Effect == wire.PolicyFailed:
+		req := base
+		if len(req.Groups) == 0 {
+			req.Groups = safe
+		}
+		if len(req.Groups) == 0 {
+			req.Groups = DefaultPolicyApprovers
+		}
+		req.Details = "The approval policies could not decide (" + d.Reason + "): a person decides."
+		asks = append(asks, req)
+	case t.gateHolds(args):
+		asks = append(asks, base)
+	case d.Effect == wire.PolicyNone && len(safe) > 0:
+		asks = append(asks, workflows.ApprovalRequest{Groups: safe})
+	case d.Effect == wire.PolicyAllow:
+		return args, "", decisionAllowed, d.Version, nil
+	default:
+		return args, "", decisionNone, d.Version, nil
 	}
-	decision := decisionApproved
-	if edited := a.Arguments(); len(edited) > 0 {
-		args, decision = edited, decisionEdited
+	if a, ok := task.Granted(GrantKey(t.spec.Name)); ok {
+		workflow.GetLogger(ctx).Info("gated tool call runs under a grant", "tool", t.spec.Name, "approval", a.ID)
+		return args, a.ID, decisionGranted, d.Version, nil
 	}
-	return args, a.ID, decision, nil
+	for i := range asks {
+		asks[i].Policy = record
+	}
+	args, id, decision, err := t.askApprovals(ctx, task, args, reason, asks)
+	return args, id, decision, d.Version, err
+}
+
+// askApprovals asks reqs in turn for the call with args: each shows the
+// tool, its arguments and the model's reason; a rejection ends the call,
+// and an approval with edited arguments passes them on.
+func (t Tool) askApprovals(ctx workflow.Context, task *workflows.Task, args json.RawMessage, reason string, reqs []workflows.ApprovalRequest) (json.RawMessage, string, string, error) {
+	decision, id := decisionApproved, ""
+	for _, req := range reqs {
+		if req.Title == "" {
+			req.Title = "Call " + t.spec.Name + " " + wire.OneLine(string(args), 160) + "?"
+		}
+		if req.Details == "" {
+			req.Details = reason
+		}
+		req.Action = ToolCallAction{Tool: t.spec.Name, Arguments: args, Reason: reason}
+		req.EditSchema = t.spec.Parameters
+		if t.gate != nil && t.gate.Grantable {
+			req.GrantKey = GrantKey(t.spec.Name)
+		}
+		a, err := task.Approve(ctx, req)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if !a.Approved() {
+			return nil, a.ID, decisionRejected, &rejectedCallError{tool: t.spec.Name, approval: a}
+		}
+		if edited := a.Arguments(); len(edited) > 0 {
+			args, decision = edited, decisionEdited
+		}
+		id = a.ID
+	}
+	return args, id, decision, nil
+}
+
+// policyRequest is base as the policy approval pa asks it: pa's groups
+// and quorum; its deadline, when set, with its escalation; its title, when
+// set (as workflows' Approve of a step does).
+func policyRequest(base workflows.ApprovalRequest, pa wire.PolicyApproval) workflows.ApprovalRequest {
+	req := base
+	req.Groups = append([]string(nil), pa.Groups...)
+	req.Required = max(pa.Quorum, 1)
+	if pa.Deadline > 0 {
+		req.Timeout, req.OnTimeout = pa.Deadline, workflows.DeadlineAction(pa.OnDeadline)
+		if req.OnTimeout == "" {
+			req.OnTimeout = workflows.RejectAtDeadline
+		}
+		req.EscalateTo, req.EscalateTimeout = append([]string(nil), pa.EscalateTo...), pa.EscalateDeadline
+	}
+	if pa.Title != "" {
+		req.Title = pa.Title
+	}
+	return req
+}
+
+// DefaultPolicyApprovers decide a tool call the approval policies could
+// not judge when neither the tool's gate nor the loop (WithSafeByDefault)
+// names approvers.
+var DefaultPolicyApprovers = []string{"operators"}
+
+// deniedCallError is a call a policy forbade: the model reads it as the
+// tool's result.
+type deniedCallError struct {
+	tool, reason string
+	version      int64
+}
+
+func (e *deniedCallError) Error() string {
+	reason := e.reason
+	if reason == "" {
+		reason = "a policy forbids it"
+	}
+	return fmt.Sprintf("the call of %s is not allowed: %s (approval policies, version %d); do not call it again with the same arguments unless the user asks",
+		e.tool, reason, e.version)
 }
 
 // rejectedCallError is a gated call an approver (or the deadline) refused:
@@ -199,4 +333,55 @@ func (e *rejectedCallError) Error() string {
 	}
 	return fmt.Sprintf("the call of %s was not approved (approval %s, rejected by %s); do not call it again with the same arguments unless the user asks",
 		e.tool, e.approval.ID, strings.Join(by, "; "))
+}
+
+// ToolAnnotations are what a tool says of itself, as MCP's tool
+// annotations do: the approval policies read them in
+// context.annotations (a safe-by-default agent's policy may let read-only
+// tools through, say). MCP tools carry their server's; a Go tool gets
+// them with [Annotate].
+type ToolAnnotations struct {
+	// ReadOnly: the tool changes nothing.
+	ReadOnly bool
+	// Destructive: the tool may destroy or overwrite (meaningful when not
+	// ReadOnly).
+	Destructive bool
+	// Idempotent: calling it again with the same arguments changes nothing
+	// more.
+	Idempotent bool
+	// OpenWorld: the tool reaches beyond the system (the web, other
+	// people).
+	OpenWorld bool
+}
+
+// Annotate says what the tool is (read-only, destructive...), for the
+// approval policies.
+func Annotate(a ToolAnnotations) ToolOption {
+	return func(t *Tool) {
+		t.annotations = wire.ToolAnnotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+	}
+}
+
+// ToolSource names where the tool comes from for the approval policies
+// (context.source), instead of "go" (NewTool) or "workflow"
+// (WorkflowTool): "builtin", "agent:weather". An MCP tool's is
+// "mcp:SERVER".
+func ToolSource(source string) ToolOption { return func(t *Tool) { t.source = source } }
+
+// safeByDefaultKey carries WithSafeByDefault's approvers from Run to the
+// gates of its calls.
+type safeByDefaultKey struct{}
+
+// WithSafeByDefault makes the loop safe by default: every tool call that
+// no approval policy allows (and none forbids or requires approvals of)
+// waits for an approval of approvers (none: DefaultPolicyApprovers), as if
+// every tool had a gate. The
+// policies are the way to let calls through: a read-only tool, a small
+// amount (docs/guides/policies.md). In a task recorded before policy
+// gates it changes nothing.
+func WithSafeByDefault(approvers ...string) Option {
+	if len(approvers) == 0 {
+		approvers = DefaultPolicyApprovers
+	}
+	return func(o *callOptions) { o.safeByDefault = append([]string(nil), approvers...) }
 }

@@ -106,7 +106,8 @@ func mcpTool(server string, mt wire.MCPTool) Tool {
 	if len(schema) == 0 || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	t := Tool{spec: ToolSpec{Name: name, Description: description, Parameters: schema}, parallel: true, extension: true}
+	t := Tool{spec: ToolSpec{Name: name, Description: description, Parameters: schema}, parallel: true, extension: true,
+		source: "mcp:" + server, annotations: mt.Annotations}
 	if !toolName.MatchString(name) {
 		t.err = fmt.Errorf("MCP server %q: tool name %q: %w", server, mt.Name, ErrInvalidRequest)
 	}
@@ -124,7 +125,7 @@ func mcpTool(server string, mt wire.MCPTool) Tool {
 		return nil
 	}
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
-		ao := toolCallOptions(ctx, MCPCallOptions, "mcp "+server+"/"+mt.Name+" "+call.Arguments)
+		ao := toolCallOptions(ctx, MCPCallOptions, "tool "+server+"/"+mt.Name+" (MCP) "+call.Arguments)
 		var res wire.MCPCallToolResult
 		in := wire.MCPCallToolInput{Server: server, Tool: mt.Name, Arguments: json.RawMessage(call.Arguments)}
 		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), wire.ActivityCallMCPTool, in).Get(ctx, &res); err != nil {

@@ -50,9 +50,13 @@ const (
 // WithActivityOptions replaces them: two minutes per attempt, and up to ten
 // attempts over about ten minutes for rate limits and server errors (a
 // provider's Retry-After replaces the backoff). Failures that a retry cannot
-// fix are non-retryable errors and fail at once.
+// fix are non-retryable errors and fail at once. The activity heartbeats
+// every 5 s while the provider works, so an attempt lost with its worker
+// (killed, partitioned) is retried on another after 20 s, not after the
+// attempt's two minutes.
 var DefaultActivityOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 2 * time.Minute,
+	HeartbeatTimeout:    20 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:    2 * time.Second,
 		BackoffCoefficient: 2,
@@ -77,6 +81,8 @@ type callOptions struct {
 	parallel    int
 	activity    workflow.ActivityOptions
 	local       *bool // WithLocalActivity; nil: the task's setting
+	// safeByDefault are WithSafeByDefault's approvers; nil: off.
+	safeByDefault []string
 }
 
 func newOptions(opts []Option) *callOptions {

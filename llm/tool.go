@@ -48,6 +48,12 @@ type Tool struct {
 	err      error // a bad definition, reported when the loop runs
 	// extension marks a tool run by another service (an MCP server's).
 	extension bool
+	// source is where the tool comes from, for the approval policies
+	// (context.source): "go", "workflow", "mcp:SERVER", or ToolSource's.
+	source string
+	// annotations are what the tool says of itself (Annotate; an MCP
+	// server's annotations), for the approval policies.
+	annotations wire.ToolAnnotations
 }
 
 // concurrent reports whether the tool's calls may run alongside others of
@@ -128,7 +134,7 @@ func newSpec[In any](name, description string) (ToolSpec, error) {
 // effect idempotent with [CallKey].
 func NewTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...ToolOption) Tool {
 	spec, err := newSpec[In](name, description)
-	t := Tool{spec: spec, activityFn: fn, err: err, check: checkArguments[In]}
+	t := Tool{spec: spec, activityFn: fn, err: err, check: checkArguments[In], source: "go"}
 	activityName := ToolActivityPrefix + name
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
 		var in In
@@ -136,7 +142,7 @@ func NewTool[In, Out any](name, description string, fn func(ctx context.Context,
 		if err != nil {
 			return "", &argumentsError{err}
 		}
-		actx := workflow.WithActivityOptions(ctx, toolCallOptions(ctx, ToolActivityOptions, name+" "+call.Arguments))
+		actx := workflow.WithActivityOptions(ctx, toolCallOptions(ctx, ToolActivityOptions, "tool "+name+" "+call.Arguments))
 		var out Out
 		if err := workflow.ExecuteActivity(actx, activityName, in).Get(ctx, &out); err != nil {
 			return "", err
@@ -163,7 +169,7 @@ func checkArguments[In any](arguments string) error {
 // [NewTool].
 func WorkflowTool[In, Out any](name, description string, fn func(ctx workflow.Context, in In) (Out, error), opts ...ToolOption) Tool {
 	spec, err := newSpec[In](name, description)
-	t := Tool{spec: spec, err: err, check: checkArguments[In]}
+	t := Tool{spec: spec, err: err, check: checkArguments[In], source: "workflow"}
 	t.invoke = func(ctx workflow.Context, call ToolCall) (string, error) {
 		var in In
 		err := decodeValid(call.Arguments, &in, false) //workflowcheck:ignore decoding and validating arguments is deterministic
@@ -246,7 +252,10 @@ func (t Tool) Call(ctx workflow.Context, arguments string) (string, error) {
 }
 
 // gateOutcome is how a call's gate decided (gateCall), for its trace.
-type gateOutcome struct{ decision, approvalID string }
+type gateOutcome struct {
+	decision, approvalID string
+	policyVersion        int64
+}
 
 // run makes one call: the arguments checked, the gate passed (reason is
 // what the model said with the call), the tool invoked with the arguments
@@ -258,8 +267,8 @@ func (t Tool) run(ctx workflow.Context, call ToolCall, reason string) (string, g
 			return "", gateOutcome{}, err
 		}
 	}
-	args, approvalID, decision, err := t.gateCall(ctx, call, reason)
-	gate := gateOutcome{decision: decision, approvalID: approvalID}
+	args, approvalID, decision, version, err := t.gateCall(ctx, call, reason)
+	gate := gateOutcome{decision: decision, approvalID: approvalID, policyVersion: version}
 	if err != nil {
 		return "", gate, err
 	}

@@ -25,8 +25,9 @@ func Worker(tools ...Tool) *ToolLoop {
 }
 
 // Run runs the loop on a conversation and returns the model's final answer.
-// Each LLM call is one CompleteChat activity (summary "turn N: ..."), each
-// activity tool call one "tool:NAME" activity (summary: the arguments), so the
+// Each LLM call is one CompleteChat activity (summary "model call N (MODEL),
+// turn T: ..."), each activity tool call one "tool:NAME" activity (summary
+// "tool NAME" and the arguments), so the
 // workflow's history in the Temporal UI reads like the conversation.
 //
 // The calls of one turn run at once (at most WithParallelToolCalls, default
@@ -58,6 +59,9 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 		byName[t.spec.Name] = t
 		specs = append(specs, t.spec)
 	}
+	if len(o.safeByDefault) > 0 {
+		ctx = workflow.WithValue(ctx, safeByDefaultKey{}, o.safeByDefault)
+	}
 	msgs := threadMessages(thread)
 	if len(msgs) == 0 {
 		return "", temporal.NewNonRetryableApplicationError("the conversation is empty: nothing to answer", ErrTypeInvalidRequest, nil)
@@ -67,7 +71,7 @@ func (l *ToolLoop) Run(ctx workflow.Context, thread workflows.Thread, opts ...Op
 	}
 	for turn := 1; turn <= o.maxTurns; turn++ {
 		req := Request{Model: o.model, Provider: o.provider, System: o.system, Messages: msgs, Tools: specs, MaxTokens: o.maxTokens}
-		resp, err := complete(ctx, o, req, fmt.Sprintf("turn %d: %s", turn, lastText(msgs)))
+		resp, err := complete(ctx, o, req, o.callSummary(fmt.Sprintf("turn %d", turn), lastText(msgs)))
 		if err != nil {
 			return "", err
 		}
@@ -129,7 +133,7 @@ func traceToolCall(ctx workflow.Context, tool Tool, call ToolCall, gate gateOutc
 		return
 	}
 	c := wire.ToolCallTrace{Tool: call.Name, CallID: call.ID, Type: tool.toolType(), Gated: tool.gate != nil,
-		Decision: gate.decision, ApprovalID: gate.approvalID, Arguments: call.Arguments, Start: started, End: workflow.Now(ctx)}
+		Decision: gate.decision, ApprovalID: gate.approvalID, PolicyVersion: gate.policyVersion, Arguments: call.Arguments, Start: started, End: workflow.Now(ctx)}
 	if c.Decision == "" {
 		c.Decision = decisionNone // refused before its gate: arguments that do not fit
 	}

@@ -178,15 +178,20 @@ func TestAssistantAsksSurvivesKill(t *testing.T) {
 			summaries = append(summaries, summary)
 		}
 	}
-	if diff := cmp.Diff([]string{"ContextHistory", "local CompleteChat", "local CompleteChat", "tool:calculator", "local CompleteChat"}, activities); diff != "" {
+	// Each tool call is judged by the approval policies first (the
+	// DecidePolicy local activity: docs/guides/policies.md).
+	if diff := cmp.Diff([]string{"ContextHistory", "local CompleteChat", "local DecidePolicy", "local CompleteChat", "local DecidePolicy",
+		"tool:calculator", "local CompleteChat"}, activities); diff != "" {
 		t.Errorf("activities (-want +got):\n%s", diff)
 	}
 	wantSummaries := []string{
 		"read context assistant-e2e",
-		"turn 1: user: What is 6*7 in my city?",
-		"turn 2: tool result Lisbon",
-		`calculator {"expression":"6*7"}`,
-		`turn 3: tool result {"expression":"6*7","result":"42"}`,
+		"model call 1 (the worker's model), turn 1: user: What is 6*7 in my city?",
+		"policy: callTool ask_user",
+		"model call 2 (the worker's model), turn 2: tool result Lisbon",
+		"policy: callTool calculator",
+		`tool calculator {"expression":"6*7"}`,
+		`model call 3 (the worker's model), turn 3: tool result {"expression":"6*7","result":"42"}`,
 	}
 	if diff := cmp.Diff(wantSummaries, summaries); diff != "" {
 		t.Errorf("activity summaries (-want +got):\n%s", diff)

@@ -210,6 +210,7 @@ func TestBadInput(t *testing.T) {
 		{name: "deeply nested JSON", body: rpcBody("SendMessage", strings.TrimSuffix(sendParams(""), "}")+`,"metadata":`+nested(20000)+`}`), status: 200, rpcCode: -32600},
 		{name: "nested past the depth limit", body: rpcBody("SendMessage", strings.TrimSuffix(sendParams(""), "}")+`,"metadata":`+nested(150)+`}`), status: 200, rpcCode: -32600},
 		{name: "wrong content type", header: ctype("text/xml"), body: rpcBody("GetTask", `{"id":"x"}`), status: 415, rpcCode: -32600},
+		{name: "not JSON as text/plain", header: ctype("text/plain"), body: []byte(`{'jsonrpc': '2.0', 'id': 1}`), status: 415, rpcCode: -32700},
 		{name: "curl's default content type (accepted)", header: ctype("application/x-www-form-urlencoded"), body: rpcBody("GetTask", `{"id":"`+string(waiting.ID)+`"}`), status: 200, rpcCode: 0},
 		{name: "multipart content type", header: ctype("multipart/form-data; boundary=x"), body: rpcBody("GetTask", `{"id":"x"}`), status: 415, rpcCode: -32600},
 		{name: "wrong HTTP method", method: http.MethodGet, path: "/", status: 405, rpcCode: -32600},

@@ -413,7 +413,7 @@ type pastIncrementRun struct {
 // approval the task asks for until the task completes (at most 15),
 // killing serve (kill -9) while the first waits and again right after its
 // decision: once the next call reached the provider, which holds it
-// unanswered (Temporal makes it again when its two minutes are up), or
+// unanswered (Temporal makes it again once its heartbeats stop for 20 s), or
 // once the task asked again. It replays the completed task's history with
 // `a2aflow replay --config`, and with A2AFLOW_RECORD_HISTORY=1 writes it
 // to sc.after.
@@ -475,9 +475,10 @@ func runPastIncrement(t *testing.T, sc pastIncrement) pastIncrementRun {
 		c, _ = harness.NewClient(t, ctx, s.APIURL+"/agents/spender")
 	}
 	n := 1
-	// A call lost with the killed worker is made again once its attempt's
-	// two minutes (llm.DefaultActivityOptions) are up.
-	for ; pendingOrDone(n, 4*time.Minute, nil); n++ {
+	// A call lost with the killed worker is made again once its heartbeat
+	// timeout (20 s, llm.DefaultActivityOptions) is up; 90 s fails a
+	// regression to the attempt's two minutes.
+	for ; pendingOrDone(n, 90*time.Second, nil); n++ {
 		if n > 15 {
 			t.Fatalf("the task asked %d times and still waits", n)
 		}
@@ -569,7 +570,7 @@ func replayWithConfig(t *testing.T, config, file string) {
 func TestBudgetsPastIncrement(t *testing.T) {
 	for _, sc := range pastIncrements {
 		t.Run(sc.name, func(t *testing.T) {
-			t.Parallel() // each waits two minutes for the call lost with the killed worker
+			t.Parallel() // each waits 20 s for the call lost with the killed worker
 			run := runPastIncrement(t, sc)
 			if len(run.approvals) != 1 {
 				t.Fatalf("the task asked %d times, want once: %+v", len(run.approvals), run.approvals)

@@ -228,15 +228,16 @@ type matrixDeviation struct {
 // inStreamSubscribeWhy explains the SubscribeToTask deviations of the JS SDK.
 const inStreamSubscribeWhy = "over JSON-RPC, SubscribeToTask of an unknown or finished task answers HTTP 200 and the " +
 	"error as the first SSE event, which is what a2a-go's client reads (it reads no plain JSON-RPC error on a " +
-	"stream); over HTTP+JSON a2aflow answers an HTTP error before the stream opens"
+	"stream: internal/api TestSubscribeRefusalBeforeStreamLost); over HTTP+JSON a2aflow answers an HTTP error before " +
+	"the stream opens"
 
 var matrixDeviations = []matrixDeviation{
 	{"JS", jsonRPC10, map[string]string{
-		errSubscribeUnknown: "TaskNotFound (untyped)", errSubscribeCompleted: "UnsupportedOperation (untyped)",
-	}, inStreamSubscribeWhy + "; @a2a-js/sdk reports the in-stream JSON-RPC error with its code but untyped"},
+		errSubscribeUnknown: "TaskNotFound (cause)", errSubscribeCompleted: "UnsupportedOperation (cause)",
+	}, inStreamSubscribeWhy + "; @a2a-js/sdk throws an in-stream JSON-RPC error as an Error naming its code, the typed error its cause"},
 	{"JS", jsonRPC03, map[string]string{
-		errSubscribeUnknown: "TaskNotFound (untyped)", errSubscribeCompleted: "UnsupportedOperation (untyped)",
-	}, inStreamSubscribeWhy + "; @a2a-js/sdk reports the in-stream JSON-RPC error with its code but untyped"},
+		errSubscribeUnknown: "TaskNotFound (cause)", errSubscribeCompleted: "UnsupportedOperation (cause)",
+	}, inStreamSubscribeWhy + "; @a2a-js/sdk throws an in-stream JSON-RPC error as an Error naming its code, the typed error its cause"},
 }
 
 // wantFor is wantClientReport(v) with the known deviations of client applied

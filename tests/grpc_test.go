@@ -91,10 +91,10 @@ func TestGRPCBinding(t *testing.T) {
 			t.Errorf("unknown agent: %s %s (%v), want Unimplemented METHOD_NOT_FOUND", code, reason, err)
 		}
 		// The a2a-version metadata is checked as the HTTP bindings check the
-		// A2A-Version header: UNIMPLEMENTED, as A2A 1.0's table gives.
+		// A2A-Version header: FAILED_PRECONDITION, as A2A 1.0.1's table gives.
 		_, err = send(metadata.AppendToOutgoingContext(authed, "a2a-version", "99.0"), "echo", "hi")
-		if code, reason := errorInfo(err); code != codes.Unimplemented || reason != "VERSION_NOT_SUPPORTED" {
-			t.Errorf("a2a-version 99.0: %s %s (%v), want Unimplemented VERSION_NOT_SUPPORTED", code, reason, err)
+		if code, reason := errorInfo(err); code != codes.FailedPrecondition || reason != "VERSION_NOT_SUPPORTED" {
+			t.Errorf("a2a-version 99.0: %s %s (%v), want FailedPrecondition VERSION_NOT_SUPPORTED", code, reason, err)
 		}
 		if _, err := send(metadata.AppendToOutgoingContext(authed, "a2a-version", "1.0"), "echo", "hi"); err != nil {
 			t.Errorf("a2a-version 1.0: %v", err)

@@ -375,6 +375,90 @@ func TestPushNotifications(t *testing.T) {
 			t.Errorf("list of an unknown task: %v, want TaskNotFound", err)
 		}
 	})
+
+	// A2A §3.1.7 has no terminal-task exception: a config on an ended task
+	// is created, read, listed, replaced and deleted like any (the TCK's
+	// PUSH-CREATE-001 and the tests built on it), kept beside the closed
+	// workflow, and gets no notification: the task has no more events.
+	t.Run("configs on an ended task", func(t *testing.T) {
+		hook, late := newWebhookReceiver(t), newWebhookReceiver(t)
+		task := sendWithPush(t, ctx, c, &a2a.PushConfig{ID: "own", URL: hook.URL})
+		answerTravel(t, ctx, c, task.ID)
+		hook.waitFor(len(travelPushes()), 30*time.Second)
+		rest := func(method, path, body string) (int, string) {
+			req, _ := http.NewRequest(method, s.APIURL+"/tasks/"+string(task.ID)+"/pushNotificationConfigs"+path, strings.NewReader(body))
+			req.Header.Set("A2A-Version", "1.0")
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			raw, _ := io.ReadAll(res.Body)
+			return res.StatusCode, string(raw)
+		}
+		listed := func() string {
+			t.Helper()
+			list, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
+			if err != nil {
+				t.Fatalf("ListTaskPushConfigs: %v", err)
+			}
+			var out []string
+			for _, cfg := range list {
+				out = append(out, cfg.ID+" "+strings.TrimPrefix(cfg.URL, late.URL))
+			}
+			return strings.Join(out, ", ")
+		}
+
+		created, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, ID: "late-1", URL: late.URL + "/1", Token: "tok-late"})
+		if err != nil || created.ID != "late-1" || created.TaskID != task.ID || created.Token != webhook.Redacted {
+			t.Fatalf("JSON-RPC create on the completed task: %+v, %v; want it stored, its token redacted", created, err)
+		}
+		if code, body := rest(http.MethodPost, "", fmt.Sprintf(`{"id":"late-2","url":%q}`, late.URL+"/2")); code != http.StatusOK || !strings.Contains(body, `"late-2"`) {
+			t.Fatalf("REST create on the completed task: %d %s", code, body)
+		}
+		if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, ID: "late-1", URL: late.URL + "/1b"}); err != nil {
+			t.Fatalf("JSON-RPC replace on the completed task: %v", err)
+		}
+		if got, want := listed(), "own "+hook.URL+", late-1 /1b, late-2 /2"; got != want {
+			t.Errorf("listed %q, want %q", got, want)
+		}
+		if got, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: "late-1"}); err != nil || got.URL != late.URL+"/1b" {
+			t.Errorf("GetTaskPushConfig late-1: %+v, %v", got, err)
+		}
+		// The task's own config, from before the end, can be deleted too.
+		if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "own"}); err != nil {
+			t.Errorf("delete the task's own config: %v", err)
+		}
+		if _, err := c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: "own"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("get of the deleted own config: %v, want TaskNotFound", err)
+		}
+		if code, body := rest(http.MethodDelete, "/late-2", ""); code != http.StatusOK || strings.TrimSpace(body) != "{}" {
+			t.Errorf("REST delete late-2: %d %q, want 200 {}", code, body)
+		}
+		if code, _ := rest(http.MethodDelete, "/late-2", ""); code != http.StatusNotFound {
+			t.Errorf("REST delete of late-2 again: %d, want 404", code)
+		}
+		if got, want := listed(), "late-1 /1b"; got != want {
+			t.Errorf("listed after the deletes %q, want %q", got, want)
+		}
+		// An unknown task stays unknown.
+		if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: "no-such-task", URL: late.URL}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("create on an unknown task: %v, want TaskNotFound", err)
+		}
+		// Nothing is delivered: the task has no more events.
+		time.Sleep(2 * time.Second)
+		if n := late.attemptCount(); n != 0 {
+			t.Errorf("the configs created after the end got %d requests, want none", n)
+		}
+		if n := hook.attemptCount(); n != len(travelPushes()) {
+			t.Errorf("the task's own webhook got %d requests, want the %d of the task", n, len(travelPushes()))
+		}
+		// The task's history is as it was: the configs are kept beside it.
+		if hist := historyBytes(t, ctx, s.TemporalAddr, task.ID); bytes.Contains(hist, []byte("late-1")) {
+			t.Error("the completed task's history holds a config created after its end")
+		}
+	})
 }
 
 // TestPushSurvivesKill kills `a2aflow serve` with SIGKILL while the webhook

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -738,4 +740,52 @@ func TestReplayRecordedForkHistory(t *testing.T) {
 		t.Errorf("the fork booked %v, want Lisbon (recorded) on 2027-01-15", b)
 	}
 	replayAndRecord(t, ctx, s, fork.ID, "travel-fork.history.json")
+}
+
+// TestReplayRecordedPolicyHistories records expenses judged by approval
+// policies (docs/guides/policies.md, set over REST): one a policy allows,
+// settled by "policy" under version 1 without a person, and one a policy
+// hands to managers, approved through REST; the fixtures are
+// expenses-policy-allowed.history.json and
+// expenses-policy-approved.history.json (their DecidePolicy markers and
+// the GetVersion approval-policies marker).
+func TestReplayRecordedPolicyHistories(t *testing.T) {
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	text := `@id("conferences")
+permit (principal, action == Action::"approveStep", resource) when { context.title like "*conference*" };
+@id("offsites") @groups("managers")
+permit (principal, action == Action::"approveStep", resource) when { context.title like "*offsite*" };
+`
+	body, _ := json.Marshal(map[string]string{"text": text, "reason": "conferences pass, offsites go to managers"})
+	req, _ := http.NewRequest(http.MethodPut, s.APIURL+"/policies/agent/expenses", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Approver", "root")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("PUT /policies/agent/expenses: HTTP %d", resp.StatusCode)
+	}
+	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
+
+	allowed := harness.Send(t, ctx, c, "", "250 EUR conference ticket")
+	if allowed.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the conference ticket: %s %q, want completed by the policy", allowed.Status.State, harness.StatusText(allowed))
+	}
+	approved, approver, via, comment := lastDecision(t, receiptOf(t, allowed))
+	if !approved || approver != workflows.PolicyApprover || via != workflows.PolicyApprover || !strings.Contains(comment, "agent/expenses#conferences") {
+		t.Errorf("the conference ticket's decision: %v %s %s %q", approved, approver, via, comment)
+	}
+	replayAndRecord(t, ctx, s, allowed.ID, "expenses-policy-allowed.history.json")
+
+	task, id := expense(t, ctx, c, "640 EUR team offsite")
+	decision := map[string]any{"approved": true, "comment": "team time"}
+	if code := postJSON(t, s.APIURL+"/approvals/"+id+"/decision", map[string]string{"X-Approver": "mo"}, decision, nil); code != 200 {
+		t.Fatalf("POST /approvals/%s/decision: HTTP %d", id, code)
+	}
+	checkReceipt(t, "REST", waitState(t, ctx, c, task.ID, a2a.TaskStateCompleted), true, "mo", "rest", "team time")
+	replayAndRecord(t, ctx, s, task.ID, "expenses-policy-approved.history.json")
 }

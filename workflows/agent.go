@@ -57,6 +57,16 @@ type Agent struct {
 	// run as a Temporal Worker Deployment (--deployment): Pinned (default),
 	// each task on the build that started it to its end, or AutoUpgrade.
 	Versioning Versioning
+	// MessageOnly declares an agent that keeps no state: it answers each
+	// message at once and a conversation with it has no task to come back
+	// to. SendMessage (and SendStreamingMessage) of a new message answers
+	// with the agent's reply, an A2A Message (A2A §3.1.1 lets an agent
+	// answer so), instead of the task, once its task completed with one;
+	// the task still runs as a workflow, which the answer does not name
+	// (its contextId is the conversation's). A task that did not complete
+	// at once (it asks, fails, or the caller asked to return immediately)
+	// is answered as the task, as for any agent.
+	MessageOnly bool
 	// Extensions are the A2A extensions the agent supports, published in
 	// its card (capabilities.extensions). A caller activates one by naming
 	// its URI in the A2A-Extensions header; the API answers with the ones it

@@ -59,6 +59,15 @@ type ApprovalRequest struct {
 	// tool, for the rest of the task. [Task.Granted] reads the grant,
 	// which crosses continue-as-new.
 	GrantKey string `json:"grantKey,omitempty"`
+	// Step names the step for the approval policies (their
+	// context.step): "payment", "merger". Policies judge every Approve;
+	// a step without a name is "".
+	Step string `json:"step,omitempty"`
+	// Policy is what the approval policies in force said of the request,
+	// and their version: set by Approve (and by a gated tool call, whose
+	// policies judged the call itself). A request that carries it is not
+	// judged again.
+	Policy *PolicyRecord `json:"policy,omitempty"`
 }
 
 // ApprovalDecision is one approver's decision, kept for the audit trail.
@@ -338,6 +347,7 @@ func (r *run) decide(ctx workflow.Context, in wire.DecideApprovalInput) (Approva
 			Decisions: []ApprovalDecision{d}}, nil
 	}
 	r.recordDecision(a, d)
+	r.showDetails(ctx) // a decision short of the quorum changes no status
 	return *a, nil
 }
 
@@ -386,16 +396,33 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		return nil, err
 	}
 	r := t.r
-	var a *Approval
 	if p, ok := r.resumeWait(waitApproval, ""); ok {
-		a = r.findApproval(p.ApprovalID)
+		if a := r.findApproval(p.ApprovalID); a != nil {
+			return t.awaitApproval(ctx, a, req, o, resumeState, true)
+		}
 	}
-	resumed := a != nil
-	timeout := req.Timeout
-	if !resumed {
-		a = r.requestApproval(ctx, req)
+	// The request's number is taken now: Approve calls waiting at once
+	// (workflow.Go) number theirs in the order they were made, however
+	// their policy decisions come back.
+	r.approvals.count++
+	n := r.approvals.count
+	// The policies in force judge the step, unless the request carries
+	// their decision already (a gated tool call's: package llm).
+	if req.Policy == nil {
+		d, judged := r.JudgePolicy(ctx, wire.PolicyInput{Action: wire.PolicyApproveStep, Step: req.Step,
+			Title: req.Title, Groups: req.Groups})
+		if judged {
+			return t.approveByPolicy(ctx, req, n, d, o, resumeState)
+		}
 	}
+	return t.awaitApproval(ctx, r.requestApprovalNumbered(ctx, req, n), req, o, resumeState, false)
+}
 
+// awaitApproval waits until a settles (resumed: an earlier run asked and
+// notified already, and a keeps its deadline), and returns a copy of it.
+func (t *Task) awaitApproval(ctx workflow.Context, a *Approval, req ApprovalRequest, o askOptions, resumeState json.RawMessage, resumed bool) (*Approval, error) {
+	r := t.r
+	timeout := req.Timeout
 	for a.State == ApprovalPending {
 		var stopNotices workflow.CancelFunc = func() {}
 		if resumed {
@@ -418,7 +445,8 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 		var err error
 		ok := true
 		if timeout > 0 {
-			ok, err = workflow.AwaitWithTimeout(ctx, timeout, settled)
+			ok, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout,
+				TimerOptions: workflow.TimerOptions{Summary: approvalDeadlineSummary(a, req)}}, settled)
 		} else {
 			err = workflow.Await(ctx, settled)
 		}
@@ -445,17 +473,42 @@ func (t *Task) Approve(ctx workflow.Context, req ApprovalRequest, opts ...AskOpt
 	return &settledCopy, nil
 }
 
+// approvalDeadlineSummary is the summary of the timer of a's deadline:
+// whose deadline it is and what it does.
+func approvalDeadlineSummary(a *Approval, req ApprovalRequest) string {
+	action := req.OnTimeout
+	if action == EscalateAtDeadline && (a.Escalated || len(req.EscalateTo) == 0) {
+		action = RejectAtDeadline
+	}
+	return wire.OneLine(fmt.Sprintf("deadline of approval %s (%s): %s", a.ID, req.Title, action), 200)
+}
+
 // requestApproval records a new pending approval of req, numbered after
 // the task's earlier ones, and applies the decisions made for it before it
 // was requested (a fork's records, a decision that raced the request),
 // those of approvers in its groups.
 func (r *run) requestApproval(ctx workflow.Context, req ApprovalRequest) *Approval {
 	r.approvals.count++
+	return r.requestApprovalNumbered(ctx, req, r.approvals.count)
+}
+
+// requestApprovalNumbered is requestApproval of the task's n-th approval,
+// whose number was taken already.
+func (r *run) requestApprovalNumbered(ctx workflow.Context, req ApprovalRequest, n int) *Approval {
 	a := &Approval{
-		ID: approvalID(r.task.ID, r.approvals.count), TaskID: r.task.ID, Request: req,
+		ID: approvalID(r.task.ID, n), TaskID: r.task.ID, Request: req,
 		State: ApprovalPending, Groups: req.Groups, Created: workflow.Now(ctx).UTC(),
 	}
-	r.approvals.list = append(r.approvals.list, a)
+	// In the order of their numbers: one whose number was taken before
+	// the policies judged it goes before those asked meanwhile.
+	at := len(r.approvals.list)
+	for at > 0 {
+		if m, _ := approvalNumber(r.task.ID, r.approvals.list[at-1].ID); m < n {
+			break
+		}
+		at--
+	}
+	r.approvals.list = slices.Insert(r.approvals.list, at, a)
 	kept := r.approvals.early[:0]
 	for _, early := range r.approvals.early {
 		switch {

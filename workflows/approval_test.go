@@ -826,6 +826,16 @@ func TestThreeApprovalsPendingAtOnce(t *testing.T) {
 				}
 			}
 			wantHistory = append(wantHistory, agent("A approved, B rejected, C approved"))
+			// Each Approve is asked once the approval policies judged it,
+			// the three judged at once (local activities): the first two
+			// come in the order their decisions came back, each numbered
+			// in the order of its call.
+			gotHistory := viewHistory(final.History)
+			if len(gotHistory) > 2 && len(ups.pending) > 1 {
+				first := askedFirst(t, names, groups, gotHistory[1], gotHistory[2], ups.pending[0], ups.pending[1])
+				wantHistory[1], wantHistory[2] = waiting(first[0]...), waiting(first[1]...)
+				wantPending[0], wantPending[1] = ups.pending[0], ups.pending[1]
+			}
 			for k := range looks {
 				if looks[k].state != wantLooks[k].state {
 					t.Errorf("look %d: state %s, want %s", k, looks[k].state, wantLooks[k].state)
@@ -852,6 +862,33 @@ func TestThreeApprovalsPendingAtOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// askedFirst checks the first two waiting messages and pending-group
+// upserts of three approvals asked at once: one of them, then two, the
+// first among them, listed by their numbers; it returns the messages'
+// approvals as waiting() takes them.
+func askedFirst(t *testing.T, names []string, groups [][]string, one, two messageView, pendingOne, pendingTwo []string) [2][]string {
+	t.Helper()
+	var found [2][]string
+	for a := range names {
+		for b := range names {
+			if a >= b {
+				continue
+			}
+			for _, single := range []int{a, b} {
+				q := func(i int) string { return fmt.Sprintf("%q by %s", names[i], groups[i][0]) }
+				if cmp.Equal(one, waiting(q(single))) && cmp.Equal(two, waiting(q(a), q(b))) &&
+					cmp.Equal(pendingOne, groups[single]) && cmp.Equal(pendingTwo, []string{groups[a][0], groups[b][0]}) {
+					found = [2][]string{{q(single)}, {q(a), q(b)}}
+				}
+			}
+		}
+	}
+	if found[0] == nil {
+		t.Errorf("the first two asked: %v then %v, pending %v then %v; want one of the three, then two, the first among them", one, two, pendingOne, pendingTwo)
+	}
+	return found
 }
 
 // TestApprovalEarlyDecisions sends decisions before the skill reaches

@@ -492,6 +492,7 @@ func (t *Task) recordDelegation(ctx workflow.Context, i int, d Delegation) {
 		u.list = append(u.list, d)
 	}
 	t.SetMetadata(ctx, wire.DelegationsMetadataKey, append([]Delegation(nil), u.list...))
+	t.r.showDetails(ctx)
 }
 
 // Delegations returns the remote tasks the task delegated to so far.

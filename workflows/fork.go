@@ -11,7 +11,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -41,6 +40,14 @@ type forkReplay struct {
 	refused string
 	// later are what waits for the replay's end to start (afterReplay).
 	later []func() `carry:"-"`
+}
+
+// replaysWithout reports whether the run replays an original that never
+// called activityType (a task recorded before the call was added): the
+// fork must not call it either until it runs live.
+func (f *forkReplay) replaysWithout(activityType string) bool {
+	return f.in != nil && !f.live &&
+		!slices.ContainsFunc(f.in.Activities, func(a wire.RecordedActivity) bool { return a.Type == activityType })
 }
 
 // carriedFork is the fork unit's part of continuedTask.
@@ -447,65 +454,4 @@ func forkFirstMessage(m *a2a.Message, from a2a.TaskID) *a2a.Message {
 	c := *m
 	c.ReferenceTasks = append(slices.Clone(m.ReferenceTasks), from)
 	return &c
-}
-
-// NewForkInterceptor returns the worker interceptor that answers a fork's
-// activities from its recorded results. Every worker and replayer of task
-// workflows must have it: without it a fork's history does not replay.
-func newForkInterceptor() interceptor.WorkerInterceptor { return &forkInterceptor{} }
-
-type forkInterceptor struct {
-	interceptor.WorkerInterceptorBase
-}
-
-func (*forkInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &forkInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
-}
-
-type forkInbound struct {
-	interceptor.WorkflowInboundInterceptorBase
-}
-
-func (i *forkInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
-	return i.Next.Init(&forkOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}})
-}
-
-type forkOutbound struct {
-	interceptor.WorkflowOutboundInterceptorBase
-}
-
-func (o *forkOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
-	if t, ok := TaskFrom(ctx); ok {
-		if fut, answered := t.r.fork.answer(ctx, activityType, args); answered {
-			return fut
-		}
-	}
-	return o.Next.ExecuteActivity(ctx, activityType, args...)
-}
-
-func (o *forkOutbound) ExecuteLocalActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
-	if t, ok := TaskFrom(ctx); ok {
-		if fut, answered := t.r.fork.answerLocal(ctx, activityType, args); answered {
-			return fut
-		}
-	}
-	return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
-}
-
-func (o *forkOutbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
-	if t, ok := TaskFrom(ctx); ok {
-		if fut, answered := t.r.fork.answerTimer(ctx, d); answered {
-			return fut
-		}
-	}
-	return o.Next.NewTimer(ctx, d)
-}
-
-func (o *forkOutbound) NewTimerWithOptions(ctx workflow.Context, d time.Duration, options workflow.TimerOptions) workflow.Future {
-	if t, ok := TaskFrom(ctx); ok {
-		if fut, answered := t.r.fork.answerTimer(ctx, d); answered {
-			return fut
-		}
-	}
-	return o.Next.NewTimerWithOptions(ctx, d, options)
 }

@@ -15,6 +15,6 @@ func init() {
 		New: func(agents []*Agent, o link.Options) any {
 			return newTaskWorkflow(agents, o).run
 		},
-		ForkInterceptor: func() interceptor.WorkerInterceptor { return newForkInterceptor() },
+		ForkInterceptor: func() interceptor.WorkerInterceptor { return newTaskInterceptor() },
 	})
 }

@@ -159,7 +159,11 @@ func (t *Task) waitWith(ctx workflow.Context, state a2a.TaskState, slot, prompt 
 		timeout, idle = r.idleTimeout, true
 	}
 	if timeout > 0 {
-		ok, err := workflow.AwaitWithTimeout(ctx, timeout, ready)
+		summary := fmt.Sprintf("answer to %s due (the question is withdrawn after %s)", orDefault(slot, "the question"), timeout)
+		if idle {
+			summary = fmt.Sprintf("idle timeout: the task is canceled after %s without an answer", timeout)
+		}
+		ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: timeout, TimerOptions: workflow.TimerOptions{Summary: summary}}, ready)
 		if err != nil {
 			return nil, err
 		}

@@ -159,6 +159,7 @@ func (r *run) resumeTask(ctx workflow.Context, c *continuedTask, agent *Agent, k
 	for _, u := range r.units() {
 		u.resume(ctx)
 	}
+	r.showDetails(ctx) // details.go
 	return t
 }
 
@@ -211,7 +212,8 @@ func (r *run) startTask(ctx workflow.Context, in wire.TaskInput, agent *Agent, k
 func (r *run) awaitFirstMessage(ctx workflow.Context) (ended bool, err error) {
 	ready := func() bool { return len(r.inbox) > 0 || r.cancelRequested }
 	if r.recording.LongTasks() && !ready() {
-		ok, err := workflow.AwaitWithTimeout(ctx, firstMessageGrace, ready)
+		ok, err := workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: firstMessageGrace,
+			TimerOptions: workflow.TimerOptions{Summary: "grace for the first message: without it the workflow is no task"}}, ready)
 		if err == nil && !ok {
 			return true, r.noFirstMessage(ctx)
 		}
@@ -256,6 +258,7 @@ func unknownAgent(name string) error {
 // with the skill's outcome, or continues as new.
 func (r *run) runSkill(ctx workflow.Context, t *Task) (*wire.TaskSnapshot, error) {
 	skillCtx := wire.WithRunRecording(workflow.WithValue(ctx, taskKey{}, t), r) // package llm asks it (LocalModelCallNow)
+	skillCtx = wire.WithPolicyJudge(skillCtx, r)                                // and its tool gates judge calls by the policies (policy.go)
 	skillCtx, cancelSkill := workflow.WithCancel(skillCtx)
 	r.cancelSkill = cancelSkill
 	r.fork.afterReplay(func() { r.watchLimits(skillCtx) }) // the replay adds no event
@@ -324,6 +327,9 @@ type run struct {
 	finalMessage  *a2a.Message // status message of the completed task, set by Task.Reply
 
 	metrics runMetrics `carry:"-"` // what the metrics need to remember of this run (metrics.go)
+
+	calls         []*callInFlight `carry:"-"` // the activities under way, for the current details (details.go)
+	watchingCalls bool            `carry:"-"` // whether the coroutine showing the details when a call ends runs
 
 	budget time.Duration `carry:"-"` // the worker's default RetryBudget of Task.CallAgent (delegate.go)
 
@@ -713,6 +719,7 @@ func (r *run) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2a.Mess
 		TaskID: r.task.ID, ContextID: r.task.ContextID, Status: r.task.Status,
 	}})
 	r.statusSeq = r.lastSeq
+	r.showDetails(ctx)                                // details.go
 	if prev != state && !r.recording.MergedWrites() { // merged: written once per workflow task (writes.go)
 		if err := workflow.UpsertTypedSearchAttributes(ctx, wire.TaskStateKey.ValueSet(string(state))); err != nil {
 			r.logger.Warn("upsert task state search attribute", "error", err)

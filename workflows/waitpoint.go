@@ -187,7 +187,9 @@ func (t *Task) WaitFor(ctx workflow.Context, req WaitpointRequest, opts ...AskOp
 	settled := func() bool { return w.State != WaitpointPending || (o.resumable && r.continueDue(ctx)) }
 	ok := true
 	if w.Deadline != nil {
-		ok, err = workflow.AwaitWithTimeout(ctx, max(w.Deadline.Sub(workflow.Now(ctx)), time.Millisecond), settled)
+		summary := wire.OneLine(fmt.Sprintf("deadline of waitpoint %s (%s): %s", w.ID, w.Name, w.OnTimeout), 200)
+		ok, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: max(w.Deadline.Sub(workflow.Now(ctx)), time.Millisecond),
+			TimerOptions: workflow.TimerOptions{Summary: summary}}, settled)
 	} else {
 		err = workflow.Await(ctx, settled)
 	}

@@ -102,11 +102,13 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	ctx, span := genai.StartChat(ctx, genai.Chat{Provider: p.Name(), Model: model, MaxTokens: req.MaxTokens, Stream: streams,
 		JSON: req.ResponseFormat != nil, Agent: task.Agent, TaskID: chatTaskID(ctx, task), ConversationID: task.ContextID})
 	began := time.Now()
+	stopBeating := heartbeatWhile(ctx)
 	if streams {
 		resp, err = a.stream(ctx, p.(llm.Streamer), req)
 	} else {
 		resp, err = p.Complete(ctx, req)
 	}
+	stopBeating()
 	release()
 	if err == nil {
 		resp.Usage.CostUSD, _ = a.Prices.Cost(p.Name(), model, resp.Model, resp.Usage)
@@ -129,6 +131,39 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 		"output_tokens", resp.Usage.OutputTokens, "cost_usd", resp.Usage.CostUSD, "stop", resp.StopReason)
 	a.record(ctx, task, p.Name(), model, resp.Usage)
 	return resp, nil
+}
+
+// llmHeartbeatEvery is how often an LLM call in progress tells Temporal its
+// worker still works on it: a quarter of llm.DefaultActivityOptions'
+// HeartbeatTimeout.
+const llmHeartbeatEvery = 5 * time.Second
+
+// heartbeatWhile heartbeats the activity of ctx every llmHeartbeatEvery
+// until the returned function is called, so that an attempt lost with its
+// worker is retried after the heartbeat timeout rather than the attempt's.
+// A provider's call has no progress to report in between (a stream's
+// chunks go to the live outbox, not to history). Outside an ordinary
+// activity (a local activity, a direct call) it does nothing.
+func heartbeatWhile(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(llmHeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // chatTaskID is the task's ID: the activity's workflow's, when the task's

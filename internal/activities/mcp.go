@@ -186,9 +186,28 @@ func (m *MCP) ListMCPTools(ctx context.Context, in wire.MCPListToolsInput) (wire
 		if err != nil {
 			return wire.MCPToolList{}, fmt.Errorf("MCP server %q: tool %q: input schema: %w", in.Server, t.Name, err)
 		}
-		out.Tools = append(out.Tools, wire.MCPTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema})
+		out.Tools = append(out.Tools, wire.MCPTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema,
+			Annotations: mcpAnnotations(t.Annotations)})
 	}
 	return out, nil
+}
+
+// mcpAnnotations are a tool's MCP annotations as the approval policies read
+// them, with MCP's defaults for the hints left out (destructive and open
+// world unless said otherwise, of a tool that is not read-only); a tool
+// without annotations says nothing: all false.
+func mcpAnnotations(a *mcp.ToolAnnotations) wire.ToolAnnotations {
+	if a == nil {
+		return wire.ToolAnnotations{}
+	}
+	hint := func(p *bool, def bool) bool {
+		if p == nil {
+			return def
+		}
+		return *p
+	}
+	return wire.ToolAnnotations{ReadOnly: a.ReadOnlyHint, Destructive: !a.ReadOnlyHint && hint(a.DestructiveHint, true),
+		Idempotent: a.IdempotentHint, OpenWorld: hint(a.OpenWorldHint, true)}
 }
 
 // CallMCPTool calls one tool of an MCP server with the call's idempotency

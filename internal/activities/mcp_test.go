@@ -86,8 +86,17 @@ func TestMCPClient(t *testing.T) {
 				if tool.Name == "pay_invoice" && !strings.Contains(string(tool.InputSchema), `"amount"`) {
 					t.Errorf("pay_invoice's schema %s lacks its parameters", tool.InputSchema)
 				}
+				// Annotations as the approval policies read them, MCP's
+				// defaults filled in where the server gave annotations.
+				want := map[string]wire.ToolAnnotations{
+					"list_invoices": {ReadOnly: true, OpenWorld: true},
+					"void_invoice":  {Destructive: true, OpenWorld: true},
+				}[tool.Name]
+				if tool.Annotations != want {
+					t.Errorf("%s's annotations %+v, want %+v", tool.Name, tool.Annotations, want)
+				}
 			}
-			if got := strings.Join(names, " "); got != "pay_invoice refuse report" {
+			if got := strings.Join(names, " "); got != "list_invoices pay_invoice refuse report void_invoice" {
 				t.Errorf("tools %q", got)
 			}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -127,6 +128,9 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput)
 	// remote agent's own spans (traceparent), are its children.
 	ctx, span := genai.StartInvokeRemoteAgent(ctx, in.Agent, remoteURL(in.Agent), "SendMessage",
 		string(in.Message.TaskID), in.Message.ContextID)
+	if in.Message.TaskID == "" && in.Credential == "" {
+		in.Message = delegatedFrom(ctx, in.Message)
+	}
 	var res *wire.RemoteTaskResult
 	var err error
 	if in.Credential != "" {
@@ -140,6 +144,33 @@ func (a *Remote) SendRemoteMessage(ctx context.Context, in wire.RemoteSendInput)
 	}
 	genai.End(span, err, "")
 	return res, err
+}
+
+// delegatedFrom is m, the first message of a new remote task, naming the
+// task that delegates it (wire.DelegatedFromKey), unless the skill's
+// metadata names one already: the remote server's static details (an
+// a2aflow's) say where its task came from. It is added here, not in the
+// workflow, so that the message history records (and the activity input
+// a fork matches) stays as it was.
+func delegatedFrom(ctx context.Context, m *a2a.Message) *a2a.Message {
+	if _, ok := m.Metadata[wire.DelegatedFromKey]; ok {
+		return m
+	}
+	task := workerenv.TaskOf(ctx)
+	if task.ID == "" {
+		task.ID = activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	c := *m
+	c.Metadata = maps.Clone(m.Metadata)
+	if c.Metadata == nil {
+		c.Metadata = map[string]any{}
+	}
+	from := map[string]any{"taskId": task.ID}
+	if task.Agent != "" {
+		from["agent"] = task.Agent
+	}
+	c.Metadata[wire.DelegatedFromKey] = from
+	return &c
 }
 
 // remoteURL is the agent's address for its span when the workflow named it
@@ -206,6 +237,12 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 		relay.snapshot(task)
 		return relay.result(&wire.RemoteTaskResult{Task: task}), nil
 	}
+	if task, err := a.answeredBefore(ctx, rc, in); err != nil {
+		return nil, err
+	} else if task != nil {
+		relay.snapshot(task)
+		return relay.result(&wire.RemoteTaskResult{Task: task}), nil
+	}
 	if rc.card.Capabilities.Streaming && (newTask || in.Answered != "") {
 		return a.sendStreaming(ctx, rc, in, relay)
 	}
@@ -238,6 +275,24 @@ func (a *Remote) sendMessage(ctx context.Context, in wire.RemoteSendInput) (*wir
 	}
 	return nil, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("agent %s answered SendMessage with %T, neither a task nor a message", in.Agent, res), wire.ErrTypeRemoteA2A, nil)
+}
+
+// answeredBefore is, on a retried attempt of an answer to the remote
+// task's question in.Answered, the remote task when it no longer asks that
+// question: an earlier attempt's answer reached the agent and only its
+// reply was lost (a reset, a timeout). Sending the answer again would be
+// refused (the task ended) or answer a later question. Otherwise nil: send.
+func (a *Remote) answeredBefore(ctx context.Context, rc *remoteClient, in wire.RemoteSendInput) (*a2a.Task, error) {
+	if in.Message.TaskID == "" || in.Answered == "" || !activity.IsActivity(ctx) || activity.GetInfo(ctx).Attempt < 2 {
+		return nil, nil
+	}
+	task, err := a.getTask(ctx, rc, in.Message.TaskID)
+	if err != nil || wire.IsAnsweredQuestion(task.Status, in.Answered) {
+		return nil, err
+	}
+	activity.GetLogger(ctx).Info("remote task moved past the question: an earlier attempt's answer reached it",
+		"agent", in.Agent, "remote_task", task.ID, "state", task.Status.State)
+	return task, nil
 }
 
 // sendStreaming sends a message to an agent that streams

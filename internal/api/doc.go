@@ -22,7 +22,7 @@
 //	a2abinding   JSON-RPC 2.0, HTTP+JSON and gRPC, each in 1.0 and 0.3
 //	             (a2a-go's transports), the corrections of a2a-go, the cards
 //	resources    a2aflow's REST resources: approvals and the inbox,
-//	             waitpoints, schedules, LLM usage
+//	             waitpoints, schedules, LLM usage, approval policies
 //	mcpserver    the MCP server: every agent a tool
 //
 // a2abinding, resources and mcpserver do not import one another
@@ -48,6 +48,7 @@
 //	GET, POST /waitpoints/{id}                   waitpoints (resources)
 //	*    /schedules...                           schedules (resources)
 //	GET  /usage                                  LLM usage (resources)
+//	*    /policies..., GET /policy-versions...   approval policies (resources)
 //	GET  /healthz                                liveness: 200 while the process answers
 //	GET  /readyz                                 readiness: 200 or 503 naming the failed check (health.go)
 //	GET  /metrics                                Prometheus series, a2aflow's and the Temporal SDK's (metrics.go)

@@ -33,6 +33,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/api/guard"
 	"github.com/a2aflow/a2aflow/internal/blobstore"
 	"github.com/a2aflow/a2aflow/internal/engine"
+	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -256,12 +257,19 @@ func openAPIServer(t *testing.T, auth *guard.Authenticator) *gin.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A real database: /policies answers from it.
+	db, err := models.Open(filepath.Join(t.TempDir(), "a2aflow.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
 	h := api.New(fuzzTemporal{}, reg, api.Config{
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		MaxBodyBytes:   64 << 10,
 		Payloads:       store,
 		UICodecOrigins: []string{"http://ui.example"},
 		Auth:           auth,
+		Policies:       db,
 	}).Handler()
 	engine, ok := h.(*gin.Engine)
 	if !ok {

@@ -127,6 +127,11 @@ type Config struct {
 	// Usage sums the LLM usage the workers recorded (GET /usage); nil: the
 	// route answers that this server keeps none.
 	Usage resources.UsageReader
+	// Policies keeps the approval policies' versions (/policies); nil: the
+	// routes answer that this server keeps none. PolicyAdmins says who
+	// administers them (guard.PolicyAdminOf).
+	Policies     resources.PolicyStore
+	PolicyAdmins map[string][]string
 	// Credentials keeps the credentials users give tasks that ask for them
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
@@ -213,7 +218,8 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		ShuttingDown: cfg.ShuttingDown})
 	s.resources = resources.New(c, reg, services, resources.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace,
 		TemporalUIURL: cfg.TemporalUIURL, Logger: cfg.Logger, Auth: cfg.Auth, ApproverGroups: cfg.ApproverGroups,
-		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, Recording: cfg.recording()})
+		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, Recording: cfg.recording(),
+		Policies: cfg.Policies, PolicyAdmins: cfg.PolicyAdmins})
 	s.mcp = mcpserver.New(c, reg, services, s.guard, mcpserver.Config{Logger: cfg.Logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		HostsChecked: len(cfg.Limits.AllowedHosts) > 0, AuthOn: cfg.Auth.Enabled(), ShuttingDown: cfg.ShuttingDown})
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)

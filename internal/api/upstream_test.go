@@ -490,17 +490,6 @@ var upstreamCanaries = []upstreamCanary{
 		ours:       canaryAnswer{status: 415, reason: "CONTENT_TYPE_NOT_SUPPORTED"},
 	},
 	{
-		name: "rest-version-not-supported-status", correction: "correctStatus", file: "a2agofixes.go",
-		upstream: "answers VersionNotSupported over HTTP+JSON with 400 FAILED_PRECONDITION, where A2A 1.0 gives 400 UNIMPLEMENTED " +
-			"(internal/rest/rest.go ToRESTError's table, written by a2asrv/rest.go writeRESTError)",
-		transport: rest10, method: "GET", path: "/tasks/t",
-		serviceErr: a2a.NewError(a2a.ErrVersionNotSupported, "A2A version 9 is not supported"),
-		a2aGo:      canaryAnswer{status: 400, reason: "VERSION_NOT_SUPPORTED", check: googleStatus("FAILED_PRECONDITION")},
-		// a2aflow refuses other versions before a2a-go (protocolVersion); the
-		// correction of a2a-go's answer is checked there.
-		oursIn: "TestErrorCodesMatchA2AGo",
-	},
-	{
 		name: "rest-server-error-status", correction: "correctStatus", file: "a2agofixes.go",
 		upstream: "answers ServerError over HTTP+JSON with 500 INTERNAL, where a2aflow answers 503 so that clients retry " +
 			"(internal/rest/rest.go ToRESTError's table, written by a2asrv/rest.go writeRESTError)",
@@ -930,24 +919,6 @@ func TestUpstreamCanariesNamed(t *testing.T) {
 				t.Errorf("a comment in %s names canary %s, which upstream_test.go does not have", file, m)
 			}
 		}
-	}
-}
-
-// googleStatus checks the google.rpc code name of an HTTP+JSON error body.
-func googleStatus(want string) func(canaryRun) error {
-	return func(run canaryRun) error {
-		var body struct {
-			Error struct {
-				Status string `json:"status"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(run.rec.Body.Bytes(), &body); err != nil {
-			return err
-		}
-		if body.Error.Status != want {
-			return fmt.Errorf("status %q, want %q", body.Error.Status, want)
-		}
-		return nil
 	}
 }
 

@@ -32,10 +32,12 @@ func TaskWorkflow(reg *Registry, o Options) any {
 	return link.Handed[*workflows.Agent]().New(reg.Agents(), o)
 }
 
-// NewForkInterceptor returns the worker interceptor that answers the
-// activities of a forked task from the original's recorded results
-// (docs/guides/fork.md). Every worker and replayer of the task workflow
-// needs it: a fork's history replays only with it.
+// NewForkInterceptor returns the task workflow's worker interceptor: it
+// answers the activities of a forked task from the original's recorded
+// results (docs/guides/fork.md), keeps the task's current details up to
+// date with its calls under way and gives calls without a summary one
+// (docs/guides/inspecting-runs.md). Every worker and replayer of the task
+// workflow needs it: a fork's history replays only with it.
 func NewForkInterceptor() interceptor.WorkerInterceptor {
 	return link.Handed[*workflows.Agent]().ForkInterceptor()
 }
@@ -48,12 +50,14 @@ type WorkerRegistry interface {
 }
 
 // Register registers, on w, the task workflow serving reg's agents under
-// wire.TaskWorkflowName, and the agents' own activities (Agent.Activities)
-// under their names.
+// wire.TaskWorkflowName, the workflow of ended tasks' push configs
+// (EndedPushConfigsWorkflow), and the agents' own activities
+// (Agent.Activities) under their names.
 func Register(w WorkerRegistry, reg *Registry, o Options) error {
 	if err := RegisterActivities(w, reg.Agents()...); err != nil {
 		return err
 	}
 	w.RegisterWorkflowWithOptions(TaskWorkflow(reg, o), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	w.RegisterWorkflowWithOptions(EndedPushConfigsWorkflow, workflow.RegisterOptions{Name: wire.EndedPushConfigsWorkflowName})
 	return nil
 }

@@ -208,7 +208,7 @@ func (t *turns) TraceToolCall(ctx workflow.Context, c wire.ToolCallTrace) {
 		parent = t.cur.span
 	}
 	genai.EmitToolCall(genai.ToolCall{Turn: parent, Tool: c.Tool, CallID: c.CallID, Type: c.Type, Gated: c.Gated,
-		Decision: c.Decision, ApprovalID: c.ApprovalID, Arguments: c.Arguments, Result: c.Result, Error: c.Error,
+		Decision: c.Decision, ApprovalID: c.ApprovalID, PolicyVersion: c.PolicyVersion, Arguments: c.Arguments, Result: c.Result, Error: c.Error,
 		Agent: t.agent, TaskID: t.taskID, ConversationID: t.contextID, Start: c.Start, End: c.End})
 }
 

@@ -48,12 +48,15 @@ const (
 	AttrMCPSessionID  = "mcp.session.id"
 
 	// a2aflow's own, beside the conventions' (they have none for these).
-	AttrCostUSD         = "a2aflow.llm.cost_usd"
-	AttrToolGated       = "a2aflow.tool.gated"
-	AttrToolDecision    = "a2aflow.tool.decision"
-	AttrToolApprovalID  = "a2aflow.tool.approval_id"
-	AttrTurnAttempt     = "a2aflow.activity.attempt"
-	AttrRemoteAgentName = "a2aflow.remote_agent"
+	AttrCostUSD        = "a2aflow.llm.cost_usd"
+	AttrToolGated      = "a2aflow.tool.gated"
+	AttrToolDecision   = "a2aflow.tool.decision"
+	AttrToolApprovalID = "a2aflow.tool.approval_id"
+	// AttrToolPolicyVersion is the version of the approval policies that
+	// judged the call.
+	AttrToolPolicyVersion = "a2aflow.tool.policy_version"
+	AttrTurnAttempt       = "a2aflow.activity.attempt"
+	AttrRemoteAgentName   = "a2aflow.remote_agent"
 )
 
 // Operation names (gen_ai.operation.name).

@@ -254,6 +254,9 @@ type ToolCall struct {
 	// rejected; ApprovalID the approval it waited on.
 	Gated                bool
 	Decision, ApprovalID string
+	// PolicyVersion is the version of the approval policies that judged
+	// the call; 0: none.
+	PolicyVersion int64
 	// Arguments and Result are the call's (contents: only with
 	// CaptureContent); Error its failure.
 	Arguments, Result, Error      string
@@ -280,6 +283,9 @@ func EmitToolCall(c ToolCall) {
 	}
 	if c.ApprovalID != "" {
 		attrs = append(attrs, attribute.String(AttrToolApprovalID, c.ApprovalID))
+	}
+	if c.PolicyVersion > 0 {
+		attrs = append(attrs, attribute.Int64(AttrToolPolicyVersion, c.PolicyVersion))
 	}
 	attrs = append(attrs, taskAttrs(c.Agent, c.TaskID, c.ConversationID)...)
 	if CaptureContent() {

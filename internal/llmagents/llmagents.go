@@ -62,6 +62,10 @@ type LLMAgentSpec struct {
 	// MaxParallelTools bounds the tool calls of one turn that run at once;
 	// 0 is llm.Worker's default.
 	MaxParallelTools int
+	// SafeByDefault, when set, makes every tool call that no approval
+	// policy allows wait for an approval of these groups
+	// (llm.WithSafeByDefault).
+	SafeByDefault []string
 }
 
 // ToolApproval gates one tool of an LLM agent from the config file: its
@@ -205,8 +209,11 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 		}
 	}
 	taken := map[string]bool{}
-	for _, tool := range tools {
+	for i, tool := range tools {
 		taken[tool.Name()] = true
+		if _, builtin := LLMAgentTools()[tool.Name()]; builtin {
+			tools[i] = tool.With(llm.ToolSource("builtin")) // the approval policies' context.source
+		}
 	}
 	for _, remote := range spec.RemoteAgents {
 		skillTools, err := remoteSkillTools(ctx, t, remote, taken)
@@ -240,6 +247,9 @@ func runLLMAgent(ctx workflow.Context, t *workflows.Task, spec LLMAgentSpec) err
 	opts := []llm.Option{llm.WithSystem(spec.SystemPrompt), llm.WithUsage(t)}
 	if spec.MaxParallelTools > 0 {
 		opts = append(opts, llm.WithParallelToolCalls(spec.MaxParallelTools))
+	}
+	if len(spec.SafeByDefault) > 0 {
+		opts = append(opts, llm.WithSafeByDefault(spec.SafeByDefault...))
 	}
 	if spec.Model != "" {
 		opts = append(opts, llm.WithModel(spec.Model))
@@ -294,7 +304,7 @@ func remoteSkillTools(ctx workflow.Context, t *workflows.Task, agent string, tak
 		remote := agent
 		tools = append(tools, llm.WorkflowTool(name, desc, func(ctx workflow.Context, in RemoteSkillMessage) (CallAgentOutput, error) {
 			return callAgent(ctx, t, remote, in.Message)
-		}))
+		}, llm.ToolSource("agent:"+remote)))
 	}
 	return tools, nil
 }

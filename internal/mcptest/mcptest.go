@@ -12,6 +12,8 @@
 //   - refuse {reason}: answers an error result (isError) with the reason.
 //   - report: answers text, an image, an embedded text resource, a resource
 //     link and structured content.
+//   - list_invoices: the invoices paid so far; annotated read-only.
+//   - void_invoice {invoice}: says it voided it; annotated destructive.
 package mcptest
 
 import (
@@ -41,6 +43,11 @@ type Payment struct {
 	Invoice  string  `json:"invoice"`
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
+}
+
+// VoidInvoice is void_invoice's argument.
+type VoidInvoice struct {
+	Invoice string `json:"invoice" jsonschema:"the invoice's number"`
 }
 
 // Refuse is refuse's argument.
@@ -183,6 +190,21 @@ func (p *Payments) Server() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "refuse", Description: "Refuses, with a reason."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in Refuse) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + in.Reason}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "list_invoices", Description: "Lists the invoices paid so far.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			var names []string
+			for _, pay := range p.Paid() {
+				names = append(names, pay.Invoice)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("paid: %v", names)}}}, nil, nil
+		})
+	destructive := true
+	mcp.AddTool(s, &mcp.Tool{Name: "void_invoice", Description: "Voids an invoice.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in VoidInvoice) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "voided " + in.Invoice}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "report", Description: "A report in every kind of content."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

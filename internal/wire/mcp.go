@@ -40,6 +40,10 @@ type MCPTool struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// Annotations are the server's hints about the tool (readOnlyHint,
+	// destructiveHint, idempotentHint, openWorldHint), which the approval
+	// policies read; absent in lists recorded before them.
+	Annotations ToolAnnotations `json:"annotations,omitempty"`
 }
 
 // MCPCallToolInput is the argument of ActivityCallMCPTool.

@@ -18,6 +18,9 @@ type ToolCallTrace struct {
 	// the approval it waited on.
 	Gated                bool
 	Decision, ApprovalID string
+	// PolicyVersion is the version of the approval policies that judged
+	// the call (0: none judged it).
+	PolicyVersion int64
 	// Arguments, Result and Error are the call's.
 	Arguments, Result, Error string
 	// Start and End are the call's times on the workflow clock.

@@ -13,6 +13,8 @@ import (
 	"errors"
 
 	"gorm.io/gorm"
+
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // Env is what the worker gives its activities.
@@ -22,6 +24,9 @@ type Env struct {
 	DB *gorm.DB
 	// Credentials resolves the credential references of tasks.
 	Credentials Credentials
+	// Policies judges the requests of policy gates (DecidePolicy); nil:
+	// no policies are in force.
+	Policies PolicyDecider
 }
 
 // Credentials resolves a credential a user gave a task
@@ -91,4 +96,24 @@ func TaskOf(ctx context.Context) Task {
 	t, _ := ctx.Value(taskKey{}).(Task)
 	t.Owner, _ = ctx.Value(ownerKey{}).(string)
 	return t
+}
+
+// PolicyDecider judges a gate's request by the approval policies in force
+// (policies.Engine over the worker's database).
+type PolicyDecider interface {
+	DecidePolicy(ctx context.Context, in wire.PolicyInput) wire.PolicyDecision
+}
+
+// DecidePolicy is the local activity every policy gate runs (the tool
+// calls of llm's loop, Task.Approve): it asks the worker's Env.Policies.
+// Its name, the activity type in history, is wire's
+// ActivityDecidePolicy: do not rename it. A worker without an Env or
+// without policies (a test environment, a worker with no database) has
+// none in force: PolicyNone.
+func DecidePolicy(ctx context.Context, in wire.PolicyInput) (wire.PolicyDecision, error) {
+	env, err := From(ctx)
+	if err != nil || env.Policies == nil {
+		return wire.PolicyDecision{Effect: wire.PolicyNone}, nil
+	}
+	return env.Policies.DecidePolicy(ctx, in), nil
 }

@@ -98,14 +98,19 @@ const reasonNames = {
 };
 
 // errorName names an error the way the Go side does: the A2A error without
-// its "Error" suffix when the SDK typed it. When the SDK did not, but its
-// message carries the JSON-RPC code or the google.rpc.ErrorInfo reason the
-// server sent, the name gets " (untyped)": the server said the right thing
-// and the SDK did not recognise its form.
+// its "Error" suffix when the SDK typed it. An Error whose cause the SDK
+// typed (how it throws a JSON-RPC error that arrived as a stream's event)
+// gets " (cause)". When the SDK did not type it at all, but its message
+// carries the JSON-RPC code or the google.rpc.ErrorInfo reason the server
+// sent, the name gets " (untyped)": the server said the right thing and the
+// SDK did not recognise its form.
+function typedName(e) {
+  return e?.name && e.name !== 'Error' && e.name.endsWith('Error') ? e.name.slice(0, -'Error'.length) : '';
+}
+
 function errorName(e) {
-  if (e?.name && e.name !== 'Error' && e.name.endsWith('Error')) {
-    return e.name.slice(0, -'Error'.length);
-  }
+  if (typedName(e)) return typedName(e);
+  if (typedName(e?.cause)) return typedName(e.cause) + ' (cause)';
   const msg = String(e?.message ?? e);
   const code = /Code: (-\d+)/.exec(msg);
   if (code && codeNames[code[1]]) return codeNames[code[1]] + ' (untyped)';

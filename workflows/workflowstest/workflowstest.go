@@ -27,8 +27,10 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -77,7 +79,10 @@ func New(t testing.TB, agents ...*workflows.Agent) *Env {
 	// yielding (a deadlock). A test binary under -race on a loaded CI machine
 	// can take that long for honest work; a real deadlock never yields, so a
 	// longer bound still catches it.
-	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: DeadlockDetectionTimeout})
+	// The task interceptor, as a2aflow's worker has it: forks, the task's
+	// current details and its calls' summaries.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: DeadlockDetectionTimeout,
+		Interceptors: []interceptor.WorkerInterceptor{engine.NewForkInterceptor()}})
 	env.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, engine.Options{}), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: string(TaskID)})
 	if err := engine.RegisterActivities(env, reg.Agents()...); err != nil {
@@ -213,6 +218,29 @@ func (e *Env) LookApprovals(after time.Duration, f func([]workflows.Approval)) {
 		f(list)
 	}, after)
 }
+
+// LookDetails reads the task's current details after d of workflow time,
+// as the Temporal UI reads them (the __temporal_workflow_metadata query):
+// the markdown the run keeps of what it waits for and does (see
+// docs/guides/inspecting-runs.md), and passes them to f.
+func (e *Env) LookDetails(after time.Duration, f func(details string)) {
+	e.RegisterDelayedCallback(func() {
+		v, err := e.QueryWorkflow(workflowMetadataQuery)
+		var md sdkpb.WorkflowMetadata
+		if err == nil {
+			err = v.Get(&md)
+		}
+		if err != nil {
+			e.t.Errorf("workflowstest: read the current details at %s: %v", after, err)
+			return
+		}
+		f(md.GetCurrentDetails())
+	}, after)
+}
+
+// workflowMetadataQuery is the SDK's query of a workflow's metadata,
+// which serves its current details.
+const workflowMetadataQuery = "__temporal_workflow_metadata"
 
 // RemoteAgent answers the task's calls to the remote agent name
 // (Task.CallAgent) with the task answer returns for the message sent: end

@@ -476,8 +476,6 @@ func (g *restResponseGuard) finish() {
 //     Canary rest-task-not-cancelable-status.
 //   - UnsupportedContentType 400 INVALID_ARGUMENT, where A2A 1.0 gives 415.
 //     Canary rest-content-type-not-supported-status.
-//   - VersionNotSupported 400 FAILED_PRECONDITION, where A2A 1.0 gives 400
-//     UNIMPLEMENTED. Canary rest-version-not-supported-status.
 //   - ServerError 500 INTERNAL, where a2aflow answers 503 UNAVAILABLE so that
 //     clients retry: a2aflow's choice (apierror.FromTemporal uses ServerError only for
 //     Temporal being unavailable or too slow), not the specification's.

@@ -126,8 +126,8 @@ func (b *Bindings) agentEndpoint(agent *workflows.Agent, svc *taskservice.TaskSe
 		defer done()
 		// Over HTTP+JSON a refused subscription is an HTTP error, not a 200
 		// stream holding the error, which @a2a-js/sdk reads as an empty
-		// event. Over JSON-RPC the error stays inside the stream, as
-		// a2a-go's client expects (it reads no plain error response there).
+		// event. Over JSON-RPC the error stays inside the stream, its first
+		// and only event (the choice is refuseSubscription's comment's).
 		if id, rpcID, ok := subscribeTarget(r, jsonRPC); ok && !jsonRPC && refuseSubscription(w, r, svc, jsonRPC, id, rpcID) {
 			return
 		}

@@ -99,9 +99,25 @@ func subscribeTarget(r *http.Request, jsonRPC bool) (id a2a.TaskID, rpcID json.R
 // it as an invalid event (InvalidAgentResponse), a2a-sdk's (Python) as
 // "Unsupported StreamResponse type" (a2a/compat/v0_3/proto_utils.py
 // FromProto.stream_response, after Parse with ignore_unknown_fields).
-// Canary rest-0.3-subscribe-refused. (agentEndpoint calls it
-// for HTTP+JSON only: over JSON-RPC the error stays inside the stream, as
-// a2a-go's client reads it.)
+// Canary rest-0.3-subscribe-refused.
+//
+// agentEndpoint calls it for HTTP+JSON only. Over JSON-RPC a subscription
+// to an unknown or ended task answers 200 text/event-stream whose first
+// and only event is the JSON-RPC error (UnsupportedOperation -32004 for an
+// ended task, as A2A §3.1.6 has it). A2A allows that or a plain JSON-RPC
+// error response before any stream; the official clients decided:
+//   - a2a-go v2.4.0's JSON-RPC client reads a streaming answer as SSE only
+//     (a2aclient/jsonrpc.go, internal/sse ParseDataStream): the error event
+//     reaches its caller typed (errors.Is UnsupportedOperation), while a
+//     plain error response is no event and no error, the subscription
+//     ending as if the task had said nothing (with a status other than 200,
+//     an untyped "unexpected HTTP status");
+//   - @a2a-js/sdk 1.3.0 reads both: the plain error typed, the error event
+//     as an Error naming its code whose cause is the typed error.
+//
+// Only the error event reaches both. TestSubscribeEndedJSONRPC and
+// TestSubscribeRefusalBeforeStreamLost (internal/api) hold a2a-go's side,
+// the JS clients' matrix (tests/js_test.go) @a2a-js/sdk's.
 func refuseSubscription(w http.ResponseWriter, r *http.Request, svc *taskservice.TaskService, jsonRPC bool, id a2a.TaskID, rpcID json.RawMessage) bool {
 	noteCall(r.Context(), "SubscribeToTask", id)            // for the access log (guard/accesslog.go)
 	err := guard.PermitAgent(r.Context(), svc.Agent().Name) // as gatedService does (guard/permissions.go)

@@ -105,7 +105,8 @@ func checkJSONRPCRequest(w http.ResponseWriter, r *http.Request) (string, bool) 
 	}
 	// a2aflow's own: a JSON body (a2a-go reads any Content-Type).
 	if ct := r.Header.Get("Content-Type"); !jsonContentType(ct) {
-		return fail(http.StatusUnsupportedMediaType, nil, a2a.ErrInvalidRequest, "Content-Type %q is not supported: send application/json", ct)
+		what, sentinel := notJSONError(r)
+		return fail(http.StatusUnsupportedMediaType, nil, sentinel, "%sContent-Type %q is not supported: send application/json", what, ct)
 	}
 	body, status, err := guard.ReadBody(r)
 	if err != nil {
@@ -230,6 +231,23 @@ func checkJSONText(body []byte) (msg string, sentinel error) {
 		return fmt.Sprintf("invalid request: JSON nested deeper than %d levels", maxJSONDepth), a2a.ErrInvalidRequest
 	}
 	return "", nil
+}
+
+// notJSONError is the JSON-RPC error of a request whose Content-Type is no
+// JSON type (415 either way): -32700 Parse error when its body is not JSON
+// either, as JSON-RPC 2.0 has it for "invalid JSON was received by the
+// server" (a client posting text/plain, a Python repr: the TCK's
+// JSONRPC-SSE-002), -32600 Invalid Request when it is JSON under the wrong
+// media type, or cannot be read (over the body limit).
+//
+// what begins the error's message: "parse error: the request body is not
+// JSON; " for the first.
+func notJSONError(r *http.Request) (what string, sentinel error) {
+	body, _, err := guard.ReadBody(r)
+	if err != nil || json.Valid(body) && utf8.Valid(body) {
+		return "", a2a.ErrInvalidRequest
+	}
+	return "parse error: the request body is not JSON; ", a2a.ErrParseError
 }
 
 // readBodyError is the A2A error of a body that could not be read.

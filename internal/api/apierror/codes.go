@@ -69,6 +69,20 @@ type Code struct {
 // which FromTemporal uses only for Temporal being unavailable or too slow —
 // answering 503, so that clients retry. a2aflow's own codes follow
 // -31401's rule: -31000 minus the HTTP status.
+//
+// The gRPC column is A2A 1.0.1's §5.4 table (that of the specification's
+// main and dev-1.1 branches too): FAILED_PRECONDITION for
+// TaskNotCancelable, PushNotificationNotSupported, UnsupportedOperation,
+// ExtendedAgentCardNotConfigured, ExtensionSupportRequired and
+// VersionNotSupported. A2A 1.0.0's table said UNIMPLEMENTED for three of
+// them; 1.0.1 (a2aproject/A2A#1627) made them FAILED_PRECONDITION, as
+// a2a-go's transports have them, and a2a-go's gRPC client types an error
+// only when both its code and its ErrorInfo reason are the ones its table
+// pairs (internal/grpcutil FromGRPCError): UNIMPLEMENTED with
+// UNSUPPORTED_OPERATION reads as an internal error. TestGRPCErrorsTyped
+// (internal/api) holds both. The HTTP statuses of TaskNotCancelable (409)
+// and ContentTypeNotSupported (415) are still 1.0.0's (1.0.1: 400 both);
+// see docs/conformance.md.
 var errorCodes = []Code{
 	{Sentinel: a2a.ErrParseError, RPCCode: -32700, Status: http.StatusBadRequest, GRPC: "INVALID_ARGUMENT"},
 	{Sentinel: a2a.ErrInvalidRequest, RPCCode: -32600, Status: http.StatusBadRequest, GRPC: "INVALID_ARGUMENT"},
@@ -84,9 +98,7 @@ var errorCodes = []Code{
 	{Sentinel: a2a.ErrInvalidAgentResponse, RPCCode: -32006, Status: http.StatusInternalServerError, GRPC: "INTERNAL"},
 	{Sentinel: a2a.ErrExtendedCardNotConfigured, RPCCode: -32007, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrExtensionSupportRequired, RPCCode: -32008, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
-	// UNIMPLEMENTED as A2A 1.0's table gives (a2a-go v2.4.0 says
-	// FAILED_PRECONDITION; its clients never send another version).
-	{Sentinel: a2a.ErrVersionNotSupported, RPCCode: -32009, Status: http.StatusBadRequest, GRPC: "UNIMPLEMENTED", FixesA2AGo: true},
+	{Sentinel: a2a.ErrVersionNotSupported, RPCCode: -32009, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrUnauthenticated, RPCCode: -31401, Status: http.StatusUnauthorized, GRPC: "UNAUTHENTICATED"},
 	{Sentinel: a2a.ErrUnauthorized, RPCCode: -31403, Status: http.StatusForbidden, GRPC: "PERMISSION_DENIED"},
 	{Sentinel: ErrDecisionRefused, RPCCode: -31409, Status: http.StatusConflict, GRPC: "FAILED_PRECONDITION",

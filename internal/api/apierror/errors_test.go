@@ -49,7 +49,7 @@ var wantCodes = []wantCode{
 	{a2a.ErrInvalidAgentResponse, -32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE", a2a.ProtocolDomain},
 	{a2a.ErrExtendedCardNotConfigured, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", a2a.ProtocolDomain},
 	{a2a.ErrExtensionSupportRequired, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED", a2a.ProtocolDomain},
-	{a2a.ErrVersionNotSupported, -32009, 400, "UNIMPLEMENTED", "VERSION_NOT_SUPPORTED", a2a.ProtocolDomain},
+	{a2a.ErrVersionNotSupported, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED", a2a.ProtocolDomain},
 	{a2a.ErrUnauthenticated, -31401, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", a2a.ProtocolDomain},
 	{a2a.ErrUnauthorized, -31403, 403, "PERMISSION_DENIED", "UNAUTHORIZED", a2a.ProtocolDomain},
 	{ErrDecisionRefused, -31409, 409, "FAILED_PRECONDITION", "DECISION_REFUSED", refusalDomain},

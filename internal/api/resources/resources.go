@@ -38,6 +38,12 @@ type Config struct {
 	// Recording is what a schedule's runs record, as the tasks the API
 	// starts.
 	Recording wire.Recording
+	// Policies keeps the approval policies' versions (/policies); nil: the
+	// routes answer that this server keeps none.
+	Policies PolicyStore
+	// PolicyAdmins maps principals to the tenants whose policies they
+	// administer, "*" every scope (guard.PolicyAdminOf).
+	PolicyAdmins map[string][]string
 }
 
 // Resources are a2aflow's REST resources beside A2A: the approvals and
@@ -58,12 +64,13 @@ func New(c client.Client, reg *engine.Registry, services map[string]*taskservice
 }
 
 // AddRoutes adds the resources' routes to r: /approvals and /inbox
-// (approvals.go, inbox.go), /usage, /waitpoints, /schedules and the web
-// console, /console (console.go).
+// (approvals.go, inbox.go), /usage, /waitpoints, /schedules, /policies and
+// the web console, /console (console.go).
 func (s *Resources) AddRoutes(r gin.IRouter) {
 	s.approvalRoutes(r)
 	s.consoleRoutes(r)
 	s.usageRoutes(r)
 	s.waitpointRoutes(r)
 	s.scheduleRoutes(r)
+	s.policyRoutes(r)
 }

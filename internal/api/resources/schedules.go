@@ -365,6 +365,8 @@ func (s *Resources) scheduleRun(ctx context.Context, agent *workflows.Agent, own
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  memo,
 	}
+	action.StaticSummary, action.StaticDetails = taskservice.StartUserMetadata(agent, owner, view.ContextID, msg,
+		taskservice.Origin{Schedule: view.ID, ScheduleName: view.Name})
 	if agent.Versioning == workflows.AutoUpgrade {
 		action.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}

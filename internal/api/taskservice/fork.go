@@ -127,6 +127,8 @@ func (s *TaskService) startFork(ctx context.Context, id a2a.TaskID, in wire.Task
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
 		Memo:                     memo,
 	}
+	opts.StaticSummary, opts.StaticDetails = StartUserMetadata(s.agent, in.Owner, in.ContextID, in.Message,
+		Origin{ForkOf: id, AtMessage: in.Fork.AtMessage, Retry: in.Fork.Retry})
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		opts.VersioningOverride = &client.AutoUpgradeVersioningOverride{}
 	}

@@ -33,7 +33,9 @@ const maxPushConfigIDLength = 256
 
 // CreateTaskPushConfig implements A2A CreateTaskPushNotificationConfig: the
 // config is checked (URL, addresses, authentication) and stored in the task's
-// workflow by an update, which also replaces a config with the same ID.
+// workflow by an update, which also replaces a config with the same ID. On a
+// task that has ended it is stored beside it (endedpush.go), and gets no
+// notification.
 func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
 	if req == nil || req.TaskID == "" {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "taskId is required")
@@ -48,11 +50,14 @@ func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushCon
 		Args:         []any{wire.CreatePushConfigInput{Agent: s.agent.Name, Owner: guard.Principal(ctx), Config: config}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	if err != nil {
-		return nil, s.writeError(ctx, string(req.TaskID), err, a2a.ErrUnsupportedOperation)
-	}
 	var stored a2a.PushConfig
-	if err := handle.Get(ctx, &stored); err != nil {
+	if err == nil {
+		err = handle.Get(ctx, &stored)
+	}
+	if takesNoPushWrites(err) {
+		return s.createEndedPushConfig(ctx, req.TaskID, config, err)
+	}
+	if err != nil {
 		return nil, s.writeError(ctx, string(req.TaskID), err, a2a.ErrUnsupportedOperation)
 	}
 	return RedactPushConfig(&stored), nil
@@ -125,7 +130,8 @@ func pageBounds(n, pageSize int, pageToken string) (start, end int, err error) {
 
 // DeleteTaskPushConfig implements A2A DeleteTaskPushNotificationConfig with
 // an update: the webhook gets no further events, and a delivery being
-// retried stops.
+// retried stops. On a task that has ended the config is deleted from those
+// kept beside it, or left out of reads (endedpush.go).
 func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
 	if req.TaskID == "" || req.ID == "" {
 		return a2a.NewError(a2a.ErrInvalidParams, "taskId and id are required")
@@ -136,17 +142,34 @@ func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteT
 		Args:         []any{wire.DeletePushConfigInput{Agent: s.agent.Name, Owner: guard.Principal(ctx), ID: req.ID}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	if err != nil {
-		return s.writeError(ctx, string(req.TaskID), err, a2a.ErrUnsupportedOperation)
+	if err == nil {
+		err = handle.Get(ctx, nil)
 	}
-	if err := handle.Get(ctx, nil); err != nil {
+	if takesNoPushWrites(err) {
+		return s.deleteEndedPushConfig(ctx, req.TaskID, req.ID, err)
+	}
+	if err != nil {
 		return s.writeError(ctx, string(req.TaskID), err, a2a.ErrUnsupportedOperation)
 	}
 	return nil
 }
 
-// pushConfigs queries a task's stored (sealed) configs.
+// pushConfigs reads a task's stored (sealed) configs: its workflow's, and
+// those created after its end (endedpush.go).
 func (s *TaskService) pushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
+	own, err := s.taskPushConfigs(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	ended, err := s.endedPushConfigs(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	return ended.Merge(own), nil
+}
+
+// taskPushConfigs queries the configs a task's workflow holds.
+func (s *TaskService) taskPushConfigs(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
 	value, err := s.temporal.QueryWorkflow(ctx, string(taskID), "", wire.QueryPushConfigs,
 		wire.PushConfigsInput{Agent: s.agent.Name, Owner: guard.Principal(ctx)})
 	if err != nil {

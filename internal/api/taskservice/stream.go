@@ -18,6 +18,18 @@ import (
 // interrupted again or terminal.
 func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		if s.messageOnly(req) {
+			// A message-only agent's answer is its reply, one event: the
+			// stream is SendMessage's answer (the task, when it did not
+			// complete at once, as it was then).
+			answer, err := s.SendMessage(ctx, req)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			yield(answer, nil)
+			return
+		}
 		res, err := s.Send(ctx, req, true, nil)
 		if err != nil {
 			yield(nil, err)

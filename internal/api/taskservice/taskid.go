@@ -3,10 +3,14 @@ package taskservice
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/a2aflow/a2aflow/internal/api/apierror"
+	"github.com/a2aflow/a2aflow/internal/wire"
 )
 
 // maxTaskIDBytes bounds task IDs: Temporal's default limit on workflow IDs
@@ -17,7 +21,14 @@ const maxTaskIDBytes = 1000
 // printable ASCII. Temporal's gRPC client carries the workflow ID in a
 // request header and fails on such bytes with an error that would reach the
 // client as an internal error.
+//
+// An ID that starts with wire.EndedPushConfigsIDPrefix is no task's either:
+// it names the workflow of an ended task's push configs (endedpush.go),
+// which a request must not reach as a task.
 func CheckTaskID(id string) error {
+	if strings.HasPrefix(id, wire.EndedPushConfigsIDPrefix) {
+		return apierror.TaskNotFound()
+	}
 	if len(id) > maxTaskIDBytes {
 		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task id is longer than %d bytes", maxTaskIDBytes))
 	}

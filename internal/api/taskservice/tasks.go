@@ -180,7 +180,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		if err != nil {
 			return nil, err
 		}
-		return sinceMessage(snap.Task, since), nil
+		return s.messageOnlyAnswer(req, sinceMessage(snap.Task, since)), nil
 	}
 	if !res.Settled && !returnImmediately {
 		// The task continued as new, or too many senders waited: follow its
@@ -191,7 +191,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 	if err != nil {
 		return nil, err
 	}
-	return sinceMessage(snap.Task, since), nil
+	return s.messageOnlyAnswer(req, sinceMessage(snap.Task, since)), nil
 }
 
 // sinceMessage cuts t's history to the messages since the one whose ID is
@@ -541,6 +541,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		Memo:                  StartMemo(s.agent, msg),
 	}
+	opts.StaticSummary, opts.StaticDetails = StartUserMetadata(s.agent, owner, contextID, msg, Origin{})
 	if s.agent.Versioning == workflows.AutoUpgrade {
 		// Workers of a Worker Deployment pin tasks by default; this agent's
 		// follow the deployment's current build.

@@ -1,6 +1,7 @@
 // Package operator holds the tools of the person who runs a2aflow, beside
 // the servers: human approvals (approvals, approve, reject) and waitpoints
-// (waitpoint) through an a2aflow server's REST API; the directory of remote
+// (waitpoint) and the approval policies (policies) through an a2aflow
+// server's REST API; the directory of remote
 // agents (agents) in a2aflow's own database; the keys that sign agent cards
 // (keys); and, through Temporal, Worker Versioning (deployments) and the
 // replay of recorded tasks against this binary's agents (replay).
@@ -15,7 +16,7 @@ import (
 // Commands returns the operator's commands; replay runs app's agents.
 func Commands(app *server.App) []*cobra.Command {
 	return []*cobra.Command{
-		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd(), newUsageCmd(), newSchedulesCmd(),
+		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd(), newUsageCmd(), newSchedulesCmd(), newPoliciesCmd(),
 		newAgentsCmd(), newKeysCmd(), newDeploymentsCmd(), newReplayCmd(app),
 	}
 }

@@ -61,6 +61,9 @@ type config struct {
 	ApprovalWebhooks approvalWebhooksConfig
 	// ApproverGroups maps approvers to their groups (api.ParseApproverGroups).
 	ApproverGroups string
+	// PolicyAdmins maps principals to the tenants whose approval policies
+	// they administer, * for operators (guard.PolicyAdminOf).
+	PolicyAdmins string
 	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.
 	TemporalUIURL string
 	// Peers are the NAME=URL agents serve puts into its directory (peers.go).
@@ -147,6 +150,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 	c.bindPublicURL(fs)
 	b.String(&c.ApproverGroups, "approver-groups", "A2AFLOW_APPROVER_GROUPS", "",
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group`)
+	b.String(&c.PolicyAdmins, "policy-admins", "A2AFLOW_POLICY_ADMINS", "",
+		`who may read and change the approval policies (/policies, a2aflow policies): "root:*;ann:acme" makes root an operator (every scope) and ann the admin of tenant acme's; empty lets anyone without authentication, and nobody with it`)
 	b.String(&c.TemporalUIURL, "temporal-ui-url", cmdutil.EnvTemporalUIURL, "", "Temporal Web UI base URL for links from approvals; serve sets its own")
 	b.Int(&c.DefaultHistoryLength, "default-history-length", "A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000,
 		"how many of a task's latest messages a read that sets no historyLength gets (a SendMessage without one: the messages since the caller's own, within this); 0 for all, which costs time in proportion to a long task's age")

@@ -40,12 +40,14 @@ type agentSection struct {
 	MCPTools     []string
 	MaxParallel  int
 	Approvals    []llmagents.ToolApproval
+	SafeDefault  []string
 	// The budget of the agent's tasks (budget-* keys): see budget.
 	BudgetUSD       float64
 	BudgetIncrement float64
 	BudgetApprovers []string
 	BudgetTimeout   time.Duration
 	BudgetFail      bool
+	MessageOnly     bool
 	// set are the keys the section holds.
 	set map[string]bool
 }
@@ -56,6 +58,7 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"name", "the agent's name (lower-case letters, digits and '-'); in [agents.NAME] the table's name"},
 	{"idle-timeout", "cancel the agent's task left waiting for the user's answer longer than this (e.g. 72h); --idle-timeout NAME=D overrides it"},
 	{"while-working", "a message sent while a task works: enqueue (default), reject or interrupt"},
+	{"message-only", "true: the agent keeps no state, and a new message it answers at once gets its reply as an A2A Message instead of the task (any agent)"},
 	{"description", "LLM agent: its card's description"},
 	{"version", "LLM agent: its card's version"},
 	{"system-prompt", "LLM agent: the model's system prompt; a section with one defines an LLM agent"},
@@ -67,6 +70,7 @@ var agentKeys = []struct{ Key, Doc string }{
 	{"mcp-tools", "LLM agent: allow only these tools of its MCP servers (default: all they list)"},
 	{"max-parallel-tools", "LLM agent: how many tool calls of one turn run at once (default 8; 1: one after another)"},
 	{"tool-approvals", "LLM agent: [[agents.tool-approvals]] tables, each gating one tool (of any source) by name: tool, when (an expression over the call's arguments, e.g. amount > 1000), groups, required, timeout, on-timeout (reject, approve, escalate), escalate-to, escalate-timeout, grantable, title"},
+	{"safe-by-default", "LLM agent: approver groups, e.g. [\"ops\"]: every tool call that no approval policy allows waits for their approval (docs/guides/policies.md)"},
 	{"max-turns", "LLM agent: the most model calls of one answer"},
 	{"budget-usd", "what one task's LLM calls may cost, in USD by the [[llm-prices]] table (any agent); once spent, the task waits on an approval to spend more"},
 	{"budget-increment", "what one approval lets a task spend more, in USD; default budget-usd"},
@@ -81,7 +85,7 @@ var skillKeys = []string{"id", "name", "description", "tags", "examples"}
 
 // llmOnlyKeys are the keys that only an LLM agent defined in the file takes.
 var llmOnlyKeys = []string{"description", "version", "system-prompt", "tools", "remote-agents", "max-turns", "skills",
-	"mcp-servers", "mcp-tools", "max-parallel-tools", "tool-approvals"}
+	"mcp-servers", "mcp-tools", "max-parallel-tools", "tool-approvals", "safe-by-default"}
 
 // isLLM reports whether the section defines an LLM agent.
 func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
@@ -90,7 +94,8 @@ func (s agentSection) isLLM() bool { return s.set["system-prompt"] }
 func (s agentSection) spec() llmagents.LLMAgentSpec {
 	return llmagents.LLMAgentSpec{Name: s.Name, Description: s.Description, Version: s.Version, Skills: s.Skills,
 		SystemPrompt: s.SystemPrompt, Provider: s.Provider, Model: s.Model, Tools: s.Tools, RemoteAgents: s.RemoteAgents, MaxTurns: s.MaxTurns,
-		MCPServers: s.MCPServers, MCPTools: s.MCPTools, MaxParallelTools: s.MaxParallel, Approvals: s.Approvals}
+		MCPServers: s.MCPServers, MCPTools: s.MCPTools, MaxParallelTools: s.MaxParallel, Approvals: s.Approvals,
+		SafeByDefault: s.SafeDefault}
 }
 
 // budget returns the section's budget-* keys as the budget of the agent's
@@ -230,6 +235,10 @@ func (s *agentSection) setValue(key string, v any) error {
 		s.MCPTools, err = stringList(v)
 	case "max-parallel-tools":
 		s.MaxParallel, err = countValue(v)
+	case "safe-by-default":
+		if s.SafeDefault, err = stringList(v); err == nil && len(s.SafeDefault) == 0 {
+			err = errors.New("name the approver groups, e.g. [\"ops\"]")
+		}
 	case "budget-usd":
 		s.BudgetUSD, err = amountValue(v)
 	case "budget-increment":
@@ -241,6 +250,11 @@ func (s *agentSection) setValue(key string, v any) error {
 	case "budget-fail":
 		var ok bool
 		if s.BudgetFail, ok = v.(bool); !ok {
+			return errors.New("want true or false")
+		}
+	case "message-only":
+		var ok bool
+		if s.MessageOnly, ok = v.(bool); !ok {
 			return errors.New("want true or false")
 		}
 	default:
@@ -431,6 +445,9 @@ func (c *config) registry() (*engine.Registry, error) {
 		}
 		if s.set["while-working"] {
 			a.WhileWorking, _ = busyPolicy(s.WhileWorking)
+		}
+		if s.set["message-only"] {
+			a.MessageOnly = s.MessageOnly
 		}
 		if b, ok := s.budget(); ok {
 			// Any agent: its LLM calls have the section's budget unless

@@ -261,6 +261,7 @@ name = "travel"
 idle-timeout = "72h"
 while-working = "reject"
 model = "travel-model"
+message-only = true
 
 [[agents]]
 name = "helper"
@@ -285,8 +286,11 @@ examples = ["What is 2+2?"]
 		t.Fatal(err)
 	}
 	travel, _ := reg.Get("travel")
-	if travel.IdleTimeout != 72*time.Hour || travel.WhileWorking != workflows.RejectMessage {
-		t.Errorf("travel: idle %s, while working %v", travel.IdleTimeout, travel.WhileWorking)
+	if travel.IdleTimeout != 72*time.Hour || travel.WhileWorking != workflows.RejectMessage || !travel.MessageOnly {
+		t.Errorf("travel: idle %s, while working %v, message-only %v", travel.IdleTimeout, travel.WhileWorking, travel.MessageOnly)
+	}
+	if helper, _ := reg.Get("helper"); helper.MessageOnly {
+		t.Error("helper is message-only without the key")
 	}
 	expenses, _ := reg.Get("expenses")
 	if expenses.IdleTimeout != time.Hour {

@@ -26,6 +26,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/oauthlogin"
 	"github.com/a2aflow/a2aflow/internal/outbound"
+	"github.com/a2aflow/a2aflow/internal/policies"
 	"github.com/a2aflow/a2aflow/internal/remote"
 	"github.com/a2aflow/a2aflow/internal/secrets"
 	"github.com/a2aflow/a2aflow/internal/wire"
@@ -130,6 +131,7 @@ func startWorker(c client.Client, cfg *config, notifier wire.Notifier, logger *s
 		return nil, err
 	}
 	w.RegisterWorkflowWithOptions(engine.TaskWorkflow(reg, opts), workflow.RegisterOptions{Name: wire.TaskWorkflowName})
+	w.RegisterWorkflowWithOptions(engine.EndedPushConfigsWorkflow, workflow.RegisterOptions{Name: wire.EndedPushConfigsWorkflowName})
 	if deps.provider, deps.providers, err = cfg.llmProviders(logger); err != nil {
 		return nil, err
 	}
@@ -230,7 +232,8 @@ func (cfg *config) workerOptions(store *models.Store) (worker.Options, error) {
 	wopts.Interceptors = append(wopts.Interceptors, tracingWorkerInterceptors()...) // GenAI spans, with tracing on
 	// What the agents' own activities reach from their context: the
 	// database and the credentials users gave their tasks (workerenv).
-	env := &workerenv.Env{DB: store.DB()}
+	// The approval policies in force judge the policy gates (DecidePolicy).
+	env := &workerenv.Env{DB: store.DB(), Policies: policies.NewEngine(store)}
 	if cfg.Secrets.credentials != nil {
 		env.Credentials = cfg.Secrets.credentials
 	}
@@ -332,6 +335,10 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if err != nil {
 		return fmt.Errorf("--approver-groups: %w", err)
 	}
+	policyAdmins, err := guard.ParseApproverGroups(cfg.PolicyAdmins) // the same "name:a,b;name2:c" form
+	if err != nil {
+		return fmt.Errorf("--policy-admins: %w", err)
+	}
 	if cfg.Auth.authenticator.Enabled() && approvers == nil {
 		logger.Warn("authentication is on and --approver-groups is empty: nobody may decide approvals but requesters whose requests allow them (the requester group)")
 	}
@@ -352,14 +359,16 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	}
 	// The usage totals (GET /usage) read the LLM calls the workers recorded
 	// in a2aflow's database, the one they share.
+	// The approval policies (/policies) are kept there too.
 	var usage resources.UsageReader
+	var policyStore resources.PolicyStore
 	if cfg.DataDir != "" || cfg.DatabaseDSN != "" {
 		store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		usage = store
+		usage, policyStore = store, store
 	}
 	draining := make(chan struct{}) // closed on shutdown: streams end
 	apiURL := cfg.PublicURL
@@ -384,6 +393,8 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		UICodecOrigins:    cfg.UICodecOrigins,
 		Credentials:       cfg.Secrets.credentials,
 		Usage:             usage,
+		Policies:          policyStore,
+		PolicyAdmins:      policyAdmins,
 		Waitpoints:        wire.NewWaitpointTokens(cfg.Secrets.keys...),
 		Routes:            cfg.app.Routes,
 		AccessLog:         cfg.AccessLog,

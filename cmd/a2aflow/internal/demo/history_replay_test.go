@@ -153,6 +153,13 @@ func TestReplayHistories(t *testing.T) {
 		// calculator: its model calls are local activities (the API's
 		// wire.LocalModelCalls), each one LocalActivity marker.
 		{name: "assistant-local-model-calls", fixture: "testdata/assistant-local-model-calls.history.json"},
+		// Expenses judged by approval policies (GetVersion
+		// approval-policies at 1, a DecidePolicy local activity before each
+		// Approve): one a policy allowed, settled by "policy" under version
+		// 1 without a person, and one a policy handed to managers,
+		// approved through REST.
+		{name: "expenses-policy-allowed", fixture: "testdata/expenses-policy-allowed.history.json"},
+		{name: "expenses-policy-approved", fixture: "testdata/expenses-policy-approved.history.json"},
 	}
 	replayer, err := engine.NewReplayer(Builtin(), engine.ReplayOptions{})
 	if err != nil {

@@ -92,6 +92,7 @@ func bookFlight(ctx workflow.Context, t *workflows.Task) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+		Summary:             fmt.Sprintf("book %d traveller(s) to %s on %s", travellers, destination, date),
 	})
 	var booking Booking
 	err = workflow.ExecuteActivity(actx, ActivityBookTrip, BookTripInput{
