@@ -290,6 +290,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the approval's form on the task's page: %v", err)
 	}
+	// A refresh (every 3 s) keeps the form as it is: the comment being
+	// typed, and the focus in it.
+	time.Sleep(3500 * time.Millisecond)
+	waitJS(t, page, "the comment and its focus survive a refresh", `document.activeElement === document.querySelector(`+js(card+" textarea.comment")+`) && `+
+		`document.activeElement.value === "half now, half in January"`)
 	shots.take(page, "approval", false)
 	checkLabels(t, page, "a task waiting for an approval")
 	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(card+" button.approve"))); err != nil {

@@ -4,7 +4,7 @@
 // retry. Every action is a route of the API.
 
 import * as api from "./api.js";
-import {h, badge, money, terminal, announce, readFileBase64, safeURL} from "./util.js";
+import {h, badge, money, terminal, announce, readFileBase64, safeURL, reconcile} from "./util.js";
 import {entryView} from "./entries.js";
 
 const PAGE_SIZE = 200;
@@ -112,7 +112,7 @@ export function mount(main, agent, id) {
       if (e.kind === "approval" && e.approval) fresh.dataset.approval = e.approval.id;
       return fresh;
     });
-    list.replaceChildren(...items, liveItem);
+    reconcile(list, [...items, liveItem]);
     loadMore.hidden = !more;
   }
 
@@ -121,6 +121,9 @@ export function mount(main, agent, id) {
       ["Context", h("a", {href: "#/tasks?context=" + encodeURIComponent(head.contextId || "")}, head.contextId || "")]];
     if (head.costUsd !== undefined && head.costUsd !== null) rows.push(["Cost", money(head.costUsd)]);
     if (safeURL(head.temporalUrl)) rows.push(["Temporal", h("a", {href: safeURL(head.temporalUrl), target: "_blank", rel: "noopener"}, "the task's workflow in the Temporal UI")]);
+    const sig = JSON.stringify([head.contextId, head.costUsd, head.temporalUrl]);
+    if (facts.dataset.sig === sig) return;
+    facts.dataset.sig = sig;
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
   }
 

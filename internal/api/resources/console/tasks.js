@@ -2,7 +2,7 @@
 // change first, with filters, paging and a refresh every few seconds.
 
 import * as api from "./api.js";
-import {h, STATES, badge, ago, money, textOf, announce} from "./util.js";
+import {h, STATES, badge, ago, money, textOf, announce, reconcile} from "./util.js";
 
 export const PAGE_SIZE = 20;
 const REFRESH_MS = 3000;
@@ -188,8 +188,8 @@ export function mount(main, params) {
   }
 
   // render shows the rows, updating the table in place: a row whose
-  // content did not change stays the same element, so a focused link keeps
-  // its focus across refreshes.
+  // content did not change stays the same element (its age updated), so a
+  // focused link keeps its focus across refreshes.
   function render() {
     const now = Date.now();
     const shown = [];
@@ -205,13 +205,15 @@ export function mount(main, params) {
     const focused = document.activeElement && tbody.contains(document.activeElement) ? document.activeElement.closest("tr")?.dataset.key : null;
     const fresh = shown.map(({r, key, summary, started}) => {
       const t = r.task;
-      const cells = [
-        ["Task", summary], ["State", t.status?.state], ["Waiting for", waitingOf(t)],
-        ["Cost", money(costOf(t))], ["Age", started ? ago(started, now) : ago(t.status?.timestamp, now) && "updated " + ago(t.status?.timestamp, now) + " ago"],
-      ];
+      const age = started ? ago(started, now) : ago(t.status?.timestamp, now) && "updated " + ago(t.status?.timestamp, now) + " ago";
+      const cells = [["Task", summary], ["State", t.status?.state], ["Waiting for", waitingOf(t)], ["Cost", money(costOf(t))]];
       const sig = JSON.stringify(cells);
       const tr = old.get(key);
-      if (tr && tr.dataset.sig === sig) return tr;
+      if (tr && tr.dataset.sig === sig) {
+        const cell = tr.querySelector("td.age");
+        if (cell.textContent !== age) cell.textContent = age; // the row stays, and its focus
+        return tr;
+      }
       const row = h("tr", {dataset: {key, sig, task: t.id, agent: r.agent, state: t.status?.state || ""}},
         h("td", {class: "summary", "data-label": "Task"},
           h("a", {href: "#/task/" + encodeURIComponent(r.agent) + "/" + encodeURIComponent(t.id)}, summary),
@@ -219,10 +221,10 @@ export function mount(main, params) {
         h("td", {"data-label": "State"}, badge(t.status?.state)),
         h("td", {"data-label": "Waiting for", class: "waiting"}, cells[2][1]),
         h("td", {"data-label": "Cost", class: "num"}, cells[3][1]),
-        h("td", {"data-label": "Age", class: "num"}, cells[4][1]));
+        h("td", {"data-label": "Age", class: "num age"}, age));
       return row;
     });
-    tbody.replaceChildren(...fresh);
+    reconcile(tbody, fresh);
     if (focused) {
       const again = [...tbody.children].find(tr => tr.dataset.key === focused);
       if (again && !again.contains(document.activeElement)) again.querySelector("a")?.focus();

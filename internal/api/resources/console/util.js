@@ -21,6 +21,18 @@ export function h(tag, attrs = {}, ...children) {
   return e;
 }
 
+// reconcile makes items the children of parent, in order, moving only
+// what is out of place: an element that stays where it was is not
+// detached, so it keeps its focus and what is typed into it.
+export function reconcile(parent, items) {
+  const keep = new Set(items);
+  for (const c of [...parent.children]) if (!keep.has(c)) c.remove();
+  items.forEach((item, i) => {
+    const at = parent.children[i];
+    if (at !== item) parent.insertBefore(item, at || null);
+  });
+}
+
 // announce tells screen readers (and the status line) what just happened.
 export function announce(text) {
   const a = document.getElementById("announce");
