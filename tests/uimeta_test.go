@@ -3,12 +3,15 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/chromedp/chromedp"
 	"go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -212,6 +215,10 @@ func TestTemporalUIShowsTasks(t *testing.T) {
 		}
 	})
 
+	t.Run("the Temporal UI's User Metadata tab", func(t *testing.T) {
+		screenshotUserMetadata(t, ctx, tc, s.UIURL, expenseTask.ID)
+	})
+
 	t.Run("a fork and a schedule's run say where they came from", func(t *testing.T) {
 		fork := harness.ForkREST(t, s.APIURL+"/agents/travel", travel.ID, 1)
 		wantView(t, "fork", describeTask(t, ctx, tc, fork.ID), "travel · Book a flight",
@@ -239,4 +246,58 @@ func TestTemporalUIShowsTasks(t *testing.T) {
 		wantView(t, "schedule's run", describeTask(t, ctx, tc, a2a.TaskID(runID)), "expenses · 250 EUR monthly conference ticket",
 			[]string{"**Came from:** a run of schedule `" + sched.ID + "` (monthly-ticket)"}, []string{"- approval `"})
 	})
+}
+
+// screenshotUserMetadata opens the Temporal UI's User Metadata tab of
+// task id's run in headless Chromium, when the machine has it, and saves
+// a screenshot of its summary, details and current details: in a
+// temporary folder or, with A2AFLOW_UPDATE_SCREENSHOTS=1, as the guide's
+// docs/temporal-ui-user-metadata.png. The tab renders the markdown in a
+// frame of its own, which the page's text does not hold: the test reads
+// the same fields through the SDK (describeTask); here it waits for the
+// tab's headings.
+func screenshotUserMetadata(t *testing.T, ctx context.Context, tc client.Client, uiURL string, id a2a.TaskID) {
+	t.Helper()
+	exe := chromiumPath()
+	if exe == "" {
+		t.Log("no Chromium on PATH: no screenshot of the Temporal UI")
+		return
+	}
+	d, err := tc.DescribeWorkflowExecution(ctx, string(id), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("%s/namespaces/default/workflows/%s/%s/user-metadata", uiURL, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 980))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser, chromedp.Navigate(url)); err != nil { // starts the browser
+		t.Fatalf("open %s: %v", url, err)
+	}
+	// The UI is a single-page app that loads as it goes: its text is read
+	// until the tab shows its three parts.
+	var text string
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(text, "Current Details") || !strings.Contains(text, "Summary"); time.Sleep(300 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Temporal UI's User Metadata tab of %s never showed; the page shows:\n%s", id, text)
+		}
+		text, _ = chromedp.Run(browser, chromedp.Evaluate[string](`document.body.innerText`))
+	}
+	time.Sleep(2 * time.Second) // the markdown's frames
+	png, err := chromedp.Run(browser, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if os.Getenv("A2AFLOW_UPDATE_SCREENSHOTS") == "1" {
+		dir = filepath.Join(repoRoot(t), "docs")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "temporal-ui-user-metadata.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the Temporal UI's User Metadata tab of %s: %s", id, filepath.Join(dir, "temporal-ui-user-metadata.png"))
 }

@@ -43,7 +43,7 @@ func StartUserMetadata(agent *workflows.Agent, owner, contextID string, first *a
 		row("Owner", wire.MDCode(owner))
 	}
 	if contextID == "" {
-		row("Context", "a new one for each run")
+		row("Context", "none")
 	} else {
 		row("Context", wire.MDCode(contextID))
 	}

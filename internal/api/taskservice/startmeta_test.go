@@ -31,7 +31,7 @@ func TestStartUserMetadata(t *testing.T) {
 				"**Came from:** a message sent to the agent", "**First message:** Book a flight to Lisbon"}},
 		{name: "long text is cut", first: text(long),
 			wantSummary: "travel · " + strings.Repeat("é", wire.SummaryRunes-len([]rune("travel · "))-1) + "…",
-			wantDetails: []string{"**Owner:** none (no authentication)", "**Context:** a new one for each run"}},
+			wantDetails: []string{"**Owner:** none (no authentication)", "**Context:** none"}},
 		{name: "schedule", ctx: "c-2", first: text("Report"), origin: Origin{Schedule: "sched-1", ScheduleName: "nightly_report"},
 			wantSummary: "travel · Report",
 			wantDetails: []string{"**Came from:** a run of schedule `sched-1` (nightly\\_report)"}},
