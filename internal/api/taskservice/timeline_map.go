@@ -339,8 +339,10 @@ func (b *timelineBuilder) onLocalActivity(e *historypb.HistoryEvent) []TimelineE
 }
 
 // turnSummary reads the turn of a tool loop's model call from its
-// activity's summary ("turn 3: ...").
-var turnSummary = regexp.MustCompile(`^turn (\d+):`)
+// activity's summary: "model call 4 (gpt-4o), turn 3: ..." since the
+// Temporal UI's summaries name the call, "turn 3: ..." in histories
+// recorded before.
+var turnSummary = regexp.MustCompile(`^(?:model call \d+ \([^)]*\), )?turn (\d+):`)
 
 // modelCall is the entry of a model call.
 func (b *timelineBuilder) modelCall(provider, model, summary string, result *commonpb.Payloads, failure string, dur time.Duration) TimelineEntry {

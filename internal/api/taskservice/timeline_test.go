@@ -332,3 +332,23 @@ func TestTimelineWaitingFor(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineTurnFromSummary: a model call's turn is read from both forms
+// of its activity's summary, the Temporal UI's and the one recorded before.
+func TestTimelineTurnFromSummary(t *testing.T) {
+	for summary, want := range map[string]int{
+		"model call 4 (gpt-4o-mini), turn 3: tool result 42":        3,
+		"model call 1 (the worker's model), turn 1: user: hi, turn": 1,
+		"turn 2: user: What is 6*7?":                                2,
+		"user: turn 5: no":                                          0,
+	} {
+		m := turnSummary.FindStringSubmatch(summary)
+		got := 0
+		if m != nil {
+			got, _ = strconv.Atoi(m[1])
+		}
+		if got != want {
+			t.Errorf("turn of %q: %d, want %d", summary, got, want)
+		}
+	}
+}
