@@ -17,11 +17,14 @@
 package mcptest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,6 +91,10 @@ func (p *Payments) Paid() []Payment {
 	for _, pay := range p.paid {
 		out = append(out, pay)
 	}
+	// By invoice, then key: the same list however the map iterates.
+	slices.SortFunc(out, func(a, b Payment) int {
+		return cmp.Or(strings.Compare(a.Invoice, b.Invoice), strings.Compare(a.Key, b.Key))
+	})
 	return out
 }
 
