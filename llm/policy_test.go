@@ -195,6 +195,25 @@ func TestPolicyVersionChangesMidTask(t *testing.T) {
 	if len(p.paid) != 2 {
 		t.Errorf("paid %v, want both", p.paid)
 	}
+	// The engine kept both requests it judged, for policies try, each with
+	// its version (written in the background).
+	var kept []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		rs, err := store.PolicyRequests(context.Background(), time.Now().Add(-time.Hour), "", false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = nil
+		for _, r := range rs {
+			kept = append(kept, fmt.Sprintf("%s %s@%d", r.Name, r.Effect, r.Version))
+		}
+		if len(kept) == 2 {
+			break
+		}
+	}
+	if strings.Join(kept, ", ") != "pay_invoice approve@1, pay_invoice allow@2" {
+		t.Errorf("the requests kept: %v", kept)
+	}
 }
 
 // TestSafeByDefault: with a safe-by-default loop, a read-only tool a

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/mcptest"
 	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/policies"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -300,6 +301,26 @@ func TestPolicies(t *testing.T) {
 	}
 	if paid := len(payments.Paid()); paid != 4 {
 		t.Errorf("%d payments, want 4: %+v", paid, payments.Paid())
+	}
+
+	t.Logf("phase: policies try, the threshold lowered to 500 over the calls so far")
+	var tried policies.TryResult
+	if err := json.Unmarshal([]byte(cli(0, "policies", "try", "agent/payables", file("v3.cedar", payablesCedar(500)), "--since", "1h", "--json")), &tried); err != nil {
+		t.Fatal(err)
+	}
+	var stopped []string
+	for _, g := range tried.Groups {
+		for _, e := range g.Examples {
+			stopped = append(stopped, fmt.Sprintf("%s %s->%s v%d", e.TaskID, g.From, g.To, e.Version))
+		}
+	}
+	want := []string{fmt.Sprintf("%s allow->approve(finance) v1", small.ID), fmt.Sprintf("%s allow->approve(finance) v2", two.ID)}
+	if tried.Requests != 4 || tried.StoppedNow != 2 || tried.AllowedNow != 0 || strings.Join(stopped, "; ") != strings.Join(want, "; ") {
+		t.Errorf("try: %d requests, %d stopped, %d allowed now: %v; want 4, exactly %v", tried.Requests, tried.StoppedNow, tried.AllowedNow, stopped, want)
+	}
+	if out := cli(0, "policies", "try", "agent/payables", file("v3.cedar", payablesCedar(500)), "--since", "1h"); !strings.Contains(out, "4 requests since") ||
+		!strings.Contains(out, "2 would change (0 allowed now, 2 stopped now)") {
+		t.Errorf("try, as a table:\n%s", out)
 	}
 
 	t.Logf("phase: safe by default")
