@@ -261,6 +261,29 @@ func TestPolicies(t *testing.T) {
 	if code := getJSONWith(t, s.APIURL+"/approvals/"+string(two.ID)+"-approval-2", map[string]string{"X-Approver": "fiona"}, nil); code != 404 {
 		t.Errorf("a second approval of the task: HTTP %d, want none (404)", code)
 	}
+	// The task's timeline names the version on its approval too.
+	var page struct {
+		Entries []struct {
+			Kind     string `json:"kind"`
+			Approval *struct {
+				ID            string   `json:"id"`
+				PolicyVersion int64    `json:"policyVersion"`
+				Policies      []string `json:"policies"`
+			} `json:"approval"`
+		} `json:"entries"`
+	}
+	if code := getJSONWith(t, s.APIURL+"/agents/payables/tasks/"+string(two.ID)+"/timeline", nil, &page); code != 200 {
+		t.Fatalf("the timeline: HTTP %d", code)
+	}
+	var named []string
+	for _, e := range page.Entries {
+		if e.Kind == "approval" && e.Approval != nil {
+			named = append(named, fmt.Sprintf("%s v%d %v", e.Approval.ID, e.Approval.PolicyVersion, e.Approval.Policies))
+		}
+	}
+	if want := first + " v1 [agent/payables#pay agent/payables#finance]"; len(named) == 0 || named[len(named)-1] != want {
+		t.Errorf("the timeline's approvals %q, want the last %q", named, want)
+	}
 	var versions []string
 	for _, d := range policyDecisions(t, s, two.ID) {
 		versions = append(versions, fmt.Sprintf("%s@%d", d.Effect, d.Version))
