@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -205,6 +206,13 @@ func (t Tool) judgedCall(ctx workflow.Context, args json.RawMessage, reason stri
 	case d.Effect == wire.PolicyApprove:
 		for _, pa := range d.Approvals {
 			asks = append(asks, policyRequest(base, pa))
+		}
+		// The tool's own gate is one more approval, of the tool's layer,
+		// last (unless a policy asks the same groups already).
+		if t.gateHolds(args) && !slices.ContainsFunc(asks, func(r workflows.ApprovalRequest) bool {
+			return slices.Equal(r.Groups, base.Groups)
+		}) {
+			asks = append(asks, base)
 		}
 	case d.Effect == wire.PolicyFailed:
 		req := base

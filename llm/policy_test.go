@@ -104,14 +104,17 @@ func approvalsOf(t *testing.T, env *workflowstest.Env) []workflows.Approval {
 // call with its reason; the tool's own gate beats a policy's allow.
 func TestPolicyGatedToolCalls(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		text   string // the server's policies besides payables'
-		args   string
-		gate   bool
-		decide []workflowstest.Decision
-		groups [][]string // the approvals asked, in turn
-		paid   bool
-		answer string
+		name string
+		text string // the server's policies besides payables'
+		args string
+		gate bool
+		// keepPolicy keeps the payables policy with the gate (else the
+		// agent's policies allow every call).
+		keepPolicy bool
+		decide     []workflowstest.Decision
+		groups     [][]string // the approvals asked, in turn
+		paid       bool
+		answer     string
 	}{
 		{name: "allowed below the threshold", args: `{"invoice":"INV-1","amount":900}`, paid: true, answer: "paid INV-1: 900.00 EUR"},
 		{name: "finance above it", args: `{"invoice":"INV-2","amount":2000}`, paid: true, answer: "paid INV-2: 2000.00 EUR",
@@ -127,6 +130,10 @@ func TestPolicyGatedToolCalls(t *testing.T) {
 			answer: "error: the call of pay_invoice is not allowed: INV-5 is disputed (approval policies, version 2)"},
 		{name: "the tool's gate beats an allow", args: `{"invoice":"INV-6","amount":1500}`, gate: true, paid: true, answer: "paid INV-6: 1500.00 EUR",
 			decide: []workflowstest.Decision{workflowstest.Approve("gina", "gatekeepers")}, groups: [][]string{{"gatekeepers"}}},
+		{name: "the tool's gate after the policies' approvals", args: `{"invoice":"INV-7","amount":1500}`, gate: true, keepPolicy: true,
+			paid: true, answer: "paid INV-7: 1500.00 EUR",
+			decide: []workflowstest.Decision{workflowstest.Approve("fiona", "finance"), workflowstest.Approve("gina", "gatekeepers")},
+			groups: [][]string{{"finance"}, {"gatekeepers"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := policyStore(t, "agent/payables", payablesPolicy(1000))
@@ -135,7 +142,7 @@ func TestPolicyGatedToolCalls(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.gate {
+			if tc.gate && !tc.keepPolicy {
 				// The policies allow every call; the tool's own gate asks
 				// for every call.
 				if _, err := store.AddPolicyVersion(context.Background(), "agent/payables", `@id("pay") permit (principal, action, resource);`, "root", "lenient"); err != nil {
@@ -194,6 +201,25 @@ func TestPolicyVersionChangesMidTask(t *testing.T) {
 	}
 	if len(p.paid) != 2 {
 		t.Errorf("paid %v, want both", p.paid)
+	}
+	// The engine kept both requests it judged, for policies try, each with
+	// its version (written in the background).
+	var kept []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		rs, err := store.PolicyRequests(context.Background(), time.Now().Add(-time.Hour), "", false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = nil
+		for _, r := range rs {
+			kept = append(kept, fmt.Sprintf("%s %s@%d", r.Name, r.Effect, r.Version))
+		}
+		if len(kept) == 2 {
+			break
+		}
+	}
+	if strings.Join(kept, ", ") != "pay_invoice approve@1, pay_invoice allow@2" {
+		t.Errorf("the requests kept: %v", kept)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/mcptest"
 	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/policies"
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/tests/harness"
 	"github.com/a2aflow/a2aflow/workflows"
@@ -260,6 +261,29 @@ func TestPolicies(t *testing.T) {
 	if code := getJSONWith(t, s.APIURL+"/approvals/"+string(two.ID)+"-approval-2", map[string]string{"X-Approver": "fiona"}, nil); code != 404 {
 		t.Errorf("a second approval of the task: HTTP %d, want none (404)", code)
 	}
+	// The task's timeline names the version on its approval too.
+	var page struct {
+		Entries []struct {
+			Kind     string `json:"kind"`
+			Approval *struct {
+				ID            string   `json:"id"`
+				PolicyVersion int64    `json:"policyVersion"`
+				Policies      []string `json:"policies"`
+			} `json:"approval"`
+		} `json:"entries"`
+	}
+	if code := getJSONWith(t, s.APIURL+"/agents/payables/tasks/"+string(two.ID)+"/timeline", nil, &page); code != 200 {
+		t.Fatalf("the timeline: HTTP %d", code)
+	}
+	var named []string
+	for _, e := range page.Entries {
+		if e.Kind == "approval" && e.Approval != nil {
+			named = append(named, fmt.Sprintf("%s v%d %v", e.Approval.ID, e.Approval.PolicyVersion, e.Approval.Policies))
+		}
+	}
+	if want := first + " v1 [agent/payables#pay agent/payables#finance]"; len(named) == 0 || named[len(named)-1] != want {
+		t.Errorf("the timeline's approvals %q, want the last %q", named, want)
+	}
 	var versions []string
 	for _, d := range policyDecisions(t, s, two.ID) {
 		versions = append(versions, fmt.Sprintf("%s@%d", d.Effect, d.Version))
@@ -300,6 +324,26 @@ func TestPolicies(t *testing.T) {
 	}
 	if paid := len(payments.Paid()); paid != 4 {
 		t.Errorf("%d payments, want 4: %+v", paid, payments.Paid())
+	}
+
+	t.Logf("phase: policies try, the threshold lowered to 500 over the calls so far")
+	var tried policies.TryResult
+	if err := json.Unmarshal([]byte(cli(0, "policies", "try", "agent/payables", file("v3.cedar", payablesCedar(500)), "--since", "1h", "--json")), &tried); err != nil {
+		t.Fatal(err)
+	}
+	var stopped []string
+	for _, g := range tried.Groups {
+		for _, e := range g.Examples {
+			stopped = append(stopped, fmt.Sprintf("%s %s->%s v%d", e.TaskID, g.From, g.To, e.Version))
+		}
+	}
+	want := []string{fmt.Sprintf("%s allow->approve(finance) v1", small.ID), fmt.Sprintf("%s allow->approve(finance) v2", two.ID)}
+	if tried.Requests != 4 || tried.StoppedNow != 2 || tried.AllowedNow != 0 || strings.Join(stopped, "; ") != strings.Join(want, "; ") {
+		t.Errorf("try: %d requests, %d stopped, %d allowed now: %v; want 4, exactly %v", tried.Requests, tried.StoppedNow, tried.AllowedNow, stopped, want)
+	}
+	if out := cli(0, "policies", "try", "agent/payables", file("v3.cedar", payablesCedar(500)), "--since", "1h"); !strings.Contains(out, "4 requests since") ||
+		!strings.Contains(out, "2 would change (0 allowed now, 2 stopped now)") {
+		t.Errorf("try, as a table:\n%s", out)
 	}
 
 	t.Logf("phase: safe by default")

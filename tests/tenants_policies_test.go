@@ -44,6 +44,7 @@ forbid (principal, action == Action::"callTool", resource) when { context.tool =
 			restCall(http.MethodDelete, "/policies/tenant/alice", ""),
 			restCall(http.MethodPut, "/policies/server", put("permit (principal, action, resource);")),
 			restCall(http.MethodPost, "/policies/validate", mustJSON(map[string]any{"scope": "tenant/alice", "text": ""})),
+			restCall(http.MethodPost, "/policies/try", mustJSON(map[string]any{"scope": "tenant/alice", "text": "", "since": "30d"})),
 			restCall(http.MethodGet, "/policy-versions?scope=tenant/alice", ""),
 			restCall(http.MethodGet, version, ""),
 		} {
@@ -57,6 +58,7 @@ forbid (principal, action == Action::"callTool", resource) when { context.tool =
 		restCall(http.MethodPut, "/policies/server", put("permit (principal, action, resource);")),
 		restCall(http.MethodPut, "/policies/agent/expenses", put("permit (principal, action, resource);")),
 		restCall(http.MethodGet, "/policy-versions?scope=server", ""),
+		restCall(http.MethodPost, "/policies/try", mustJSON(map[string]any{"scope": "agent/expenses", "text": ""})),
 	} {
 		m.expect(t, m.alice, c, http.StatusForbidden)
 	}

@@ -126,6 +126,19 @@ when { context.tool == "pay_invoice" && context.numbers.hasTag("amount") && cont
 		t.Errorf("validate: %v", check)
 	}
 
+	// Trying a text: nothing was judged yet, so nothing would change; a
+	// text that does not compile is refused; a tenant's admin tries its
+	// tenant's scope only.
+	tried := call("root", http.MethodPost, "/policies/try", "application/json",
+		`{"scope": "agent/payables", "text": "forbid (principal, action, resource);", "since": "30d"}`, http.StatusOK)
+	if tried["requests"] != 0.0 || tried["changed"] != 0.0 {
+		t.Errorf("try: %v", tried)
+	}
+	call("root", http.MethodPost, "/policies/try", "application/json", `{"scope": "agent/payables", "text": "permit ("}`, http.StatusBadRequest)
+	call("root", http.MethodPost, "/policies/try", "application/json", `{"scope": "agent/payables", "text": "", "since": "soon"}`, http.StatusBadRequest)
+	call("ann", http.MethodPost, "/policies/try", "application/json", `{"scope": "agent/payables", "text": ""}`, http.StatusForbidden)
+	call("ann", http.MethodPost, "/policies/try", "application/json", `{"scope": "tenant/acme", "text": ""}`, http.StatusOK)
+
 	// Removing is a version too; the history keeps every one.
 	call("root", http.MethodDelete, "/policies/agent/payables?reason=gone", "", "", http.StatusOK)
 	call("root", http.MethodGet, "/policies/agent/payables", "", "", http.StatusNotFound)

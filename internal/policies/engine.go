@@ -2,8 +2,12 @@ package policies
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
 
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/wire"
@@ -15,9 +19,18 @@ type Source interface {
 	PoliciesAt(ctx context.Context, v int64) ([]models.PolicyVersion, error)
 }
 
+// Recorder keeps the requests the gates judged (models.Store), for
+// `policies try`.
+type Recorder interface {
+	RecordPolicyRequests(ctx context.Context, rs []models.PolicyRequest) error
+}
+
 // Engine judges requests by the policies in force: it reads the latest
 // version number on every request (so a change applies to the next gate
-// of every task, on every worker) and compiles each version once.
+// of every task, on every worker) and compiles each version once. A
+// source that is also a Recorder keeps every request judged in an
+// activity, written in the background (a gate does not wait for it; a
+// crash loses the last few).
 type Engine struct {
 	src Source
 
@@ -25,10 +38,65 @@ type Engine struct {
 	version int64
 	docs    []*Document
 	err     error
+
+	recorder Recorder
+	records  chan models.PolicyRequest
+	start    sync.Once
 }
 
+// recordQueue bounds the requests waiting to be written; beyond it, they
+// are not kept.
+const recordQueue = 4096
+
 // NewEngine returns an Engine over src.
-func NewEngine(src Source) *Engine { return &Engine{src: src} }
+func NewEngine(src Source) *Engine {
+	e := &Engine{src: src}
+	if r, ok := src.(Recorder); ok {
+		e.recorder, e.records = r, make(chan models.PolicyRequest, recordQueue)
+	}
+	return e
+}
+
+// record queues the request an activity judged for the recorder.
+func (e *Engine) record(ctx context.Context, in wire.PolicyInput, d wire.PolicyDecision) {
+	if e.recorder == nil || !activity.IsActivity(ctx) {
+		return
+	}
+	info := activity.GetInfo(ctx)
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return
+	}
+	name := in.Tool
+	if in.Action == wire.PolicyApproveStep {
+		name = in.Step
+	}
+	e.start.Do(func() { go e.write() })
+	select {
+	case e.records <- models.PolicyRequest{RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID, TaskID: in.TaskID,
+		Tenant: in.Tenant, Agent: in.Agent, Action: in.Action, Name: name, Input: string(raw), Effect: d.Effect, Version: d.Version}:
+	default: // the writer is behind: this one is not kept
+	}
+}
+
+// write writes the queued requests, in batches.
+func (e *Engine) write() {
+	for r := range e.records {
+		batch := []models.PolicyRequest{r}
+		for len(batch) < 256 {
+			select {
+			case more := <-e.records:
+				batch = append(batch, more)
+				continue
+			default:
+			}
+			break
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = e.recorder.RecordPolicyRequests(ctx, batch) // kept for trying policies: not worth failing a gate
+		cancel()
+	}
+}
 
 // DecidePolicy judges in by the version in force. A store that does not
 // answer, or a stored text that no longer compiles, is PolicyFailed: the
@@ -39,7 +107,9 @@ func (e *Engine) DecidePolicy(ctx context.Context, in wire.PolicyInput) wire.Pol
 		return wire.PolicyDecisionFailed("the policy store did not answer: " + err.Error())
 	}
 	if v == 0 {
-		return wire.PolicyDecision{Effect: wire.PolicyNone}
+		d := wire.PolicyDecision{Effect: wire.PolicyNone}
+		e.record(ctx, in, d)
+		return d
 	}
 	docs, err := e.at(ctx, v)
 	if err != nil {
@@ -47,7 +117,9 @@ func (e *Engine) DecidePolicy(ctx context.Context, in wire.PolicyInput) wire.Pol
 		d.Version = v
 		return d
 	}
-	return Decide(docs, v, in)
+	d := Decide(docs, v, in)
+	e.record(ctx, in, d)
+	return d
 }
 
 // at returns the compiled documents of version v, compiling them once.

@@ -2,8 +2,11 @@ package policies
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -246,5 +249,76 @@ when { context.tool == "pay_invoice" && context.numbers.hasTag("amount") && cont
 	_ = store.Close()
 	if d := e.DecidePolicy(ctx, payCall("5")); d.Effect != wire.PolicyFailed {
 		t.Fatalf("a closed store: %+v", d)
+	}
+}
+
+// TestTry: a month of judged requests (built here, as the gates record
+// them), tried against a threshold lowered to 500 for agent/payables:
+// exactly the calls between 500 and 1,000 would be stopped now, each
+// under the version it was judged by; trying the text in force changes
+// nothing; a request of another tenant's agent is not touched.
+func TestTry(t *testing.T) {
+	store, err := models.Open(filepath.Join(t.TempDir(), "a2aflow.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	ctx := context.Background()
+	if _, err := store.AddPolicyVersion(ctx, "agent/payables", payables, "root", "first"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var recorded []models.PolicyRequest
+	for i, amount := range []string{"100", "600", "900", "2000", "60000", "750"} {
+		in := payCall(amount)
+		in.TaskID = fmt.Sprintf("task-%d", i)
+		raw, _ := json.Marshal(in)
+		recorded = append(recorded, models.PolicyRequest{RunID: "run-" + in.TaskID, ActivityID: "1", TaskID: in.TaskID, Tenant: in.Tenant,
+			Agent: in.Agent, Action: in.Action, Name: in.Tool, Input: string(raw), Effect: Decide([]*Document{mustCompile(t, "agent/payables", payables)}, 1, in).Effect,
+			Version: 1, CreatedAt: now.Add(-time.Duration(30-i*5) * 24 * time.Hour).Add(time.Hour)})
+	}
+	old := payCall("600")
+	old.TaskID = "task-old"
+	raw, _ := json.Marshal(old)
+	recorded = append(recorded, models.PolicyRequest{RunID: "run-old", ActivityID: "1", TaskID: "task-old", Agent: "payables", Action: wire.PolicyCallTool,
+		Name: "pay_invoice", Input: string(raw), Version: 1, CreatedAt: now.Add(-40 * 24 * time.Hour)})
+	if err := store.RecordPolicyRequests(ctx, recorded); err != nil {
+		t.Fatal(err)
+	}
+	since, err := ParseSince("30d", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	month, err := store.PolicyRequests(ctx, since, "", false, 0)
+	if err != nil || len(month) != 6 {
+		t.Fatalf("the month's requests: %d, %v", len(month), err)
+	}
+	lowered := strings.Replace(payables, "> 1000", "> 500", 1)
+	res, err := Try(ctx, store, "agent/payables", lowered, since, month)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 6 || res.Changed != 3 || res.StoppedNow != 3 || res.AllowedNow != 0 || len(res.Groups) != 1 {
+		t.Fatalf("tried: %+v", res)
+	}
+	g := res.Groups[0]
+	var tasks []string
+	for _, e := range g.Examples {
+		tasks = append(tasks, e.TaskID)
+	}
+	if g.From != "allow" || g.To != "approve(finance)" || g.Count != 3 || strings.Join(tasks, " ") != "task-1 task-2 task-5" {
+		t.Errorf("the group: %+v (tasks %v)", g, tasks)
+	}
+	same, err := Try(ctx, store, "agent/payables", payables, since, month)
+	if err != nil || same.Changed != 0 {
+		t.Errorf("the text in force: %+v, %v", same, err)
+	}
+	if _, err := Try(ctx, store, "agent/payables", "permit (", since, month); err == nil {
+		t.Error("a candidate that does not parse was tried")
+	}
+	for _, s := range []string{"soon", "0d", "-5h"} {
+		if _, err := ParseSince(s, now); err == nil {
+			t.Errorf("since %q was taken", s)
+		}
 	}
 }

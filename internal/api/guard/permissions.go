@@ -38,6 +38,9 @@ import (
 //     its call is refused; a2aflow_get_task, a2aflow_reply and
 //     a2aflow_cancel_task on such an agent's task are refused once the
 //     task is the caller's (another owner's task stays not found);
+//   - /policies and /policy-versions: only operators and tenants' admins,
+//     each within what they administer (policyadmins.go), whatever the
+//     agents;
 //   - /approvals: listings leave out the tasks of agents the caller may not
 //     use, and reading or deciding such an approval the caller may see is
 //     refused; GET /waitpoints/{id} without a token likewise. A waitpoint

@@ -26,6 +26,15 @@ type PolicyStore interface {
 	PolicyVersionByNumber(ctx context.Context, v int64) (models.PolicyVersion, error)
 	PolicyHistory(ctx context.Context, scope string, limit int) ([]models.PolicyVersion, error)
 	PoliciesAt(ctx context.Context, v int64) ([]models.PolicyVersion, error)
+	PolicyRequests(ctx context.Context, since time.Time, tenant string, tenantSet bool, limit int) ([]models.PolicyRequest, error)
+}
+
+// PolicyTry is the body of POST /policies/try.
+type PolicyTry struct {
+	Scope string `json:"scope"`
+	Text  string `json:"text"`
+	// Since is how far back: "30d", "12h", or an RFC 3339 time; default 30d.
+	Since string `json:"since,omitempty"`
 }
 
 // PoliciesResponse is the body of GET /policies: the policies in force.
@@ -65,6 +74,7 @@ const maxPolicyReason = 1000
 func (s *Resources) policyRoutes(r gin.IRouter) {
 	r.GET("/policies", s.listPolicies)
 	r.POST("/policies/validate", s.validatePolicies)
+	r.POST("/policies/try", s.tryPolicies)
 	for _, path := range []string{"/policies/:layer", "/policies/:layer/:name"} {
 		r.GET(path, s.getPolicies)
 		r.PUT(path, s.setPolicies)
@@ -236,6 +246,48 @@ func (s *Resources) validatePolicies(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, PolicyProblems{Valid: true})
+}
+
+// tryPolicies serves POST /policies/try: what a candidate text of a scope
+// would have changed in the requests the gates judged since since (a
+// tenant's admin: its tenant's requests).
+func (s *Resources) tryPolicies(c *gin.Context) {
+	a, ok := s.policyAdmin(c)
+	if !ok {
+		return
+	}
+	var in PolicyTry
+	if !s.decodePolicyJSON(c, &in) {
+		return
+	}
+	sc, ok := s.scopeOf(c, a, in.Scope)
+	if !ok {
+		return
+	}
+	if in.Since == "" {
+		in.Since = "30d"
+	}
+	since, err := policies.ParseSince(in.Since, time.Now())
+	if err != nil {
+		apierror.Abort(c, apierror.Plain, 0, apierror.BadRequest(err.Error()))
+		return
+	}
+	if _, err := policies.Compile(sc.String(), in.Text); err != nil {
+		abortInvalidPolicies(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	requests, err := s.cfg.Policies.PolicyRequests(ctx, since, sc.Name, !a.Operator, 0)
+	if err != nil {
+		s.policyStoreFailed(c, err)
+		return
+	}
+	res, err := policies.Try(ctx, s.cfg.Policies, sc.String(), in.Text, since, requests)
+	if err != nil {
+		s.policyStoreFailed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
 }
 
 // policyHistory serves GET /policy-versions?scope=&limit=: the versions,

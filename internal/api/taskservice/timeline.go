@@ -182,6 +182,10 @@ type TimelineApproval struct {
 	Deadline  *time.Time         `json:"deadline,omitempty"`
 	State     string             `json:"state,omitempty"`
 	Decisions []TimelineDecision `json:"decisions"`
+	// PolicyVersion and Policies name the approval policies the request
+	// was judged by (docs/guides/policies.md), when any was in force.
+	PolicyVersion int64    `json:"policyVersion,omitempty"`
+	Policies      []string `json:"policies,omitempty"`
 }
 
 // TimelineDecision is one approver's decision.

@@ -599,6 +599,9 @@ func (b *timelineBuilder) approvalsUpTo(n int) []TimelineEntry {
 		if rec := b.approvalsOf()[id]; rec != nil {
 			a.Title, a.Groups, a.Deadline, a.State = rec.Request.Title, rec.Groups, rec.Deadline, rec.State
 			a.Quorum = max(rec.Request.Required, 1)
+			if p := rec.Request.Policy; p != nil {
+				a.PolicyVersion, a.Policies = p.Version, p.Policies
+			}
 			for _, d := range rec.Decisions {
 				verdict := "rejected"
 				if d.Approved {

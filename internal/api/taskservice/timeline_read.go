@@ -389,6 +389,11 @@ type approvalRecord struct {
 		Title    string          `json:"title"`
 		Action   json.RawMessage `json:"action"`
 		Required int             `json:"required"`
+		// Policy names the approval policies that judged it.
+		Policy *struct {
+			Version  int64    `json:"version"`
+			Policies []string `json:"policies"`
+		} `json:"policy"`
 	} `json:"request"`
 	State     string     `json:"state"`
 	Groups    []string   `json:"groups"`

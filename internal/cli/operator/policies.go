@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/cli/cmdutil"
 	"github.com/a2aflow/a2aflow/internal/models"
+	"github.com/a2aflow/a2aflow/internal/policies"
 )
 
 // newPoliciesCmd returns `a2aflow policies`: the approval policies of
@@ -30,7 +32,7 @@ func newPoliciesCmd() *cobra.Command {
 			"Only operators and tenants' admins (serve --policy-admins) may read or change them.",
 	}
 	root.AddCommand(policiesListCmd(c), policiesShowCmd(c), policiesSetCmd(c), policiesValidateCmd(c),
-		policiesHistoryCmd(c), policiesDiffCmd(c))
+		policiesHistoryCmd(c), policiesDiffCmd(c), policiesTryCmd(c))
 	return root
 }
 
@@ -237,6 +239,61 @@ func policiesDiffCmd(c *approvalsClient) *cobra.Command {
 	}
 	bindPolicyClient(c, cmd)
 	return cmd
+}
+
+func policiesTryCmd(c *approvalsClient) *cobra.Command {
+	var since string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "try SCOPE FILE",
+		Short: "Show what FILE's Cedar text (- for stdin), in place of SCOPE's, would have changed in the requests the gates judged since --since",
+		Long: "Judge again every request the gates judged since --since (a tenant's admin: its tenant's), under the version it was judged by,\n" +
+			"once as it was and once with SCOPE's text replaced by FILE's, and report what would have changed: the requests that would now\n" +
+			"run without a person, those that would now be stopped, by agent and tool or step, with examples. Nothing is changed.\n\n" +
+			"  a2aflow policies try agent/payables payables.cedar --since 30d",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			text, err := readPolicyFile(cmd, args[1])
+			if err != nil {
+				return err
+			}
+			var out policies.TryResult
+			if err := c.do(cmd.Context(), http.MethodPost, "/policies/try", resources.PolicyTry{Scope: args[0], Text: text, Since: since}, &out); err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			return printTry(cmd.OutOrStdout(), out)
+		},
+	}
+	cmd.Flags().StringVar(&since, "since", "30d", "how far back: 30d, 12h, or an RFC 3339 time")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the answer as JSON")
+	bindPolicyClient(c, cmd)
+	return cmd
+}
+
+// printTry writes what a try would change, a line per kind of change and
+// its examples.
+func printTry(w io.Writer, r policies.TryResult) error {
+	fmt.Fprintf(w, "%d requests since %s: %d would change (%d allowed now, %d stopped now)\n",
+		r.Requests, r.Since.UTC().Format(time.RFC3339), r.Changed, r.AllowedNow, r.StoppedNow)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COUNT\tAGENT\tACTION\tNAME\tFROM\tTO\tEXAMPLES")
+	for _, g := range r.Groups {
+		var ex []string
+		for _, e := range g.Examples {
+			what := string(e.Arguments)
+			if what == "" {
+				what = e.Title
+			}
+			ex = append(ex, fmt.Sprintf("%s %s", e.TaskID, what))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Count, g.Agent, g.Action, g.Name, g.From, g.To, strings.Join(ex, "; "))
+	}
+	return tw.Flush()
 }
 
 // previousVersion is the version of v's scope before v (the zero version
