@@ -57,7 +57,7 @@ func (r *run) callStarted(ctx workflow.Context, summary string, fut workflow.Fut
 			return false
 		}
 		for workflow.Await(ctx, ended) == nil {
-			r.showDetails(ctx)
+			r.showEndedCalls(ctx)
 		}
 	})
 }
@@ -67,15 +67,31 @@ func (r *run) showDetails(ctx workflow.Context) {
 	if r.task == nil {
 		return
 	}
+	r.dropEndedCalls()
+	workflow.SetCurrentDetails(ctx, r.details())
+}
+
+// showEndedCalls shows the details again when a call under way ended:
+// before the skill blocks, nothing else of them changed.
+func (r *run) showEndedCalls(ctx workflow.Context) {
+	if r.dropEndedCalls() {
+		r.showDetails(ctx)
+	}
+}
+
+// dropEndedCalls drops the calls that ended from those under way and
+// reports whether there were any.
+func (r *run) dropEndedCalls() bool {
 	kept := r.calls[:0]
 	for _, c := range r.calls {
 		if !c.done.IsReady() {
 			kept = append(kept, c)
 		}
 	}
+	dropped := len(kept) < len(r.calls)
 	clear(r.calls[len(kept):])
 	r.calls = kept
-	workflow.SetCurrentDetails(ctx, r.details())
+	return dropped
 }
 
 // details renders the run's current details in markdown.

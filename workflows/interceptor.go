@@ -91,7 +91,7 @@ func (o *taskOutbound) NewTimerWithOptions(ctx workflow.Context, d time.Duration
 	case "", "Sleep", "AwaitWithTimeout": // none, or the SDK's own words
 		options.Summary = fmt.Sprintf("timer of %s in the %s skill", d, t.r.agentName)
 	}
-	t.r.showDetails(ctx)
+	t.r.showEndedCalls(ctx)
 	return o.Next.NewTimerWithOptions(ctx, d, options)
 }
 
@@ -114,7 +114,7 @@ func (o *taskOutbound) AwaitWithOptions(ctx workflow.Context, options workflow.A
 // blocks: calls that ended since are no longer under way.
 func (o *taskOutbound) show(ctx workflow.Context) {
 	if t, ok := TaskFrom(ctx); ok {
-		t.r.showDetails(ctx)
+		t.r.showEndedCalls(ctx)
 	}
 }
 
