@@ -615,6 +615,15 @@ func timerEnds(h *history.History) []time.Time {
 		if e.GetEventType() == enums.EVENT_TYPE_WORKFLOW_TASK_STARTED {
 			now = e.GetEventTime().AsTime()
 		}
+		// A local activity (a policy judged before an approval) moves
+		// the workflow's clock to the time its marker records.
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
+			var data struct{ ReplayTime time.Time }
+			if p := m.GetDetails()["data"].GetPayloads(); len(p) == 1 &&
+				json.Unmarshal(p[0].GetData(), &data) == nil && data.ReplayTime.After(now) {
+				now = data.ReplayTime
+			}
+		}
 		if a := e.GetTimerStartedEventAttributes(); a != nil {
 			ends = append(ends, now.Add(a.GetStartToFireTimeout().AsDuration()))
 		}
