@@ -298,6 +298,9 @@ type run struct {
 	events    []wire.Event   // the latest events, at most maxEvents
 	lastSeq   int64          // number of the latest event
 	statusSeq int64          // number of the latest status event
+	// generationClaim is the generation (lastSeq) at which the latest
+	// conditional message was accepted (generation.go).
+	generationClaim int64
 	inbox     []*a2a.Message // received, not yet taken by the skill
 	received  int            // messages received so far
 	taken     int            // messages taken by the skill so far
@@ -474,6 +477,9 @@ func (r *run) validateSendMessage(ctx workflow.Context, in wire.SendMessageInput
 	if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
 		return err
 	}
+	if err := r.checkGeneration(in); err != nil { // generation.go
+		return err
+	}
 	if in.Message != nil && r.seenMessage(in.Message.ID) {
 		// A retry of a message an earlier run received (Temporal recognises
 		// update IDs only within one run).
@@ -549,6 +555,7 @@ type sendResult struct {
 
 func (r *run) onSendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
 	r.watched = in.ReturnImmediately // the turn this message starts (LocalModelCallNow)
+	r.claimGeneration(in)            // generation.go: before anything that blocks
 	res, err := r.sendMessage(ctx, in)
 	r.answerSent(ctx)
 	if err == nil && in.WantTask && res.Decision == nil {
