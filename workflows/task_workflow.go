@@ -291,21 +291,21 @@ type run struct {
 	notifier  wire.Notifier `carry:"-"` // the worker's
 	// usageMemo is the token usage last written to this run's memo
 	// (RecordUsageMemo); a continued run writes it again at its first answer.
-	usageMemo TokenUsage     `carry:"-"`
-	logger    log.Logger     `carry:"-"`
-	first     *a2a.Message   // the message that started the task (Task.Message)
-	history   historyState   // the messages (history.go)
-	events    []wire.Event   // the latest events, at most maxEvents
-	lastSeq   int64          // number of the latest event
-	statusSeq int64          // number of the latest status event
+	usageMemo TokenUsage   `carry:"-"`
+	logger    log.Logger   `carry:"-"`
+	first     *a2a.Message // the message that started the task (Task.Message)
+	history   historyState // the messages (history.go)
+	events    []wire.Event // the latest events, at most maxEvents
+	lastSeq   int64        // number of the latest event
+	statusSeq int64        // number of the latest status event
 	// generationClaim is the generation (lastSeq) at which the latest
 	// conditional message was accepted (generation.go).
 	generationClaim int64
-	inbox     []*a2a.Message // received, not yet taken by the skill
-	received  int            // messages received so far
-	taken     int            // messages taken by the skill so far
-	recentIDs []string       // IDs of the latest user messages (continued.go)
-	waiters   []*sendWaiter  `carry:"-"` // blocking SendMessage updates waiting for the skill, released when the run continues
+	inbox           []*a2a.Message // received, not yet taken by the skill
+	received        int            // messages received so far
+	taken           int            // messages taken by the skill so far
+	recentIDs       []string       // IDs of the latest user messages (continued.go)
+	waiters         []*sendWaiter  `carry:"-"` // blocking SendMessage updates waiting for the skill, released when the run continues
 
 	// The units (units.go), each a task feature with its state.
 	waitpoints  waitpoints  // waitpoint.go
