@@ -60,6 +60,9 @@ type continuedTask struct {
 	Events    []wire.Event `json:"events,omitempty"`
 	LastSeq   int64        `json:"lastSeq"`
 	StatusSeq int64        `json:"statusSeq"`
+	// GenerationClaim is the generation at which the latest conditional
+	// message (IfGenerationMatch) was accepted (generation.go).
+	GenerationClaim int64 `json:"generationClaim,omitempty"`
 
 	MessageSeq    int              `json:"messageSeq"`
 	ArtifactSeq   int              `json:"artifactSeq"`
@@ -321,6 +324,7 @@ func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 		RecentMessageIDs: slices.Clone(r.recentIDs),
 		LastSeq:          r.lastSeq,
 		StatusSeq:        r.statusSeq,
+		GenerationClaim:  r.generationClaim,
 		MessageSeq:       r.messageSeq,
 		ArtifactSeq:      r.artifactSeq,
 		ArtifactBytes:    r.artifactBytes,
@@ -365,6 +369,7 @@ func (r *run) restore(c *continuedTask) {
 	r.recentIDs = slices.Clone(c.RecentMessageIDs)
 	r.events = slices.Clone(c.Events)
 	r.lastSeq, r.statusSeq = c.LastSeq, c.StatusSeq
+	r.generationClaim = c.GenerationClaim
 	r.messageSeq, r.artifactSeq = c.MessageSeq, c.ArtifactSeq
 	r.artifactBytes = c.ArtifactBytes
 	r.finalMessage = c.FinalMessage

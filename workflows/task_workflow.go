@@ -291,18 +291,21 @@ type run struct {
 	notifier  wire.Notifier `carry:"-"` // the worker's
 	// usageMemo is the token usage last written to this run's memo
 	// (RecordUsageMemo); a continued run writes it again at its first answer.
-	usageMemo TokenUsage     `carry:"-"`
-	logger    log.Logger     `carry:"-"`
-	first     *a2a.Message   // the message that started the task (Task.Message)
-	history   historyState   // the messages (history.go)
-	events    []wire.Event   // the latest events, at most maxEvents
-	lastSeq   int64          // number of the latest event
-	statusSeq int64          // number of the latest status event
-	inbox     []*a2a.Message // received, not yet taken by the skill
-	received  int            // messages received so far
-	taken     int            // messages taken by the skill so far
-	recentIDs []string       // IDs of the latest user messages (continued.go)
-	waiters   []*sendWaiter  `carry:"-"` // blocking SendMessage updates waiting for the skill, released when the run continues
+	usageMemo TokenUsage   `carry:"-"`
+	logger    log.Logger   `carry:"-"`
+	first     *a2a.Message // the message that started the task (Task.Message)
+	history   historyState // the messages (history.go)
+	events    []wire.Event // the latest events, at most maxEvents
+	lastSeq   int64        // number of the latest event
+	statusSeq int64        // number of the latest status event
+	// generationClaim is the generation (lastSeq) at which the latest
+	// conditional message was accepted (generation.go).
+	generationClaim int64
+	inbox           []*a2a.Message // received, not yet taken by the skill
+	received        int            // messages received so far
+	taken           int            // messages taken by the skill so far
+	recentIDs       []string       // IDs of the latest user messages (continued.go)
+	waiters         []*sendWaiter  `carry:"-"` // blocking SendMessage updates waiting for the skill, released when the run continues
 
 	// The units (units.go), each a task feature with its state.
 	waitpoints  waitpoints  // waitpoint.go
@@ -474,6 +477,9 @@ func (r *run) validateSendMessage(ctx workflow.Context, in wire.SendMessageInput
 	if err := r.checkAccessOrFirst(in.Agent, in.Owner); err != nil {
 		return err
 	}
+	if err := r.checkGeneration(in); err != nil { // generation.go
+		return err
+	}
 	if in.Message != nil && r.seenMessage(in.Message.ID) {
 		// A retry of a message an earlier run received (Temporal recognises
 		// update IDs only within one run).
@@ -549,6 +555,7 @@ type sendResult struct {
 
 func (r *run) onSendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendResult, error) {
 	r.watched = in.ReturnImmediately // the turn this message starts (LocalModelCallNow)
+	r.claimGeneration(in)            // generation.go: before anything that blocks
 	res, err := r.sendMessage(ctx, in)
 	r.answerSent(ctx)
 	if err == nil && in.WantTask && res.Decision == nil {

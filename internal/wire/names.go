@@ -132,4 +132,8 @@ const (
 	// ErrTypeContinuing: the task is continuing as new at this moment; the
 	// same write succeeds on the next run, a few milliseconds later.
 	ErrTypeContinuing = "ContinuingAsNew"
+	// ErrTypeGenerationMismatch: the message's IfGenerationMatch is not the
+	// task's generation (A2A 1.1 TaskGenerationMismatchError), or another
+	// conditional message already won at that generation.
+	ErrTypeGenerationMismatch = "TaskGenerationMismatch"
 )

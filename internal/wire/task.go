@@ -83,6 +83,14 @@ type SendMessageInput struct {
 	// Agent.Extensions): recorded here, in history, so the skill reads them
 	// deterministically ([Task.Extensions]).
 	Extensions []string `json:",omitempty"`
+	// IfGenerationMatch, when set (A2A 1.1's
+	// SendMessageConfiguration.ifGenerationMatch), makes the message
+	// conditional: the validator refuses it with
+	// [ErrTypeGenerationMismatch] unless the task's generation (the number
+	// [Generation] of its latest event) is this value and no
+	// other conditional message was accepted at it. Ignored by a task that
+	// has no message yet (the message creates it).
+	IfGenerationMatch *int64 `json:",omitempty"`
 }
 
 // CancelTaskInput is the argument of the UpdateCancelTask update.
@@ -201,6 +209,12 @@ type EventsOutput struct {
 	// Last is the number of the task's latest event.
 	Last int64 `json:"last"`
 }
+
+// Generation is the A2A 1.1 generation of a task whose latest event is
+// number seq, or of the event numbered seq: a task is created (submitted)
+// at generation 1 with no event, and each event (a status change, an
+// artifact added or updated) raises it by one (workflows/generation.go).
+func Generation(seq int64) int64 { return seq + 1 }
 
 // TaskSnapshot is the task as the GetTask and Events queries and the
 // workflow's result give it: the task with its recent history, the number

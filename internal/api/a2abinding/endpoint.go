@@ -153,6 +153,12 @@ func (b *Bindings) agentEndpoint(agent *workflows.Agent, svc *taskservice.TaskSe
 		if r.URL.Path == "" || r.URL.Path == "/" {
 			binding = "jsonrpc"
 		}
+		if isV11(r) {
+			// A2A 1.1: 1.0 with the task generation (v11.go).
+			guard.NoteEndpoint(r.Context(), agent.Name, binding, v11Version)
+			serveV11(w, r, guarded)
+			return
+		}
 		guard.NoteEndpoint(r.Context(), agent.Name, binding, protocolVersion(r))
 		guarded.ServeHTTP(w, r)
 	})
@@ -199,7 +205,7 @@ func protocolVersion(r *http.Request) string {
 }
 
 func writeVersionNotSupported(w http.ResponseWriter, version string, jsonRPC bool) {
-	err := a2a.NewError(a2a.ErrVersionNotSupported, fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", version))
+	err := a2a.NewError(a2a.ErrVersionNotSupported, fmt.Sprintf("A2A version %q is not supported; use 1.1, 1.0 or 0.3", version))
 	b := apierror.HTTPJSON
 	if jsonRPC {
 		b = apierror.JSONRPCCodeOnly

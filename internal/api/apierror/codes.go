@@ -30,7 +30,17 @@ var (
 	// ErrMisdirectedRequest is a request to a host name not in
 	// Limits.AllowedHosts (CodeMisdirectedRequest).
 	ErrMisdirectedRequest = errors.New("misdirected request")
+	// ErrTaskGenerationMismatch is A2A 1.1's TaskGenerationMismatchError
+	// (dev-1.1 branch): a SendMessage's ifGenerationMatch is not the task's
+	// generation. a2a-go (v2.4.0, A2A 1.0) has no sentinel for it; the 1.1
+	// layer of the bindings writes its code (a2abinding/v11.go).
+	ErrTaskGenerationMismatch = errors.New("task generation mismatch")
 )
+
+// GenerationMismatchReason is the ErrorInfo reason of
+// ErrTaskGenerationMismatch, in A2A's domain (the dev-1.1 specification's
+// §11.6 example).
+const GenerationMismatchReason = "TASK_GENERATION_MISMATCH"
 
 // JSON-RPC codes of a2aflow's own refusals.
 const (
@@ -99,6 +109,12 @@ var errorCodes = []Code{
 	{Sentinel: a2a.ErrExtendedCardNotConfigured, RPCCode: -32007, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrExtensionSupportRequired, RPCCode: -32008, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrVersionNotSupported, RPCCode: -32009, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
+	// A2A 1.1 (dev-1.1 §5.4): -32010, ABORTED, 409 Conflict. The pull
+	// request that added it (a2aproject/A2A#1810) says 412 in its
+	// description; the specification's table, its §11.6 example and the
+	// proto's comment say 409, which this follows (docs/conformance.md).
+	{Sentinel: ErrTaskGenerationMismatch, RPCCode: -32010, Status: http.StatusConflict, GRPC: "ABORTED",
+		Reason: GenerationMismatchReason, Domain: a2a.ProtocolDomain},
 	{Sentinel: a2a.ErrUnauthenticated, RPCCode: -31401, Status: http.StatusUnauthorized, GRPC: "UNAUTHENTICATED"},
 	{Sentinel: a2a.ErrUnauthorized, RPCCode: -31403, Status: http.StatusForbidden, GRPC: "PERMISSION_DENIED"},
 	{Sentinel: ErrDecisionRefused, RPCCode: -31409, Status: http.StatusConflict, GRPC: "FAILED_PRECONDITION",

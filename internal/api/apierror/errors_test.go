@@ -56,6 +56,7 @@ var wantCodes = []wantCode{
 	{ErrForkRefused, -31409, 409, "FAILED_PRECONDITION", "FORK_REFUSED", refusalDomain},
 	{ErrTooManyRequests, -31429, 429, "RESOURCE_EXHAUSTED", "RATE_LIMITED", refusalDomain},
 	{ErrMisdirectedRequest, -31421, 421, "FAILED_PRECONDITION", "MISDIRECTED_REQUEST", refusalDomain},
+	{ErrTaskGenerationMismatch, -32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH", a2a.ProtocolDomain},
 	{errors.New("no sentinel"), -32603, 500, "INTERNAL", "INTERNAL_ERROR", a2a.ProtocolDomain},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,8 @@ func FromTemporal(err error) error {
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
 		case wire.ErrTypeContinuing:
 			return Retryable(appErr.Message(), "CONTINUING_AS_NEW")
+		case wire.ErrTypeGenerationMismatch:
+			return generationMismatch(appErr)
 		}
 	}
 	var queryFailed *serviceerror.QueryFailed
@@ -144,7 +147,7 @@ func IsValidatorRefusal(err error) bool {
 	switch appErr.Type() {
 	case wire.ErrTypeUnsupportedOperation, wire.ErrTypeTaskNotCancelable, wire.ErrTypeInvalidParams,
 		wire.ErrTypeTaskNotFound, wire.ErrTypeDuplicateMessage, wire.ErrTypeContinuing, wire.ErrTypeApprovalRefused,
-		wire.ErrTypeApprovalNotFound, wire.ErrTypeCredentialRequired:
+		wire.ErrTypeApprovalNotFound, wire.ErrTypeCredentialRequired, wire.ErrTypeGenerationMismatch:
 		return true
 	}
 	return false
@@ -195,4 +198,18 @@ func FromWrite(taskID string, err error) error {
 func NotTaken(err error) bool {
 	var notReady *serviceerror.WorkflowNotReady
 	return IsAppErrorType(err, wire.ErrTypeContinuing) || errors.As(err, &notReady)
+}
+
+// generationMismatch is the A2A error of the validator's refusal of a
+// conditional message (workflows/generation.go), whose details are the
+// expected and the current generation: they go in the ErrorInfo's
+// metadata, as the dev-1.1 specification's §11.6 example has them.
+func generationMismatch(appErr *temporal.ApplicationError) error {
+	var want, current int64
+	meta := map[string]string{}
+	if appErr.Details(&want, &current) == nil {
+		meta["expectedGeneration"] = strconv.FormatInt(want, 10)
+		meta["currentGeneration"] = strconv.FormatInt(current, 10)
+	}
+	return a2a.NewError(ErrTaskGenerationMismatch, appErr.Message()).WithErrorInfoMeta(meta)
 }

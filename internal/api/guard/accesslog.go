@@ -30,7 +30,7 @@ type RequestLog struct {
 	mu        sync.Mutex
 	agent     string
 	binding   string // "jsonrpc" or "http+json"
-	version   string // the A2A version served, "1.0" or "0.3"
+	version   string // the A2A version served, "1.1", "1.0" or "0.3"
 	method    string // the A2A method: JSON-RPC's from the body, else the service's
 	taskID    string
 	contextID string
@@ -70,7 +70,7 @@ func NoteEndpoint(ctx context.Context, agent, binding, version string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.agent, l.binding = agent, binding
-	if version == "1.0" || version == "0.3" {
+	if version == "1.1" || version == "1.0" || version == "0.3" {
 		l.version = version
 	}
 }

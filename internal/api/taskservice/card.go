@@ -38,6 +38,11 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 			a2a.NewAgentInterface(url, a2a.TransportProtocolHTTPJSON),
 			{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 			{URL: url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
+			// A2A 1.1 (the specification's dev-1.1 branch): 1.0 with the
+			// task generation (a2abinding/v11.go), last, so that a client
+			// that picks the first interface it knows picks as before.
+			{URL: url, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: V11},
+			{URL: url, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: V11},
 		},
 		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true, Extensions: cardExtensions(agent)},
 		DefaultInputModes:  in,
@@ -45,6 +50,10 @@ func AgentCard(agent *workflows.Agent, url string) *a2a.AgentCard {
 		Skills:             skills,
 	}
 }
+
+// V11 is A2A 1.1's protocol version, which the cards list beside 1.0 and
+// 0.3 for the JSON-RPC and HTTP+JSON bindings.
+const V11 a2a.ProtocolVersion = "1.1"
 
 // cardExtensions returns the agent's extensions as its card declares them.
 func cardExtensions(agent *workflows.Agent) []a2a.AgentExtension {

@@ -270,7 +270,7 @@ func (s *TaskService) Follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 				yield(nil, n.resync.err)
 				return
 			}
-			if !yield(n.resync.task, nil) || n.resync.task.Status.State.Terminal() {
+			if !yield(stampTask(ctx, n.resync.task, n.resync.seq), nil) || n.resync.task.Status.State.Terminal() {
 				return
 			}
 			continue
@@ -288,7 +288,7 @@ func (s *TaskService) Follow(ctx context.Context, taskID a2a.TaskID, seq int64, 
 					// late chunk of it after this.
 					lc.Landed(string(e.Artifact.Artifact.ID))
 				}
-				if !yield(e.A2A(), nil) || stop(e) {
+				if !yield(stampEvent(ctx, e.A2A(), e.Seq), nil) || stop(e) {
 					return
 				}
 			}

@@ -69,7 +69,11 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 			return
 		}
 		task := rewind(snap, res.TaskUpdateResult, historyLength)
-		if !yield(task, nil) {
+		taskSeq := res.EventSeq
+		if res.Status == nil {
+			taskSeq = snap.EventSeq
+		}
+		if !yield(stampTask(ctx, task, taskSeq), nil) {
 			return
 		}
 		// The stream ends at the first interruption after the task has
@@ -77,14 +81,14 @@ func (s *TaskService) SendStreamingMessage(ctx context.Context, req *a2a.SendMes
 		worked := false
 		stop := func(e wire.Event) bool { return Settles(true)(e, &worked) }
 		for _, e := range out.Events {
-			if !yield(e.A2A(), nil) || stop(e) {
+			if !yield(stampEvent(ctx, e.A2A(), e.Seq), nil) || stop(e) {
 				return
 			}
 		}
 		if task.Status.State.Terminal() {
 			return
 		}
-		s.Follow(ctx, res.TaskID, out.Last, task.ContextID, stop, yield)
+		s.Follow(ctx, res.TaskID, out.Last, liveOf(ctx, task.ContextID), stop, yield)
 	}
 }
 
@@ -135,10 +139,10 @@ func (s *TaskService) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToT
 			yield(nil, a2a.NewError(a2a.ErrUnsupportedOperation, "task "+string(req.ID)+" is "+string(snap.Task.Status.State)+"; there is nothing to subscribe to"))
 			return
 		}
-		if !yield(snap.Task, nil) {
+		if !yield(stampTask(ctx, snap.Task, snap.EventSeq), nil) {
 			return
 		}
-		s.Follow(ctx, req.ID, snap.EventSeq, snap.Task.ContextID, func(e wire.Event) bool {
+		s.Follow(ctx, req.ID, snap.EventSeq, liveOf(ctx, snap.Task.ContextID), func(e wire.Event) bool {
 			return e.Status != nil && e.Status.Status.State.Terminal()
 		}, yield)
 	}

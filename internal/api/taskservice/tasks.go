@@ -180,7 +180,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 		if err != nil {
 			return nil, err
 		}
-		return s.messageOnlyAnswer(req, sinceMessage(snap.Task, since)), nil
+		return s.messageOnlyAnswer(req, stampTask(ctx, sinceMessage(snap.Task, since), snap.EventSeq)), nil
 	}
 	if !res.Settled && !returnImmediately {
 		// The task continued as new, or too many senders waited: follow its
@@ -191,7 +191,7 @@ func (s *TaskService) SendMessage(ctx context.Context, req *a2a.SendMessageReque
 	if err != nil {
 		return nil, err
 	}
-	return s.messageOnlyAnswer(req, sinceMessage(snap.Task, since)), nil
+	return s.messageOnlyAnswer(req, stampTask(ctx, sinceMessage(snap.Task, since), snap.EventSeq)), nil
 }
 
 // sinceMessage cuts t's history to the messages since the one whose ID is
@@ -303,6 +303,10 @@ func (s *TaskService) newDelivery(ctx context.Context, req *a2a.SendMessageReque
 		var id string
 		id, d.startOp = s.newTask(msg, d.owner)
 		d.taskID = a2a.TaskID(id)
+	} else if g, ok := generationOf(ctx); ok {
+		// A2A 1.1's conditional message, checked by the workflow's
+		// validator (workflows/generation.go); ignored on a new task.
+		d.in.IfGenerationMatch = g.IfMatch
 	}
 	if req.Config != nil {
 		// The push config's secrets are sealed for this task and config.
@@ -583,11 +587,18 @@ func (s *TaskService) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2
 	if req.HistoryLength != nil && *req.HistoryLength < 0 {
 		return nil, a2a.NewError(a2a.ErrInvalidParams, "historyLength must not be negative")
 	}
-	snap, err := s.LoadTask(ctx, req.ID, s.historyLimit(req.HistoryLength))
+	historyLength := s.historyLimit(req.HistoryLength)
+	snap, err := s.LoadTask(ctx, req.ID, historyLength)
 	if err != nil {
 		return nil, err
 	}
-	return snap.Task, nil
+	if g, ok := generationOf(ctx); ok && g.Current != nil {
+		// A2A 1.1's long-poll (generation.go).
+		if snap, err = s.longPoll(ctx, snap, *g.Current, historyLength); err != nil {
+			return nil, err
+		}
+	}
+	return stampTask(ctx, snap.Task, snap.EventSeq), nil
 }
 
 // CancelTask implements A2A CancelTask with the cancel update. When the
@@ -631,7 +642,7 @@ func (s *TaskService) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest
 		return nil, apierror.Retryable(fmt.Sprintf("the cancellation of task %s is recorded; no worker ended the task within %s. "+
 			"It ends canceled as soon as a worker runs it; read it with GetTask", req.ID, s.waitTimeout), "NO_WORKER")
 	}
-	return snap.Task, nil
+	return stampTask(ctx, snap.Task, snap.EventSeq), nil
 }
 
 // requestCancel asks Temporal to cancel the task's workflow, after checking

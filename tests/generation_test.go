@@ -1,0 +1,244 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2aflow/a2aflow/tests/harness"
+)
+
+// TestGenerationSurvivesKillAndContinueAsNew is A2A 1.1's generation
+// (docs/guides/protocol-versions.md) over a travel conversation: a 1.1
+// client streams every turn over JSON-RPC and sees the generations 1, 2,
+// 3... with no gap and no repeat, across a kill -9 of serve and the task
+// continuing as new; GetTask agrees; a 1.0 client sees no generation.
+func TestGenerationSurvivesKillAndContinueAsNew(t *testing.T) {
+	s := startContinuingServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := &harness.V11{URL: s.APIURL}
+
+	var seen []int64 // every generation, in order: the tasks' and the events'
+	var taskID string
+	turn := func(i int, text string) map[string]any {
+		t.Helper()
+		events, err := c.Stream(ctx, "SendStreamingMessage", map[string]any{
+			"message": harness.UserMessage(fmt.Sprintf("gen-%03d", i), taskID, text)})
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		var last map[string]any
+		for j, e := range events {
+			kind, obj := harness.StreamObject(t, e)
+			gen, ok := harness.Generation(obj)
+			if !ok {
+				t.Fatalf("turn %d: %s without a generation: %v", i, kind, obj)
+			}
+			if j == 0 {
+				// The stream starts with the task as it was when the
+				// message was recorded: the generation last seen.
+				if kind != "task" {
+					t.Fatalf("turn %d: the stream starts with a %s", i, kind)
+				}
+				taskID, _ = obj["id"].(string)
+				if len(seen) > 0 && gen != seen[len(seen)-1] {
+					t.Fatalf("turn %d starts at generation %d; the last seen is %d", i, gen, seen[len(seen)-1])
+				}
+				if len(seen) == 0 {
+					seen = append(seen, gen)
+				}
+			} else {
+				seen = append(seen, gen)
+			}
+			last = obj
+		}
+		return last
+	}
+
+	turn(0, "Book a flight")
+	turn(1, "Lisbon")
+	for i := 2; i < 14; i++ {
+		turn(i, fmt.Sprintf("day %d", i))
+		if i == 7 {
+			s.Proc().Kill()
+			s.Restart()
+		}
+	}
+	turn(14, "2026-12-24")
+	last := turn(15, "2")
+	if st, _ := last["status"].(map[string]any); st == nil || st["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("the last event is %v, want the completed status", last)
+	}
+	for i, g := range seen {
+		if g != int64(i+1) {
+			t.Fatalf("generations %v: want 1, 2, 3... with no gap or repeat (at %d)", seen, i)
+		}
+	}
+
+	var task map[string]any
+	if err := c.Call(ctx, "GetTask", map[string]any{"id": taskID}, &task); err != nil {
+		t.Fatal(err)
+	}
+	if gen, _ := harness.Generation(task); gen != seen[len(seen)-1] {
+		t.Errorf("GetTask's generation %d, want the last event's %d", gen, seen[len(seen)-1])
+	}
+	continued := 0
+	for _, r := range listRuns(t, ctx, s.TemporalAddr, a2a.TaskID(taskID)) {
+		if r.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW {
+			continued++
+		}
+	}
+	if continued == 0 {
+		t.Errorf("the task never continued as new: the test does not test that")
+	}
+	t.Logf("generations 1..%d over 16 turns, %d continue-as-new, one kill -9", len(seen), continued)
+
+	// 1.0 and 0.3: nothing new.
+	for _, v := range []string{"1.0", "0.3"} {
+		old := &harness.V11{URL: s.APIURL, Version: v}
+		var got map[string]any
+		method := map[string]string{"1.0": "GetTask", "0.3": "tasks/get"}[v]
+		if err := old.Call(ctx, method, map[string]any{"id": taskID}, &got); err != nil {
+			t.Fatal(err)
+		}
+		meta, _ := got["metadata"].(map[string]any)
+		if _, ok := got["generation"]; ok || meta["a2aflow.generation"] != nil {
+			t.Errorf("an A2A %s GetTask shows a generation: %v %v", v, got["generation"], meta)
+		}
+		if got["id"] != taskID {
+			t.Errorf("A2A %s GetTask = %v", v, got)
+		}
+	}
+}
+
+// TestGenerationMatchRace sends, twice over each binding, two messages
+// with the same ifGenerationMatch to a travel task waiting for input, at
+// once: exactly one wins, the other gets TaskGenerationMismatchError
+// (JSON-RPC -32010; HTTP+JSON 409, ABORTED, TASK_GENERATION_MISMATCH). A
+// stale generation is refused too, a new task ignores the field, and
+// GetTask's currentGeneration long-polls.
+func TestGenerationMatchRace(t *testing.T) {
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	c := &harness.V11{URL: s.APIURL}
+
+	var res map[string]any
+	// A new task: ifGenerationMatch is ignored.
+	if err := c.Call(ctx, "SendMessage", map[string]any{"message": harness.UserMessage("race-0", "", "Book a flight"),
+		"configuration": map[string]any{"ifGenerationMatch": "7"}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	task, _ := res["task"].(map[string]any)
+	taskID, _ := task["id"].(string)
+	generation := func() int64 {
+		var got map[string]any
+		if err := c.Call(ctx, "GetTask", map[string]any{"id": taskID}, &got); err != nil {
+			t.Fatal(err)
+		}
+		g, ok := harness.Generation(got)
+		if !ok {
+			t.Fatalf("GetTask without a generation: %v", got)
+		}
+		return g
+	}
+
+	rpc := func(id string, gen int64) error {
+		var out map[string]any
+		return c.Call(ctx, "SendMessage", map[string]any{"message": harness.UserMessage(id, taskID, "Lisbon"),
+			"configuration": map[string]any{"ifGenerationMatch": fmt.Sprint(gen)}}, &out)
+	}
+	rest := func(id string, gen int64) error {
+		code, body, err := c.REST(ctx, http.MethodPost, "/message:send", map[string]any{
+			"message":       harness.UserMessage(id, taskID, "day x"),
+			"configuration": map[string]any{"ifGenerationMatch": gen}}) // a JSON number is read too
+		if err != nil {
+			return err
+		}
+		if code == http.StatusOK {
+			return nil
+		}
+		e, _ := body["error"].(map[string]any)
+		details, _ := e["details"].([]any)
+		reason := ""
+		for _, d := range details {
+			if m, _ := d.(map[string]any); m["reason"] != nil {
+				reason, _ = m["reason"].(string)
+			}
+		}
+		return fmt.Errorf("HTTP %d %v %s", code, e["status"], reason)
+	}
+	wantRPC := func(err error) bool {
+		var rpcErr *harness.RPCError
+		return errors.As(err, &rpcErr) && rpcErr.Code == -32010
+	}
+	wantREST := func(err error) bool {
+		return err != nil && err.Error() == "HTTP 409 ABORTED TASK_GENERATION_MISMATCH"
+	}
+	for round, b := range []struct {
+		name string
+		send func(string, int64) error
+		want func(error) bool
+	}{{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}} {
+		gen := generation()
+		if err := b.send(fmt.Sprintf("stale-%d", round), gen-1); !b.want(err) {
+			t.Errorf("%s with a stale generation: %v, want the mismatch error", b.name, err)
+		}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() { errs[i] = b.send(fmt.Sprintf("race-%d-%d", round, i), gen) })
+		}
+		wg.Wait()
+		won, lost := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case b.want(err):
+				lost++
+			default:
+				t.Errorf("%s round %d: %v", b.name, round, err)
+			}
+		}
+		if won != 1 || lost != 1 {
+			t.Errorf("%s round %d at generation %d: %d won, %d refused; want exactly one of each (%v)", b.name, round, gen, won, lost, errs)
+		}
+		if after := generation(); after <= gen {
+			t.Errorf("%s round %d: generation %d after the winning message, want past %d", b.name, round, after, gen)
+		}
+	}
+
+	// Long-poll: held until the next message moves the task.
+	gen := generation()
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		var out map[string]any
+		_ = c.Call(ctx, "SendMessage", map[string]any{"message": harness.UserMessage("poke", taskID, "day y")}, &out)
+	}()
+	start := time.Now()
+	var got map[string]any
+	if err := c.Call(ctx, "GetTask", map[string]any{"id": taskID, "currentGeneration": fmt.Sprint(gen)}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := harness.Generation(got); g <= gen || time.Since(start) < 400*time.Millisecond {
+		t.Errorf("long-poll past %d answered generation %d after %v; want a later one, after the message", gen, g, time.Since(start))
+	}
+	now, _ := harness.Generation(got)
+	start = time.Now()
+	code, rt, err := c.REST(ctx, http.MethodGet, "/tasks/"+taskID+"?currentGeneration="+fmt.Sprint(now-1), nil)
+	if g, _ := harness.Generation(rt); err != nil || code != http.StatusOK || g < now || time.Since(start) > 5*time.Second {
+		t.Errorf("HTTP+JSON long-poll past an old generation: %d %v %v after %v; want the task at once", code, rt, err, time.Since(start))
+	}
+	if code, _, _ := c.REST(ctx, http.MethodGet, "/tasks/"+taskID+"?currentGeneration=abc", nil); code != http.StatusBadRequest {
+		t.Errorf("currentGeneration=abc: %d, want 400", code)
+	}
+}
