@@ -51,6 +51,9 @@ type peer interface {
 	stop()
 	pids() []int
 	turn(ctx context.Context, variant, id string, first bool, text string) (string, error)
+	// noop is one round trip that does no work, over the transport the
+	// turns use (the idle check).
+	noop(ctx context.Context) error
 }
 
 type result struct {
@@ -61,6 +64,11 @@ type result struct {
 	parked, killAsked, killDone int
 	killErr                     string
 	restart                     time.Duration
+	idle50, idle95              time.Duration // the no-op round trip
+	// resumeOld and resumeNew are the answer turns of the conversations
+	// parked first (out of a cache smaller than the parked count) and
+	// last (still in any cache).
+	resumeOld, resumeNew latency
 }
 
 type latency struct {
@@ -204,6 +212,18 @@ func measure(p peer) (r result) {
 		r.err = "does not start: " + err.Error()
 		return r
 	}
+	idle50, idle95, err := idle(ctx, p)
+	if err != nil {
+		r.err = err.Error()
+		return r
+	}
+	r.idle50, r.idle95 = idle50, idle95
+	fmt.Fprintf(os.Stderr, "   idle round trip: p50 %s p95 %s ms\n", ms(idle50), ms(idle95))
+	if idle50 > idleStall {
+		r.err = fmt.Sprintf("its transport stalls: a no-op round trip takes %s ms p50 (over %s ms), so the turns would measure it, not the peer",
+			ms(idle50), ms(idleStall))
+		return r
+	}
 	for _, variant := range []string{"booker", "booker-tools"} {
 		warm := run(p, variant, "warm", 5, 1)
 		if warm.fails > 0 {
@@ -249,6 +269,9 @@ func measure(p peer) (r result) {
 	time.Sleep(2 * time.Second)
 	r.rss1 = rss(p.pids())
 	fmt.Fprintf(os.Stderr, "   parked %d: RSS %.0f -> %.0f MB\n", r.parked, r.rss0, r.rss1)
+
+	r.resumeOld, r.resumeNew, parked = resume(p, parked)
+	fmt.Fprintf(os.Stderr, "   resume: the first parked p50 %s ms, the last parked p50 %s ms\n", ms(r.resumeOld.p50), ms(r.resumeNew.p50))
 
 	// kill -9 every process of the peer with the conversations parked, start
 	// it again on the same data, and answer the first of them.
@@ -348,10 +371,10 @@ func render(results []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %s: %d conversations of two turns one after another and %d with 8 clients per variant; %d parked mid-question; %d of them answered after a kill -9 and restart.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine(), *flagSeq, *flagPar, *flagParked, *flagKill)
-	b.WriteString("| peer | versions | question: turn p50 / p95, sequential | question: 8 clients p50 / p95, turns/s, CPU | tool: turn p50 / p95, sequential | tool: 8 clients p50 / p95, turns/s, CPU | memory per 1,000 parked | kill -9 mid-question |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| peer | versions | idle round trip p50 / p95 | question: turn p50 / p95, sequential | question: 8 clients p50 / p95, turns/s, CPU | tool: turn p50 / p95, sequential | tool: 8 clients p50 / p95, turns/s, CPU | memory per 1,000 parked | answer to a conversation parked first / last, p50 | kill -9 mid-question |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		if r.err != "" {
-			fmt.Fprintf(&b, "| %s | %s | %s | | | | | |\n", r.peer, r.versions, r.err)
+			fmt.Fprintf(&b, "| %s | %s | %s | | | | | | | |\n", r.peer, r.versions, r.err)
 			continue
 		}
 		cell := func(key string, par bool) string {
@@ -375,6 +398,11 @@ func render(results []result) string {
 		if r.parked > 0 {
 			mem = fmt.Sprintf("%.0f MB (%.0f → %.0f MB for %d)", (r.rss1-r.rss0)*1000/float64(r.parked), r.rss0, r.rss1, r.parked)
 		}
+		resumed := "—"
+		if r.resumeOld.n > 0 && r.resumeNew.n > 0 {
+			resumed = fmt.Sprintf("%s / %s ms (%.2fx)", ms(r.resumeOld.p50), ms(r.resumeNew.p50),
+				float64(r.resumeOld.p50)/float64(r.resumeNew.p50))
+		}
 		kill := fmt.Sprintf("%d of %d complete, %d lost", r.killDone, r.killAsked, r.killAsked-r.killDone)
 		if r.restart > 0 {
 			kill += fmt.Sprintf(" (restart %.1f s)", r.restart.Seconds())
@@ -382,8 +410,8 @@ func render(results []result) string {
 		if r.killErr != "" && r.killDone < r.killAsked {
 			kill += ": " + strings.ReplaceAll(r.killErr, "|", "/")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.peer, r.versions,
-			cell("booker/seq", false), cell("booker/par", true), cell("booker-tools/seq", false), cell("booker-tools/par", true), mem, kill)
+		fmt.Fprintf(&b, "| %s | %s | %s / %s ms | %s | %s | %s | %s | %s | %s | %s |\n", r.peer, r.versions, ms(r.idle50), ms(r.idle95),
+			cell("booker/seq", false), cell("booker/par", true), cell("booker-tools/seq", false), cell("booker-tools/par", true), mem, resumed, kill)
 	}
 	return b.String()
 }

@@ -194,6 +194,10 @@ func (a *a2aflowPeer) start(ctx context.Context) error {
 	return waitHTTP(p, a.url+"/readyz")
 }
 
+func (a *a2aflowPeer) noop(ctx context.Context) error {
+	return noopPOST(ctx, a.url+"/agents/booker", noopJSONRPC)
+}
+
 func (a *a2aflowPeer) kill9()      { a.p.kill9() }
 func (a *a2aflowPeer) stop()       { a.p.stop() }
 func (a *a2aflowPeer) pids() []int { return []int{a.p.cmd.Process.Pid} }
@@ -274,6 +278,13 @@ func (t *temporalPeer) start(ctx context.Context) error {
 	return nil
 }
 
+// noop is the Temporal client's health check, a gRPC round trip to the
+// frontend (the turns are updates over the same connection).
+func (t *temporalPeer) noop(ctx context.Context) error {
+	_, err := t.c.CheckHealth(ctx, &client.CheckHealthRequest{})
+	return err
+}
+
 func (t *temporalPeer) kill9()      { t.worker.kill9(); t.server.kill9() }
 func (t *temporalPeer) stop()       { t.worker.stop(); t.server.stop() }
 func (t *temporalPeer) pids() []int { return []int{t.server.cmd.Process.Pid, t.worker.cmd.Process.Pid} }
@@ -329,6 +340,12 @@ func (l *langgraphPeer) start(ctx context.Context) error {
 	return waitHTTP(p, fmt.Sprintf("http://127.0.0.1:%d/", l.port))
 }
 
+// noop posts to a path the server does not serve: it answers 404 through
+// the same reply the runs use.
+func (l *langgraphPeer) noop(ctx context.Context) error {
+	return noopPOST(ctx, fmt.Sprintf("http://127.0.0.1:%d/noop", l.port), "{}")
+}
+
 func (l *langgraphPeer) kill9()      { l.p.kill9() }
 func (l *langgraphPeer) stop()       { l.p.stop() }
 func (l *langgraphPeer) pids() []int { return []int{l.p.cmd.Process.Pid} }
@@ -376,6 +393,10 @@ func (a *adkPeer) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+func (a *adkPeer) noop(ctx context.Context) error {
+	return noopPOST(ctx, fmt.Sprintf("http://127.0.0.1:%d/", a.ports["booker"]), noopJSONRPC)
 }
 
 func (a *adkPeer) kill9() {

@@ -50,6 +50,12 @@ def main(port: int, database: str) -> None:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # The headers and the body go out in two small writes: with Nagle's
+        # algorithm on, the second waits for the client's delayed ACK (about
+        # 40 ms on Linux) on a keep-alive connection, which the bench measured
+        # as LangGraph's turn. Servers people deploy (uvicorn, gunicorn) set
+        # TCP_NODELAY too.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args):
             pass
