@@ -235,9 +235,15 @@ func dynamicConfig(extra map[string]any) dynamicconfig.StaticClient {
 		// The default of 10/s throttles the Web UI, which lists and counts
 		// workflows on every page.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
-		// The default cache of 128k mutable states is sized for big hosts;
-		// 8k is ample locally and bounds memory.
-		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+		// The history service's cache of workflow states (mutable state):
+		// Temporal's default of 128k entries is sized for big hosts. One
+		// entry per task that had a turn lately, parked or not: with 8k,
+		// 10,000 tasks parked for a person kept some 28 KiB each resident
+		// (make bench-peers, 2026-12-01). 256 covers the tasks busy at once
+		// on one machine; a task out of it is read from SQLite on its next
+		// turn (a few reads). history.hostLevelCacheMaxSize in
+		// --temporal-dynamic-config sets it.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 256,
 	}
 	for k, v := range extra {
 		dc[dynamicconfig.MakeKey(k)] = normalizeDynamicValue(v)

@@ -23,6 +23,12 @@ import (
 // A2AFLOW_BENCH_PARKED says otherwise.
 const benchParkedDefault = 10000
 
+// benchSettle is how long the server is left quiet before its memory is
+// read: long enough for it to give back what a burst of work left
+// (releaseMemoryWhenQuiet in internal/cli/server) and for the background
+// work of the burst to end.
+const benchSettle = 30 * time.Second
+
 // BenchmarkParkedTasks measures what tasks waiting for their user cost a
 // real `a2aflow serve` process (its own settings: the worker's workflow
 // cache, the embedded server's caches), and what answering one of them
@@ -57,7 +63,7 @@ func BenchmarkParkedTasks(b *testing.B) {
 	// Warm up (connections, pollers, the travel agent's first replay), then
 	// read the process at rest.
 	benchWarm(b, ctx, benchConc, a2aSide.resume)
-	time.Sleep(2 * time.Second)
+	time.Sleep(benchSettle)
 	before := benchProcMem(b, pid, s.APIURL)
 
 	// Park n tasks from benchConc callers; parked is in the order they
@@ -82,7 +88,7 @@ func BenchmarkParkedTasks(b *testing.B) {
 		b.Fatal(err)
 	}
 	parkTime := time.Since(t0)
-	time.Sleep(5 * time.Second) // let the server's background work settle
+	time.Sleep(benchSettle)
 	after := benchProcMem(b, pid, s.APIURL)
 	mibPer1k := (after.rss - before.rss) / float64(n) * 1000
 

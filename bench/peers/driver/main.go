@@ -38,6 +38,7 @@ var (
 	flagPar      = flag.Int("par", 200, "conversations per variant with 8 clients")
 	flagParked   = flag.Int("parked", 1000, "conversations parked mid-question for the memory figure")
 	flagKill     = flag.Int("kill", 100, "of those, how many are answered after the kill -9")
+	flagSettle   = flag.Duration("settle", 30*time.Second, "how long a peer is left quiet before its memory is read, before and after parking")
 	flagOut      = flag.String("out", "", "also write the table to this file")
 	flagServe    = flag.String("a2aflow-args", "", "more arguments for the a2aflow peer's serve, space-separated (e.g. --temporal-dynamic-config key=value), to measure a setting on and off")
 )
@@ -237,7 +238,10 @@ func measure(p peer) (r result) {
 	}
 
 	// Park conversations mid-question: the first turn only ("Where to?").
-	time.Sleep(2 * time.Second)
+	// Memory is read once the peer has been quiet for -settle, before and
+	// after: what parked conversations keep resident, not the heap a burst
+	// of work left for the runtime to give back.
+	time.Sleep(*flagSettle)
 	r.rss0 = rss(p.pids())
 	var mu sync.Mutex
 	var parked []string
@@ -266,7 +270,7 @@ func measure(p peer) (r result) {
 	close(next)
 	wg.Wait()
 	r.parked = len(parked)
-	time.Sleep(2 * time.Second)
+	time.Sleep(*flagSettle)
 	r.rss1 = rss(p.pids())
 	fmt.Fprintf(os.Stderr, "   parked %d: RSS %.0f -> %.0f MB\n", r.parked, r.rss0, r.rss1)
 
@@ -369,8 +373,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseco
 
 func render(results []result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s: %d conversations of two turns one after another and %d with 8 clients per variant; %d parked mid-question; %d of them answered after a kill -9 and restart.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine(), *flagSeq, *flagPar, *flagParked, *flagKill)
+	fmt.Fprintf(&b, "Measured %s on %s: %d conversations of two turns one after another and %d with 8 clients per variant; %d parked mid-question (memory read after %s quiet); %d of them answered after a kill -9 and restart.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), machine(), *flagSeq, *flagPar, *flagParked, *flagSettle, *flagKill)
 	b.WriteString("| peer | versions | idle round trip p50 / p95 | question: turn p50 / p95, sequential | question: 8 clients p50 / p95, turns/s, CPU | tool: turn p50 / p95, sequential | tool: 8 clients p50 / p95, turns/s, CPU | memory per 1,000 parked | answer to a conversation parked first / last, p50 | kill -9 mid-question |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		if r.err != "" {

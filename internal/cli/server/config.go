@@ -288,13 +288,16 @@ func (c *config) bindLogLevel(fs *pflag.FlagSet, def string) {
 }
 
 // DefaultWorkflowCacheSize is --workflow-cache-size's default: the tasks a
-// worker keeps in memory between turns. The SDK's default, 10,000, keeps
-// every task parked in input-required of a busy serve in memory, some 3
-// goroutines and 70 KiB of heap each: BenchmarkParkedTasks measured 1,233
-// MiB RSS for 10,000 parked tasks with it, 749 MiB with 1,000, while
-// answering a task out of the cache (which replays its history) took p50
-// 19.8 ms against 16.6 ms for a hot one (1.19x).
-const DefaultWorkflowCacheSize = 1000
+// worker keeps in memory between turns, some 3 goroutines and 70-150 KiB
+// each. It should cover the tasks that are busy at once (a task out of the
+// cache replays its history on its next workflow task), not the tasks that
+// wait: a task parked for a person is data in Temporal's store. With 10,000
+// travel tasks parked in serve (make bench-peers, 2026-12-01), the cache at
+// 1,000 grew resident memory by 462 MB, at 100 by 295 MB (the rest was the
+// embedded server's cache of workflow states, now 256 too:
+// temporalserver's history.hostLevelCacheMaxSize) and with both at their
+// new sizes by 116 MB; answering a parked task took 1.4x a cached one.
+const DefaultWorkflowCacheSize = 100
 
 // logger returns the program's logger, or one on standard error at
 // --log-level in --log-format.

@@ -299,6 +299,7 @@ func (s *startup) announce(context.Context) error {
 // stops.
 func (s *startup) serve(ctx context.Context) error {
 	cfg := s.cfg
+	go releaseMemoryWhenQuiet(ctx) // memory.go
 	switch {
 	case s.r.api:
 		return serveAPI(ctx, s.ln, s.grpcLn, s.client, cfg, s.broker, s.logger)
