@@ -238,7 +238,38 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := chromedp.Do(page, chromedp.EmulateViewport(1100, 900)); err != nil {
 		t.Fatal(err)
 	}
+	// One request a refresh: the list reads GET /task-list, no task's
+	// timeline, whatever its rows.
+	waitJS(t, page, "the list reads /task-list and no timeline", `(() => { const r = performance.getEntriesByType("resource").map(e => e.name); `+
+		`return r.some(n => n.includes("/task-list")) && !r.some(n => n.includes("/timeline")) && !r.some(n => /\/agents\/[^/]+\/tasks\?/.test(n)); })()`)
+	// The text filter, typed and sent by keyboard: the server matches the
+	// words of the first message.
+	do(t, page, "filter by text", chromedp.SendKeys(chromedp.CSS("#f-q"), "flight"), chromedp.KeyEvent("\r"))
+	waitJS(t, page, "the text filter keeps the travel task only", `location.hash === "#/tasks?q=flight" && `+
+		`[...document.querySelectorAll("#task-rows tr[data-task]")].map(tr => tr.dataset.task).join() === `+js(string(trip.ID)))
+	goTo(t, page, "#/tasks?agent=echo&state=TASK_STATE_COMPLETED")
+	waitJS(t, page, "agent and state filters keep the echo task only", `document.querySelector("#f-agent").value === "echo" && `+
+		`[...document.querySelectorAll("#task-rows tr[data-task]")].map(tr => tr.dataset.task).join() === `+js(string(hello.ID)))
+	goTo(t, page, "#/tasks")
 	t.Logf("the list: %s", time.Since(step).Round(time.Millisecond))
+
+	// The approvals: what /inbox shows, each linked to its task's
+	// timeline, opened by keyboard.
+	step = time.Now()
+	goTo(t, page, "#/approvals")
+	pending := `#approval-list li[data-approval="` + approvalID + `"]`
+	waitJS(t, page, "the approvals view lists the pending approval", `document.querySelector(`+js(pending+` a.task-link`)+`)?.getAttribute("href") === `+
+		js("#/task/payables/"+string(pay.ID))+` && document.querySelector('header nav a[data-nav="approvals"]').getAttribute("aria-current") === "page"`)
+	shots.take(page, "approvals-list", true)
+	checkLabels(t, page, "the approvals")
+	do(t, page, "open the approval's task by keyboard", chromedp.Focus(chromedp.CSS(pending+" a.task-link")), chromedp.KeyEvent("\r"))
+	waitJS(t, page, "the approval's task opens with the approval on its timeline", `location.hash === `+js("#/task/payables/"+string(pay.ID))+
+		` && document.querySelector('li.approval[data-approval="`+approvalID+`"]') !== null`)
+	if code := getJSON(t, s.APIURL+"/inbox", nil); code != http.StatusOK {
+		t.Errorf("GET /inbox: %d, want the inbox still served", code)
+	}
+	goTo(t, page, "#/tasks")
+	t.Logf("the approvals: %s", time.Since(step).Round(time.Millisecond))
 
 	// A travel task answered from its page; the first answer carries a
 	// file, which its message in the timeline offers for download.
@@ -351,6 +382,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if o, _ := fork.Metadata["a2aflow.fork"].(map[string]any); o == nil || o["from"] != string(trip.ID) {
 		t.Errorf("the fork's origin: %v, want %s", fork.Metadata["a2aflow.fork"], trip.ID)
 	}
+	goTo(t, page, "#/task/travel/"+string(trip.ID))
+	waitJS(t, page, "the original's page lists its fork", `document.querySelector('#task-forks li[data-task="`+string(forkID)+`"] a')?.getAttribute("href") === `+
+		js("#/task/travel/"+string(forkID)))
 	t.Logf("forked: %s", time.Since(step).Round(time.Millisecond))
 
 	consoleWaitpoint(t, page, s)
