@@ -1,9 +1,12 @@
 // The approvals: the pending approvals the caller may read (GET
-// /approvals, what /inbox shows), each linked to its task's timeline,
-// where it is decided. Refreshed every few seconds.
+// /approvals, what /inbox shows), each with its decision form and linked
+// to its task's timeline (which only the task's owner may read: an
+// approver of another owner's task decides it here). Refreshed every few
+// seconds.
 
 import * as api from "./api.js";
 import {h, timeEl, announce, reconcile} from "./util.js";
+import {decisionForm} from "./entries.js";
 
 const REFRESH_MS = 3000;
 
@@ -16,7 +19,7 @@ export function mount(main) {
   const updated = h("span", {class: "meta", id: "approvals-updated"});
   main.append(h("h1", {}, "Approvals"),
     h("p", {class: "meta"}, "The approvals waiting for you or your groups, and those of your own tasks, the oldest first. " +
-      "Open one's task to read its conversation and decide it there. ", h("a", {href: "/inbox"}, "The inbox"), " shows the same."),
+      "Decide one here, or open its task (yours only) to read the conversation first. ", h("a", {href: "/inbox"}, "The inbox"), " shows the same."),
     h("div", {class: "listbar"}, updated), message, list);
 
   async function refresh() {
@@ -64,7 +67,7 @@ export function mount(main) {
           h("dt", {}, "Asked"), h("dd", {}, timeEl(a.created)),
           a.deadline ? [h("dt", {}, "Deadline"), h("dd", {}, timeEl(a.deadline))] : "",
           a.temporalUrl ? [h("dt", {}, "Run"), h("dd", {}, h("a", {href: a.temporalUrl, rel: "noopener"}, "in the Temporal UI"))] : ""),
-        h("a", {class: "button primary", href: taskHref}, "Decide on the task's timeline"));
+        decisionForm({id: a.id, title: r.title}, {onChanged: refresh}));
     });
     reconcile(list, fresh);
     if (!fresh.length) list.replaceChildren(h("li", {class: "empty"}, "No approval is waiting."));
