@@ -412,13 +412,18 @@ func hasDecisionBy(entries []timelineEntry, id, who, comment string) bool {
 
 // consoleOwners: with API keys on, bob, signed in on the console, does not
 // see alice's task in the list and reads it as not found; alice, signed in
-// on the same page, sees it.
+// on the same page, sees it. fiona of finance, who may not read alice's
+// expense, finds its approval in the approvals view and approves it there.
 func consoleOwners(t *testing.T, exe string) {
 	step := time.Now()
-	s := harness.StartServeEnv(t, t.TempDir(), []string{"A2AFLOW_API_KEYS=alice=alice-console-key,bob=bob-console-key"})
+	s := harness.StartServeEnv(t, t.TempDir(), []string{"A2AFLOW_API_KEYS=alice=alice-console-key,bob=bob-console-key,fiona=fiona-console-key"},
+		"--approver-groups", "fiona:finance")
 	ctx := harness.Context(t)
 	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
-	task := harness.Send(t, withHeader(ctx, "X-API-Key", "alice-console-key"), c, "", "alice's secret plans")
+	aliceCtx := withHeader(ctx, "X-API-Key", "alice-console-key")
+	task := harness.Send(t, aliceCtx, c, "", "alice's secret plans")
+	expenses, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
+	offsite, approvalID := expense(t, aliceCtx, expenses, "640 EUR team offsite")
 	page, closeBrowser := openConsole(t, exe, s.APIURL+"/console")
 	defer closeBrowser()
 	signIn := func(key string) chromedp.Action[chromedp.Void] {
@@ -445,6 +450,21 @@ func consoleOwners(t *testing.T, exe string) {
 		t.Fatal(err)
 	}
 	waitJS(t, page, "alice, signed in, reads her task", `document.querySelector("#task-title")?.textContent === "echo · alice's secret plans"`)
+
+	if err := chromedp.Do(page, signIn("fiona-console-key")); err != nil {
+		t.Fatal(err)
+	}
+	goTo(t, page, "#/approvals")
+	form := `#approval-list li[data-approval="` + approvalID + `"] .decide`
+	do(t, page, "fiona approves alice's expense in the approvals view",
+		chromedp.WaitVisible(chromedp.CSS(form+" textarea.comment")),
+		chromedp.SendKeys(chromedp.CSS(form+" textarea.comment"), "ok for the offsite"),
+		chromedp.Click(chromedp.CSS(form+" button.approve")))
+	waitJS(t, page, "the approval leaves the view", `document.querySelector(`+js(`#approval-list li[data-approval="`+approvalID+`"]`)+`) === null`)
+	done := waitState(t, aliceCtx, expenses, offsite.ID, a2a.TaskStateCompleted)
+	if ok, who, via, comment := lastDecision(t, receiptOf(t, done)); !ok || who != "fiona" || via != "console" || comment != "ok for the offsite" {
+		t.Errorf("the decision made in the approvals view: %v by %s via %s (%q)", ok, who, via, comment)
+	}
 	t.Logf("owners: %s", time.Since(step).Round(time.Millisecond))
 }
 
