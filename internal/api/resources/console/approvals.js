@@ -45,7 +45,8 @@ export function mount(main) {
   }
 
   // render keeps an unchanged item as the same element, so a focused link
-  // keeps its focus across refreshes.
+  // keeps its focus across refreshes. The decision form shows the
+// request's details.
   function render(approvals) {
     const old = new Map([...list.children].map(li => [li.dataset.approval, li]));
     const fresh = approvals.map(a => {
@@ -58,7 +59,6 @@ export function mount(main) {
       const needed = r.required > 1 ? `${(a.decisions || []).filter(d => d.approved).length} of ${r.required} approvals` : "";
       return h("li", {class: "panel waiting", dataset: {approval: a.id, task: a.taskId, sig}, "aria-labelledby": titleID},
         h("h2", {id: titleID}, r.title || a.id),
-        r.details ? h("p", {class: "text"}, r.details) : "",
         h("dl", {class: "facts"},
           h("dt", {}, "Task"), h("dd", {}, h("a", {class: "task-link", href: taskHref, "aria-label": "Open the task of " + (r.title || a.id)},
             a.agent + " · " + a.taskId)),
