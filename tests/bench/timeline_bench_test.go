@@ -55,7 +55,7 @@ func BenchmarkTimelineFirstPage(b *testing.B) {
 // runTimelineBench builds a task of turns turns and measures its timeline.
 func runTimelineBench(b *testing.B, turns int) *benchMeasured {
 	s := harness.StartServe(b, b.TempDir())
-	ctx := harness.Context(b)
+	ctx := benchContext(b) // 30 minutes: harness.Context's 2 do not build 10,000 turns
 	c, _ := harness.NewClient(b, ctx, s.APIURL)
 	task := harness.Send(b, ctx, c, "", "Book a flight")
 	task = harness.Send(b, ctx, c, task.ID, "Lisbon")
