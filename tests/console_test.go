@@ -238,7 +238,38 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err := chromedp.Do(page, chromedp.EmulateViewport(1100, 900)); err != nil {
 		t.Fatal(err)
 	}
+	// One request a refresh: the list reads GET /task-list, no task's
+	// timeline, whatever its rows.
+	waitJS(t, page, "the list reads /task-list and no timeline", `(() => { const r = performance.getEntriesByType("resource").map(e => e.name); `+
+		`return r.some(n => n.includes("/task-list")) && !r.some(n => n.includes("/timeline")) && !r.some(n => /\/agents\/[^/]+\/tasks\?/.test(n)); })()`)
+	// The text filter, typed and sent by keyboard: the server matches the
+	// words of the first message.
+	do(t, page, "filter by text", chromedp.SendKeys(chromedp.CSS("#f-q"), "flight"), chromedp.KeyEvent("\r"))
+	waitJS(t, page, "the text filter keeps the travel task only", `location.hash === "#/tasks?q=flight" && `+
+		`[...document.querySelectorAll("#task-rows tr[data-task]")].map(tr => tr.dataset.task).join() === `+js(string(trip.ID)))
+	goTo(t, page, "#/tasks?agent=echo&state=TASK_STATE_COMPLETED")
+	waitJS(t, page, "agent and state filters keep the echo task only", `document.querySelector("#f-agent").value === "echo" && `+
+		`[...document.querySelectorAll("#task-rows tr[data-task]")].map(tr => tr.dataset.task).join() === `+js(string(hello.ID)))
+	goTo(t, page, "#/tasks")
 	t.Logf("the list: %s", time.Since(step).Round(time.Millisecond))
+
+	// The approvals: what /inbox shows, each linked to its task's
+	// timeline, opened by keyboard.
+	step = time.Now()
+	goTo(t, page, "#/approvals")
+	pending := `#approval-list li[data-approval="` + approvalID + `"]`
+	waitJS(t, page, "the approvals view lists the pending approval", `document.querySelector(`+js(pending+` a.task-link`)+`)?.getAttribute("href") === `+
+		js("#/task/payables/"+string(pay.ID))+` && document.querySelector('header nav a[data-nav="approvals"]').getAttribute("aria-current") === "page"`)
+	shots.take(page, "approvals-list", true)
+	checkLabels(t, page, "the approvals")
+	do(t, page, "open the approval's task by keyboard", chromedp.Focus(chromedp.CSS(pending+" a.task-link")), chromedp.KeyEvent("\r"))
+	waitJS(t, page, "the approval's task opens with the approval on its timeline", `location.hash === `+js("#/task/payables/"+string(pay.ID))+
+		` && document.querySelector('li.approval[data-approval="`+approvalID+`"]') !== null`)
+	if code := getJSON(t, s.APIURL+"/inbox", nil); code != http.StatusOK {
+		t.Errorf("GET /inbox: %d, want the inbox still served", code)
+	}
+	goTo(t, page, "#/tasks")
+	t.Logf("the approvals: %s", time.Since(step).Round(time.Millisecond))
 
 	// A travel task answered from its page; the first answer carries a
 	// file, which its message in the timeline offers for download.
@@ -351,6 +382,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if o, _ := fork.Metadata["a2aflow.fork"].(map[string]any); o == nil || o["from"] != string(trip.ID) {
 		t.Errorf("the fork's origin: %v, want %s", fork.Metadata["a2aflow.fork"], trip.ID)
 	}
+	goTo(t, page, "#/task/travel/"+string(trip.ID))
+	waitJS(t, page, "the original's page lists its fork", `document.querySelector('#task-forks li[data-task="`+string(forkID)+`"] a')?.getAttribute("href") === `+
+		js("#/task/travel/"+string(forkID)))
 	t.Logf("forked: %s", time.Since(step).Round(time.Millisecond))
 
 	consoleWaitpoint(t, page, s)
@@ -378,13 +412,18 @@ func hasDecisionBy(entries []timelineEntry, id, who, comment string) bool {
 
 // consoleOwners: with API keys on, bob, signed in on the console, does not
 // see alice's task in the list and reads it as not found; alice, signed in
-// on the same page, sees it.
+// on the same page, sees it. fiona of finance, who may not read alice's
+// expense, finds its approval in the approvals view and approves it there.
 func consoleOwners(t *testing.T, exe string) {
 	step := time.Now()
-	s := harness.StartServeEnv(t, t.TempDir(), []string{"A2AFLOW_API_KEYS=alice=alice-console-key,bob=bob-console-key"})
+	s := harness.StartServeEnv(t, t.TempDir(), []string{"A2AFLOW_API_KEYS=alice=alice-console-key,bob=bob-console-key,fiona=fiona-console-key"},
+		"--approver-groups", "fiona:finance")
 	ctx := harness.Context(t)
 	c, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/echo")
-	task := harness.Send(t, withHeader(ctx, "X-API-Key", "alice-console-key"), c, "", "alice's secret plans")
+	aliceCtx := withHeader(ctx, "X-API-Key", "alice-console-key")
+	task := harness.Send(t, aliceCtx, c, "", "alice's secret plans")
+	expenses, _ := harness.NewClient(t, ctx, s.APIURL+"/agents/expenses")
+	offsite, approvalID := expense(t, aliceCtx, expenses, "640 EUR team offsite")
 	page, closeBrowser := openConsole(t, exe, s.APIURL+"/console")
 	defer closeBrowser()
 	signIn := func(key string) chromedp.Action[chromedp.Void] {
@@ -411,6 +450,21 @@ func consoleOwners(t *testing.T, exe string) {
 		t.Fatal(err)
 	}
 	waitJS(t, page, "alice, signed in, reads her task", `document.querySelector("#task-title")?.textContent === "echo · alice's secret plans"`)
+
+	if err := chromedp.Do(page, signIn("fiona-console-key")); err != nil {
+		t.Fatal(err)
+	}
+	goTo(t, page, "#/approvals")
+	form := `#approval-list li[data-approval="` + approvalID + `"] .decide`
+	do(t, page, "fiona approves alice's expense in the approvals view",
+		chromedp.WaitVisible(chromedp.CSS(form+" textarea.comment")),
+		chromedp.SendKeys(chromedp.CSS(form+" textarea.comment"), "ok for the offsite"),
+		chromedp.Click(chromedp.CSS(form+" button.approve")))
+	waitJS(t, page, "the approval leaves the view", `document.querySelector(`+js(`#approval-list li[data-approval="`+approvalID+`"]`)+`) === null`)
+	done := waitState(t, aliceCtx, expenses, offsite.ID, a2a.TaskStateCompleted)
+	if ok, who, via, comment := lastDecision(t, receiptOf(t, done)); !ok || who != "fiona" || via != "console" || comment != "ok for the offsite" {
+		t.Errorf("the decision made in the approvals view: %v by %s via %s (%q)", ok, who, via, comment)
+	}
 	t.Logf("owners: %s", time.Since(step).Round(time.Millisecond))
 }
 

@@ -10,7 +10,8 @@ package tests
 // carol's token scoped to travel drive every A2A method over every binding
 // and version (JSON-RPC, HTTP+JSON, gRPC; 1.0 and 0.3) at their own
 // expense, the expenses agent's card, MCP's tools, the approvals routes
-// alice's waitpoint read without its token and the timeline of her expense: each is refused with PermissionDenied (-31403, HTTP 403, gRPC
+// alice's waitpoint read without its token, the timeline of her expense and
+// the task list of expenses (her list there holds travel's tasks only): each is refused with PermissionDenied (-31403, HTTP 403, gRPC
 // PERMISSION_DENIED) and changes nothing; on travel they run the whole
 // chain of methods. A token without any agent scope may use no agent.
 //
@@ -237,6 +238,39 @@ func TestAgentPermissions(t *testing.T) {
 			limited.expect(t, tn, restCall(http.MethodGet, path, ""), http.StatusForbidden)
 			own := limited.scratch[tn.name+" "+tenantVariants[0].String()]
 			limited.expect(t, tn, restCall(http.MethodGet, own.agentPath+"/tasks/"+own.id+"/timeline", ""), http.StatusOK)
+		}
+	})
+
+	t.Run("task list route", func(t *testing.T) {
+		for _, tn := range []*tenant{alice, carolTravel} {
+			owner := tn
+			if tn == carolTravel {
+				owner = carol
+			}
+			expense := expenses[tn].id
+			// Where she may use expenses, her expense is listed; on the
+			// replica her list holds travel's tasks only, and asking for
+			// expenses is refused.
+			a := open.expect(t, owner, restCall(http.MethodGet, "/task-list?agent=expenses", ""), http.StatusOK)
+			if !strings.Contains(string(a.raw), expense) {
+				t.Errorf("GET /task-list?agent=expenses as %s where she may use it misses %s: %s", owner, expense, a.raw)
+			}
+			limited.expect(t, tn, restCall(http.MethodGet, "/task-list?agent=expenses", ""), http.StatusForbidden)
+			var page struct {
+				Tasks []struct {
+					ID    string `json:"id"`
+					Agent string `json:"agent"`
+				} `json:"tasks"`
+			}
+			a = limited.expect(t, tn, restCall(http.MethodGet, "/task-list?pageSize=100", ""), http.StatusOK)
+			if err := json.Unmarshal(a.raw, &page); err != nil || len(page.Tasks) == 0 {
+				t.Fatalf("GET /task-list as %s on the replica: %v %s", tn, err, a.raw)
+			}
+			for _, r := range page.Tasks {
+				if r.Agent != "travel" || r.ID == expense {
+					t.Errorf("GET /task-list as %s, limited to travel, lists %s's task %s", tn, r.Agent, r.ID)
+				}
+			}
 		}
 	})
 

@@ -23,7 +23,20 @@ var (
 	SkillKey = temporal.NewSearchAttributeKeyKeyword("A2ASkill")
 	// OwnerKey is the principal that created the task ("" without auth).
 	OwnerKey = temporal.NewSearchAttributeKeyKeyword("A2AOwner")
+	// TextKey is the start of the text of the task's first message
+	// ([SearchTextBytes]), a Text attribute: a query matches its words
+	// (`A2AText = 'flight'`), the console's text filter. Set when the task
+	// starts; tasks started before it was added have none.
+	TextKey = temporal.NewSearchAttributeKeyString("A2AText")
+	// ForkOfKey is the task a fork or a retry copies, set when it starts:
+	// the forks of a task are `A2AForkOf = 'ID'`.
+	ForkOfKey = temporal.NewSearchAttributeKeyKeyword("A2AForkOf")
 )
+
+// SearchTextBytes bounds the first message's text kept in [TextKey], as
+// the memo's "text" is bounded: a search attribute is stored as it is, in
+// the visibility store, where payload codecs do not reach.
+const SearchTextBytes = 200
 
 // SearchAttributes returns every custom search attribute the task workflow
 // uses, with its type, for registering on a namespace.
@@ -34,6 +47,8 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		AgentKey.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
 		SkillKey.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
 		OwnerKey.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
+		TextKey.GetName():      enums.INDEXED_VALUE_TYPE_TEXT,
+		ForkOfKey.GetName():    enums.INDEXED_VALUE_TYPE_KEYWORD,
 		// Declared in approval.go.
 		PendingApprovalsKey.GetName(): enums.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 		ApprovalGroupsKey.GetName():   enums.INDEXED_VALUE_TYPE_KEYWORD_LIST,

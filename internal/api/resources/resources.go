@@ -65,10 +65,12 @@ func New(c client.Client, reg *engine.Registry, services map[string]*taskservice
 
 // AddRoutes adds the resources' routes to r: /approvals and /inbox
 // (approvals.go, inbox.go), /usage, /waitpoints, /schedules, /policies and
-// the web console, /console (console.go).
+// the web console, /console (console.go), and its task list, /task-list
+// (tasklist.go).
 func (s *Resources) AddRoutes(r gin.IRouter) {
 	s.approvalRoutes(r)
 	s.consoleRoutes(r)
+	s.taskListRoutes(r)
 	s.usageRoutes(r)
 	s.waitpointRoutes(r)
 	s.scheduleRoutes(r)

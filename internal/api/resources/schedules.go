@@ -353,7 +353,7 @@ func (s *Resources) scheduleRun(ctx context.Context, agent *workflows.Agent, own
 	// Each run starts with its first message in its input, which makes
 	// it working in its first workflow task (wire.MergedWrites): the
 	// start says so.
-	sa := taskservice.StartSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateWorking)
+	sa := taskservice.StartSearchAttributes(agent, view.ContextID, owner, a2a.TaskStateWorking, msg)
 	memo := taskservice.StartMemo(agent, msg)
 	memo["schedule"] = view.ID
 	action := &client.ScheduleWorkflowAction{

@@ -117,7 +117,8 @@ func (s *TaskService) startFork(ctx context.Context, id a2a.TaskID, in wire.Task
 	forkID := uuid.NewString()
 	// The first message makes the fork working in its first workflow task
 	// (wire.MergedWrites): the start says so.
-	sa := StartSearchAttributes(s.agent, in.ContextID, in.Owner, a2a.TaskStateWorking)
+	sa := StartSearchAttributes(s.agent, in.ContextID, in.Owner, a2a.TaskStateWorking, in.Message)
+	sa = append(sa, wire.ForkOfKey.ValueSet(string(id)))
 	memo := StartMemo(s.agent, in.Message)
 	memo["forkOf"] = string(id)
 	opts := client.StartWorkflowOptions{

@@ -221,6 +221,15 @@ func decodePageToken(token, query string) ([]byte, error) {
 	return next, nil
 }
 
+// EncodePageToken wraps a Temporal visibility page token for a client,
+// bound to query (see encodePageToken): the task list's route uses the
+// tokens ListTasks does.
+func EncodePageToken(next []byte, query string) string { return encodePageToken(next, query) }
+
+// DecodePageToken returns the Temporal page token inside a token of
+// EncodePageToken, refusing one malformed or issued for another query.
+func DecodePageToken(token, query string) ([]byte, error) { return decodePageToken(token, query) }
+
 func pageTokenSum(next []byte, query string) []byte {
 	h := sha256.New()
 	h.Write([]byte(query))

@@ -533,7 +533,7 @@ func (s *TaskService) newTask(msg *a2a.Message, owner string) (string, client.Wi
 	// The first message makes the task working in its first workflow task
 	// (wire.MergedWrites): the start says so, and a task that completes in
 	// that turn writes no A2ATaskState of its own (wire.LeanWrites).
-	sa := StartSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking)
+	sa := StartSearchAttributes(s.agent, contextID, owner, a2a.TaskStateWorking, msg)
 	opts := client.StartWorkflowOptions{
 		ID:                       taskID,
 		TaskQueue:                s.taskQueue,
@@ -563,12 +563,18 @@ func StartMemo(agent *workflows.Agent, first *a2a.Message) map[string]any {
 }
 
 // StartSearchAttributes are the search attributes a task starts with: its
-// context, state, agent, the agent's default skill and its owner.
-func StartSearchAttributes(agent *workflows.Agent, contextID, owner string, state a2a.TaskState) []temporal.SearchAttributeUpdate {
+// context, state, agent, the agent's default skill, its owner and the
+// start of its first message's text (wire.TextKey, what the task list's
+// text filter matches). They are the start's options, no command of the
+// workflow: adding one changes no replay.
+func StartSearchAttributes(agent *workflows.Agent, contextID, owner string, state a2a.TaskState, first *a2a.Message) []temporal.SearchAttributeUpdate {
 	sa := []temporal.SearchAttributeUpdate{
 		wire.ContextIDKey.ValueSet(contextID),
 		wire.TaskStateKey.ValueSet(string(state)),
 		wire.AgentKey.ValueSet(agent.Name),
+	}
+	if text := strings.TrimSpace(workflows.MessageText(first)); text != "" {
+		sa = append(sa, wire.TextKey.ValueSet(truncate(text, wire.SearchTextBytes)))
 	}
 	if skill := agent.DefaultSkill(); skill != "" {
 		sa = append(sa, wire.SkillKey.ValueSet(skill))

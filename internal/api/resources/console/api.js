@@ -97,6 +97,25 @@ export function listTasks(agent, {contextId, status, pageSize, pageToken} = {}, 
   return call("GET", agentPath(agent) + "/tasks?" + q, undefined, {signal});
 }
 
+// taskList reads a page of the task list of every agent the caller may use
+// (GET /task-list): one row per task with its summary, state, what it waits
+// for, cost and age, from one visibility query.
+export function taskList(filter = {}, signal) {
+  const q = new URLSearchParams();
+  for (const k of ["agent", "state", "context", "owner", "schedule", "forkOf", "q", "pageSize", "pageToken"]) {
+    if (filter[k]) q.set(k, String(filter[k]));
+  }
+  const qs = q.toString();
+  return call("GET", "/task-list" + (qs ? "?" + qs : ""), undefined, {signal});
+}
+
+// listApprovals reads the pending approvals the caller may read (what
+// /inbox shows).
+export async function listApprovals(signal) {
+  const a = await call("GET", "/approvals", undefined, {signal});
+  return (a && a.approvals) || [];
+}
+
 // timeline reads a page of a task's timeline (oldest first).
 export function timeline(agent, id, {pageSize, pageToken} = {}, signal) {
   const q = new URLSearchParams();

@@ -1,7 +1,8 @@
 // The a2aflow console: one page, hash routes.
 //
-//   #/tasks?agent=&state=&context=&q=     the task list (tasks.js)
+//   #/tasks?agent=&state=&owner=&schedule=&context=&q=   the task list (tasks.js)
 //   #/task/{agent}/{id}                   a task: its timeline and what to do (task.js)
+//   #/approvals                           the pending approvals, linked to their tasks (approvals.js)
 //
 // Each view is mounted into <main> and returns a function that stops it
 // (its timers and streams) when the route changes.
@@ -10,6 +11,7 @@ import {server, credential} from "./api.js";
 import {announce} from "./util.js";
 import * as tasks from "./tasks.js";
 import * as task from "./task.js";
+import * as approvals from "./approvals.js";
 
 const main = document.getElementById("main");
 let stop = () => {};
@@ -32,6 +34,8 @@ function render() {
   }
   if (r.name === "task" && r.args.length >= 2) {
     stop = task.mount(main, r.args[0], r.args[1]);
+  } else if (r.name === "approvals") {
+    stop = approvals.mount(main);
   } else {
     stop = tasks.mount(main, r.params);
   }

@@ -99,8 +99,8 @@ function approvalView(e, ctx) {
 // decisionForm decides a pending approval: approve or reject with a
 // comment, with edited arguments when the request takes them, and the
 // grant for the rest of the task when it offers one (read from GET
-// /approvals/{id}).
-function decisionForm(a, ctx) {
+// /approvals/{id}). The approvals view (approvals.js) uses it too.
+export function decisionForm(a, ctx) {
   const comment = h("textarea", {rows: 2, class: "comment", "aria-label": "Comment on your decision"});
   const error = h("div", {class: "error", role: "alert"});
   const extra = h("div", {class: "extra"});

@@ -31,11 +31,14 @@ export function mount(main, agent, id) {
   const list = h("ol", {class: "timeline", id: "timeline", "aria-label": "Timeline, oldest first"});
   const liveItem = h("li", {class: "live message agent", id: "live-answer", "aria-live": "polite", "aria-busy": "true", hidden: true});
   const loadMore = h("button", {type: "button", id: "load-more", hidden: true}, "Load more of the timeline");
+  const forks = h("ul", {id: "task-forks", class: "forks"});
+  const forksSection = h("section", {"aria-labelledby": "forks-title", hidden: true}, h("h2", {id: "forks-title"}, "Forks of this task"), forks);
+  let forksRead = 0;
 
   main.append(h("p", {}, h("a", {href: "#/tasks"}, "← Tasks")), title,
     h("div", {class: "task-head"}, state, waiting), facts, actions, message, waitPanel,
     h("section", {"aria-labelledby": "timeline-title"}, h("h2", {id: "timeline-title"}, "Timeline"), list, h("div", {class: "pager"}, loadMore)),
-    reply.panel);
+    reply.panel, forksSection);
 
   loadMore.addEventListener("click", () => load(true));
 
@@ -68,6 +71,7 @@ export function mount(main, agent, id) {
       showError("");
       render();
       follow();
+      loadForks();
     } catch (err) {
       if (err.notFound) {
         showError("Task not found: it does not exist, or it is not yours.");
@@ -82,6 +86,22 @@ export function mount(main, agent, id) {
       busy = false;
       lastRefresh = Date.now();
     }
+  }
+
+  // loadForks lists the forks and retries of this task (GET /task-list
+  // with forkOf: the A2AForkOf search attribute), at most every 10 s.
+  async function loadForks() {
+    if (Date.now() - forksRead < ENDED_REFRESH_MS) return;
+    forksRead = Date.now();
+    try {
+      const rows = (await api.taskList({agent, forkOf: id, pageSize: 20})).tasks || [];
+      forksSection.hidden = !rows.length;
+      const sig = JSON.stringify(rows.map(t => [t.id, t.state]));
+      if (forks.dataset.sig === sig) return;
+      forks.dataset.sig = sig;
+      forks.replaceChildren(...rows.map(t => h("li", {dataset: {task: t.id}},
+        h("a", {href: "#/task/" + encodeURIComponent(t.agent) + "/" + encodeURIComponent(t.id)}, t.id), " ", badge(t.state))));
+    } catch { /* an extra: the timeline stands without it */ }
   }
 
   function refreshSoon() {
