@@ -113,12 +113,6 @@ var errorCodes = []Code{
 	{Sentinel: a2a.ErrExtendedCardNotConfigured, RPCCode: -32007, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrExtensionSupportRequired, RPCCode: -32008, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrVersionNotSupported, RPCCode: -32009, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
-	// A2A 1.1 (dev-1.1 §5.4): -32010, ABORTED, 409 Conflict. The pull
-	// request that added it (a2aproject/A2A#1810) says 412 in its
-	// description; the specification's table, its §11.6 example and the
-	// proto's comment say 409, which this follows (docs/conformance.md).
-	{Sentinel: ErrTaskGenerationMismatch, RPCCode: -32010, Status: http.StatusConflict, GRPC: "ABORTED",
-		Reason: GenerationMismatchReason, Domain: a2a.ProtocolDomain},
 	{Sentinel: a2a.ErrUnauthenticated, RPCCode: -31401, Status: http.StatusUnauthorized, GRPC: "UNAUTHENTICATED"},
 	{Sentinel: a2a.ErrUnauthorized, RPCCode: -31403, Status: http.StatusForbidden, GRPC: "PERMISSION_DENIED"},
 	{Sentinel: ErrDecisionRefused, RPCCode: -31409, Status: http.StatusConflict, GRPC: "FAILED_PRECONDITION",
@@ -129,6 +123,14 @@ var errorCodes = []Code{
 		Reason: "RATE_LIMITED", Domain: refusalDomain},
 	{Sentinel: ErrMisdirectedRequest, RPCCode: CodeMisdirectedRequest, Status: http.StatusMisdirectedRequest, GRPC: "FAILED_PRECONDITION",
 		Reason: "MISDIRECTED_REQUEST", Domain: refusalDomain},
+	// A2A 1.1 (dev-1.1 §5.4): -32010, ABORTED, 409 Conflict. The pull
+	// request that added it (a2aproject/A2A#1810) says 412 in its
+	// description; the specification's table, its §11.6 example and the
+	// proto's comment say 409, which this follows (docs/conformance.md).
+	// Last: a bare 409 (GRPCCodeName) stays FAILED_PRECONDITION, that of
+	// a2aflow's own conflicts, now that TaskNotCancelable answers 400.
+	{Sentinel: ErrTaskGenerationMismatch, RPCCode: -32010, Status: http.StatusConflict, GRPC: "ABORTED",
+		Reason: GenerationMismatchReason, Domain: a2a.ProtocolDomain},
 }
 
 // Codes are the codes of every error the server answers, in the order
