@@ -129,7 +129,8 @@ func TestFilesAsInput(t *testing.T) {
 		if want := "it takes text/plain, application/json"; !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
-		// The same request over HTTP+JSON: 415.
+		// The same request over HTTP+JSON: 400, A2A 1.0.1's status of
+		// ContentTypeNotSupported (§5.4).
 		body := `{"message":{"messageId":"img-rest","role":"ROLE_USER","parts":[{"raw":"` + base64.StdEncoding.EncodeToString(png) + `","mediaType":"image/png"}]}}`
 		req, err := http.NewRequest(http.MethodPost, s.APIURL+"/agents/echo/message:send", strings.NewReader(body))
 		if err != nil {
@@ -143,8 +144,8 @@ func TestFilesAsInput(t *testing.T) {
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(raw), "image/png") {
-			t.Errorf("HTTP+JSON: %d %s, want 415 naming image/png", resp.StatusCode, raw)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), "image/png") || !strings.Contains(string(raw), "CONTENT_TYPE_NOT_SUPPORTED") {
+			t.Errorf("HTTP+JSON: %d %s, want 400 CONTENT_TYPE_NOT_SUPPORTED naming image/png", resp.StatusCode, raw)
 		}
 	})
 }

@@ -15,7 +15,7 @@ import (
 // TestAcceptedOutputModes: a SendMessage whose configuration.acceptedOutputModes
 // shares no media type with what the agent produces (text/plain and
 // application/json for the built-in agents) is refused with
-// UnsupportedContentType: JSON-RPC -32005, HTTP+JSON 415 with reason
+// UnsupportedContentType: JSON-RPC -32005, HTTP+JSON 400 (A2A 1.0.1 §5.4) with reason
 // CONTENT_TYPE_NOT_SUPPORTED, naming what the agent produces. Any overlap,
 // wildcards included, is served.
 func TestAcceptedOutputModes(t *testing.T) {
@@ -92,7 +92,7 @@ func TestAcceptedOutputModes(t *testing.T) {
 					// found after the stream opened.
 					want = answer{Status: 200, RPCCode: 400, Reason: "CONTENT_TYPE_NOT_SUPPORTED"}
 				case tt.refused && rest:
-					want = answer{Status: 415, RPCCode: 415, Reason: "CONTENT_TYPE_NOT_SUPPORTED"}
+					want = answer{Status: 400, RPCCode: 400, Reason: "CONTENT_TYPE_NOT_SUPPORTED"}
 				case tt.refused:
 					want = answer{Status: 200, RPCCode: -32005}
 				}

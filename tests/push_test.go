@@ -368,8 +368,16 @@ func TestPushNotifications(t *testing.T) {
 		if code, _ := rest(http.MethodGet, "/rest-1", ""); code != http.StatusNotFound {
 			t.Errorf("REST get of a deleted config: %d, want 404", code)
 		}
-		if code, _ := rest(http.MethodDelete, "/nope", ""); code != http.StatusNotFound {
-			t.Errorf("REST delete of an unknown config: %d, want 404", code)
+		// Deleting is idempotent (A2A §3.1.10, the TCK's PUSH-DEL-002): a
+		// config deleted already, or never created, is deleted.
+		if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "rpc-1"}); err != nil {
+			t.Errorf("JSON-RPC delete of rpc-1 again: %v, want success", err)
+		}
+		if code, body := rest(http.MethodDelete, "/nope", ""); code != http.StatusOK || strings.TrimSpace(body) != "{}" {
+			t.Errorf("REST delete of an unknown config: %d %q, want 200 {}", code, body)
+		}
+		if err := c.DeleteTaskPushConfig(ctx, &a2a.DeleteTaskPushConfigRequest{TaskID: "no-such-task", ID: "rpc-1"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("delete on an unknown task: %v, want TaskNotFound", err)
 		}
 		if _, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: "no-such-task"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Errorf("list of an unknown task: %v, want TaskNotFound", err)
@@ -436,8 +444,8 @@ func TestPushNotifications(t *testing.T) {
 		if code, body := rest(http.MethodDelete, "/late-2", ""); code != http.StatusOK || strings.TrimSpace(body) != "{}" {
 			t.Errorf("REST delete late-2: %d %q, want 200 {}", code, body)
 		}
-		if code, _ := rest(http.MethodDelete, "/late-2", ""); code != http.StatusNotFound {
-			t.Errorf("REST delete of late-2 again: %d, want 404", code)
+		if code, body := rest(http.MethodDelete, "/late-2", ""); code != http.StatusOK || strings.TrimSpace(body) != "{}" {
+			t.Errorf("REST delete of late-2 again: %d %q, want 200 {} (idempotent)", code, body)
 		}
 		if got, want := listed(), "late-1 /1b"; got != want {
 			t.Errorf("listed after the deletes %q, want %q", got, want)

@@ -67,6 +67,15 @@ type Agent struct {
 	// at once (it asks, fails, or the caller asked to return immediately)
 	// is answered as the task, as for any agent.
 	MessageOnly bool
+	// MessageOnlyFor, when set, decides per new message (one naming no
+	// task) what MessageOnly declares for every one: true answers it as a
+	// message-only agent's, with the reply once its task completed. For an
+	// agent that answers some messages at once and keeps tasks for others
+	// (examples/tck-agent: the TCK's "tck-message-response" scenario). The
+	// API calls it before the task starts, outside workflow code; it must
+	// be quick and not block. MessageOnly true answers every new message so
+	// whatever it says.
+	MessageOnlyFor func(*a2a.Message) bool
 	// Extensions are the A2A extensions the agent supports, published in
 	// its card (capabilities.extensions). A caller activates one by naming
 	// its URI in the A2A-Extensions header; the API answers with the ones it

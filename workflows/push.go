@@ -173,7 +173,7 @@ func (r *run) validateDeletePushConfig(ctx workflow.Context, in wire.DeletePushC
 	}
 	if r.pushSub(in.ID) == nil {
 		return temporal.NewApplicationError(
-			fmt.Sprintf("task %s has no push notification config %q", r.task.ID, in.ID), wire.ErrTypeTaskNotFound)
+			fmt.Sprintf("task %s has no push notification config %q", r.task.ID, in.ID), wire.ErrTypePushConfigNotFound)
 	}
 	return nil
 }

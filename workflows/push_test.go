@@ -276,7 +276,11 @@ func TestPushConfigUpdates(t *testing.T) {
 		{name: "bad url", create: cfg(func(c *a2a.PushConfig) { c.ID, c.URL = "c2", "ftp://hooks.example/" }), wantType: wire.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
 		{name: "other task", create: cfg(func(c *a2a.PushConfig) { c.ID, c.TaskID = "c2", "task-2" }), wantType: wire.ErrTypeInvalidParams, wantIDs: []string{"c1"}},
 		{name: "other agent", create: &wire.CreatePushConfigInput{Agent: "echo", Config: webhookConfig("c2")}, wantType: wire.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
-		{name: "delete unknown", delete: &wire.DeletePushConfigInput{ID: "nope"}, wantType: wire.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
+		// An unknown config of the caller's task is refused as such (the API
+		// answers success: deleting is idempotent, A2A §3.1.10); another
+		// agent's caller learns nothing of the task's configs.
+		{name: "delete unknown", delete: &wire.DeletePushConfigInput{ID: "nope"}, wantType: wire.ErrTypePushConfigNotFound, wantIDs: []string{"c1"}},
+		{name: "delete through another agent", delete: &wire.DeletePushConfigInput{Agent: "echo", ID: "c1"}, wantType: wire.ErrTypeTaskNotFound, wantIDs: []string{"c1"}},
 		{name: "delete", delete: &wire.DeletePushConfigInput{ID: "c1"}, wantIDs: nil},
 	}
 	// Up to MaxPushConfigs configs, then InvalidParams.

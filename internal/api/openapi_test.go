@@ -763,7 +763,7 @@ func TestOpenAPIResponses(t *testing.T) {
 			req := get("/tasks/known-task:cancel")
 			req.Method = http.MethodPost
 			return req
-		}, 409},
+		}, 400}, // A2A 1.0.1 §5.4 (1.0.0: 409)
 		{"unauthenticated", guarded, func() *http.Request { return get("/tasks/known-task") }, 401},
 		{"JSON-RPC result", open, func() *http.Request {
 			return rpc("/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"known-task"}}`)

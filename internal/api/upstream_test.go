@@ -471,23 +471,23 @@ var upstreamCanaries = []upstreamCanary{
 		ours:  canaryAnswer{status: http.StatusTemporaryRedirect, check: redirects("/tasks/t", "")},
 	},
 	{
-		name: "rest-task-not-cancelable-status", correction: "correctStatus", file: "a2agofixes.go",
-		upstream: "answers TaskNotCancelable over HTTP+JSON with 400, where A2A 1.0 gives 409 " +
+		name: "rest-task-not-cancelable-status", correction: "correctStatus", file: "a2agofixes.go", removed: true,
+		upstream: "answers TaskNotCancelable over HTTP+JSON with 400, as A2A 1.0.1's §5.4 gives (1.0.0: 409) " +
 			"(internal/rest/rest.go ToRESTError's table, written by a2asrv/rest.go writeRESTError)",
 		transport: rest10, method: "POST", path: "/tasks/t:cancel",
 		serviceErr: a2a.NewError(a2a.ErrTaskNotCancelable, "task t is completed"),
 		a2aGo:      canaryAnswer{status: 400, reason: "TASK_NOT_CANCELABLE"},
-		ours:       canaryAnswer{status: 409, reason: "TASK_NOT_CANCELABLE"},
+		ours:       canaryAnswer{status: 400, reason: "TASK_NOT_CANCELABLE"},
 	},
 	{
-		name: "rest-content-type-not-supported-status", correction: "correctStatus", file: "a2agofixes.go",
-		upstream: "answers UnsupportedContentType over HTTP+JSON with 400, where A2A 1.0 gives 415 " +
+		name: "rest-content-type-not-supported-status", correction: "correctStatus", file: "a2agofixes.go", removed: true,
+		upstream: "answers UnsupportedContentType over HTTP+JSON with 400, as A2A 1.0.1's §5.4 gives (1.0.0: 415) " +
 			"(internal/rest/rest.go ToRESTError's table, written by a2asrv/rest.go writeRESTError)",
 		transport: rest10, method: "POST", path: "/message:send",
 		body:       canarySend(`[{"text":"hi"}]`, "", `,"configuration":{"acceptedOutputModes":["image/png"]}`),
 		serviceErr: a2a.NewError(a2a.ErrUnsupportedContentType, "the agent produces no image/png"),
 		a2aGo:      canaryAnswer{status: 400, reason: "CONTENT_TYPE_NOT_SUPPORTED"},
-		ours:       canaryAnswer{status: 415, reason: "CONTENT_TYPE_NOT_SUPPORTED"},
+		ours:       canaryAnswer{status: 400, reason: "CONTENT_TYPE_NOT_SUPPORTED"},
 	},
 	{
 		name: "rest-server-error-status", correction: "correctStatus", file: "a2agofixes.go",

@@ -136,7 +136,7 @@ func (e *endedPush) validateDelete(_ workflow.Context, in wire.DeletePushConfigI
 		return err
 	}
 	if e.find(in.ID) < 0 && (!slices.Contains(e.in.Own, in.ID) || slices.Contains(e.in.Deleted, in.ID)) {
-		return temporal.NewApplicationError(fmt.Sprintf("task %s has no push notification config %q", e.in.TaskID, in.ID), wire.ErrTypeTaskNotFound)
+		return temporal.NewApplicationError(fmt.Sprintf("task %s has no push notification config %q", e.in.TaskID, in.ID), wire.ErrTypePushConfigNotFound)
 	}
 	return nil
 }

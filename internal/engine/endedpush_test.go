@@ -110,9 +110,10 @@ func TestEndedPushConfigsWorkflow(t *testing.T) {
 			}
 		},
 		func() { del("delete the task's own-1", "travel", "alice", "own-1", "") },
-		func() { del("delete own-1 again", "travel", "alice", "own-1", wire.ErrTypeTaskNotFound) },
+		func() { del("delete own-1 again", "travel", "alice", "own-1", wire.ErrTypePushConfigNotFound) },
 		func() { del("delete b", "travel", "alice", "b", "") },
-		func() { del("delete an unknown config", "travel", "alice", "nope", wire.ErrTypeTaskNotFound) },
+		func() { del("delete an unknown config", "travel", "alice", "nope", wire.ErrTypePushConfigNotFound) },
+		func() { del("delete a by another owner", "travel", "mallory", "a", wire.ErrTypeTaskNotFound) },
 		func() { del("delete through another agent", "echo", "", "a", wire.ErrTypeTaskNotFound) },
 		func() {
 			if _, err := query("travel", "mallory"); err == nil {

@@ -136,4 +136,8 @@ const (
 	// task's generation (A2A 1.1 TaskGenerationMismatchError), or another
 	// conditional message already won at that generation.
 	ErrTypeGenerationMismatch = "TaskGenerationMismatch"
+	// ErrTypePushConfigNotFound: the caller's task has no push notification
+	// config of that ID. A delete refused so has done what it was asked
+	// (A2A §3.1.10: deleting is idempotent), and the API answers it so.
+	ErrTypePushConfigNotFound = "PushConfigNotFound"
 )

@@ -32,6 +32,10 @@ func Agent() *workflows.Agent {
 			Tags:        []string{"tck", "conformance"},
 		}},
 		Handle: handle,
+		// The TCK's "Return message instead of task" scenario (DM-MSG-001): a message of
+		// prefix tck-message-response is answered with the agent's reply, a Message (A2A
+		// §3.1.1), its task unnamed. Every other scenario is answered with its task.
+		MessageOnlyFor: func(m *a2a.Message) bool { return match(m.ID) == "tck-message-response" },
 	}
 }
 
@@ -53,8 +57,8 @@ var scenarios = map[string]scenario{
 		return p
 	}()),
 	"tck-artifact-data": artifact(a2a.NewDataPart(map[string]any{"key": "value", "count": 42})),
-	// An a2aflow agent answers every message with a task (each task is a workflow), so the
-	// message-only scenario completes a task whose status message is the TCK's text.
+	// The task completes at once with the TCK's text, which the API answers as a Message
+	// (Agent's MessageOnlyFor); the task stays a workflow, unnamed in the answer.
 	"tck-message-response": func(ctx workflow.Context, t *workflows.Task) error {
 		t.Reply("Direct message response")
 		return nil

@@ -114,3 +114,24 @@ func TestLongestPrefixWins(t *testing.T) {
 		t.Fatalf("match = %q", got)
 	}
 }
+
+// TestMessageResponseIsAMessage: only the TCK's message-response scenario is answered with a
+// Message (DM-MSG-001), whatever its ID's suffix; every other scenario with its task.
+func TestMessageResponseIsAMessage(t *testing.T) {
+	picks := Agent().MessageOnlyFor
+	if picks == nil {
+		t.Fatal("the agent has no MessageOnlyFor: tck-message-response is answered with a task")
+	}
+	for id, want := range map[string]bool{
+		"tck-message-response-1a2b3c4d":   true,
+		"tck-message-response-1a2b3c4d-7": true,
+		"tck-complete-task-1a2b3c4d":      false,
+		"tck-input-required-1a2b3c4d":     false,
+		"tck-stream-001-1a2b3c4d":         false,
+		"something-else":                  false,
+	} {
+		if got := picks(&a2a.Message{ID: id}); got != want {
+			t.Errorf("MessageOnlyFor(%q) = %t, want %t", id, got, want)
+		}
+	}
+}

@@ -472,14 +472,15 @@ func (g *restResponseGuard) finish() {
 //
 // Corrects a2a-go v2.4.0's internal/rest/rest.go ToRESTError (its error to
 // status table), which a2asrv/rest.go writeRESTError writes:
-//   - TaskNotCancelable 400 FAILED_PRECONDITION, where A2A 1.0 gives 409.
-//     Canary rest-task-not-cancelable-status.
-//   - UnsupportedContentType 400 INVALID_ARGUMENT, where A2A 1.0 gives 415.
-//     Canary rest-content-type-not-supported-status.
 //   - ServerError 500 INTERNAL, where a2aflow answers 503 UNAVAILABLE so that
 //     clients retry: a2aflow's choice (apierror.FromTemporal uses ServerError only for
 //     Temporal being unavailable or too slow), not the specification's.
 //     Canary rest-server-error-status.
+//
+// Removed: TaskNotCancelable 400 and UnsupportedContentType 400, which
+// were corrected to A2A 1.0.0's 409 and 415; A2A 1.0.1's §5.4 gives 400
+// for both, as a2a-go does. Canaries rest-task-not-cancelable-status and
+// rest-content-type-not-supported-status check that a2a-go still does.
 func correctStatus(body []byte) (int, []byte) {
 	var doc map[string]any
 	if json.Unmarshal(body, &doc) != nil {

@@ -62,7 +62,7 @@ type Code struct {
 	Status   int    // HTTP status over HTTP+JSON and on the approvals API
 	GRPC     string // google.rpc code name over HTTP+JSON
 	// fixesA2AGo marks the errors whose HTTP status a2a-go's HTTP+JSON
-	// transport writes otherwise (400, 400, 500; internal/rest/rest.go
+	// transport writes otherwise (ServerError's 500; internal/rest/rest.go
 	// ToRESTError in a2a-go v2.4.0): restResponseGuard corrects its
 	// answers (correctStatus, a2abinding/a2agofixes.go, which names their canaries).
 	FixesA2AGo bool
@@ -90,9 +90,13 @@ type Code struct {
 // only when both its code and its ErrorInfo reason are the ones its table
 // pairs (internal/grpcutil FromGRPCError): UNIMPLEMENTED with
 // UNSUPPORTED_OPERATION reads as an internal error. TestGRPCErrorsTyped
-// (internal/api) holds both. The HTTP statuses of TaskNotCancelable (409)
-// and ContentTypeNotSupported (415) are still 1.0.0's (1.0.1: 400 both);
-// see docs/conformance.md.
+// (internal/api) holds both. The HTTP column is 1.0.1's too: 400 for
+// TaskNotCancelable and ContentTypeNotSupported (1.0.0: 409 and 415), 500
+// for InvalidAgentResponse (1.0.0: 502); "All A2A-specific errors ... MUST
+// be mapped" as §5.4's table has them. A request body of another media
+// type than JSON is no A2A error (ContentTypeNotSupported is about a
+// message's parts, §3.3.2): it stays HTTP's own 415 with reason
+// INVALID_REQUEST. See docs/conformance.md.
 var errorCodes = []Code{
 	{Sentinel: a2a.ErrParseError, RPCCode: -32700, Status: http.StatusBadRequest, GRPC: "INVALID_ARGUMENT"},
 	{Sentinel: a2a.ErrInvalidRequest, RPCCode: -32600, Status: http.StatusBadRequest, GRPC: "INVALID_ARGUMENT"},
@@ -101,20 +105,14 @@ var errorCodes = []Code{
 	{Sentinel: a2a.ErrInternalError, RPCCode: -32603, Status: http.StatusInternalServerError, GRPC: "INTERNAL"},
 	{Sentinel: a2a.ErrServerError, RPCCode: -32000, Status: http.StatusServiceUnavailable, GRPC: "UNAVAILABLE", FixesA2AGo: true},
 	{Sentinel: a2a.ErrTaskNotFound, RPCCode: -32001, Status: http.StatusNotFound, GRPC: "NOT_FOUND"},
-	{Sentinel: a2a.ErrTaskNotCancelable, RPCCode: -32002, Status: http.StatusConflict, GRPC: "FAILED_PRECONDITION", FixesA2AGo: true},
+	{Sentinel: a2a.ErrTaskNotCancelable, RPCCode: -32002, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrPushNotificationNotSupported, RPCCode: -32003, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrUnsupportedOperation, RPCCode: -32004, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
-	{Sentinel: a2a.ErrUnsupportedContentType, RPCCode: -32005, Status: http.StatusUnsupportedMediaType, GRPC: "INVALID_ARGUMENT", FixesA2AGo: true},
+	{Sentinel: a2a.ErrUnsupportedContentType, RPCCode: -32005, Status: http.StatusBadRequest, GRPC: "INVALID_ARGUMENT"},
 	{Sentinel: a2a.ErrInvalidAgentResponse, RPCCode: -32006, Status: http.StatusInternalServerError, GRPC: "INTERNAL"},
 	{Sentinel: a2a.ErrExtendedCardNotConfigured, RPCCode: -32007, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrExtensionSupportRequired, RPCCode: -32008, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
 	{Sentinel: a2a.ErrVersionNotSupported, RPCCode: -32009, Status: http.StatusBadRequest, GRPC: "FAILED_PRECONDITION"},
-	// A2A 1.1 (dev-1.1 §5.4): -32010, ABORTED, 409 Conflict. The pull
-	// request that added it (a2aproject/A2A#1810) says 412 in its
-	// description; the specification's table, its §11.6 example and the
-	// proto's comment say 409, which this follows (docs/conformance.md).
-	{Sentinel: ErrTaskGenerationMismatch, RPCCode: -32010, Status: http.StatusConflict, GRPC: "ABORTED",
-		Reason: GenerationMismatchReason, Domain: a2a.ProtocolDomain},
 	{Sentinel: a2a.ErrUnauthenticated, RPCCode: -31401, Status: http.StatusUnauthorized, GRPC: "UNAUTHENTICATED"},
 	{Sentinel: a2a.ErrUnauthorized, RPCCode: -31403, Status: http.StatusForbidden, GRPC: "PERMISSION_DENIED"},
 	{Sentinel: ErrDecisionRefused, RPCCode: -31409, Status: http.StatusConflict, GRPC: "FAILED_PRECONDITION",
@@ -125,6 +123,14 @@ var errorCodes = []Code{
 		Reason: "RATE_LIMITED", Domain: refusalDomain},
 	{Sentinel: ErrMisdirectedRequest, RPCCode: CodeMisdirectedRequest, Status: http.StatusMisdirectedRequest, GRPC: "FAILED_PRECONDITION",
 		Reason: "MISDIRECTED_REQUEST", Domain: refusalDomain},
+	// A2A 1.1 (dev-1.1 §5.4): -32010, ABORTED, 409 Conflict. The pull
+	// request that added it (a2aproject/A2A#1810) says 412 in its
+	// description; the specification's table, its §11.6 example and the
+	// proto's comment say 409, which this follows (docs/conformance.md).
+	// Last: a bare 409 (GRPCCodeName) stays FAILED_PRECONDITION, that of
+	// a2aflow's own conflicts, now that TaskNotCancelable answers 400.
+	{Sentinel: ErrTaskGenerationMismatch, RPCCode: -32010, Status: http.StatusConflict, GRPC: "ABORTED",
+		Reason: GenerationMismatchReason, Domain: a2a.ProtocolDomain},
 }
 
 // Codes are the codes of every error the server answers, in the order

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/gin-gonic/gin"
@@ -38,6 +39,14 @@ func ResourceError(err error) error {
 		return a2a.NewError(a2a.ErrServerError, err.Error())
 	}
 	return err
+}
+
+// AbortMediaType answers a request of a resource route (approvals,
+// policies) whose body is of another media type than JSON: HTTP's own 415,
+// {"error": msg}. It is no A2A error: ContentTypeNotSupported is about a
+// message's parts (A2A §3.3.2) and answers 400 (§5.4).
+func AbortMediaType(c *gin.Context, msg string) {
+	Abort(c, Plain, http.StatusUnsupportedMediaType, a2a.NewError(a2a.ErrInvalidRequest, msg))
 }
 
 // AbortResource answers an error of the approvals API: {"error": "..."}

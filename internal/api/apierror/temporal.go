@@ -51,6 +51,8 @@ func FromTemporal(err error) error {
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
 		case wire.ErrTypeTaskNotFound, wire.ErrTypeApprovalNotFound:
 			return TaskNotFound()
+		case wire.ErrTypePushConfigNotFound:
+			return a2a.NewError(a2a.ErrTaskNotFound, appErr.Message())
 		case wire.ErrTypeApprovalRefused:
 			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
 		case wire.ErrTypeContinuing:
@@ -147,7 +149,8 @@ func IsValidatorRefusal(err error) bool {
 	switch appErr.Type() {
 	case wire.ErrTypeUnsupportedOperation, wire.ErrTypeTaskNotCancelable, wire.ErrTypeInvalidParams,
 		wire.ErrTypeTaskNotFound, wire.ErrTypeDuplicateMessage, wire.ErrTypeContinuing, wire.ErrTypeApprovalRefused,
-		wire.ErrTypeApprovalNotFound, wire.ErrTypeCredentialRequired, wire.ErrTypeGenerationMismatch:
+		wire.ErrTypeApprovalNotFound, wire.ErrTypeCredentialRequired, wire.ErrTypeGenerationMismatch,
+		wire.ErrTypePushConfigNotFound:
 		return true
 	}
 	return false

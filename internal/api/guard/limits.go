@@ -313,8 +313,7 @@ func RequireJSONDecision(c *gin.Context) {
 	}
 	ct := c.GetHeader("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		apierror.AbortResource(c, a2a.NewError(a2a.ErrUnsupportedContentType,
-			fmt.Sprintf("Content-Type %q is not accepted: a decision is sent as application/json", ct)))
+		apierror.AbortMediaType(c, fmt.Sprintf("Content-Type %q is not accepted: a decision is sent as application/json", ct))
 		return
 	}
 	c.Next()

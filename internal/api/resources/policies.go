@@ -358,8 +358,7 @@ func (s *Resources) policyVersion(c *gin.Context) {
 func (s *Resources) decodePolicyJSON(c *gin.Context, v any) bool {
 	ct := c.GetHeader("Content-Type")
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		apierror.AbortResource(c, a2a.NewError(a2a.ErrUnsupportedContentType,
-			fmt.Sprintf("Content-Type %q is not accepted: send application/json", ct)))
+		apierror.AbortMediaType(c, fmt.Sprintf("Content-Type %q is not accepted: send application/json", ct))
 		return false
 	}
 	if err := c.ShouldBindJSON(v); err != nil {

@@ -93,7 +93,8 @@ func (s *TaskService) createEndedPushConfig(ctx context.Context, id a2a.TaskID, 
 
 // deleteEndedPushConfig deletes config configID of ended task id
 // (DeleteTaskPushConfig once the task's workflow refused it): one created
-// after the end, or one of the task's own, which reads then leave out.
+// after the end, or one of the task's own, which reads then leave out. A
+// config the task does not have is deleted already (idempotent).
 func (s *TaskService) deleteEndedPushConfig(ctx context.Context, id a2a.TaskID, configID string, writeErr error) error {
 	own, ended, err := s.endedTask(ctx, id, writeErr)
 	if err != nil {
@@ -104,7 +105,7 @@ func (s *TaskService) deleteEndedPushConfig(ctx context.Context, id a2a.TaskID, 
 		found = found || c.ID == configID
 	}
 	if !found {
-		return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s has no push notification config %q", id, configID))
+		return nil
 	}
 	in := wire.DeletePushConfigInput{Agent: s.agent.Name, Owner: guard.Principal(ctx), ID: configID}
 	return s.updateEndedPush(ctx, id, own, ended, wire.UpdateDeletePushConfig, in, nil)

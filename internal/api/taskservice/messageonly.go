@@ -22,10 +22,13 @@ func (s *TaskService) messageOnlyAnswer(req *a2a.SendMessageRequest, t *a2a.Task
 	return &m
 }
 
-// messageOnly reports whether req is a new message to a message-only
-// agent: one that names no task.
+// messageOnly reports whether req is a new message (one that names no
+// task) to a message-only agent, or one its MessageOnlyFor picks.
 func (s *TaskService) messageOnly(req *a2a.SendMessageRequest) bool {
-	return s.agent.MessageOnly && req != nil && req.Message != nil && req.Message.TaskID == ""
+	if req == nil || req.Message == nil || req.Message.TaskID != "" {
+		return false
+	}
+	return s.agent.MessageOnly || (s.agent.MessageOnlyFor != nil && s.agent.MessageOnlyFor(req.Message))
 }
 
 // agentReply is the agent's last message of t: its status message, else

@@ -11,7 +11,8 @@ import (
 // TestMessageOnlyAnswer: a message-only agent answers a new message with
 // its reply once the task completed with one, and with the task otherwise
 // (a message to a task, a task that asks or failed, no reply); another
-// agent always with the task.
+// agent always with the task. An agent's MessageOnlyFor picks the new
+// messages answered so.
 func TestMessageOnlyAnswer(t *testing.T) {
 	reply := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("hi"))
 	reply.TaskID = "t-1"
@@ -20,24 +21,31 @@ func TestMessageOnlyAnswer(t *testing.T) {
 	}
 	user := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))
 	newMessage := &a2a.SendMessageRequest{Message: user}
+	hello := func(m *a2a.Message) bool { return m.Parts[0].Text() == "hello" }
+	notHello := func(m *a2a.Message) bool { return !hello(m) }
 	toTask := &a2a.SendMessageRequest{Message: &a2a.Message{ID: "m", Role: a2a.MessageRoleUser, TaskID: "t-1"}}
 	for _, tc := range []struct {
 		name        string
 		messageOnly bool
+		picks       func(*a2a.Message) bool
 		req         *a2a.SendMessageRequest
 		task        *a2a.Task
 		wantReply   bool
 	}{
-		{"completed with a status message", true, newMessage, task(a2a.TaskStateCompleted, reply, user), true},
-		{"completed, the reply in the history", true, newMessage, task(a2a.TaskStateCompleted, nil, user, reply), true},
-		{"completed without a reply", true, newMessage, task(a2a.TaskStateCompleted, nil, user), false},
-		{"asking", true, newMessage, task(a2a.TaskStateInputRequired, reply, user), false},
-		{"failed", true, newMessage, task(a2a.TaskStateFailed, reply, user), false},
-		{"a message to a task", true, toTask, task(a2a.TaskStateCompleted, reply, user), false},
-		{"another agent", false, newMessage, task(a2a.TaskStateCompleted, reply, user), false},
+		{"completed with a status message", true, nil, newMessage, task(a2a.TaskStateCompleted, reply, user), true},
+		{"completed, the reply in the history", true, nil, newMessage, task(a2a.TaskStateCompleted, nil, user, reply), true},
+		{"completed without a reply", true, nil, newMessage, task(a2a.TaskStateCompleted, nil, user), false},
+		{"asking", true, nil, newMessage, task(a2a.TaskStateInputRequired, reply, user), false},
+		{"failed", true, nil, newMessage, task(a2a.TaskStateFailed, reply, user), false},
+		{"a message to a task", true, nil, toTask, task(a2a.TaskStateCompleted, reply, user), false},
+		{"another agent", false, nil, newMessage, task(a2a.TaskStateCompleted, reply, user), false},
+		{"picked by MessageOnlyFor", false, hello, newMessage, task(a2a.TaskStateCompleted, reply, user), true},
+		{"not picked by MessageOnlyFor", false, notHello, newMessage, task(a2a.TaskStateCompleted, reply, user), false},
+		{"MessageOnlyFor, a message to a task", false, hello, toTask, task(a2a.TaskStateCompleted, reply, user), false},
+		{"MessageOnly whatever MessageOnlyFor says", true, notHello, newMessage, task(a2a.TaskStateCompleted, reply, user), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &TaskService{agent: &workflows.Agent{Name: "echo", MessageOnly: tc.messageOnly}}
+			s := &TaskService{agent: &workflows.Agent{Name: "echo", MessageOnly: tc.messageOnly, MessageOnlyFor: tc.picks}}
 			got := s.messageOnlyAnswer(tc.req, tc.task)
 			m, isMessage := got.(*a2a.Message)
 			switch {

@@ -131,7 +131,11 @@ func pageBounds(n, pageSize int, pageToken string) (start, end int, err error) {
 // DeleteTaskPushConfig implements A2A DeleteTaskPushNotificationConfig with
 // an update: the webhook gets no further events, and a delivery being
 // retried stops. On a task that has ended the config is deleted from those
-// kept beside it, or left out of reads (endedpush.go).
+// kept beside it, or left out of reads (endedpush.go). Deleting a config
+// the caller's task does not have (any more) succeeds: A2A §3.1.10 says
+// the operation "MUST be idempotent", and lists only
+// PushNotificationNotSupported and TaskNotFound, for the task, as its
+// errors (the TCK's PUSH-DEL-002).
 func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
 	if req.TaskID == "" || req.ID == "" {
 		return a2a.NewError(a2a.ErrInvalidParams, "taskId and id are required")
@@ -148,7 +152,7 @@ func (s *TaskService) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteT
 	if takesNoPushWrites(err) {
 		return s.deleteEndedPushConfig(ctx, req.TaskID, req.ID, err)
 	}
-	if err != nil {
+	if err != nil && !apierror.IsAppErrorType(err, wire.ErrTypePushConfigNotFound) {
 		return s.writeError(ctx, string(req.TaskID), err, a2a.ErrUnsupportedOperation)
 	}
 	return nil
