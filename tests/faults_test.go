@@ -183,11 +183,13 @@ func TestFaults(t *testing.T) {
 	extProxy, extHook := serveExtBehind(t, ext)
 	dataDir := t.TempDir()
 	harness.AddAgent(t, dataDir, "ext", extProxy.URL())
-	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "30s")
+	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "30s",
+		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
 	ctx := harness.Context(t)
 
 	t.Run("llm", func(t *testing.T) { faultsLLM(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("delegation", func(t *testing.T) { faultsDelegation(t, ctx, s.APIURL, ext, extProxy, extHook) })
+	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
 	t.Run("temporal", faultsTemporal)
 }
 
