@@ -189,6 +189,7 @@ func TestFaults(t *testing.T) {
 
 	t.Run("llm", func(t *testing.T) { faultsLLM(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("delegation", func(t *testing.T) { faultsDelegation(t, ctx, s.APIURL, ext, extProxy, extHook) })
+	t.Run("stream", func(t *testing.T) { faultsStream(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
 	t.Run("mcp", faultsMCP)
 	t.Run("temporal", faultsTemporal)
