@@ -193,6 +193,7 @@ func TestFaults(t *testing.T) {
 	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
 	t.Run("mcp", faultsMCP)
 	t.Run("temporal", faultsTemporal)
+	t.Run("disk", faultsDisk)
 }
 
 // faultsLLM runs the assistant's streamed answers through llmProxy's faults.
