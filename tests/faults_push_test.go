@@ -211,3 +211,42 @@ func faultsPush(t *testing.T, ctx context.Context, apiURL string) {
 	}
 	t.Logf("all %d events delivered %v after the task started", len(want), arrivals[len(arrivals)-1].at.Sub(began).Round(time.Millisecond))
 }
+
+// faultsPushSlowClose delivers a travel task's push notifications through
+// a link whose closes are delayed 3 s (Toxiproxy's slow_close), to a
+// receiver that closes each connection after its answer (Connection:
+// close): every delivery opens a connection while the last one is still
+// closing. Every event arrives once, in order, and a late close holds no
+// delivery: the ten take well under the 3 s of one close each.
+func faultsPushSlowClose(t *testing.T, ctx context.Context, apiURL string) {
+	recv := newFaultReceiver(t)
+	inner := recv.Config.Handler
+	recv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		inner.ServeHTTP(w, r)
+	})
+	proxy := newFaultProxy(t, "push-slow-close", strings.TrimPrefix(recv.URL, "http://"))
+	proxy.add("slow-close", "slow_close", "downstream", `{"delay":3000}`)
+	proxy.add("slow-close-up", "slow_close", "upstream", `{"delay":3000}`)
+	c, _ := harness.NewClient(t, ctx, apiURL)
+	task := sendWithPush(t, ctx, c, &a2a.PushConfig{URL: proxy.URL() + "/hook"})
+	answerTravel(t, ctx, c, task.ID)
+	done := time.Now()
+	want := travelPushes()
+	recv.waitDistinct(t, len(want), 60*time.Second)
+	took := time.Since(done)
+	time.Sleep(time.Second) // a duplicate would come now
+	recv.mu.Lock()
+	var got []pushed
+	for _, a := range recv.arrivals {
+		got = append(got, a.p)
+	}
+	recv.mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events received through slow closes (-want +got):\n%s", diff)
+	}
+	t.Logf("through 3 s slow closes, the last event arrived %v after the task completed", took.Round(time.Millisecond))
+	if took > 6*time.Second {
+		t.Errorf("the events took %v after the task completed: slow closes held the deliveries", took)
+	}
+}

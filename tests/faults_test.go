@@ -192,6 +192,7 @@ func TestFaults(t *testing.T) {
 	t.Run("delegation", func(t *testing.T) { faultsDelegation(t, ctx, s.APIURL, ext, extProxy, extHook) })
 	t.Run("stream", func(t *testing.T) { faultsStream(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
+	t.Run("push-slow-close", func(t *testing.T) { faultsPushSlowClose(t, ctx, s.APIURL) })
 	t.Run("mcp", faultsMCP)
 	t.Run("temporal", faultsTemporal)
 	t.Run("disk", faultsDisk)
