@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -183,12 +184,18 @@ func TestFaults(t *testing.T) {
 	extProxy, extHook := serveExtBehind(t, ext)
 	dataDir := t.TempDir()
 	harness.AddAgent(t, dataDir, "ext", extProxy.URL())
-	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "30s")
+	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "30s",
+		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
 	ctx := harness.Context(t)
 
 	t.Run("llm", func(t *testing.T) { faultsLLM(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("delegation", func(t *testing.T) { faultsDelegation(t, ctx, s.APIURL, ext, extProxy, extHook) })
+	t.Run("stream", func(t *testing.T) { faultsStream(t, ctx, s.APIURL, model, llmProxy) })
+	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
+	t.Run("push-slow-close", func(t *testing.T) { faultsPushSlowClose(t, ctx, s.APIURL) })
+	t.Run("mcp", faultsMCP)
 	t.Run("temporal", faultsTemporal)
+	t.Run("disk", faultsDisk)
 }
 
 // faultsLLM runs the assistant's streamed answers through llmProxy's faults.
@@ -351,8 +358,18 @@ func faultsDelegation(t *testing.T, ctx context.Context, apiURL string, ext *fak
 	}
 }
 
+// partition is how long faultsTemporal cuts Temporal off: 5 s, or 60 s
+// with A2AFLOW_FAULTS_LONG=1 (nightly-size: the subtest then takes about
+// 80 s instead of 13).
+func partition() time.Duration {
+	if os.Getenv("A2AFLOW_FAULTS_LONG") == "1" {
+		return time.Minute
+	}
+	return 5 * time.Second
+}
+
 // faultsTemporal partitions the API and the worker from Temporal's
-// frontend for 5 s while clients drive travel tasks.
+// frontend for 5 s (or 60 s, partition) while clients drive travel tasks.
 func faultsTemporal(t *testing.T) {
 	dataDir := t.TempDir()
 	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
@@ -379,15 +396,15 @@ func faultsTemporal(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	began := time.Now()
 	for _, p := range []*faultProxy{apiLink, workerLink} {
-		p.add("partition-up", "timeout", "upstream", `{"timeout":5000}`)
-		p.add("partition-down", "timeout", "downstream", `{"timeout":5000}`)
+		p.add("partition-up", "timeout", "upstream", fmt.Sprintf(`{"timeout":%d}`, partition().Milliseconds()))
+		p.add("partition-down", "timeout", "downstream", fmt.Sprintf(`{"timeout":%d}`, partition().Milliseconds()))
 	}
-	time.Sleep(5 * time.Second)
+	time.Sleep(partition())
 	for _, p := range []*faultProxy{apiLink, workerLink} {
 		p.remove("partition-up")
 		p.remove("partition-down")
 	}
-	t.Logf("partitioned from %v for 5 s", began.Format("15:04:05.000"))
+	t.Logf("partitioned from %v for %v", began.Format("15:04:05.000"), partition())
 	wg.Wait()
 	ld.verify(tasks)
 }
@@ -440,7 +457,7 @@ func (ld *partitionLoad) send(ctxID string, taskID a2a.TaskID, msgID, text strin
 			ld.mu.Unlock()
 			return task, nil
 		}
-		if !retryable(err) || ld.ctx.Err() != nil || time.Since(began) > time.Minute {
+		if !retryable(err) || ld.ctx.Err() != nil || time.Since(began) > partition()+time.Minute {
 			return nil, fmt.Errorf("message %s, attempt %d: %w", msgID, attempt+1, err)
 		}
 		time.Sleep(500 * time.Millisecond)

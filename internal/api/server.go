@@ -149,6 +149,12 @@ type Config struct {
 	// ReadinessChecks are checks of /readyz besides Temporal's ("temporal",
 	// "namespace"): serve adds its worker's (health.go).
 	ReadinessChecks []Check
+	// StorageCheck, when set, is asked before each message is delivered:
+	// its error refuses the message at once, retryable (JSON-RPC -32603
+	// with data reason STORAGE_FULL, HTTP 503 with Retry-After), instead of
+	// a wait for a Temporal that cannot record it. serve checks the free
+	// space of its data directory.
+	StorageCheck func() error
 	// ShuttingDown, once closed, ends every open stream at once, cleanly (a
 	// client resubscribes to another replica or to the restarted server and
 	// misses nothing: the events wait in the workflow), and turns /readyz to
@@ -211,7 +217,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		WaitTimeout: cfg.WaitTimeout, Push: cfg.Push, ApproverGroups: cfg.ApproverGroups, AuthOn: cfg.Auth.Enabled(),
 		Payloads: cfg.Payloads, Recording: cfg.recording(),
 		Credentials: cfg.Credentials, DefaultHistoryLength: cfg.DefaultHistoryLength, ShuttingDown: cfg.ShuttingDown,
-		Usage: cfg.Usage, TemporalUIURL: cfg.TemporalUIURL,
+		Usage: cfg.Usage, TemporalUIURL: cfg.TemporalUIURL, StorageCheck: cfg.StorageCheck,
 	})
 	s.bindings = a2abinding.New(reg, services, s.guard, a2abinding.Config{PublicURL: cfg.PublicURL, Logger: cfg.Logger,
 		AccessLog: cfg.AccessLog, MaxBodyBytes: cfg.MaxBodyBytes, Auth: cfg.Auth, CardSigner: cfg.CardSigner, GRPC: cfg.GRPC,

@@ -71,7 +71,13 @@ type TaskService struct {
 	// timeline.go.
 	usage         UsageReader
 	temporalUIURL string
+	// storageCheck refuses messages while storage is full (Config.StorageCheck).
+	storageCheck func() error
 }
+
+// ReasonStorageFull is the reason, in a retryable error's data, of a
+// message refused because the server's storage is full.
+const ReasonStorageFull = "STORAGE_FULL"
 
 // Config configures the task services of a server's agents; api.New
 // fills in the defaults of its Config, whose fields of the same names say
@@ -104,6 +110,11 @@ type Config struct {
 	// timeline (timeline.go) reads both.
 	Usage         UsageReader
 	TemporalUIURL string
+	// StorageCheck, when set, is asked before a message is delivered: an
+	// error (serve: its data directory's disk is full) refuses the message
+	// at once with a retryable error, reason STORAGE_FULL, instead of a wait
+	// for a Temporal that cannot record it.
+	StorageCheck func() error
 }
 
 // NewServices returns the TaskService of each agent of reg, by name, over
@@ -125,6 +136,7 @@ func NewServices(c client.Client, reg *engine.Registry, cfg Config) map[string]*
 			recording:   cfg.Recording,
 			credentials: cfg.Credentials, defaultHistory: cfg.DefaultHistoryLength, namespace: cfg.Namespace,
 			shuttingDown: cfg.ShuttingDown, usage: cfg.Usage, temporalUIURL: strings.TrimRight(cfg.TemporalUIURL, "/"),
+			storageCheck: cfg.StorageCheck,
 		}
 	}
 	return services
@@ -243,6 +255,11 @@ func (s *TaskService) Send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	d, err := s.newDelivery(ctx, req, returnImmediately, want)
 	if err != nil {
 		return Sent{}, err
+	}
+	if s.storageCheck != nil {
+		if err := s.storageCheck(); err != nil {
+			return Sent{}, apierror.Retryable(err.Error(), ReasonStorageFull)
+		}
 	}
 	waitCtx, cancel := context.WithDeadline(ctx, d.deadline)
 	defer cancel()

@@ -375,6 +375,7 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if apiURL == "" {
 		apiURL = httpURL(ln)
 	}
+	disk := newDiskGuard(cfg.DataDir)
 	server := api.New(c, reg, api.Config{
 		Limits:            cfg.HTTP.limits(),
 		ApproverGroups:    approvers,
@@ -405,7 +406,8 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 			return cfg.DefaultHistoryLength
 		}(),
 		ShuttingDown:    draining,
-		ReadinessChecks: cfg.Lifecycle.readinessChecks(),
+		ReadinessChecks: append(cfg.Lifecycle.readinessChecks(), disk.checks()...),
+		StorageCheck:    disk.check,
 		CardSigner:      cardSigner,
 		GRPC:            cfg.GRPC.apiConfig(grpcLn, apiURL, cfg.HTTP.WriteTimeout),
 	})
