@@ -439,7 +439,8 @@ func TestAuthCards(t *testing.T) {
 			urls = append(urls, iface.URL)
 		}
 		want := on.URL + "/agents/other"
-		if diff := cmp.Diff([]string{want, want, want, want}, urls); diff != "" {
+		// JSON-RPC and HTTP+JSON, each in A2A 1.0, 0.3 and 1.1.
+		if diff := cmp.Diff([]string{want, want, want, want, want, want}, urls); diff != "" {
 			t.Errorf("extended card interfaces (-want +got):\n%s", diff)
 		}
 		var ext *a2a.AgentExtension
