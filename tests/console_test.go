@@ -26,9 +26,10 @@ import (
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
-// consoleToolsConfig is the payments MCP server and an LLM agent whose
-// pay_invoice is gated above 1,000 (tools_test.go's, alone).
-const consoleToolsConfig = `
+// payablesConfig is the payments MCP server and an LLM agent whose
+// pay_invoice is gated above 1,000 (tools_test.go's, alone): the console
+// and the MCP faults test use it.
+const payablesConfig = `
 [[mcp-servers]]
 name = "payments"
 url = %q
@@ -198,7 +199,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	mcpSrv := httptest.NewServer((&mcptest.Payments{Ledger: ledger}).Handler())
 	t.Cleanup(mcpSrv.Close)
 	config := filepath.Join(t.TempDir(), "a2aflow.toml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(consoleToolsConfig, mcpSrv.URL+"/mcp")), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(payablesConfig, mcpSrv.URL+"/mcp")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := harness.StartServeEnv(t, t.TempDir(), []string{"OPENAI_BASE_URL=" + model.URL + "/v1", "OPENAI_API_KEY=sk-test",

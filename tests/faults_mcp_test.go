@@ -67,25 +67,6 @@ func (h *mcpHook) fire(p []byte) {
 	}
 }
 
-// faultsMCPConfig is TestGatedToolCalls's payables agent alone.
-const faultsMCPConfig = `
-[[mcp-servers]]
-name = "payments"
-url = %q
-
-[[agents]]
-name = "payables"
-system-prompt = "You pay the invoices the user names."
-provider = "openai"
-mcp-servers = ["payments"]
-mcp-tools = ["pay_invoice"]
-
-[[agents.tool-approvals]]
-tool = "pay_invoice"
-when = "amount > 1000"
-groups = ["finance"]
-`
-
 // faultsMCP runs the payables agent of TestGatedToolCalls, whose
 // pay_invoice (a tool of an MCP server built with the official Go SDK,
 // over streamable HTTP) is gated above 1,000, with its MCP server behind a
@@ -112,7 +93,7 @@ func faultsMCP(t *testing.T) {
 	t.Cleanup(srv.Close)
 	proxy := newFaultProxy(t, "mcp", strings.TrimPrefix(srv.URL, "http://"))
 	config := filepath.Join(t.TempDir(), "a2aflow.toml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(faultsMCPConfig, proxy.URL()+"/mcp")), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(payablesConfig, proxy.URL()+"/mcp")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"OPENAI_BASE_URL=" + model.URL + "/v1", "OPENAI_API_KEY=sk-test", "A2AFLOW_LLM_MODEL=gpt-test"}
