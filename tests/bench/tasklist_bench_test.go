@@ -50,16 +50,7 @@ func BenchmarkTaskListPage(b *testing.B) {
 			b.Fatalf("A2AFLOW_BENCH_LIST_TASKS=%q: want a number of 100 or more", v)
 		}
 	}
-	var res *benchMeasured
-	b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
-		if res == nil {
-			res = runTaskListBench(b, n)
-		}
-		res.report(b)
-	})
-	if res != nil {
-		fmt.Print(res.summary)
-	}
+	benchMeasureOnce(b, fmt.Sprintf("tasks=%d", n), func(b *testing.B) *benchMeasured { return runTaskListBench(b, n) })
 }
 
 // benchMeasured is what a benchmark that measures once reports at every
@@ -222,4 +213,21 @@ type benchListPage struct {
 	} `json:"tasks"`
 	NextPageToken string `json:"nextPageToken"`
 	TotalSize     int    `json:"totalSize"`
+}
+
+// benchMeasureOnce runs measure once under the sub-benchmark name, however
+// many times `go test -bench` calls it (b.N 1, then the asked count): the
+// data it builds is costly. It reports the result each time and prints its
+// summary.
+func benchMeasureOnce(b *testing.B, name string, measure func(*testing.B) *benchMeasured) {
+	var res *benchMeasured
+	b.Run(name, func(b *testing.B) {
+		if res == nil {
+			res = measure(b)
+		}
+		res.report(b)
+	})
+	if res != nil {
+		fmt.Print(res.summary)
+	}
 }

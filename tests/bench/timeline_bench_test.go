@@ -40,16 +40,7 @@ func BenchmarkTimelineFirstPage(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("A2AFLOW_BENCH_TIMELINE_TURNS")); err == nil && v > 0 {
 		turns = v
 	}
-	var res *benchMeasured
-	b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
-		if res == nil {
-			res = runTimelineBench(b, turns)
-		}
-		res.report(b)
-	})
-	if res != nil {
-		fmt.Print(res.summary)
-	}
+	benchMeasureOnce(b, fmt.Sprintf("turns=%d", turns), func(b *testing.B) *benchMeasured { return runTimelineBench(b, turns) })
 }
 
 // runTimelineBench builds a task of turns turns and measures its timeline.
