@@ -184,13 +184,18 @@ func TestFaults(t *testing.T) {
 	extProxy, extHook := serveExtBehind(t, ext)
 	dataDir := t.TempDir()
 	harness.AddAgent(t, dataDir, "ext", extProxy.URL())
+	// serve's gRPC listener sits behind a proxy its cards name.
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	grpcProxy := newFaultProxy(t, "grpc", grpcAddr)
 	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "30s",
-		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
+		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s",
+		"--grpc-addr", grpcAddr, "--grpc-public-addr", grpcProxy.Addr())
 	ctx := harness.Context(t)
 
 	t.Run("llm", func(t *testing.T) { faultsLLM(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("delegation", func(t *testing.T) { faultsDelegation(t, ctx, s.APIURL, ext, extProxy, extHook) })
 	t.Run("stream", func(t *testing.T) { faultsStream(t, ctx, s.APIURL, model, llmProxy) })
+	t.Run("grpc-stream", func(t *testing.T) { faultsGRPCStream(t, ctx, s.APIURL, grpcProxy, model, llmProxy) })
 	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
 	t.Run("push-slow-close", func(t *testing.T) { faultsPushSlowClose(t, ctx, s.APIURL) })
 	t.Run("mcp", faultsMCP)
