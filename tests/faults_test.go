@@ -200,6 +200,7 @@ func TestFaults(t *testing.T) {
 	t.Run("push-slow-close", func(t *testing.T) { faultsPushSlowClose(t, ctx, s.APIURL) })
 	t.Run("mcp", faultsMCP)
 	t.Run("temporal", faultsTemporal)
+	t.Run("mixed", faultsMixed)
 	t.Run("disk", faultsDisk)
 }
 

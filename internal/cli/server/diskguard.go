@@ -51,14 +51,18 @@ type diskGuard struct {
 }
 
 // newDiskGuard guards dir, keeping reserve (--disk-reserve) free, or
-// returns nil when dir is "", the reserve is 0 or the platform cannot tell
-// a file system's free space.
+// returns nil when dir is "" (api, which has neither a data directory nor
+// the flag), the reserve is 0 or the platform cannot tell a file system's
+// free space.
 func newDiskGuard(dir, reserve string) (*diskGuard, error) {
+	if dir == "" {
+		return nil, nil
+	}
 	min, err := parseSize(reserve)
 	if err != nil {
 		return nil, fmt.Errorf("--disk-reserve: %w", err)
 	}
-	if dir == "" || min == 0 || freeBytes == nil {
+	if min == 0 || freeBytes == nil {
 		return nil, nil
 	}
 	return &diskGuard{dir: dir, min: min, free: freeBytes}, nil

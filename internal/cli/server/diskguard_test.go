@@ -31,7 +31,7 @@ func TestDiskGuard(t *testing.T) {
 	if err := g.check(); err != nil {
 		t.Errorf("free space unreadable: %v, want a pass", err)
 	}
-	if g, err := newDiskGuard("", defaultDiskReserve); g != nil || err != nil || (*diskGuard)(nil).check() != nil || (*diskGuard)(nil).checks() != nil {
+	if g, err := newDiskGuard("", ""); g != nil || err != nil || (*diskGuard)(nil).check() != nil || (*diskGuard)(nil).checks() != nil {
 		t.Error("no data dir: want no guard, and a nil guard passing")
 	}
 	if freeBytes != nil {
