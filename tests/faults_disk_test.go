@@ -152,7 +152,6 @@ func faultsDisk(t *testing.T) {
 
 	// 2. Below it.
 	fill(t, dir, 24<<20)
-	t.Logf("%s free, below the reserve", mibs(freeSpace(t, dir)))
 	diskRefusals(t, ctx, s.APIURL, func(taskID a2a.TaskID, msgID, text string) error {
 		_, err := send(c, taskID, msgID, text)
 		return err

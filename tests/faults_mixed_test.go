@@ -274,7 +274,13 @@ func faultsMixed(t *testing.T) {
 	wg.Wait()
 
 	ld.verify(2)
-	m.verify(travel, client("expenses"), client("payables"), client("router"), expenseTask, payTask, delegated, pushTask, run)
+	var streamed a2a.TaskID
+	if live != nil {
+		streamed = live.TaskID
+	}
+	m.verify(map[string]*a2aclient.Client{"travel": travel, "expenses": client("expenses"), "payables": client("payables"), "router": client("router"), "assistant": client("assistant")},
+		map[string]a2a.TaskID{"expense": expenseTask, "pay": payTask, "del": delegated, "push": pushTask, "stream": streamed}, run)
+	t.Logf("the remote agent started %d task(s) for the delegation (from messages %v)", len(ext.Started(string(delegated))), ext.Started(string(delegated)))
 	if paid := payments.Paid(); len(paid) != 1 || paid[0].Invoice != "INV-M1" {
 		t.Errorf("the MCP server paid %v, want INV-M1 once", paid)
 	}
@@ -423,8 +429,9 @@ func (m *mixedLoad) streamed(c *a2aclient.Client, run string) *harness.LiveRun {
 }
 
 // verify reads every task of the mixed workload back.
-func (m *mixedLoad) verify(travel, expenses, payables, router *a2aclient.Client, expense, pay, delegated, push a2a.TaskID, run string) {
+func (m *mixedLoad) verify(c map[string]*a2aclient.Client, ids map[string]a2a.TaskID, run string) {
 	t := m.t
+	expense, pay, delegated := ids["expense"], ids["pay"], ids["del"]
 	check := func(what string, c *a2aclient.Client, id a2a.TaskID, prefix string, n int) *a2a.Task {
 		if id == "" {
 			return nil
@@ -439,18 +446,18 @@ func (m *mixedLoad) verify(travel, expenses, payables, router *a2aclient.Client,
 		}
 		return task
 	}
-	if task := check("expense", expenses, expense, "-expense-m", 1); task != nil {
+	if task := check("expense", c["expenses"], expense, "-expense-m", 1); task != nil {
 		receipt, _ := task.Artifacts[0].Parts[0].Data().(map[string]any)
 		if ds, _ := receipt["decisions"].([]any); len(ds) != 1 {
 			t.Errorf("expense task %s has %d decisions, want one: %v", expense, len(ds), receipt)
 		}
 	}
-	if task := check("pay", payables, pay, "-pay-m", 1); task != nil {
+	if task := check("pay", c["payables"], pay, "-pay-m", 1); task != nil {
 		if got := workflows.MessageText(task.Status.Message); !strings.HasPrefix(got, "done: paid invoice INV-M1: 2000.00 EUR") {
 			t.Errorf("pay task %s answered %q", pay, got)
 		}
 	}
-	if task := check("delegation", router, delegated, "-del-m", 2); task != nil {
+	if task := check("delegation", c["router"], delegated, "-del-m", 2); task != nil {
 		if len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "Hello, Grace" {
 			t.Errorf("delegation task %s: artifacts %v, want the one greeting", delegated, task.Artifacts)
 		}
@@ -458,5 +465,6 @@ func (m *mixedLoad) verify(travel, expenses, payables, router *a2aclient.Client,
 			t.Errorf("delegation task %s: delegations %v, want one", delegated, task.Metadata["a2aflow.delegations"])
 		}
 	}
-	check("push", travel, push, "-push-m", 4)
+	check("push", c["travel"], ids["push"], "-push-m", 4)
+	check("stream", c["assistant"], ids["stream"], "-stream-m", 1)
 }
