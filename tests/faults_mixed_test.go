@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2aflow/a2aflow/internal/api/resources"
 	"github.com/a2aflow/a2aflow/internal/mcptest"
 	"github.com/a2aflow/a2aflow/tests/fakes"
 	"github.com/a2aflow/a2aflow/tests/harness"
@@ -221,9 +223,10 @@ func approvalOf(task *a2a.Task) string {
 //   - a delegation: the router to a remote A2A agent that asks a question;
 //   - a streaming answer: the assistant's, over SSE, resubscribed when the
 //     stream breaks;
-//   - a push subscriber: a travel task whose ten events go to a webhook.
+//   - a push subscriber: a travel task whose ten events go to a webhook;
+//   - a schedule: echo every 2 s, from before the partition to after it.
 //
-// Then: every task ends in its state; each message once in its history;
+// Then: every task ends in its state (every run of the schedule too); each message once in its history;
 // one decision per approval; one payment; one delegation, one artifact;
 // the live answer is the model's text; every push event arrived, each
 // first arrival in order.
@@ -257,6 +260,7 @@ func faultsMixed(t *testing.T) {
 	ld := &partitionLoad{t: t, ctx: ctx, c: travel, sent: map[a2a.TaskID][]string{}}
 	run := "mixed-" + fmt.Sprint(time.Now().UnixNano())
 
+	sched := m.schedule(run)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Go(func() { ld.drive(i) })
@@ -274,6 +278,7 @@ func faultsMixed(t *testing.T) {
 	wg.Wait()
 
 	ld.verify(2)
+	m.scheduled(client("echo"), sched)
 	var streamed a2a.TaskID
 	if live != nil {
 		streamed = live.TaskID
@@ -467,4 +472,78 @@ func (m *mixedLoad) verify(c map[string]*a2aclient.Client, ids map[string]a2a.Ta
 	}
 	check("push", c["travel"], ids["push"], "-push-m", 4)
 	check("stream", c["assistant"], ids["stream"], "-stream-m", 1)
+}
+
+// scheduleCall sends a request to the schedules API and decodes a 2xx
+// answer into out.
+func (m *mixedLoad) scheduleCall(ctx context.Context, method, path string, body any, out any) error {
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequestWithContext(ctx, method, m.apiURL+path, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	switch {
+	case resp.StatusCode >= 500:
+		return fmt.Errorf("%s %s: HTTP %d %s: %w", method, path, resp.StatusCode, answer, a2a.ErrServerError)
+	case resp.StatusCode >= 300:
+		return fmt.Errorf("%s %s: HTTP %d %s", method, path, resp.StatusCode, answer)
+	case out != nil:
+		return json.Unmarshal(answer, out)
+	}
+	return nil
+}
+
+// schedule creates a schedule of echo every 2 s, and returns its ID.
+func (m *mixedLoad) schedule(run string) string {
+	var v resources.ScheduleView
+	err := m.retrying("schedule: create", func(ctx context.Context) error {
+		return m.scheduleCall(ctx, http.MethodPost, "/schedules", resources.ScheduleRequest{Name: run, Agent: "echo",
+			Message: resources.ScheduleMessage{Text: "tick"}, Every: "2s"}, &v)
+	})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return v.ID
+}
+
+// scheduled pauses schedule id and checks every run it started completed:
+// a run due while the worker could not be reached started its task, which
+// ran once the partition ended, or was skipped (the schedule's default
+// overlap: one run at a time), never left working.
+func (m *mixedLoad) scheduled(echo *a2aclient.Client, id string) {
+	var v resources.ScheduleView
+	err := m.retrying("schedule: pause", func(ctx context.Context) error {
+		return m.scheduleCall(ctx, http.MethodPost, "/schedules/"+id+":pause", map[string]string{"note": "done"}, nil)
+	})
+	if err == nil {
+		time.Sleep(500 * time.Millisecond) // a run started at the pause shows
+		err = m.retrying("schedule: describe", func(ctx context.Context) error {
+			return m.scheduleCall(ctx, http.MethodGet, "/schedules/"+id, nil, &v)
+		})
+	}
+	if err != nil {
+		m.t.Error(err)
+		return
+	}
+	seen := map[string]bool{}
+	for _, r := range v.RecentRuns {
+		if seen[r.TaskID] {
+			m.t.Errorf("schedule %s: run task %s twice in its recent runs", id, r.TaskID)
+		}
+		seen[r.TaskID] = true
+		if _, err := m.until(echo, a2a.TaskID(r.TaskID), a2a.TaskStateCompleted); err != nil {
+			m.t.Errorf("schedule %s: run %s (due %s): %v", id, r.TaskID, r.ScheduledAt.Format("15:04:05"), err)
+		}
+	}
+	m.t.Logf("schedule every 2 s: %d runs, %d skipped as the previous still worked, %d recent runs all completed", v.Runs, v.SkippedOverlap, len(v.RecentRuns))
+	// 4 or 5 fires in the workload's 10 s or so: a run before the
+	// partition, the one due in it (held until it ends), which the next
+	// due ones skip.
+	if v.Runs < 2 || v.Runs+v.SkippedOverlap < 3 || len(v.RecentRuns) == 0 {
+		m.t.Errorf("schedule %s: %d runs (%d recent), %d skipped; want 2 runs or more, 3 or more fires in the workload's time", id, v.Runs, len(v.RecentRuns), v.SkippedOverlap)
+	}
 }
