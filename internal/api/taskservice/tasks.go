@@ -113,7 +113,10 @@ type Config struct {
 	// StorageCheck, when set, is asked before a message is delivered: an
 	// error (serve: its data directory's disk is full) refuses the message
 	// at once with a retryable error, reason STORAGE_FULL, instead of a wait
-	// for a Temporal that cannot record it.
+	// for a Temporal that cannot record it. A message carrying an approval
+	// decision is not asked about: like a cancel or a decision through
+	// REST, a decision ends or frees work (a few events of a task already
+	// recorded, once per approval), which the disk's reserve is kept for.
 	StorageCheck func() error
 }
 
@@ -256,7 +259,7 @@ func (s *TaskService) Send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	if err != nil {
 		return Sent{}, err
 	}
-	if s.storageCheck != nil {
+	if s.storageCheck != nil && !carriesDecision(req.Message) {
 		if err := s.storageCheck(); err != nil {
 			return Sent{}, apierror.Retryable(err.Error(), ReasonStorageFull)
 		}
