@@ -156,26 +156,11 @@ func faultsDisk(t *testing.T) {
 		_, err := send(c, taskID, msgID, text)
 		return err
 	}, task.ID)
-	began := time.Now()
-	if got, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: toCancel.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
-		t.Errorf("cancel below the reserve: %v, %v; want the task canceled", err, got)
-	}
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": messageApproval, "approved": true, "comment": "ok"}))
-	msg.TaskID = byMessage.ID
-	if _, err := expenses.SendMessage(withHeader(ctx, "X-Approver", "fiona"), &a2a.SendMessageRequest{Message: msg}); err != nil {
-		t.Errorf("an approval decision as an A2A message below the reserve: %v, want it taken", err)
-	}
-	if code := postJSON(t, s.APIURL+"/approvals/"+restApproval+"/decision", map[string]string{"X-Approver": "fiona"},
-		map[string]any{"approved": false, "comment": "no"}, nil); code != http.StatusOK {
-		t.Errorf("an approval decision through REST below the reserve: HTTP %d, want 200", code)
-	}
-	waitState(t, ctx, expenses, byMessage.ID, a2a.TaskStateCompleted)
-	waitState(t, ctx, expenses, byREST.ID, a2a.TaskStateCompleted)
-	t.Logf("below the reserve: a cancel and two decisions taken, their tasks ended %v later", time.Since(began).Round(time.Millisecond))
+	diskAllowsEndingWork(t, ctx, s.APIURL, c, expenses, toCancel.ID, byMessage.ID, byREST.ID, messageApproval, restApproval)
 
 	// 3. To the last byte.
 	fill(t, dir, 0)
-	began = time.Now()
+	began := time.Now()
 	_, err = send(c, "", "disk-new", "Book a flight")
 	storageFull(t, "a new task on a disk full to the last byte", err, time.Since(began))
 
@@ -258,3 +243,27 @@ func diskRefusals(t *testing.T, ctx context.Context, apiURL string, send func(a2
 }
 
 func mibs(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// diskAllowsEndingWork checks that below the disk reserve a cancel and an
+// approval decision (as an A2A data part and through REST) are still taken:
+// they end or free work instead of adding it.
+func diskAllowsEndingWork(t *testing.T, ctx context.Context, apiURL string, c, expenses *a2aclient.Client, toCancel, byMessage, byREST a2a.TaskID, messageApproval, restApproval string) {
+	t.Helper()
+	began := time.Now()
+	if got, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: toCancel}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("cancel below the reserve: %v, %v; want the task canceled", err, got)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": messageApproval, "approved": true, "comment": "ok"}))
+	msg.TaskID = byMessage
+	if _, err := expenses.SendMessage(withHeader(ctx, "X-Approver", "fiona"), &a2a.SendMessageRequest{Message: msg}); err != nil {
+		t.Errorf("an approval decision as an A2A message below the reserve: %v, want it taken", err)
+	}
+	if code := postJSON(t, apiURL+"/approvals/"+restApproval+"/decision", map[string]string{"X-Approver": "fiona"},
+		map[string]any{"approved": false, "comment": "no"}, nil); code != http.StatusOK {
+		t.Errorf("an approval decision through REST below the reserve: HTTP %d, want 200", code)
+	}
+	waitState(t, ctx, expenses, byMessage, a2a.TaskStateCompleted)
+	waitState(t, ctx, expenses, byREST, a2a.TaskStateCompleted)
+	t.Logf("below the reserve: a cancel and two decisions taken, their tasks ended %v later", time.Since(began).Round(time.Millisecond))
+
+}
