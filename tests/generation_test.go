@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -127,9 +130,12 @@ func TestGenerationSurvivesKillAndContinueAsNew(t *testing.T) {
 // stale generation is refused too, a new task ignores the field, and
 // GetTask's currentGeneration long-polls.
 func TestGenerationMatchRace(t *testing.T) {
-	s := harness.StartServe(t, t.TempDir())
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", grpcAddr)
 	ctx := harness.Context(t)
 	c := &harness.V11{URL: s.APIURL}
+	g := &harness.V11GRPC{Addr: grpcAddr}
+	defer g.Close()
 
 	var res map[string]any
 	// A new task: ifGenerationMatch is ignored.
@@ -176,6 +182,21 @@ func TestGenerationMatchRace(t *testing.T) {
 		}
 		return fmt.Errorf("HTTP %d %v %s", code, e["status"], reason)
 	}
+	overGRPC := func(id string, gen int64) error {
+		_, err := g.Call(ctx, "SendMessage", "SendMessageRequest", "SendMessageResponse", map[string]any{
+			"message":       harness.UserMessage(id, taskID, "day z"),
+			"configuration": map[string]any{"ifGenerationMatch": fmt.Sprint(gen)}})
+		return err
+	}
+	wantGRPC := func(err error) bool {
+		st, _ := status.FromError(err)
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok && st.Code() == codes.Aborted && info.Reason == "TASK_GENERATION_MISMATCH" {
+				return true
+			}
+		}
+		return false
+	}
 	wantRPC := func(err error) bool {
 		var rpcErr *harness.RPCError
 		return errors.As(err, &rpcErr) && rpcErr.Code == -32010
@@ -187,7 +208,8 @@ func TestGenerationMatchRace(t *testing.T) {
 		name string
 		send func(string, int64) error
 		want func(error) bool
-	}{{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}} {
+	}{{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"gRPC", overGRPC, wantGRPC},
+		{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"gRPC", overGRPC, wantGRPC}} {
 		gen := generation()
 		if err := b.send(fmt.Sprintf("stale-%d", round), gen-1); !b.want(err) {
 			t.Errorf("%s with a stale generation: %v, want the mismatch error", b.name, err)
@@ -240,5 +262,89 @@ func TestGenerationMatchRace(t *testing.T) {
 	}
 	if code, _, _ := c.REST(ctx, http.MethodGet, "/tasks/"+taskID+"?currentGeneration=abc", nil); code != http.StatusBadRequest {
 		t.Errorf("currentGeneration=abc: %d, want 400", code)
+	}
+}
+
+// TestGenerationGRPC is A2A 1.1's generation over gRPC, with a 1.1 client
+// built from the dev-1.1 proto (harness.V11GRPC): a conversation streamed
+// over SendStreamingMessage sees the generations 1, 2, 3... with no gap,
+// GetTask agrees and long-polls with currentGeneration, a negative one is
+// INVALID_ARGUMENT, and a 1.0 call on the same task reads no generation.
+// (The race over gRPC is TestGenerationMatchRace's.)
+func TestGenerationGRPC(t *testing.T) {
+	want := "[SendMessageConfiguration.if_generation_match=5? Task.generation=7 TaskStatusUpdateEvent.generation=5 " +
+		"TaskArtifactUpdateEvent.generation=7 GetTaskRequest.current_generation=4?]"
+	if got := fmt.Sprint(harness.V11ProtoFields()); got != want {
+		t.Fatalf("the dev-1.1 proto's generation fields: %s, want %s (the numbers grpcv11.go writes)", got, want)
+	}
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	harness.StartServe(t, t.TempDir(), "--grpc-addr", grpcAddr)
+	ctx := harness.Context(t)
+	g := &harness.V11GRPC{Addr: grpcAddr}
+	defer g.Close()
+
+	var seen []int64
+	taskID := ""
+	for i, text := range []string{"Book a flight", "Lisbon", "next friday"} {
+		events, err := g.Stream(ctx, "SendStreamingMessage", "SendMessageRequest", map[string]any{
+			"message": harness.UserMessage(fmt.Sprintf("grpc-gen-%d", i), taskID, text)})
+		if err != nil {
+			t.Fatalf("turn %d: %v (events %v)", i, err, events)
+		}
+		for j, e := range events {
+			kind, obj := harness.StreamObject(t, e)
+			gen, ok := harness.Generation(obj)
+			if !ok {
+				t.Fatalf("turn %d: %s without a generation: %v", i, kind, obj)
+			}
+			switch {
+			case j == 0 && len(seen) == 0:
+				taskID, _ = obj["id"].(string)
+				seen = append(seen, gen)
+			case j == 0:
+				if gen != seen[len(seen)-1] {
+					t.Fatalf("turn %d starts at generation %d; the last seen is %d", i, gen, seen[len(seen)-1])
+				}
+			default:
+				seen = append(seen, gen)
+			}
+		}
+	}
+	for i, gen := range seen {
+		if gen != int64(i+1) {
+			t.Fatalf("generations over gRPC %v: want 1, 2, 3... with no gap or repeat", seen)
+		}
+	}
+	if len(seen) < 3 {
+		t.Fatalf("generations over gRPC %v: want at least 3", seen)
+	}
+	last := seen[len(seen)-1]
+	task, err := g.Call(ctx, "GetTask", "GetTaskRequest", "Task", map[string]any{"id": taskID})
+	if gen, _ := harness.Generation(task); err != nil || gen != last {
+		t.Errorf("GetTask over gRPC: generation %d (%v), want %d", gen, err, last)
+	}
+
+	// Long-poll: held until a message moves the task.
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_, _ = g.Call(ctx, "SendMessage", "SendMessageRequest", "SendMessageResponse",
+			map[string]any{"message": harness.UserMessage("grpc-poke", taskID, "Porto")})
+	}()
+	start := time.Now()
+	task, err = g.Call(ctx, "GetTask", "GetTaskRequest", "Task", map[string]any{"id": taskID, "currentGeneration": fmt.Sprint(last)})
+	if gen, _ := harness.Generation(task); err != nil || gen <= last || time.Since(start) < 400*time.Millisecond {
+		t.Errorf("gRPC long-poll past %d: generation %d (%v) after %v; want a later one, after the message", last, gen, err, time.Since(start))
+	}
+	_, err = g.Call(ctx, "GetTask", "GetTaskRequest", "Task", map[string]any{"id": taskID, "currentGeneration": "-1"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("currentGeneration -1 over gRPC: %v, want INVALID_ARGUMENT", err)
+	}
+
+	// A 1.0 call reads no generation.
+	g10 := &harness.V11GRPC{Addr: grpcAddr, Version: "1.0"}
+	defer g10.Close()
+	task, err = g10.Call(ctx, "GetTask", "GetTaskRequest", "Task", map[string]any{"id": taskID})
+	if _, ok := harness.Generation(task); err != nil || ok {
+		t.Errorf("GetTask over gRPC 1.0: %v %v, want a task without generation", task, err)
 	}
 }
