@@ -2,9 +2,13 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -347,4 +351,101 @@ func TestGenerationGRPC(t *testing.T) {
 	if _, ok := harness.Generation(task); err != nil || ok {
 		t.Errorf("GetTask over gRPC 1.0: %v %v, want a task without generation", task, err)
 	}
+}
+
+// TestGenerationPush checks that a push config created by an A2A 1.1
+// request, over JSON-RPC, in a message's configuration or over gRPC, gets
+// every event with its generation (its number plus one, as streams have
+// it), and that a 1.0 config on the same task gets none
+// (docs/guides/protocol-versions.md#push-notifications).
+func TestGenerationPush(t *testing.T) {
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	s := harness.StartServe(t, t.TempDir(), "--grpc-addr", grpcAddr, "--push-allow-hosts", "loopback")
+	ctx := harness.Context(t)
+	rc := &generationReceiver{bodies: map[string][]string{}}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	c := &harness.V11{URL: s.APIURL}
+	c10 := &harness.V11{URL: s.APIURL, Version: "1.0"}
+	g := &harness.V11GRPC{Addr: grpcAddr}
+	defer g.Close()
+
+	var res map[string]any
+	if err := c.Call(ctx, "SendMessage", map[string]any{"message": harness.UserMessage("push-gen-0", "", "Book a flight"),
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"id": "in-message", "url": srv.URL + "/v11-message"}}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	task, _ := res["task"].(map[string]any)
+	taskID, _ := task["id"].(string)
+	var out map[string]any
+	if err := c.Call(ctx, "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "v11", "url": srv.URL + "/v11"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := c10.Call(ctx, "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "v10", "url": srv.URL + "/v10"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Call(ctx, "CreateTaskPushNotificationConfig", "TaskPushNotificationConfig", "TaskPushNotificationConfig",
+		map[string]any{"taskId": taskID, "id": "grpc", "url": srv.URL + "/v11-grpc"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c10.Call(ctx, "SendMessage", map[string]any{"message": harness.UserMessage("push-gen-1", taskID, "Lisbon")}, &out); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/v11-message", "/v11", "/v10", "/v11-grpc"}
+	deadline := time.Now().Add(time.Minute)
+	for !rc.each(paths, 1) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, path := range paths {
+		bodies := rc.get(path)
+		if len(bodies) == 0 {
+			t.Errorf("%s got no push notification", path)
+		}
+		for _, body := range bodies {
+			var sr map[string]map[string]any
+			if err := json.Unmarshal([]byte(body), &sr); err != nil {
+				t.Fatalf("%s: %s: %v", path, body, err)
+			}
+			for _, e := range sr {
+				meta, _ := e["metadata"].(map[string]any)
+				seq, _ := meta["a2aflowEventSeq"].(float64)
+				gen, ok := harness.Generation(e)
+				switch {
+				case path == "/v10" && ok:
+					t.Errorf("a 1.0 config got a generation: %s", body)
+				case path != "/v10" && (!ok || gen != int64(seq)+1):
+					t.Errorf("%s: a 1.1 config got generation %d (present: %v) for event %v, want %d: %s", path, gen, ok, seq, int64(seq)+1, body)
+				}
+			}
+		}
+	}
+}
+
+// generationReceiver records the bodies of the push notifications it
+// gets, by path.
+type generationReceiver struct {
+	mu     sync.Mutex
+	bodies map[string][]string
+}
+
+func (g *generationReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.bodies[r.URL.Path] = append(g.bodies[r.URL.Path], string(b))
+}
+
+func (g *generationReceiver) get(path string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.bodies[path])
+}
+
+func (g *generationReceiver) each(paths []string, n int) bool {
+	for _, p := range paths {
+		if len(g.get(p)) < n {
+			return false
+		}
+	}
+	return true
 }
