@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,36 @@ func TestGenerationMatchRace(t *testing.T) {
 		}
 		return fmt.Errorf("HTTP %d %v %s", code, e["status"], reason)
 	}
+	// HTTP+JSON message:stream: a refusal is 409 before any stream, a
+	// winner's answer a stream.
+	restStream := func(id string, gen int64) error {
+		code, ct, events, doc, err := c.RESTStream(ctx, "/message:stream", map[string]any{
+			"message":       harness.UserMessage(id, taskID, "day w"),
+			"configuration": map[string]any{"ifGenerationMatch": fmt.Sprint(gen)}})
+		switch {
+		case err != nil:
+			return err
+		case code == http.StatusOK && strings.HasPrefix(ct, "text/event-stream"):
+			for _, e := range events {
+				if e["error"] != nil {
+					return fmt.Errorf("a stream with an error event: %v", events)
+				}
+			}
+			return nil
+		}
+		e, _ := doc["error"].(map[string]any)
+		details, _ := e["details"].([]any)
+		reason := ""
+		for _, d := range details {
+			if m, _ := d.(map[string]any); m["reason"] != nil {
+				reason, _ = m["reason"].(string)
+			}
+		}
+		return fmt.Errorf("HTTP %d %s %v %s", code, ct, e["status"], reason)
+	}
+	wantRESTStream := func(err error) bool {
+		return err != nil && err.Error() == "HTTP 409 application/json ABORTED TASK_GENERATION_MISMATCH"
+	}
 	overGRPC := func(id string, gen int64) error {
 		_, err := g.Call(ctx, "SendMessage", "SendMessageRequest", "SendMessageResponse", map[string]any{
 			"message":       harness.UserMessage(id, taskID, "day z"),
@@ -212,8 +243,8 @@ func TestGenerationMatchRace(t *testing.T) {
 		name string
 		send func(string, int64) error
 		want func(error) bool
-	}{{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"gRPC", overGRPC, wantGRPC},
-		{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"gRPC", overGRPC, wantGRPC}} {
+	}{{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"gRPC", overGRPC, wantGRPC}, {"HTTP+JSON stream", restStream, wantRESTStream},
+		{"JSON-RPC", rpc, wantRPC}, {"HTTP+JSON", rest, wantREST}, {"gRPC", overGRPC, wantGRPC}, {"HTTP+JSON stream", restStream, wantRESTStream}} {
 		gen := generation()
 		if err := b.send(fmt.Sprintf("stale-%d", round), gen-1); !b.want(err) {
 			t.Errorf("%s with a stale generation: %v, want the mismatch error", b.name, err)
