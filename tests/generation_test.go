@@ -21,6 +21,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/a2aflow/a2aflow/internal/api/taskservice"
+	"github.com/a2aflow/a2aflow/internal/wire"
+	"github.com/a2aflow/a2aflow/tests/fakes"
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
@@ -479,4 +482,66 @@ func (g *generationReceiver) each(paths []string, n int) bool {
 		}
 	}
 	return true
+}
+
+// TestGenerationLiveAnswers checks live answers on A2A 1.1 streams: a 1.1
+// stream that did not activate a2aflow's live-answers extension carries
+// only the task's events, each with its generation; one that did gets the
+// answer's chunks too, marked a2aflow.live and without a generation, and
+// its other events still count 1, 2, 3... with no gap.
+func TestGenerationLiveAnswers(t *testing.T) {
+	fakes.UseLiveModel(t, fakes.NewLiveModel(t, 100*time.Millisecond, 20*time.Millisecond))
+	s := harness.StartServe(t, t.TempDir())
+	ctx := harness.Context(t)
+	for _, tc := range []struct {
+		name string
+		ext  []string
+	}{{"plain", nil}, {"live-answers", []string{taskservice.LiveExtensionURI}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &harness.V11{URL: s.APIURL + "/agents/assistant", Extensions: tc.ext}
+			events, err := c.Stream(ctx, "SendStreamingMessage", map[string]any{
+				"message": harness.UserMessage("live-gen-"+tc.name, "", "tell me about streaming")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gens []int64
+			var text strings.Builder
+			live := 0
+			for _, e := range events {
+				kind, obj := harness.StreamObject(t, e)
+				meta, _ := obj["metadata"].(map[string]any)
+				gen, hasGen := harness.Generation(obj)
+				if meta[wire.LiveMetadataKey] != nil {
+					live++
+					if hasGen {
+						t.Errorf("a live chunk with a generation: %v", obj)
+					}
+					if a, _ := obj["artifact"].(map[string]any); a != nil {
+						parts, _ := a["parts"].([]any)
+						for _, p := range parts {
+							s, _ := p.(map[string]any)["text"].(string)
+							text.WriteString(s)
+						}
+					}
+					continue
+				}
+				if !hasGen {
+					t.Fatalf("a %s without a generation: %v", kind, obj)
+				}
+				gens = append(gens, gen)
+			}
+			for i := 1; i < len(gens); i++ {
+				if gens[i] != gens[i-1]+1 {
+					t.Fatalf("generations %v: want a run with no gap", gens)
+				}
+			}
+			switch {
+			case tc.ext == nil && live > 0:
+				t.Errorf("%d live chunks on a 1.1 stream that did not activate the extension", live)
+			case tc.ext != nil && (live == 0 || text.String() != fakes.LiveAnswerText):
+				t.Errorf("%d live chunks joined to %q, want %q", live, text.String(), fakes.LiveAnswerText)
+			}
+			t.Logf("%d events, %d live chunks, generations %v", len(events), live, gens)
+		})
+	}
 }

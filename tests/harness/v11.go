@@ -18,9 +18,10 @@ import (
 // JSON-RPC and HTTP+JSON with A2A-Version 1.1 (Version, when set, instead)
 // to an agent's endpoint.
 type V11 struct {
-	URL     string // the agent's endpoint
-	Version string // "" is 1.1
-	HTTP    *http.Client
+	URL        string // the agent's endpoint
+	Version    string // "" is 1.1
+	HTTP       *http.Client
+	Extensions []string // activated with A2A-Extensions
 }
 
 func (c *V11) version() string {
@@ -56,6 +57,9 @@ func (c *V11) Call(ctx context.Context, method string, params any, out any) erro
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return err
@@ -88,6 +92,9 @@ func (c *V11) REST(ctx context.Context, method, path string, body any) (int, map
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -111,6 +118,9 @@ func (c *V11) Stream(ctx context.Context, method string, params any) ([]map[stri
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return nil, err
@@ -188,6 +198,9 @@ func (c *V11) RESTStream(ctx context.Context, path string, body any) (status int
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return 0, "", nil, nil, err
