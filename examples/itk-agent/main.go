@@ -33,14 +33,16 @@ func main() {
 	}
 	os.Args = append(os.Args[:1], args...)
 	app, err := a2aflow.New([]*workflows.Agent{itk.Agent()}, a2aflow.WithRoutes(func(r gin.IRouter) {
-		// The kit sends its first message to {card URL}/jsonrpc; a2aflow's
+		// The kit sends its first message to {card URL}/jsonrpc/; a2aflow's
 		// default agent takes JSON-RPC at the root.
 		root := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)), Path: "/"}
 		proxy := httputil.NewSingleHostReverseProxy(root)
-		r.POST("/jsonrpc", func(c *gin.Context) {
+		forward := func(c *gin.Context) {
 			c.Request.URL.Path = "/"
 			proxy.ServeHTTP(c.Writer, c.Request)
-		})
+		}
+		r.POST("/jsonrpc", forward)
+		r.POST("/jsonrpc/", forward) // as the kit's runner sends it
 	}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "itk-agent:", err)
