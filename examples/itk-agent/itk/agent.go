@@ -51,8 +51,40 @@ func handle(ctx workflow.Context, t *workflows.Task) error {
 	if err != nil {
 		return err
 	}
-	t.Reply(strings.Join(out, "\n"))
+	text := strings.Join(out, "\n")
+	if holds(in) {
+		// hold_task: the answer as a working status, marked finished for
+		// the caller that resubscribes, then working until it cancels
+		// the task (the sleep ends with the cancellation), HoldFor at
+		// most.
+		t.Progress(ctx, text+"\n"+finished)
+		if err := workflow.Sleep(ctx, HoldFor); err != nil {
+			return err
+		}
+	}
+	t.Reply(text)
 	return nil
+}
+
+// finished ends the answer of a held task (hold_task), for the caller
+// that resubscribed to it.
+const finished = "task-finished"
+
+// HoldFor is how long a held task stays working when nobody cancels it.
+const HoldFor = 10 * time.Second
+
+// holds reports whether in asks to hold the task: a ReturnResponse with
+// hold_task, at its top or in its steps.
+func holds(in *Instruction) bool {
+	if in.Return != nil && in.Return.HoldTask {
+		return true
+	}
+	for _, s := range in.Steps {
+		if holds(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // instructionBytes finds the instruction in msg: a raw part of MediaType
@@ -98,9 +130,6 @@ func run(ctx workflow.Context, in *Instruction) ([]string, error) {
 // CallAgentActivity calls the agent c names, over its transport, with its
 // instruction, and returns the texts of its answer.
 func CallAgentActivity(ctx context.Context, c CallAgent) ([]string, error) {
-	if c.Resubscribe {
-		return nil, temporal.NewNonRetryableApplicationError("the resubscribe behavior is not implemented", "Unsupported", nil)
-	}
 	resolver := agentcard.NewResolver(nil)
 	resolver.CardParser = a2av0.NewAgentCardParser() // reads 0.3 cards too
 	card, err := resolver.Resolve(ctx, c.AgentCardURI)
@@ -139,6 +168,9 @@ func CallAgentActivity(ctx context.Context, c CallAgent) ([]string, error) {
 	part.MediaType, part.Filename = MediaType, "instruction.bin"
 	req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, part)}
 	var out []string
+	if c.Resubscribe {
+		return resubscribe(ctx, client, req)
+	}
 	if c.Streaming {
 		for e, err := range client.SendStreamingMessage(ctx, req) {
 			if err != nil {
@@ -177,4 +209,66 @@ func texts(e any) []string {
 		}
 	}
 	return out
+}
+
+// resubscribe is the kit's resubscribe behavior: a streaming message whose
+// stream is dropped once it names its task, a subscription to the task
+// read until the callee's answer is marked finished, then the task
+// canceled. It returns the answer.
+func resubscribe(ctx context.Context, client *a2aclient.Client, req *a2a.SendMessageRequest) ([]string, error) {
+	first, drop := context.WithCancel(ctx)
+	var id a2a.TaskID
+	for e, err := range client.SendStreamingMessage(first, req) {
+		if err != nil {
+			drop()
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+		if id = taskIDOf(e); id != "" {
+			break
+		}
+	}
+	drop()
+	if id == "" {
+		return nil, errors.New("the stream named no task")
+	}
+	var out []string
+	done := false
+	for e, err := range client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+		if err != nil {
+			return nil, fmt.Errorf("subscribe to %s: %w", id, err)
+		}
+		got := texts(e)
+		if t, ok := e.(*a2a.Task); ok && len(got) == 0 && t.Status.Message == nil {
+			for _, m := range t.History {
+				if m.Role == a2a.MessageRoleAgent {
+					got = append(got, texts(&a2a.Message{Parts: m.Parts})...)
+				}
+			}
+		}
+		for _, s := range got {
+			done = done || strings.Contains(s, finished)
+			if s = strings.TrimSpace(strings.ReplaceAll(s, finished, "")); s != "" {
+				out = append(out, s)
+			}
+		}
+		if done {
+			break
+		}
+	}
+	if _, err := client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
+		return nil, fmt.Errorf("cancel %s: %w", id, err)
+	}
+	return out, nil
+}
+
+func taskIDOf(e a2a.Event) a2a.TaskID {
+	switch v := e.(type) {
+	case *a2a.Task:
+		return v.ID
+	case *a2a.TaskStatusUpdateEvent:
+		return v.TaskID
+	case *a2a.TaskArtifactUpdateEvent:
+		return v.TaskID
+	}
+	return ""
 }
