@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	grpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	grpcv1 "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -145,16 +146,22 @@ func CallAgentActivity(ctx context.Context, c CallAgent) ([]string, error) {
 	}
 	var endpoints []*a2a.AgentInterface
 	for _, i := range card.SupportedInterfaces {
-		if i.ProtocolBinding == binding && (i.ProtocolVersion == a2a.Version || i.ProtocolVersion == a2av0.Version) {
+		// Every version: the client factory picks one it speaks (a 0.3
+		// card's interfaces say "0.3.0", or nothing).
+		if i.ProtocolBinding == binding {
 			endpoints = append(endpoints, i)
 		}
 	}
 	if len(endpoints) == 0 {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s lists no %s interface", c.AgentCardURI, binding), "Unsupported", nil)
 	}
+	// Every binding in 1.0 and 0.3.
+	insecureGRPC := grpc.WithTransportCredentials(insecure.NewCredentials())
 	opts := []a2aclient.FactoryOption{
-		grpcv1.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		grpcv1.WithGRPCTransport(insecureGRPC),
+		grpcv0.WithGRPCTransport(insecureGRPC),
 		a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolJSONRPC, a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{})),
+		a2aclient.WithCompatTransport(a2av0.Version, a2a.TransportProtocolHTTPJSON, a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{})),
 	}
 	if c.PushURL != "" {
 		opts = append(opts, a2aclient.WithConfig(a2aclient.Config{
