@@ -334,7 +334,7 @@ func (s *TaskService) newDelivery(ctx context.Context, req *a2a.SendMessageReque
 		if err != nil {
 			return nil, err
 		}
-		d.in.PushConfig = push
+		d.in.PushConfig, d.in.PushGeneration = push, wantsGeneration(ctx)
 	}
 	d.update = client.UpdateWorkflowOptions{
 		WorkflowID:   string(d.taskID),
