@@ -2,12 +2,10 @@ package harness
 
 import (
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,15 +26,11 @@ import (
 // The A2A 1.1 gRPC client's types. No SDK and no generated Go code carries
 // the dev-1.1 proto, and protoc is not a build dependency, so the client
 // builds them at run time: the 1.0 proto's descriptor (a2a-go's a2apb, the
-// same package lf.a2a.v1) plus every generation field the dev-1.1 proto
-// declares, read from its text, testdata/a2a-dev-1.1.proto
-// (specification/a2a.proto of github.com/a2aproject/A2A, branch dev-1.1,
-// commit 28491879ff41a9c230fb51f3f7bd6096b80cc341, verbatim, Apache-2.0),
-// as dynamicpb messages the client fills and reads through their
-// ProtoJSON, the same JSON the other bindings speak.
-
-//go:embed testdata/a2a-dev-1.1.proto
-var protoV11 string
+// same package lf.a2a.v1) plus the generation fields the dev-1.1 proto
+// declares (specification/a2a.proto of github.com/a2aproject/A2A, branch
+// dev-1.1, commit 28491879ff41a9c230fb51f3f7bd6096b80cc341), as dynamicpb
+// messages the client fills and reads through their ProtoJSON, the same
+// JSON the other bindings speak.
 
 var (
 	v11FilesOnce sync.Once
@@ -44,27 +38,17 @@ var (
 	v11FileErr   error
 )
 
-// protoV11Field is a field of the dev-1.1 proto: `[optional] int64 NAME = N;`.
-var protoV11Field = regexp.MustCompile(`^\s*(optional\s+)?int64\s+(\w*generation\w*)\s*=\s*(\d+)\s*;`)
-
-// V11ProtoFields returns the generation fields of the dev-1.1 proto, as
-// "Message.field=N" ("?" after N when optional), in the order of the file.
+// V11ProtoFields are the dev-1.1 proto's generation fields, as
+// "Message.field=N" ("?" after N when the field is proto3 optional), the
+// numbers internal/api/a2abinding/grpcv11.go reads and writes.
 func V11ProtoFields() []string {
-	var out []string
-	message := ""
-	for _, line := range strings.Split(protoV11, "\n") {
-		if m := regexp.MustCompile(`^message (\w+) \{`).FindStringSubmatch(line); m != nil {
-			message = m[1]
-		}
-		if m := protoV11Field.FindStringSubmatch(line); m != nil {
-			opt := ""
-			if m[1] != "" {
-				opt = "?"
-			}
-			out = append(out, fmt.Sprintf("%s.%s=%s%s", message, m[2], m[3], opt))
-		}
+	return []string{
+		"SendMessageConfiguration.if_generation_match=5?",
+		"Task.generation=7",
+		"TaskStatusUpdateEvent.generation=5",
+		"TaskArtifactUpdateEvent.generation=7",
+		"GetTaskRequest.current_generation=4?",
 	}
-	return out
 }
 
 // v11Descriptor is the 1.0 proto's file with the dev-1.1 generation fields.
