@@ -80,6 +80,9 @@ func (r *run) writesDue() bool {
 	if _, ok := r.stateDue(); ok || len(r.saPending) > 0 {
 		return true
 	}
+	if _, ok := r.waitingDue(); ok { // waiting.go
+		return true
+	}
 	return len(r.memoPending) > 0 && r.waiting()
 }
 
@@ -135,6 +138,9 @@ func (r *run) setMemo(key string, value any) {
 func (r *run) flushWrites(ctx workflow.Context, memo bool) {
 	if !r.recording.MergedWrites() {
 		return
+	}
+	if r.noteWaiting(ctx) { // waiting.go: the task moved on
+		memo = true
 	}
 	sa := r.saPending
 	r.saPending = nil

@@ -285,7 +285,8 @@ func TestReplayRecordingBooleans(t *testing.T) {
 		{[]string{"expenses-lean", "router-delegation-lean", "travel-lean"},
 			[]string{"LongTasks", "MergedWrites", "LeanWrites"}, wire.LongTasks | wire.MergedWrites | wire.LeanWrites},
 		{[]string{"assistant-local-model-calls"},
-			[]string{"LongTasks", "MergedWrites", "LeanWrites", "LocalModelCalls"}, wire.CurrentRecording},
+			[]string{"LongTasks", "MergedWrites", "LeanWrites", "LocalModelCalls"},
+			wire.LongTasks | wire.MergedWrites | wire.LeanWrites | wire.LocalModelCalls},
 	} {
 		for _, name := range tt.fixtures {
 			t.Run(name, func(t *testing.T) {
