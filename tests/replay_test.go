@@ -65,8 +65,9 @@ func TestReplayRecordedExpensesHistory(t *testing.T) {
 
 // writesFixtures names the fixtures TestReplayRecordedWritesHistories
 // records: "merged" were recorded with merged writes before lean writes
-// (TaskInput.MergedWrites), "lean" since (TaskInput.LeanWrites).
-const writesFixtures = "lean"
+// (TaskInput.MergedWrites), "lean" since (TaskInput.LeanWrites), before
+// the waiting memo, "waiting" since (wire.WaitingMemo).
+const writesFixtures = "waiting"
 
 // TestReplayRecordedWritesHistories records tasks as the API starts them
 // today, with their writes merged (and lean): a travel booking (three

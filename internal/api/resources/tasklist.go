@@ -67,7 +67,8 @@ type TaskRow struct {
 	// waits for: "approval: TITLE", "waitpoint: NAME", "credential:
 	// SERVICE" or "input: QUESTION".
 	WaitingFor string `json:"waitingFor,omitempty"`
-	// PendingApprovals are the IDs of the approvals the task waits for.
+	// PendingApprovals are the approver groups the task waits for (its
+	// A2APendingApprovals search attribute); Waiting has the approvals.
 	PendingApprovals []string `json:"pendingApprovals,omitempty"`
 	// Waiting is what the task waits for in detail (its approvals' groups,
 	// quorum and deadline, waitpoints, credential request, remote tasks), as

@@ -137,6 +137,13 @@ func TestReplayHistories(t *testing.T) {
 		{name: "travel-lean", fixture: "testdata/travel-lean.history.json"},
 		{name: "expenses-lean", fixture: "testdata/expenses-lean.history.json"},
 		{name: "router-delegation-lean", fixture: "testdata/router-delegation-lean.history.json"},
+		// The same since the waiting memo (wire.WaitingMemo): a parked
+		// task says what it waits for in the memo upsert of its park
+		// (a2aflow.waiting), and one upsert removes it when it moves on
+		// (TestReplayWaitingMemoFixtures checks the fixtures hold them).
+		{name: "travel-waiting", fixture: "testdata/travel-waiting.history.json"},
+		{name: "expenses-waiting", fixture: "testdata/expenses-waiting.history.json"},
+		{name: "router-delegation-waiting", fixture: "testdata/router-delegation-waiting.history.json"},
 		// A fork (docs/guides/fork.md): a travel task forked at its fourth
 		// message (the date question) with the original's recorded results
 		// and inputs in its input (TaskInput.Fork), started with the
@@ -318,6 +325,56 @@ func TestReplayRecordingBooleans(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReplayWaitingMemoFixtures: the fixtures of the waiting memo
+// (wire.WaitingMemo) hold what they are kept for: the travel task's three
+// questions each set a2aflow.waiting (input) and its booking removes it;
+// the expense sets it for its approval (with the approver group) and
+// removes it once approved; the delegation, which never parks, writes none.
+// The fixtures recorded before it hold no such key.
+func TestReplayWaitingMemoFixtures(t *testing.T) {
+	for _, tt := range []struct {
+		fixture string
+		want    []string
+	}{
+		{"travel-waiting", []string{"input", "input", "input", "removed"}},
+		{"expenses-waiting", []string{"approval finance", "removed"}},
+		{"router-delegation-waiting", nil},
+		{"travel-lean", nil},
+		{"expenses-lean", nil},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			h := readHistory(t, "testdata/"+tt.fixture+".history.json")
+			if !strings.HasSuffix(tt.fixture, "-waiting") {
+				var in wire.TaskInput
+				data := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData()
+				if err := json.Unmarshal(data, &in); err != nil || in.RecordingLevel().WaitingMemo() {
+					t.Fatalf("%s records the waiting memo (%v)", tt.fixture, err)
+				}
+			}
+			var got []string
+			for _, e := range h.Events {
+				p, ok := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[wire.WaitingMemoKey]
+				if !ok {
+					continue
+				}
+				var w *wire.Waiting
+				if err := json.Unmarshal(p.GetData(), &w); err != nil || w == nil {
+					got = append(got, "removed")
+					continue
+				}
+				s := w.Kind
+				for _, a := range w.Approvals {
+					s += " " + strings.Join(a.Groups, ",")
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("a2aflow.waiting upserts (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
