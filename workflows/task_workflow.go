@@ -364,6 +364,8 @@ type run struct {
 	// memo says the task waits for, and whether this run writes it.
 	waitShown *wire.Waiting
 	waitMemo  int `carry:"-"` // waitMemoUnasked, Off or On: asked once per run
+	// textChecked: the run checked that its task has A2AText (searchtext.go).
+	textChecked bool `carry:"-"`
 	// Local model calls (wire.LocalModelCalls): the skill's LLM calls run
 	// as local activities (package llm asks LocalModelCallNow), but those
 	// made while an answer or a reader waits (below).

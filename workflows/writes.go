@@ -148,6 +148,7 @@ func (r *run) flushWrites(ctx workflow.Context, memo bool) {
 		sa = append(sa, wire.TaskStateKey.ValueSet(string(state)))
 		r.visible = state
 	}
+	sa = r.withSearchText(ctx, sa) // searchtext.go
 	if len(sa) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, sa...); err != nil {
 			r.logger.Warn("upsert task search attributes", "error", err)
