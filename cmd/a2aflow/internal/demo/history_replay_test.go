@@ -144,6 +144,14 @@ func TestReplayHistories(t *testing.T) {
 		{name: "travel-waiting", fixture: "testdata/travel-waiting.history.json"},
 		{name: "expenses-waiting", fixture: "testdata/expenses-waiting.history.json"},
 		{name: "router-delegation-waiting", fixture: "testdata/router-delegation-waiting.history.json"},
+		// The continue-as-new runs above, recorded since the waiting
+		// memo: what the memo says crosses into the next run
+		// (continuedTask.Waiting), which writes it only when the task
+		// waits for something else, and removes it when the task moves on.
+		{name: "travel-continued-ask-waiting", fixture: "testdata/travel-continued-ask-waiting.history.json"},
+		{name: "travel-continued-resume-waiting", fixture: "testdata/travel-continued-resume-waiting.history.json"},
+		{name: "expenses-continued-approval-waiting", fixture: "testdata/expenses-continued-approval-waiting.history.json"},
+		{name: "expenses-continued-resume-waiting", fixture: "testdata/expenses-continued-resume-waiting.history.json"},
 		// A fork (docs/guides/fork.md): a travel task forked at its fourth
 		// message (the date question) with the original's recorded results
 		// and inputs in its input (TaskInput.Fork), started with the
@@ -342,6 +350,11 @@ func TestReplayWaitingMemoFixtures(t *testing.T) {
 		{"travel-waiting", []string{"input", "input", "input", "removed"}},
 		{"expenses-waiting", []string{"approval finance", "removed"}},
 		{"router-delegation-waiting", nil},
+		// The last run of a continued task starts with the memo of the
+		// question it is parked on, writes the next question and the
+		// removal; the expense's, with its approval's, the removal only.
+		{"travel-continued-resume-waiting", []string{"input", "removed"}},
+		{"expenses-continued-resume-waiting", []string{"removed"}},
 		{"travel-lean", nil},
 		{"expenses-lean", nil},
 	} {
@@ -352,6 +365,17 @@ func TestReplayWaitingMemoFixtures(t *testing.T) {
 				data := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData()
 				if err := json.Unmarshal(data, &in); err != nil || in.RecordingLevel().WaitingMemo() {
 					t.Fatalf("%s records the waiting memo (%v)", tt.fixture, err)
+				}
+			}
+			if strings.Contains(tt.fixture, "-resume-") {
+				var in struct {
+					Continued *struct {
+						Waiting *wire.Waiting `json:"waiting"`
+					}
+				}
+				data := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData()
+				if err := json.Unmarshal(data, &in); err != nil || in.Continued == nil || in.Continued.Waiting == nil {
+					t.Fatalf("%s starts without the memo of the run before (%v)", tt.fixture, err)
 				}
 			}
 			var got []string
