@@ -150,6 +150,13 @@ type Response struct {
 	StopReason StopReason `json:"stopReason"`
 	// Model is the model that answered, as the provider names it.
 	Model string `json:"model,omitempty"`
+	// Provider is the provider that answered ("openai", "anthropic",
+	// "gemini"), and DurationMs how long the call took, as the worker's
+	// CompleteChat activity measured it: a model call made as a local
+	// activity, whose marker names neither, shows them in the task's
+	// timeline from its result.
+	Provider   string `json:"provider,omitempty"`
+	DurationMs int64  `json:"durationMs,omitempty"`
 }
 
 // ErrNotConfigured is returned by FromEnv when the environment configures no

@@ -65,8 +65,9 @@ func TestReplayRecordedExpensesHistory(t *testing.T) {
 
 // writesFixtures names the fixtures TestReplayRecordedWritesHistories
 // records: "merged" were recorded with merged writes before lean writes
-// (TaskInput.MergedWrites), "lean" since (TaskInput.LeanWrites).
-const writesFixtures = "lean"
+// (TaskInput.MergedWrites), "lean" since (TaskInput.LeanWrites), before
+// the waiting memo, "waiting" since (wire.WaitingMemo).
+const writesFixtures = "waiting"
 
 // TestReplayRecordedWritesHistories records tasks as the API starts them
 // today, with their writes merged (and lean): a travel booking (three
@@ -100,6 +101,12 @@ func TestReplayRecordedWritesHistories(t *testing.T) {
 	harness.WantState(t, task, a2a.TaskStateCompleted, "done: hello")
 	replayAndRecord(t, ctx, s, task.ID, "router-delegation-"+writesFixtures+".history.json")
 }
+
+// continuedFixtures ends the names of the fixtures the continue-as-new
+// replay tests record: "" for those recorded before the waiting memo,
+// "-waiting" since (wire.WaitingMemo: the memo crosses into the next run,
+// continuedTask.Waiting).
+const continuedFixtures = "-waiting"
 
 // suggestContinueAsNewAfter is the history length at which the servers of
 // the continue-as-new replay tests have Temporal suggest continuing as new:
@@ -217,7 +224,8 @@ func TestReplayRecordedTravelContinuedHistory(t *testing.T) {
 	if n := countActivities(runs[len(runs)-1].history, "BookTrip"); n != 1 {
 		t.Errorf("the last run booked %d times, want once", n)
 	}
-	replayRuns(t, runs, map[int]string{0: "travel-continued-ask.history.json", len(runs) - 1: "travel-continued-resume.history.json"})
+	replayRuns(t, runs, map[int]string{0: "travel-continued-ask" + continuedFixtures + ".history.json",
+		len(runs) - 1: "travel-continued-resume" + continuedFixtures + ".history.json"})
 }
 
 // TestReplayRecordedExpensesContinuedHistory files an expense over the
@@ -354,7 +362,8 @@ func TestReplayRecordedExpensesContinuedHistory(t *testing.T) {
 	if in := startInput(t, last.history); in.Continued == nil || in.Continued.Skill == nil || in.Continued.Skill.Wait == nil {
 		t.Errorf("the last run did not start from a task continued in a wait: %+v", in.Continued)
 	}
-	replayRuns(t, runs, map[int]string{0: "expenses-continued-approval.history.json", len(runs) - 1: "expenses-continued-resume.history.json"})
+	replayRuns(t, runs, map[int]string{0: "expenses-continued-approval" + continuedFixtures + ".history.json",
+		len(runs) - 1: "expenses-continued-resume" + continuedFixtures + ".history.json"})
 }
 
 // approvalView is what GET /approvals/{id} says of an approval, as far as

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/a2aflow/a2aflow/internal/api/resources"
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/tests/harness"
 )
 
@@ -140,6 +141,19 @@ func TestTaskList(t *testing.T) {
 	checkRow(one.ID, "echo · hello list one", a2a.TaskStateCompleted, "")
 	if r := byID[string(lunch.ID)]; len(r.PendingApprovals) != 1 {
 		t.Errorf("the expense's pending approvals: %v", r.PendingApprovals)
+	}
+	// What they wait for is the memo each wrote when it parked
+	// (wire.WaitingMemo): the rows' Waiting, which the per-row read of
+	// tasks recorded before it never sets.
+	for _, id := range []a2a.TaskID{trip.ID, fork.ID} {
+		if w := byID[string(id)].Waiting; w == nil || w.Kind != wire.WaitingForInput || !strings.HasPrefix(w.Question, "Where to?") {
+			t.Errorf("row of %s: waiting %+v, want the memo of its question", id, w)
+		}
+	}
+	if r := byID[string(lunch.ID)]; r.Waiting == nil || r.Waiting.Kind != wire.WaitingForApproval || len(r.Waiting.Approvals) != 1 ||
+		!strings.HasPrefix(r.Waiting.Approvals[0].ID, string(lunch.ID)) || !slices.Equal(r.Waiting.Approvals[0].Groups, []string{"finance"}) ||
+		r.Waiting.Approvals[0].Required != 1 || r.Waiting.Approvals[0].Deadline == nil {
+		t.Errorf("the expense's waiting memo: %+v", r.Waiting)
 	}
 	if r := byID[string(fork.ID)]; r.ForkOf != string(trip.ID) {
 		t.Errorf("the fork's row: forkOf %q, want %s", r.ForkOf, trip.ID)

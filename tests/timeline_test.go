@@ -51,6 +51,7 @@ type timelineEntry struct {
 		InputTokens  int64   `json:"inputTokens"`
 		OutputTokens int64   `json:"outputTokens"`
 		CostUSD      float64 `json:"costUsd"`
+		DurationMs   int64   `json:"durationMs"`
 	} `json:"model"`
 	Tool *struct {
 		Name            string          `json:"name"`
@@ -309,6 +310,11 @@ func TestTimeline(t *testing.T) {
 				if e.Model.Turn != turn || e.Model.InputTokens != 100 || e.Model.OutputTokens != 20 || e.Model.Model != "gpt-4o-mini" ||
 					math.Abs(e.Model.CostUSD-0.0004) > 1e-9 {
 					t.Errorf("model call %d: %+v, want turn %d, 100+20 tokens at 0.0004 USD", turn, e.Model, turn)
+				}
+				// The first is a local activity (a blocking send's turn),
+				// whose marker names neither: its result does.
+				if e.Model.Provider == "" || e.Model.DurationMs <= 0 {
+					t.Errorf("model call %d: %+v, want its provider and duration", turn, e.Model)
 				}
 				cost += e.Model.CostUSD
 			case e.Tool != nil:

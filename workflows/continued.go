@@ -87,6 +87,8 @@ type continuedTask struct {
 	Skill *skillState `json:"skill,omitempty"`
 	// CredentialWait is the credential the task waits for, if any.
 	CredentialWait *wire.CredentialRequest `json:"credentialWait,omitempty"`
+	// Waiting is what the memo says the task waits for (waiting.go).
+	Waiting *wire.Waiting `json:"waiting,omitempty"`
 	// Runs counts the task's workflow runs before this one.
 	Runs int `json:"runs"`
 	// Extensions are the extensions the latest message's request activated.
@@ -305,7 +307,7 @@ func (r *run) continueAsNew(ctx workflow.Context, t *Task, skill *skillState) er
 	r.logger.Info("task continues as new", "run", state.Runs, "events", workflow.GetInfo(ctx).GetCurrentHistoryLength(),
 		"bytes", workflow.GetInfo(ctx).GetCurrentHistorySize())
 	return workflow.NewContinueAsNewError(dctx, wire.TaskWorkflowName, runInput{
-		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, Recording: r.recording},
+		TaskInput: wire.TaskInput{Agent: r.agentName, ContextID: r.task.ContextID, Owner: r.owner, Recording: r.nextRecording()},
 		Continued: state,
 	})
 }
@@ -350,6 +352,7 @@ func (r *run) carry(t *Task, skill *skillState) *continuedTask {
 		first--
 	}
 	c.Events = slices.Clone(r.events[first:])
+	r.carryWaiting(c)
 	for _, u := range r.units() {
 		u.carry(c)
 	}
@@ -376,6 +379,7 @@ func (r *run) restore(c *continuedTask) {
 	r.artifactBytes = c.ArtifactBytes
 	r.finalMessage = c.FinalMessage
 	r.runs = c.Runs
+	r.restoreWaiting(c)
 	if c.Skill != nil {
 		r.parked = c.Skill.Wait
 	}

@@ -371,6 +371,8 @@ func TestNoFirstMessageIsNoTask(t *testing.T) {
 // (with wire.LongTasks, which a continued run always has), in Recording,
 // whether the first run's input said it in Recording or, recorded before
 // Recording, with a boolean per change; and the next run records at it.
+// A run recorded before wire.WaitingMemo that turned it on at its park
+// (workflow.GetVersion, waiting.go) hands it on too.
 func TestContinuedRunKeepsItsRecording(t *testing.T) {
 	lean := wire.MergedWrites | wire.LeanWrites | wire.LocalModelCalls
 	for _, tt := range []struct {
@@ -387,7 +389,7 @@ func TestContinuedRunKeepsItsRecording(t *testing.T) {
 			env.RegisterDelayedCallback(func() { sendMessage(env, wire.SendMessageInput{Message: userText("a")}) }, 2*time.Minute)
 			env.ExecuteWorkflow(wire.TaskWorkflowName, tt.input)
 			in := continuedInput(t, env)
-			if want := lean | wire.LongTasks; in.Recording != want || in.RecordingLevel() != want {
+			if want := lean | wire.LongTasks | wire.WaitingMemo; in.Recording != want || in.RecordingLevel() != want {
 				t.Fatalf("continued with Recording %04b (level %04b), want %04b", in.Recording, in.RecordingLevel(), want)
 			}
 

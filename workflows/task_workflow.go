@@ -360,6 +360,12 @@ type run struct {
 	// Lean writes (wire.LeanWrites, writes.go): the approvals' search
 	// attributes waiting for the merged upsert.
 	saPending []temporal.SearchAttributeUpdate `carry:"-"` // written before the run continues
+	// The waiting memo (wire.WaitingMemo, waiting.go): what visibility's
+	// memo says the task waits for, and whether this run writes it.
+	waitShown *wire.Waiting
+	waitMemo  int `carry:"-"` // waitMemoUnasked, Off or On: asked once per run
+	// textChecked: the run checked that its task has A2AText (searchtext.go).
+	textChecked bool `carry:"-"`
 	// Local model calls (wire.LocalModelCalls): the skill's LLM calls run
 	// as local activities (package llm asks LocalModelCallNow), but those
 	// made while an answer or a reader waits (below).

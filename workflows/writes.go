@@ -80,6 +80,9 @@ func (r *run) writesDue() bool {
 	if _, ok := r.stateDue(); ok || len(r.saPending) > 0 {
 		return true
 	}
+	if _, ok := r.waitingDue(); ok { // waiting.go
+		return true
+	}
 	return len(r.memoPending) > 0 && r.waiting()
 }
 
@@ -136,12 +139,16 @@ func (r *run) flushWrites(ctx workflow.Context, memo bool) {
 	if !r.recording.MergedWrites() {
 		return
 	}
+	if r.noteWaiting(ctx) { // waiting.go: the task moved on
+		memo = true
+	}
 	sa := r.saPending
 	r.saPending = nil
 	if state, ok := r.stateDue(); ok {
 		sa = append(sa, wire.TaskStateKey.ValueSet(string(state)))
 		r.visible = state
 	}
+	sa = r.withSearchText(ctx, sa) // searchtext.go
 	if len(sa) > 0 {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, sa...); err != nil {
 			r.logger.Warn("upsert task search attributes", "error", err)

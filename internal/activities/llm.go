@@ -112,6 +112,7 @@ func (a *LLM) CompleteChat(ctx context.Context, req llm.Request) (llm.Response, 
 	release()
 	if err == nil {
 		resp.Usage.CostUSD, _ = a.Prices.Cost(p.Name(), model, resp.Model, resp.Usage)
+		resp.Provider, resp.DurationMs = p.Name(), max(time.Since(began).Milliseconds(), 1)
 	}
 	metrics.LLMCall(metrics.LLMCallLabels{Provider: p.Name(), Model: model, Agent: task.Agent, Tenant: task.Owner}, err, resp.Usage.InputTokens,
 		resp.Usage.CachedInputTokens, resp.Usage.OutputTokens, resp.Usage.CostUSD)

@@ -54,6 +54,16 @@ const (
 	// ([RunRecording]). A fork has its original's. Off with
 	// --local-model-calls=false.
 	LocalModelCalls
+	// WaitingMemo, with MergedWrites (alone it changes nothing), has the
+	// task say in its memo what it waits for when it parks ([Waiting],
+	// under [WaitingMemoKey]: the question abbreviated, its approvals,
+	// waitpoints, credential request, remote tasks), in the memo upsert of
+	// the park, and remove it in one upsert when it moves on; a list of
+	// tasks reads it from visibility instead of reading each waiting task.
+	// A task recorded before it asks workflow.GetVersion
+	// ("a2aflow-waiting-memo") at its next park, and writes it from there
+	// when its worker is new enough.
+	WaitingMemo
 
 	nextRecording // the next change's bit: add changes above it
 )
@@ -73,6 +83,9 @@ func (r Recording) LeanWrites() bool { return r&LeanWrites != 0 }
 
 // LocalModelCalls reports whether r holds [LocalModelCalls].
 func (r Recording) LocalModelCalls() bool { return r&LocalModelCalls != 0 }
+
+// WaitingMemo reports whether r holds [WaitingMemo] (and [MergedWrites]).
+func (r Recording) WaitingMemo() bool { return r&WaitingMemo != 0 && r.MergedWrites() }
 
 // Without returns r less the changes of off.
 func (r Recording) Without(off Recording) Recording { return r &^ off }

@@ -78,11 +78,11 @@ func TestRecordingWritten(t *testing.T) {
 // methods report each.
 func TestCurrentRecording(t *testing.T) {
 	r := wire.CurrentRecording
-	if !r.LongTasks() || !r.MergedWrites() || !r.LeanWrites() || !r.LocalModelCalls() {
+	if !r.LongTasks() || !r.MergedWrites() || !r.LeanWrites() || !r.LocalModelCalls() || !r.WaitingMemo() {
 		t.Errorf("CurrentRecording %04b lacks a change", r)
 	}
 	off := r.Without(wire.LeanWrites | wire.LocalModelCalls)
-	if !off.LongTasks() || !off.MergedWrites() || off.LeanWrites() || off.LocalModelCalls() {
+	if !off.LongTasks() || !off.MergedWrites() || off.LeanWrites() || off.LocalModelCalls() || !off.WaitingMemo() {
 		t.Errorf("CurrentRecording without lean writes and local model calls = %04b", off)
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/api/enums/v1"
@@ -37,6 +38,21 @@ var (
 // the memo's "text" is bounded: a search attribute is stored as it is, in
 // the visibility store, where payload codecs do not reach.
 const SearchTextBytes = 200
+
+// SearchText is the value of [TextKey] for a first message's text: trimmed,
+// cut to [SearchTextBytes] on a character's boundary, "…" marking the cut;
+// "" for a message without text.
+func SearchText(text string) string {
+	text = strings.TrimSpace(text)
+	n := SearchTextBytes
+	if len(text) <= n {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n] + "…"
+}
 
 // SearchAttributes returns every custom search attribute the task workflow
 // uses, with its type, for registering on a namespace.

@@ -31,8 +31,9 @@ import (
 // the tasks of every agent the caller may use, one row each with what the
 // console's list shows, from one visibility query. A row's summary, state,
 // owner, schedule, cost and age are read from the run's search attributes
-// and memo; only a task waiting for input or a credential is read (its
-// status, by the GetTask query) to say what it waits for.
+// and memo, and what a waiting task waits for from the memo it wrote when it
+// parked (wire.WaitingMemoKey); only a waiting task recorded before that
+// memo is read (its status, by the GetTask query) to say it.
 
 const (
 	// TaskListPath is the route of the task list.
@@ -66,8 +67,13 @@ type TaskRow struct {
 	// waits for: "approval: TITLE", "waitpoint: NAME", "credential:
 	// SERVICE" or "input: QUESTION".
 	WaitingFor string `json:"waitingFor,omitempty"`
-	// PendingApprovals are the IDs of the approvals the task waits for.
+	// PendingApprovals are the approver groups the task waits for (its
+	// A2APendingApprovals search attribute); Waiting has the approvals.
 	PendingApprovals []string `json:"pendingApprovals,omitempty"`
+	// Waiting is what the task waits for in detail (its approvals' groups,
+	// quorum and deadline, waitpoints, credential request, remote tasks), as
+	// its memo holds it; absent for a task recorded before that memo.
+	Waiting *wire.Waiting `json:"waiting,omitempty"`
 	// CostUSD is the task's LLM cost so far, LLMCalls its model calls.
 	CostUSD  float64 `json:"costUsd,omitempty"`
 	LLMCalls int64   `json:"llmCalls,omitempty"`
@@ -274,6 +280,13 @@ func (s *Resources) taskRow(e *workflowpb.WorkflowExecutionInfo) TaskRow {
 	if p := sa[wire.PendingApprovalsKey.GetName()]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &approvals) == nil {
 		row.PendingApprovals = approvals
 	}
+	if row.State == a2a.TaskStateInputRequired || row.State == a2a.TaskStateAuthRequired {
+		var w wire.Waiting
+		if memoValue(memo, wire.WaitingMemoKey, &w) && w.Kind != "" {
+			row.Waiting = &w
+			row.WaitingFor = w.Line()
+		}
+	}
 	var text string
 	memoValue(memo, "text", &text)
 	row.Summary = row.Agent
@@ -334,16 +347,16 @@ func visibleState(recorded string, status enums.WorkflowExecutionStatus) a2a.Tas
 	return a2a.TaskStateFailed
 }
 
-// readWaiting says what each waiting row waits for, reading its status
-// (GetTask without history, under the one rule) at most waitingReads at a
-// time: visibility holds the approvals' IDs, not the question. A row
-// whose read fails keeps what visibility says.
+// readWaiting says what each waiting row whose memo does not say it (a task
+// recorded before wire.WaitingMemo) waits for, reading its status (GetTask
+// without history, under the one rule) at most waitingReads at a time. A
+// row whose read fails keeps what visibility says.
 func (s *Resources) readWaiting(ctx context.Context, rows []TaskRow) {
 	sem := make(chan struct{}, waitingReads)
 	var wg sync.WaitGroup
 	for i := range rows {
 		r := &rows[i]
-		if r.State != a2a.TaskStateInputRequired && r.State != a2a.TaskStateAuthRequired {
+		if r.Waiting != nil || (r.State != a2a.TaskStateInputRequired && r.State != a2a.TaskStateAuthRequired) {
 			continue
 		}
 		svc := s.services[r.Agent]

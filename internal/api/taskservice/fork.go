@@ -72,9 +72,14 @@ func (s *TaskService) Fork(ctx context.Context, id a2a.TaskID, retry bool, atMes
 	m.TaskID, m.ContextID = "", ""
 	// A fork records without lean writes, as forks always did, and makes
 	// its model calls as its original did (startedLocalModelCalls).
+	// It says what it waits for in its memo when the API's tasks do
+	// (wire.WaitingMemo: nothing it writes while it replays).
 	recording := wire.LongTasks | wire.MergedWrites
 	if startedLocalModelCalls(latest) {
 		recording |= wire.LocalModelCalls
+	}
+	if s.recording.WaitingMemo() {
+		recording |= wire.WaitingMemo
 	}
 	in := wire.TaskInput{Agent: s.agent.Name, ContextID: contextID, Owner: owner, Message: &m, Recording: recording, Fork: fork}
 	return s.startFork(ctx, id, in)

@@ -593,8 +593,8 @@ func StartSearchAttributes(agent *workflows.Agent, contextID, owner string, stat
 		wire.TaskStateKey.ValueSet(string(state)),
 		wire.AgentKey.ValueSet(agent.Name),
 	}
-	if text := strings.TrimSpace(workflows.MessageText(first)); text != "" {
-		sa = append(sa, wire.TextKey.ValueSet(truncate(text, wire.SearchTextBytes)))
+	if text := wire.SearchText(workflows.MessageText(first)); text != "" {
+		sa = append(sa, wire.TextKey.ValueSet(text))
 	}
 	if skill := agent.DefaultSkill(); skill != "" {
 		sa = append(sa, wire.SkillKey.ValueSet(skill))

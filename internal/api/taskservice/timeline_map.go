@@ -356,6 +356,14 @@ func (b *timelineBuilder) modelCall(provider, model, summary string, result *com
 		if resp.Model != "" {
 			call.Model = resp.Model
 		}
+		// A local activity's marker names neither: its result does
+		// (llm.Response, recorded since it holds them).
+		if call.Provider == "" {
+			call.Provider = resp.Provider
+		}
+		if call.DurationMs == 0 {
+			call.DurationMs = resp.DurationMs
+		}
 	}
 	en := b.entry(EntryModelCall)
 	en.Model = call

@@ -137,6 +137,21 @@ func TestReplayHistories(t *testing.T) {
 		{name: "travel-lean", fixture: "testdata/travel-lean.history.json"},
 		{name: "expenses-lean", fixture: "testdata/expenses-lean.history.json"},
 		{name: "router-delegation-lean", fixture: "testdata/router-delegation-lean.history.json"},
+		// The same since the waiting memo (wire.WaitingMemo): a parked
+		// task says what it waits for in the memo upsert of its park
+		// (a2aflow.waiting), and one upsert removes it when it moves on
+		// (TestReplayWaitingMemoFixtures checks the fixtures hold them).
+		{name: "travel-waiting", fixture: "testdata/travel-waiting.history.json"},
+		{name: "expenses-waiting", fixture: "testdata/expenses-waiting.history.json"},
+		{name: "router-delegation-waiting", fixture: "testdata/router-delegation-waiting.history.json"},
+		// The continue-as-new runs above, recorded since the waiting
+		// memo: what the memo says crosses into the next run
+		// (continuedTask.Waiting), which writes it only when the task
+		// waits for something else, and removes it when the task moves on.
+		{name: "travel-continued-ask-waiting", fixture: "testdata/travel-continued-ask-waiting.history.json"},
+		{name: "travel-continued-resume-waiting", fixture: "testdata/travel-continued-resume-waiting.history.json"},
+		{name: "expenses-continued-approval-waiting", fixture: "testdata/expenses-continued-approval-waiting.history.json"},
+		{name: "expenses-continued-resume-waiting", fixture: "testdata/expenses-continued-resume-waiting.history.json"},
 		// A fork (docs/guides/fork.md): a travel task forked at its fourth
 		// message (the date question) with the original's recorded results
 		// and inputs in its input (TaskInput.Fork), started with the
@@ -285,7 +300,8 @@ func TestReplayRecordingBooleans(t *testing.T) {
 		{[]string{"expenses-lean", "router-delegation-lean", "travel-lean"},
 			[]string{"LongTasks", "MergedWrites", "LeanWrites"}, wire.LongTasks | wire.MergedWrites | wire.LeanWrites},
 		{[]string{"assistant-local-model-calls"},
-			[]string{"LongTasks", "MergedWrites", "LeanWrites", "LocalModelCalls"}, wire.CurrentRecording},
+			[]string{"LongTasks", "MergedWrites", "LeanWrites", "LocalModelCalls"},
+			wire.LongTasks | wire.MergedWrites | wire.LeanWrites | wire.LocalModelCalls},
 	} {
 		for _, name := range tt.fixtures {
 			t.Run(name, func(t *testing.T) {
@@ -317,6 +333,72 @@ func TestReplayRecordingBooleans(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReplayWaitingMemoFixtures: the fixtures of the waiting memo
+// (wire.WaitingMemo) hold what they are kept for: the travel task's three
+// questions each set a2aflow.waiting (input) and its booking removes it;
+// the expense sets it for its approval (with the approver group) and
+// removes it once approved; the delegation, which never parks, writes none.
+// The fixtures recorded before it hold no such key.
+func TestReplayWaitingMemoFixtures(t *testing.T) {
+	for _, tt := range []struct {
+		fixture string
+		want    []string
+	}{
+		{"travel-waiting", []string{"input", "input", "input", "removed"}},
+		{"expenses-waiting", []string{"approval finance", "removed"}},
+		{"router-delegation-waiting", nil},
+		// The last run of a continued task starts with the memo of the
+		// question it is parked on, writes the next question and the
+		// removal; the expense's, with its approval's, the removal only.
+		{"travel-continued-resume-waiting", []string{"input", "removed"}},
+		{"expenses-continued-resume-waiting", []string{"removed"}},
+		{"travel-lean", nil},
+		{"expenses-lean", nil},
+	} {
+		t.Run(tt.fixture, func(t *testing.T) {
+			h := readHistory(t, "testdata/"+tt.fixture+".history.json")
+			if !strings.HasSuffix(tt.fixture, "-waiting") {
+				var in wire.TaskInput
+				data := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData()
+				if err := json.Unmarshal(data, &in); err != nil || in.RecordingLevel().WaitingMemo() {
+					t.Fatalf("%s records the waiting memo (%v)", tt.fixture, err)
+				}
+			}
+			if strings.Contains(tt.fixture, "-resume-") {
+				var in struct {
+					Continued *struct {
+						Waiting *wire.Waiting `json:"waiting"`
+					}
+				}
+				data := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData()
+				if err := json.Unmarshal(data, &in); err != nil || in.Continued == nil || in.Continued.Waiting == nil {
+					t.Fatalf("%s starts without the memo of the run before (%v)", tt.fixture, err)
+				}
+			}
+			var got []string
+			for _, e := range h.Events {
+				p, ok := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[wire.WaitingMemoKey]
+				if !ok {
+					continue
+				}
+				var w *wire.Waiting
+				if err := json.Unmarshal(p.GetData(), &w); err != nil || w == nil {
+					got = append(got, "removed")
+					continue
+				}
+				s := w.Kind
+				for _, a := range w.Approvals {
+					s += " " + strings.Join(a.Groups, ",")
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("a2aflow.waiting upserts (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
