@@ -132,6 +132,9 @@ type Config struct {
 	// administers them (guard.PolicyAdminOf).
 	Policies     resources.PolicyStore
 	PolicyAdmins map[string][]string
+	// Delegations keeps the approvers' delegations (/delegations); nil:
+	// none are kept.
+	Delegations resources.DelegationStore
 	// Credentials keeps the credentials users give tasks that ask for them
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
@@ -225,7 +228,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 	s.resources = resources.New(c, reg, services, resources.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace,
 		TemporalUIURL: cfg.TemporalUIURL, Logger: cfg.Logger, Auth: cfg.Auth, ApproverGroups: cfg.ApproverGroups,
 		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, Recording: cfg.recording(),
-		Policies: cfg.Policies, PolicyAdmins: cfg.PolicyAdmins})
+		Policies: cfg.Policies, PolicyAdmins: cfg.PolicyAdmins, Delegations: cfg.Delegations})
 	s.mcp = mcpserver.New(c, reg, services, s.guard, mcpserver.Config{Logger: cfg.Logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		HostsChecked: len(cfg.Limits.AllowedHosts) > 0, AuthOn: cfg.Auth.Enabled(), ShuttingDown: cfg.ShuttingDown})
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)

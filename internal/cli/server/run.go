@@ -362,13 +362,14 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	// The approval policies (/policies) are kept there too.
 	var usage resources.UsageReader
 	var policyStore resources.PolicyStore
+	var delegations resources.DelegationStore
 	if cfg.DataDir != "" || cfg.DatabaseDSN != "" {
 		store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		usage, policyStore = store, store
+		usage, policyStore, delegations = store, store, store
 	}
 	draining := make(chan struct{}) // closed on shutdown: streams end
 	apiURL := cfg.PublicURL
@@ -395,6 +396,7 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		Credentials:       cfg.Secrets.credentials,
 		Usage:             usage,
 		Policies:          policyStore,
+		Delegations:       delegations,
 		PolicyAdmins:      policyAdmins,
 		Waitpoints:        wire.NewWaitpointTokens(cfg.Secrets.keys...),
 		Routes:            cfg.app.Routes,
