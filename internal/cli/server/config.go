@@ -64,6 +64,9 @@ type config struct {
 	// PolicyAdmins maps principals to the tenants whose approval policies
 	// they administer, * for operators (guard.PolicyAdminOf).
 	PolicyAdmins string
+	// PolicyRequestsRetention is how long the requests the policy gates
+	// judged are kept (for `policies try`); 0 keeps them forever.
+	PolicyRequestsRetention time.Duration
 	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.
 	TemporalUIURL string
 	// Peers are the NAME=URL agents serve puts into its directory (peers.go).
@@ -152,6 +155,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group`)
 	b.String(&c.PolicyAdmins, "policy-admins", "A2AFLOW_POLICY_ADMINS", "",
 		`who may read and change the approval policies (/policies, a2aflow policies): "root:*;ann:acme" makes root an operator (every scope) and ann the admin of tenant acme's; empty lets anyone without authentication, and nobody with it`)
+	b.Duration(&c.PolicyRequestsRetention, "policy-requests-retention", "A2AFLOW_POLICY_REQUESTS_RETENTION", 90*24*time.Hour,
+		"how long the requests the approval policies judged are kept for `a2aflow policies try` (table policy_requests); older ones are deleted at start and every hour; 0 keeps them forever")
 	b.String(&c.TemporalUIURL, "temporal-ui-url", cmdutil.EnvTemporalUIURL, "", "Temporal Web UI base URL for links from approvals; serve sets its own")
 	b.Int(&c.DefaultHistoryLength, "default-history-length", "A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000,
 		"how many of a task's latest messages a read that sets no historyLength gets (a SendMessage without one: the messages since the caller's own, within this); 0 for all, which costs time in proportion to a long task's age")

@@ -370,6 +370,9 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		}
 		defer store.Close()
 		usage, policyStore, delegations = store, store, store
+		if cfg.PolicyRequestsRetention > 0 {
+			go prunePolicyRequests(ctx, store, cfg.PolicyRequestsRetention, logger)
+		}
 	}
 	draining := make(chan struct{}) // closed on shutdown: streams end
 	apiURL := cfg.PublicURL
@@ -483,4 +486,29 @@ func (h levelAtLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h levelAtLeast) WithGroup(name string) slog.Handler {
 	return levelAtLeast{h.Handler.WithGroup(name), h.min}
+}
+
+// policyRequestsPruneEvery is how often the API deletes the judged
+// requests older than --policy-requests-retention.
+const policyRequestsPruneEvery = time.Hour
+
+// prunePolicyRequests deletes the judged requests older than retention at
+// once and every policyRequestsPruneEvery until ctx is done.
+func prunePolicyRequests(ctx context.Context, store *models.Store, retention time.Duration, logger *slog.Logger) {
+	tick := time.NewTicker(policyRequestsPruneEvery)
+	defer tick.Stop()
+	for {
+		n, err := store.PrunePolicyRequests(ctx, time.Now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("policy requests not pruned", "error", err)
+		case n > 0:
+			logger.Info("policy requests pruned", "deleted", n, "older than", retention.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
