@@ -81,6 +81,9 @@ type config struct {
 	// OutboundAllowHosts are the non-public addresses the worker's outbound
 	// requests (agent cards, delegation, directory tools) may reach besides
 	// the hosts of the operator's agents (outbound.ParsePolicy).
+	// SafeByDefault, when set, makes every agent's LLM tool loop safe by
+	// default (llm.WithDefaultSafeByDefault) unless it sets its own.
+	SafeByDefault      []string
 	OutboundAllowHosts []string
 	// RetryBudget is how long delegation retries an unreachable remote agent.
 	RetryBudget time.Duration
@@ -258,6 +261,8 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits")
 	b.Bool(&c.EagerActivities, "eager-activities", "A2AFLOW_EAGER_ACTIVITIES", true,
 		"start the activities a task schedules (tool, model and remote agent calls, webhook deliveries) on this worker at once, in the reply to the workflow task that scheduled them (Temporal's eager activity execution); false sends every activity through the task queue, to any worker polling it")
+	b.StringSlice(&c.SafeByDefault, "safe-by-default", "A2AFLOW_SAFE_BY_DEFAULT", nil,
+		"approver groups, e.g. ops: every agent's tool calls that no approval policy allows wait for their approval, as an agent's own safe-by-default does (docs/guides/policies.md); an agent that sets its own keeps it; comma-separated")
 	b.StringSlice(&c.OutboundAllowHosts, "outbound-allow-hosts", "A2AFLOW_OUTBOUND_ALLOW_HOSTS", nil,
 		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated")
 }
