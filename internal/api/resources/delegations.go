@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/gin-gonic/gin"
@@ -133,6 +134,8 @@ func checkDelegation(req DelegationRequest, caller string, now time.Time) (model
 		d.Start = *req.Start
 	}
 	switch {
+	case !plainText(d.From) || !plainText(d.To) || !plainText(d.Reason):
+		return d, apierror.BadRequest("from, to and reason must be UTF-8 text without NUL")
 	case d.To == "" || len(d.To) > 128 || len(d.From) > 128:
 		return d, apierror.BadRequest("to names who decides for from: 1 to 128 bytes")
 	case d.To == d.From:
@@ -211,7 +214,7 @@ func (s *Resources) onBehalfOf(ctx context.Context, who wire.Caller, from string
 	if s.cfg.Delegations == nil {
 		return who, a2a.NewError(a2a.ErrUnsupportedOperation, "this server keeps no delegations (no database)")
 	}
-	if from == "" || len(from) > 128 {
+	if from == "" || len(from) > 128 || !plainText(from) {
 		return who, apierror.BadRequest("onBehalfOf names an approver: 1 to 128 bytes")
 	}
 	list, err := s.cfg.Delegations.DelegationsFromTo(ctx, from, who.Approver)
@@ -241,6 +244,10 @@ func (s *Resources) onBehalfOf(ctx context.Context, who wire.Caller, from string
 	}
 	return who, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("%s holds no delegation from %s now: %s", who.Approver, from, why))
 }
+
+// plainText reports whether s is UTF-8 without NUL: what the databases
+// store as text (PostgreSQL refuses a NUL).
+func plainText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 func (s *Resources) delegationStoreFailed(c *gin.Context, err error) {
 	s.cfg.Logger.ErrorContext(c.Request.Context(), "delegation store", "error", err)
