@@ -39,7 +39,7 @@ func TestApprovalDelegation(t *testing.T) {
 	}
 
 	// Lending: one's own authority, or as an operator anyone's.
-	out, err := cli("delegations", "add", "--as", "carl", "--to", "dana", "--until", "25s", "--reason", "holiday")
+	out, err := cli("delegations", "add", "--as", "carl", "--to", "dana", "--until", "40s", "--reason", "holiday")
 	m := regexp.MustCompile(`delegation (\d+): dana decides for carl from (\S+) until (\S+)`).FindStringSubmatch(out)
 	if err != nil || m == nil {
 		t.Fatalf("a2aflow delegations add: %v\n%s", err, out)
@@ -86,9 +86,16 @@ func TestApprovalDelegation(t *testing.T) {
 		t.Errorf("the approval's decisions: %+v; want dana for carl", view.Decisions)
 	}
 
+	// By an A2A message's decision part, as well.
+	task3, approvalID3 := expense(t, ctx, c, "320 EUR taxi")
+	if _, err := c.SendMessage(withHeader(ctx, "X-Approver", "dana"), &a2a.SendMessageRequest{Message: decisionFor(task3.ID, approvalID3, "carl")}); err != nil {
+		t.Fatalf("dana's decision part for carl: %v", err)
+	}
+	checkReceipt(t, "delegate by message", waitState(t, ctx, c, task3.ID, a2a.TaskStateCompleted), true, "dana for carl", "a2a", "by message")
+
 	// Time to decision, per group and outcome, on /metrics.
-	if n := decisionCount(t, s.APIURL, "finance", "approved"); n != 1 {
-		t.Errorf("a2aflow_approval_decision_seconds_count{group=finance,outcome=approved} = %d after one approval, want 1", n)
+	if n := decisionCount(t, s.APIURL, "finance", "approved"); n != 2 {
+		t.Errorf("a2aflow_approval_decision_seconds_count{group=finance,outcome=approved} = %d after two approvals, want 2", n)
 	}
 
 	// After the period: refused, saying when it ended; the approval waits.
@@ -104,6 +111,10 @@ func TestApprovalDelegation(t *testing.T) {
 	}
 	if out, err := cli("approve", approvalID2, "--as", "dana", "--for", "carl"); err == nil || !strings.Contains(out, "HTTP 403") {
 		t.Errorf("a2aflow approve --for carl after the period: %v\n%s; want refused", err, out)
+	}
+	if _, err := c.SendMessage(withHeader(ctx, "X-Approver", "dana"), &a2a.SendMessageRequest{Message: decisionFor(task2.ID, approvalID2, "carl")}); err == nil ||
+		!strings.Contains(err.Error(), "holds no delegation from carl now") {
+		t.Errorf("dana's decision part for carl after the period: %v; want refused", err)
 	}
 	if out, _ := cli("delegations", "--as", "dana"); !strings.Contains(out, "ended") {
 		t.Errorf("dana's delegations after the period:\n%s", out)
@@ -135,9 +146,18 @@ func TestApprovalDelegation(t *testing.T) {
 		t.Errorf("carl deciding: HTTP %d %s", code, body)
 	}
 	checkReceipt(t, "carl", waitState(t, ctx, c, task2.ID, a2a.TaskStateCompleted), true, "carl", "rest", "for the boss")
-	if n := decisionCount(t, s.APIURL, "finance", "approved"); n != 2 {
-		t.Errorf("a2aflow_approval_decision_seconds_count{group=finance,outcome=approved} = %d after two approvals, want 2", n)
+	if n := decisionCount(t, s.APIURL, "finance", "approved"); n != 3 {
+		t.Errorf("a2aflow_approval_decision_seconds_count{group=finance,outcome=approved} = %d after three approvals, want 3", n)
 	}
+}
+
+// decisionFor is a message to task whose data part approves approvalID for
+// the approver onBehalfOf.
+func decisionFor(task a2a.TaskID, approvalID, onBehalfOf string) *a2a.Message {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"approvalId": approvalID, "approved": true,
+		"comment": "by message", "onBehalfOf": onBehalfOf}))
+	m.TaskID = task
+	return m
 }
 
 // decisionCount reads the count of a2aflow_approval_decision_seconds of the

@@ -220,7 +220,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		WaitTimeout: cfg.WaitTimeout, Push: cfg.Push, ApproverGroups: cfg.ApproverGroups, AuthOn: cfg.Auth.Enabled(),
 		Payloads: cfg.Payloads, Recording: cfg.recording(),
 		Credentials: cfg.Credentials, DefaultHistoryLength: cfg.DefaultHistoryLength, ShuttingDown: cfg.ShuttingDown,
-		Usage: cfg.Usage, TemporalUIURL: cfg.TemporalUIURL, StorageCheck: cfg.StorageCheck,
+		Usage: cfg.Usage, TemporalUIURL: cfg.TemporalUIURL, StorageCheck: cfg.StorageCheck, Delegations: cfg.Delegations,
 	})
 	s.bindings = a2abinding.New(reg, services, s.guard, a2abinding.Config{PublicURL: cfg.PublicURL, Logger: cfg.Logger,
 		AccessLog: cfg.AccessLog, MaxBodyBytes: cfg.MaxBodyBytes, Auth: cfg.Auth, CardSigner: cfg.CardSigner, GRPC: cfg.GRPC,

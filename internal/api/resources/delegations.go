@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aflow/a2aflow/internal/api/apierror"
 	"github.com/a2aflow/a2aflow/internal/api/guard"
+	"github.com/a2aflow/a2aflow/internal/api/taskservice"
 	"github.com/a2aflow/a2aflow/internal/models"
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
@@ -27,7 +28,7 @@ type DelegationStore interface {
 	Delegations(ctx context.Context, who string) ([]models.Delegation, error)
 	DelegationByID(ctx context.Context, id int64) (models.Delegation, error)
 	RevokeDelegation(ctx context.Context, id int64, by string) (models.Delegation, error)
-	DelegationsFromTo(ctx context.Context, from, to string) ([]models.Delegation, error)
+	taskservice.DelegationLookup
 }
 
 // DelegationRequest is the body of POST /delegations.
@@ -205,44 +206,11 @@ func (s *Resources) revokeDelegation(c *gin.Context) {
 	c.JSON(http.StatusOK, d)
 }
 
-// onBehalfOf returns who deciding with the authority of from: the
-// delegation from from to who in force now makes them "WHO for FROM" with
-// from's groups; without one, 403 saying why (none, not yet, ended,
-// revoked).
+// onBehalfOf returns who deciding with the authority of from
+// (taskservice.Delegates, the check of every decision path).
 func (s *Resources) onBehalfOf(ctx context.Context, who wire.Caller, from string) (wire.Caller, error) {
-	from = strings.TrimSpace(from)
-	if s.cfg.Delegations == nil {
-		return who, a2a.NewError(a2a.ErrUnsupportedOperation, "this server keeps no delegations (no database)")
-	}
-	if from == "" || len(from) > 128 || !plainText(from) {
-		return who, apierror.BadRequest("onBehalfOf names an approver: 1 to 128 bytes")
-	}
-	list, err := s.cfg.Delegations.DelegationsFromTo(ctx, from, who.Approver)
-	if err != nil {
-		s.cfg.Logger.ErrorContext(ctx, "delegation store", "error", err)
-		return who, a2a.NewError(a2a.ErrServerError, "the delegation store did not answer")
-	}
-	now := time.Now()
-	for _, d := range list {
-		if d.ActiveAt(now) {
-			who.OnBehalfOf = from
-			who.Approver = who.Approver + " for " + from
-			who.Groups = guard.ApproverGroups(s.cfg.ApproverGroups, s.cfg.Auth.Enabled(), from)
-			return who, nil
-		}
-	}
-	why := "there is none"
-	if len(list) > 0 {
-		switch d := list[0]; {
-		case d.RevokedAt != nil && !now.Before(*d.RevokedAt):
-			why = fmt.Sprintf("the latest (%d) was revoked by %s at %s", d.ID, d.RevokedBy, d.RevokedAt.Format(time.RFC3339))
-		case now.Before(d.Start):
-			why = fmt.Sprintf("the latest (%d) starts at %s", d.ID, d.Start.Format(time.RFC3339))
-		default:
-			why = fmt.Sprintf("the latest (%d) ended at %s", d.ID, d.End.Format(time.RFC3339))
-		}
-	}
-	return who, a2a.NewError(a2a.ErrUnauthorized, fmt.Sprintf("%s holds no delegation from %s now: %s", who.Approver, from, why))
+	return taskservice.Delegates{Lookup: s.cfg.Delegations, ApproverGroups: s.cfg.ApproverGroups,
+		AuthOn: s.cfg.Auth.Enabled(), Logger: s.cfg.Logger}.OnBehalfOf(ctx, who, from)
 }
 
 // plainText reports whether s is UTF-8 without NUL: what the databases
