@@ -44,8 +44,8 @@ cluster: build
 cluster-down:
 	./scripts/cluster.sh down
 
-## cluster-test: the fault test on a cluster of its own (kill -9 of a worker, an api and a Temporal node
-## under load); CLUSTER_TASKS (default 300) tasks, about 4 minutes. CI runs it after `make test`.
+## cluster-test: the fault test on a cluster of its own (kill -9 of a worker, an api and a Temporal node,
+## PostgreSQL restarted, under load); CLUSTER_TASKS (default 300) tasks, about 4 minutes. CI runs it after `make test`.
 cluster-test:
 	A2AFLOW_CLUSTER_TEST=1 A2AFLOW_CLUSTER_TASKS=$(or $(CLUSTER_TASKS),300) \
 		$(GO) test -count=1 -timeout 30m -v -run '^TestCluster$$' ./tests/
@@ -75,6 +75,8 @@ examples:
 	cd examples/approval-pipeline && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
 	cd examples/tck-agent && $(GO) mod tidy -diff && $(GO) vet ./... && \
+		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
+	cd examples/itk-agent && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		$(GO) run $(WORKFLOWCHECK) ./... && $(GO) test -count=1 ./...
 
 ## kubernetes: deploy/kubernetes's manifests decode strictly into the Kubernetes API's own types

@@ -11,6 +11,8 @@
 #   scripts/cluster.sh status        each process: pid, up/down, its port
 #   scripts/cluster.sh kill NODE     kill -9 one process (postgres temporal1 temporal2
 #                                    worker1 worker2 api1 api2)
+#   scripts/cluster.sh stop NODE     stop one process cleanly (SIGTERM; PostgreSQL's fast
+#                                    shutdown, SIGINT, which ends its clients' sessions)
 #   scripts/cluster.sh start NODE    start one process again (waits until it answers)
 #   scripts/cluster.sh env           the addresses, as shell variables
 #
@@ -406,6 +408,12 @@ case "${1:-}" in
     while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
     rm -f "$PIDS/$2.pid"
     log "$2 killed (kill -9 $pid)" ;;
+  stop)
+    [ -n "${2:-}" ] || die "usage: $0 stop NODE (one of: ${NODES[*]})"
+    port_of "$2" >/dev/null
+    alive "$2" || die "$2 is not running"
+    if [ "$2" = postgres ]; then stop_node postgres INT; else stop_node "$2" TERM; fi
+    log "$2 stopped" ;;
   start)
     [ -n "${2:-}" ] || die "usage: $0 start NODE (one of: ${NODES[*]})"
     port_of "$2" >/dev/null
@@ -415,5 +423,5 @@ case "${1:-}" in
     echo "A2A_URLS=http://127.0.0.1:$API1_PORT,http://127.0.0.1:$API2_PORT"
     echo "TEMPORAL_ADDRS=127.0.0.1:$T1_PORT,127.0.0.1:$T2_PORT"
     echo "DATABASE=$(pg_dsn a2aflow)" ;;
-  *) die "usage: $0 up|down|status|kill NODE|start NODE|env" ;;
+  *) die "usage: $0 up|down|status|kill NODE|stop NODE|start NODE|env" ;;
 esac

@@ -34,9 +34,12 @@ import (
 // canceled) arrive spread over the run, driven through both api nodes with
 // retries that reuse each message's messageId, while a worker, an api and a
 // Temporal node are each killed with kill -9 and started again (the Temporal
-// node after a minute down). Every task must end in its state, once: one
-// workflow per task, one booking per booked trip, one decision per approval,
-// and every subscriber's events without a gap. It takes minutes: `make
+// node after a minute down), then PostgreSQL, under both Temporal nodes and
+// a2aflow's records, is stopped (its fast shutdown, which ends every
+// session) and started again 10 s later. Every task must end in its state,
+// once: each message sent once in its history, one workflow per task, one
+// booking per booked trip, one decision per approval, and every
+// subscriber's events without a gap. It takes minutes: `make
 // cluster-test` runs it (A2AFLOW_CLUSTER_TEST=1); A2AFLOW_CLUSTER_TASKS sets
 // the number of tasks (default 300) and A2AFLOW_CLUSTER_DOWN how long the
 // Temporal node stays down (default 1m).
@@ -61,7 +64,7 @@ func TestCluster(t *testing.T) {
 	ld := newClusterLoad(t, ctx, cl)
 
 	// The faults, one after the other, while the tasks arrive.
-	spread := 40*time.Second + down + 40*time.Second
+	spread := 40*time.Second + down + 60*time.Second
 	t0 := time.Now()
 	ld.start = t0
 	var wg sync.WaitGroup
@@ -109,6 +112,20 @@ func TestCluster(t *testing.T) {
 		fmt.Sprintf("tasks served through both apis %s after its start", ld.recovered(startedAt, 0, 1)),
 	}})
 
+	// PostgreSQL, under both Temporal nodes and a2aflow's records, stopped
+	// (its fast shutdown ends every session) and started again.
+	sleepUntil(35*time.Second + down + 20*time.Second)
+	stopped := cl.Stop("postgres")
+	time.Sleep(pgDown)
+	startedAt = time.Now()
+	restarted = cl.Start("postgres")
+	pgRecovered := ld.recovered(startedAt, 0, 1)
+	recoveries = append(recoveries, recovery{fmt.Sprintf("postgres stopped (fast shutdown), started again %s later", startedAt.Sub(stopped).Round(100*time.Millisecond)), []string{
+		fmt.Sprintf("postgres ready %s after its start", restarted),
+		fmt.Sprintf("tasks served through both apis %s after its start", pgRecovered),
+		"request attempts that failed from the stop to then, each retried: " + ld.failuresSince(stopped),
+	}})
+
 	wg.Wait()
 	t.Logf("%d tasks driven in %s; %d sends retried, %d attempts failed", nTasks, time.Since(t0).Round(time.Second), ld.retried.Load(), ld.failedAttempts.Load())
 	for _, r := range recoveries {
@@ -116,6 +133,9 @@ func TestCluster(t *testing.T) {
 	}
 	ld.verify(nTasks)
 }
+
+// pgDown is how long PostgreSQL stays stopped.
+const pgDown = 10 * time.Second
 
 func envIntDefault(key string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(key)); err == nil && n > 0 {
@@ -141,6 +161,47 @@ type clusterLoad struct {
 	// describe the streams given up for silence, in times since start.
 	start  time.Time
 	stalls []string
+	// failures are the attempts that failed, when and why.
+	failures []failure
+}
+
+type failure struct {
+	at  time.Time
+	err string
+}
+
+// noteFailure keeps a failed attempt's time and error.
+func (ld *clusterLoad) noteFailure(err error) {
+	msg := err.Error()
+	if len(msg) > 100 {
+		msg = msg[:100]
+	}
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.failures = append(ld.failures, failure{time.Now(), msg})
+}
+
+// failuresSince counts the attempts that failed since t, by error.
+func (ld *clusterLoad) failuresSince(t time.Time) string {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	by := map[string]int{}
+	n := 0
+	for _, f := range ld.failures {
+		if !f.at.Before(t) {
+			by[f.err]++
+			n++
+		}
+	}
+	if n == 0 {
+		return "none"
+	}
+	var parts []string
+	for msg, k := range by {
+		parts = append(parts, fmt.Sprintf("%d× %s", k, msg))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d (%s)", n, strings.Join(parts, "; "))
 }
 
 type loadTask struct {
@@ -183,6 +244,7 @@ func (ld *clusterLoad) retry(what string, first int, op func(ctx context.Context
 			return nil
 		}
 		ld.failedAttempts.Add(1)
+		ld.noteFailure(last)
 		if ld.ctx.Err() != nil {
 			break
 		}
@@ -548,6 +610,9 @@ func (ld *clusterLoad) verify(n int) {
 			continue
 		}
 		counts[lt.kind]++
+		if err := messagesOnce(task, fmt.Sprintf("load-%s-%d-m", ld.run0, lt.i), sentMessages[lt.kind]); err != nil {
+			t.Errorf("task %d (%s) %s: %v", lt.i, lt.kind, lt.id, err)
+		}
 		switch lt.kind {
 		case "travel", "subscribed":
 			if len(task.Artifacts) != 1 {
@@ -586,7 +651,8 @@ func (ld *clusterLoad) verify(n int) {
 	}
 	for _, s := range ld.stalls {
 		// The fault schedule, in the same times: worker2 killed at 10s,
-		// api1 at 25s, temporal1 at 35s and started again a minute later.
+		// api1 at 25s, temporal1 at 35s and started again a minute later,
+		// postgres stopped at 1m55s for 10s.
 		t.Logf("stalled stream: %s", s)
 	}
 	if reconnected == 0 {
@@ -664,6 +730,30 @@ func (ld *clusterLoad) verify(n int) {
 		}
 	}
 	t.Logf("verified %d tasks: %d bookings, one workflow per task, %d probe tasks", n, len(booked), ld.probes.Load())
+}
+
+// sentMessages is how many messages each kind of task is sent.
+var sentMessages = map[string]int{"echo": 1, "travel": 4, "subscribed": 4, "expense": 1, "cancel": 2}
+
+// messagesOnce checks that the task's history holds each of the n user
+// messages sent to it (IDs prefix0, prefix1...) once: a send retried (on
+// the other api, after a fault) is not applied twice, and none is lost.
+func messagesOnce(task *a2a.Task, prefix string, n int) error {
+	seen := map[string]int{}
+	for _, m := range task.History {
+		if m.Role == a2a.MessageRoleUser {
+			seen[m.ID]++
+		}
+	}
+	for i := range n {
+		if id := fmt.Sprintf("%s%d", prefix, i); seen[id] != 1 {
+			return fmt.Errorf("message %s is in its history %d times, want once (history: %v)", id, seen[id], seen)
+		}
+	}
+	if len(seen) != n {
+		return fmt.Errorf("%d user messages in its history, want %d: %v", len(seen), n, seen)
+	}
+	return nil
 }
 
 // checkNoGap checks a subscriber's connections against every event of the

@@ -168,7 +168,7 @@ var (
 
 // grpcCardInterfaces are the interfaces of the travel agent's card (the
 // default agent's) when the gRPC binding is on.
-var grpcCardInterfaces = []string{"JSONRPC 1.0", "HTTP+JSON 1.0", "GRPC 1.0", "JSONRPC 0.3", "HTTP+JSON 0.3", "JSONRPC 1.1", "HTTP+JSON 1.1", "GRPC 0.3"}
+var grpcCardInterfaces = []string{"JSONRPC 1.0", "HTTP+JSON 1.0", "GRPC 1.0", "JSONRPC 0.3", "HTTP+JSON 0.3", "JSONRPC 1.1", "HTTP+JSON 1.1", "GRPC 0.3", "GRPC 1.1"}
 
 // wantClientReport is what the spec has every client observe over variant v.
 func wantClientReport(v matrixVariant) clientReport {

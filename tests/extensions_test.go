@@ -67,7 +67,7 @@ func TestExtensions(t *testing.T) {
 	for _, e := range card.Capabilities.Extensions {
 		uris = append(uris, e.URI)
 	}
-	if want := []string{artifactVersionsExtension, taskservice.ForkExtensionURI}; !slices.Equal(uris, want) {
+	if want := []string{artifactVersionsExtension, taskservice.ForkExtensionURI, taskservice.LiveExtensionURI}; !slices.Equal(uris, want) {
 		t.Fatalf("report card declares extensions %+v, want %v", card.Capabilities.Extensions, want)
 	}
 	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
@@ -211,7 +211,7 @@ func TestJSExtensions(t *testing.T) {
 				t.Fatalf("extensions.mjs printed no report: %v\n%s\n%s", err, &stdout, &stderr)
 			}
 			uri := artifactVersionsExtension
-			if want := []string{uri, taskservice.ForkExtensionURI}; !slices.Equal(got.CardExtensions, want) {
+			if want := []string{uri, taskservice.ForkExtensionURI, taskservice.LiveExtensionURI}; !slices.Equal(got.CardExtensions, want) {
 				t.Errorf("card extensions %q, want %q", got.CardExtensions, want)
 			}
 			if got.Activated.ResponseHeader != uri || !slices.Equal(got.Activated.ArtifactExtensions, []string{uri}) ||

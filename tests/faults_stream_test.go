@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/tests/fakes"
@@ -32,10 +33,26 @@ import (
 func faultsStream(t *testing.T, ctx context.Context, apiURL string, model *faultModel, llm *faultProxy) {
 	api := newFaultProxy(t, "api", strings.TrimPrefix(apiURL, "http://"))
 	c := harness.ClientsOver(t, ctx, api.URL()+"/agents/assistant", 1, a2a.TransportProtocolJSONRPC, 2)[0]
+	cutStream(t, ctx, c, api, "cut: tell me about streaming", model, llm)
+}
+
+// faultsGRPCStream is faultsStream over the gRPC binding: the client (the
+// official a2a-go client, its gRPC transport) finds serve's gRPC address in
+// the agent card, which names grpc (a proxy in front of serve's gRPC
+// listener, --grpc-public-addr); the reset breaks the HTTP/2 connection
+// the stream runs on, and the client's resubscription dials again.
+func faultsGRPCStream(t *testing.T, ctx context.Context, apiURL string, grpc *faultProxy, model *faultModel, llm *faultProxy) {
+	c := harness.ClientsOver(t, ctx, apiURL+"/agents/assistant", 1, a2a.TransportProtocolGRPC, 2)[0]
+	cutStream(t, ctx, c, grpc, "grpc cut: tell me about streaming", model, llm)
+}
+
+// cutStream sends text with SendStreamingMessage through c, resets the
+// client's link (api) after two live chunks, resubscribes and checks the
+// answer joined across both streams.
+func cutStream(t *testing.T, ctx context.Context, c *a2aclient.Client, api *faultProxy, text string, model *faultModel, llm *faultProxy) {
 	llm.add("narrow", "bandwidth", "downstream", `{"rate":1}`)
 	defer llm.remove("narrow")
 
-	const text = "cut: tell me about streaming"
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
 	var id a2a.TaskID
 	var before string // the live text the first stream showed
@@ -102,7 +119,7 @@ func faultsStream(t *testing.T, ctx context.Context, apiURL string, model *fault
 		if err == nil {
 			break
 		}
-		if errors.Is(err, a2a.ErrUnsupportedOperation) || attempt == 20 {
+		if errors.Is(err, a2a.ErrUnsupportedOperation) || attempt == 40 {
 			t.Fatalf("resubscribe to %s, attempt %d: %v", id, attempt, err)
 		}
 		first = time.Time{}

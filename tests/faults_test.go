@@ -184,17 +184,23 @@ func TestFaults(t *testing.T) {
 	extProxy, extHook := serveExtBehind(t, ext)
 	dataDir := t.TempDir()
 	harness.AddAgent(t, dataDir, "ext", extProxy.URL())
+	// serve's gRPC listener sits behind a proxy its cards name.
+	grpcAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
+	grpcProxy := newFaultProxy(t, "grpc", grpcAddr)
 	s := harness.StartServe(t, dataDir, "--delegation-retry-budget", "30s",
-		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s")
+		"--push-allow-hosts", "loopback", "--push-max-retry-interval", "1s",
+		"--grpc-addr", grpcAddr, "--grpc-public-addr", grpcProxy.Addr())
 	ctx := harness.Context(t)
 
 	t.Run("llm", func(t *testing.T) { faultsLLM(t, ctx, s.APIURL, model, llmProxy) })
 	t.Run("delegation", func(t *testing.T) { faultsDelegation(t, ctx, s.APIURL, ext, extProxy, extHook) })
 	t.Run("stream", func(t *testing.T) { faultsStream(t, ctx, s.APIURL, model, llmProxy) })
+	t.Run("grpc-stream", func(t *testing.T) { faultsGRPCStream(t, ctx, s.APIURL, grpcProxy, model, llmProxy) })
 	t.Run("push", func(t *testing.T) { faultsPush(t, ctx, s.APIURL) })
 	t.Run("push-slow-close", func(t *testing.T) { faultsPushSlowClose(t, ctx, s.APIURL) })
 	t.Run("mcp", faultsMCP)
 	t.Run("temporal", faultsTemporal)
+	t.Run("mixed", faultsMixed)
 	t.Run("disk", faultsDisk)
 }
 
@@ -371,21 +377,9 @@ func partition() time.Duration {
 // faultsTemporal partitions the API and the worker from Temporal's
 // frontend for 5 s (or 60 s, partition) while clients drive travel tasks.
 func faultsTemporal(t *testing.T) {
-	dataDir := t.TempDir()
-	temporalAddr := fmt.Sprintf("127.0.0.1:%d", harness.FreePort(t))
-	env := []string{"A2AFLOW_LOG_LEVEL=warn", "A2AFLOW_DATA_DIR=" + dataDir, "A2AFLOW_SECRETS_KEY=" + harness.SecretsKey}
-	tp := harness.Start(t, "a2aflow temporal", append(env, "A2AFLOW_TEMPORAL_ADDR="+temporalAddr), "temporal", "--data-dir", dataDir, "--ui-addr", "")
-	tp.WaitOutput("Temporal is serving", 2*time.Minute)
-	apiLink := newFaultProxy(t, "api-temporal", temporalAddr)
-	workerLink := newFaultProxy(t, "worker-temporal", temporalAddr)
-	w := harness.Start(t, "a2aflow worker", append(env, "A2AFLOW_TEMPORAL_ADDR="+workerLink.Addr()), "worker", "--data-dir", dataDir)
-	w.WaitOutput("a2aflow worker is running", time.Minute)
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", harness.FreePort(t))
-	api := harness.Start(t, "a2aflow api", append(env, "A2AFLOW_TEMPORAL_ADDR="+apiLink.Addr()), "api", "--http-addr", strings.TrimPrefix(apiURL, "http://"))
-	api.WaitOutput("a2aflow API is serving", time.Minute)
-	harness.WaitHealthy(t, apiURL)
+	d := startSplitBehind(t, t.TempDir(), nil, nil, nil)
 	ctx := harness.Context(t)
-	c := harness.ClientsOver(t, ctx, apiURL+"/agents/travel", 1, a2a.TransportProtocolJSONRPC, 8)[0]
+	c := harness.ClientsOver(t, ctx, d.apiURL+"/agents/travel", 1, a2a.TransportProtocolJSONRPC, 8)[0]
 
 	const tasks = 6
 	ld := &partitionLoad{t: t, ctx: ctx, c: c, sent: map[a2a.TaskID][]string{}}
@@ -394,17 +388,7 @@ func faultsTemporal(t *testing.T) {
 		wg.Go(func() { ld.drive(i) })
 	}
 	time.Sleep(1500 * time.Millisecond)
-	began := time.Now()
-	for _, p := range []*faultProxy{apiLink, workerLink} {
-		p.add("partition-up", "timeout", "upstream", fmt.Sprintf(`{"timeout":%d}`, partition().Milliseconds()))
-		p.add("partition-down", "timeout", "downstream", fmt.Sprintf(`{"timeout":%d}`, partition().Milliseconds()))
-	}
-	time.Sleep(partition())
-	for _, p := range []*faultProxy{apiLink, workerLink} {
-		p.remove("partition-up")
-		p.remove("partition-down")
-	}
-	t.Logf("partitioned from %v for %v", began.Format("15:04:05.000"), partition())
+	d.partition(t, partition())
 	wg.Wait()
 	ld.verify(tasks)
 }

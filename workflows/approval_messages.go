@@ -128,7 +128,7 @@ func (r *run) onOwnDecisionMessage(ctx workflow.Context, in wire.SendMessageInpu
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
 	r.record(ctx, &stored)
 	r.rememberMessageID(in.Message.ID)
-	r.addPushConfig(in.PushConfig)
+	r.addPushConfig(in.PushConfig, in.PushGeneration)
 	a, err := r.decide(ctx, d)
 	if err != nil {
 		return wire.TaskUpdateResult{}, err

@@ -121,6 +121,8 @@ type carriedPush struct {
 	Config   *a2a.PushConfig `json:"config"`
 	After    int64           `json:"after"`
 	Disabled bool            `json:"disabled,omitempty"`
+	// Generation: an A2A 1.1 config (pushSub.generation).
+	Generation bool `json:"generation,omitempty"`
 }
 
 // skillState is the skill's side of a [continuedTask].

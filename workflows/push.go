@@ -29,10 +29,13 @@ type pushState struct {
 // earlier one at the same webhook, and a slow webhook delays no other.
 type pushSub struct {
 	config   *a2a.PushConfig
-	after    int64               // events up to this number are delivered (or given up)
-	deleted  bool                `carry:"-"` // deleted configs leave subs
-	disabled bool                // failed for GiveUpAfter; creating the config again resumes it
-	cancel   workflow.CancelFunc `carry:"-"`
+	after    int64 // events up to this number are delivered (or given up)
+	deleted  bool  `carry:"-"` // deleted configs leave subs
+	disabled bool  // failed for GiveUpAfter; creating the config again resumes it
+	// generation: an A2A 1.1 config, whose deliveries carry the generation
+	// (wire.CreatePushConfigInput.Generation)
+	generation bool
+	cancel     workflow.CancelFunc `carry:"-"`
 }
 
 // registerPush sets the push handlers and starts the coroutine that starts
@@ -127,14 +130,15 @@ func (r *run) validatePushConfig(c *a2a.PushConfig) error {
 }
 
 func (r *run) onCreatePushConfig(ctx workflow.Context, in wire.CreatePushConfigInput) (*a2a.PushConfig, error) {
-	c := *r.addPushConfig(in.Config)
+	c := *r.addPushConfig(in.Config, in.Generation)
 	return &c, nil
 }
 
 // addPushConfig stores c, replacing the config with its ID if there is one,
 // and returns the stored config. A new webhook gets the events after now; a
-// replaced one keeps its place in the event sequence. A nil c is ignored.
-func (r *run) addPushConfig(c *a2a.PushConfig) *a2a.PushConfig {
+// replaced one keeps its place in the event sequence. generation says
+// whether it is an A2A 1.1 config. A nil c is ignored.
+func (r *run) addPushConfig(c *a2a.PushConfig, generation bool) *a2a.PushConfig {
 	if c == nil {
 		return nil
 	}
@@ -145,14 +149,14 @@ func (r *run) addPushConfig(c *a2a.PushConfig) *a2a.PushConfig {
 		stored.Auth = &auth
 	}
 	if sub := r.pushSub(stored.ID); sub != nil {
-		sub.config = &stored
+		sub.config, sub.generation = &stored, generation
 		if sub.disabled {
 			sub.disabled, sub.after = false, r.lastSeq
 			r.push.unstarted = append(r.push.unstarted, sub)
 		}
 		return &stored
 	}
-	sub := &pushSub{config: &stored, after: r.lastSeq}
+	sub := &pushSub{config: &stored, after: r.lastSeq, generation: generation}
 	r.push.subs = append(r.push.subs, sub)
 	r.push.unstarted = append(r.push.unstarted, sub)
 	return &stored
@@ -208,7 +212,7 @@ func (r *run) deliver(ctx workflow.Context, sub *pushSub) {
 				"config", sub.config.ID, "skipped", skipped)
 		}
 		actx := workflow.WithActivityOptions(ctx, r.pushActivityOptions(sub.config.ID, e.Seq))
-		err := workflow.ExecuteActivity(actx, wire.ActivityDeliverPush, wire.PushDelivery{Config: *sub.config, Event: e}).Get(actx, nil)
+		err := workflow.ExecuteActivity(actx, wire.ActivityDeliverPush, wire.PushDelivery{Config: *sub.config, Event: e, Generation: sub.generation}).Get(actx, nil)
 		if sub.deleted {
 			return
 		}
@@ -291,7 +295,7 @@ func (u *pushState) receive(workflow.Context, wire.SendMessageInput) (sendResult
 // carry hands over every webhook and how far it got.
 func (u *pushState) carry(c *continuedTask) {
 	for _, s := range u.subs {
-		c.Push = append(c.Push, carriedPush{Config: s.config, After: s.after, Disabled: s.disabled})
+		c.Push = append(c.Push, carriedPush{Config: s.config, After: s.after, Disabled: s.disabled, Generation: s.generation})
 	}
 }
 
@@ -299,7 +303,7 @@ func (u *pushState) carry(c *continuedTask) {
 // where they were.
 func (u *pushState) restore(c *continuedTask) {
 	for _, p := range c.Push {
-		sub := &pushSub{config: p.Config, after: p.After, disabled: p.Disabled}
+		sub := &pushSub{config: p.Config, after: p.After, disabled: p.Disabled, generation: p.Generation}
 		u.subs = append(u.subs, sub)
 		if !p.Disabled {
 			u.unstarted = append(u.unstarted, sub)

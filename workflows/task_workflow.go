@@ -175,7 +175,7 @@ func (r *run) startTask(ctx workflow.Context, in wire.TaskInput, agent *Agent, k
 		// has the schedule's push config, and its message, the same in
 		// every run, takes the task's ID as its own.
 		r.task.Metadata = map[string]any{wire.ScheduleMetadataKey: in.Schedule}
-		r.addPushConfig(in.PushConfig)
+		r.addPushConfig(in.PushConfig, false) // a schedule's: A2A 1.0
 		if in.Message != nil {
 			m := *in.Message
 			m.ID = string(r.task.ID)
@@ -620,7 +620,7 @@ func (r *run) sendMessage(ctx workflow.Context, in wire.SendMessageInput) (sendR
 // receiveUserMessage records a user message for the skill and, for a
 // blocking send, waits until the skill took it and stopped to wait or ended.
 func (r *run) receiveUserMessage(ctx workflow.Context, in wire.SendMessageInput) (wire.TaskUpdateResult, error) {
-	r.addPushConfig(in.PushConfig)
+	r.addPushConfig(in.PushConfig, in.PushGeneration)
 	r.extensions = in.Extensions
 	waitingForApprovals := (r.approvals.waiting || r.waitpoints.waiting) && r.task.Status.State == a2a.TaskStateInputRequired
 	index := r.receive(ctx, in.Message)

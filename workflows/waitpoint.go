@@ -494,7 +494,7 @@ func (r *run) onWaitpointMessage(ctx workflow.Context, in wire.SendMessageInput,
 	stored.TaskID, stored.ContextID = r.task.ID, r.task.ContextID
 	r.record(ctx, &stored)
 	r.rememberMessageID(in.Message.ID)
-	r.addPushConfig(in.PushConfig)
+	r.addPushConfig(in.PushConfig, in.PushGeneration)
 	if w := r.waitpoints.find(c.WaitpointID); w != nil && w.State == WaitpointPending {
 		c.By = in.Owner
 		if c.By == "" {

@@ -125,6 +125,9 @@ func (w *Webhooks) DeliverPushNotification(ctx context.Context, in wire.PushDeli
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWebhookConfig, nil)
 	}
 	body, err := json.Marshal(sr)
+	if err == nil && in.Generation {
+		body, err = withGeneration(body, wire.Generation(in.Event.Seq))
+	}
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("encode event %d: %v", in.Event.Seq, err), ErrTypeWebhookConfig, nil)
 	}
@@ -267,6 +270,33 @@ func streamResponse(e wire.Event) (a2a.StreamResponse, error) {
 	s := *e.Status
 	s.Metadata = withSeq(s.Metadata)
 	return a2a.StreamResponse{Event: &s}, nil
+}
+
+// withGeneration gives the event of body, a StreamResponse's JSON, A2A
+// 1.1's generation field, in ProtoJSON's form of an int64 (a string), as
+// the API writes it for 1.1 streams (a2abinding/v11.go).
+func withGeneration(body []byte, gen int64) ([]byte, error) {
+	var sr map[string]json.RawMessage
+	if err := json.Unmarshal(body, &sr); err != nil {
+		return nil, err
+	}
+	for _, kind := range []string{"statusUpdate", "artifactUpdate"} {
+		raw, ok := sr[kind]
+		if !ok {
+			continue
+		}
+		var event map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &event); err != nil {
+			return nil, err
+		}
+		event["generation"], _ = json.Marshal(strconv.FormatInt(gen, 10))
+		var err error
+		if sr[kind], err = json.Marshal(event); err != nil {
+			return nil, err
+		}
+		return json.Marshal(sr)
+	}
+	return nil, fmt.Errorf("a StreamResponse of no event kind: %s", body)
 }
 
 func taskIDOf(in wire.PushDelivery) a2a.TaskID {

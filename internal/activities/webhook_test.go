@@ -114,6 +114,7 @@ func TestDeliverPushNotificationSendsStreamResponse(t *testing.T) {
 		wantAuth string
 		wantTok  string
 		wantKind string // statusUpdate or artifactUpdate
+		v11      bool   // an A2A 1.1 config: the event carries its generation
 	}{
 		{
 			name:     "bearer and token",
@@ -141,11 +142,27 @@ func TestDeliverPushNotificationSendsStreamResponse(t *testing.T) {
 			event:    wire.Event{Seq: 5, Artifact: &a2a.TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "ctx-1", Artifact: artifact, LastChunk: true}},
 			wantKind: "artifactUpdate",
 		},
+		{
+			name:     "A2A 1.1 status",
+			w:        &activities.Webhooks{Policy: mustPolicy(t, "loopback")},
+			config:   a2a.PushConfig{ID: "c1", URL: srv.URL + "/hook"},
+			event:    statusEvent(6, a2a.TaskStateWorking),
+			wantKind: "statusUpdate",
+			v11:      true,
+		},
+		{
+			name:     "A2A 1.1 artifact",
+			w:        &activities.Webhooks{Policy: mustPolicy(t, "loopback")},
+			config:   a2a.PushConfig{ID: "c1", URL: srv.URL + "/hook"},
+			event:    wire.Event{Seq: 7, Artifact: &a2a.TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "ctx-1", Artifact: artifact, LastChunk: true}},
+			wantKind: "artifactUpdate",
+			v11:      true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(rc.got())
-			if err := deliver(t, tt.w, wire.PushDelivery{Config: tt.config, Event: tt.event}); err != nil {
+			if err := deliver(t, tt.w, wire.PushDelivery{Config: tt.config, Event: tt.event, Generation: tt.v11}); err != nil {
 				t.Fatalf("deliver: %v", err)
 			}
 			reqs := rc.got()[before:]
@@ -183,6 +200,13 @@ func TestDeliverPushNotificationSendsStreamResponse(t *testing.T) {
 			}
 			if _, ok := raw[tt.wantKind]; !ok || len(raw) != 1 {
 				t.Fatalf("body %s, want one %q member", r.body, tt.wantKind)
+			}
+			// A 1.1 config's event has its generation (the event's
+			// number plus one: a task starts at 1), as a string; a 1.0
+			// config's has none.
+			gen, hasGen := raw[tt.wantKind]["generation"]
+			if want := itoa(tt.event.Seq + 1); tt.v11 && gen != want || !tt.v11 && hasGen {
+				t.Errorf("generation %v (present: %v), want %q for a 1.1 config and none else", gen, hasGen, want)
 			}
 			var meta map[string]any
 			switch e := sr.Event.(type) {

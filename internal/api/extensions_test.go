@@ -99,6 +99,9 @@ func TestRequiredExtension(t *testing.T) {
 		{URI: optionalExt, Params: map[string]any{"level": "basic"}},
 		{URI: taskservice.ForkExtensionURI, Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
 			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"}, // on every card
+		{URI: taskservice.LiveExtensionURI, Description: "a2aflow's live answers on A2A 1.1 streams: an answer's chunks while it is written, " +
+			"as events marked with the metadata key a2aflow.live that carry no generation (they change no task state); " +
+			"clients leave them out of generation tracking. A2A 1.0 and 0.3 streams always carry them"}, // on every card
 	}
 	if diff := cmp.Diff(want, card.Capabilities.Extensions); diff != "" {
 		t.Errorf("card extensions (-want +got):\n%s", diff)

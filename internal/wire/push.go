@@ -38,6 +38,11 @@ type CreatePushConfigInput struct {
 	// client gave none); its token and credentials should be sealed with a
 	// webhook.Sealer so that history does not carry them in the clear.
 	Config *a2a.PushConfig
+	// Generation is whether the config was created by an A2A 1.1 request:
+	// the events delivered to it then carry the task's generation
+	// ([PushDelivery.Generation]). Creating the config again (same ID)
+	// sets it anew.
+	Generation bool `json:",omitempty"`
 }
 
 // DeletePushConfigInput is the argument of the UpdateDeletePushConfig update.
@@ -65,6 +70,10 @@ type PushDelivery struct {
 	// Event is the task event to POST, as an A2A StreamResponse. Its Seq is
 	// unique within the task, so a receiver can drop a repeated delivery.
 	Event Event
+	// Generation is whether the config is an A2A 1.1 one
+	// ([CreatePushConfigInput.Generation]): the event is posted with its
+	// generation, [Generation](Event.Seq), as A2A 1.1's StreamResponse.
+	Generation bool `json:",omitempty"`
 }
 
 // The push notification configs of ended tasks. A2A's

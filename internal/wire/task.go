@@ -73,6 +73,8 @@ type SendMessageInput struct {
 	HistorySince bool `json:",omitempty"`
 	// PushConfig, when set, adds a webhook as [UpdateCreatePushConfig] does.
 	PushConfig *a2a.PushConfig
+	// PushGeneration is PushConfig's [CreatePushConfigInput.Generation].
+	PushGeneration bool `json:",omitempty"`
 	// Approver and ApproverGroups identify the sender when the message is
 	// an approval decision (workflows/approval_messages.go): set by the API
 	// from authentication, never from the message.

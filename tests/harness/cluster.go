@@ -88,6 +88,18 @@ func (c *Cluster) Kill(node string) time.Time {
 	return at
 }
 
+// Stop stops node cleanly (PostgreSQL with its fast shutdown, which ends
+// every client's session) and returns when it began.
+func (c *Cluster) Stop(node string) time.Time {
+	c.t.Helper()
+	at := time.Now()
+	if out, err := c.script("stop", node); err != nil {
+		c.t.Fatalf("cluster.sh stop %s: %v\n%s", node, err, out)
+	}
+	c.t.Logf("stopped %s in %s", node, time.Since(at).Round(10*time.Millisecond))
+	return at
+}
+
 // Start starts node again and returns how long it took to answer.
 func (c *Cluster) Start(node string) time.Duration {
 	c.t.Helper()

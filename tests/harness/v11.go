@@ -18,9 +18,10 @@ import (
 // JSON-RPC and HTTP+JSON with A2A-Version 1.1 (Version, when set, instead)
 // to an agent's endpoint.
 type V11 struct {
-	URL     string // the agent's endpoint
-	Version string // "" is 1.1
-	HTTP    *http.Client
+	URL        string // the agent's endpoint
+	Version    string // "" is 1.1
+	HTTP       *http.Client
+	Extensions []string // activated with A2A-Extensions
 }
 
 func (c *V11) version() string {
@@ -56,6 +57,9 @@ func (c *V11) Call(ctx context.Context, method string, params any, out any) erro
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return err
@@ -88,6 +92,9 @@ func (c *V11) REST(ctx context.Context, method, path string, body any) (int, map
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -111,6 +118,9 @@ func (c *V11) Stream(ctx context.Context, method string, params any) ([]map[stri
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return nil, err
@@ -173,4 +183,46 @@ func UserMessage(id, taskID, text string) map[string]any {
 		m["taskId"] = taskID
 	}
 	return m
+}
+
+// RESTStream makes an HTTP+JSON streaming request (path under the
+// endpoint, POST with body) and returns its status and Content-Type, and
+// either the events of the stream (on a text/event-stream answer, read to
+// its end) or the answer's JSON body (any other).
+func (c *V11) RESTStream(ctx context.Context, path string, body any) (status int, contentType string, events []map[string]any, doc map[string]any, err error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+path, bytes.NewReader(b))
+	if err != nil {
+		return 0, "", nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return 0, "", nil, nil, err
+	}
+	defer resp.Body.Close()
+	status, contentType = resp.StatusCode, resp.Header.Get("Content-Type")
+	if !strings.HasPrefix(contentType, "text/event-stream") {
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		return status, contentType, nil, doc, err
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data:")
+		if !ok {
+			continue
+		}
+		var e map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimSpace(data)), &e); err != nil {
+			return status, contentType, events, nil, err
+		}
+		events = append(events, e)
+	}
+	return status, contentType, events, nil, sc.Err()
 }

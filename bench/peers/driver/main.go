@@ -30,17 +30,18 @@ import (
 )
 
 var (
-	flagBin      = flag.String("bin", "bin/peers-a2aflow", "the a2aflow peer program (bench/peers/a2aflow)")
-	flagTemporal = flag.String("temporal", "", "an a2aflow binary whose `temporal` command is the Temporal dev server of the OpenAI Agents peer (default: -bin's)")
-	flagDir      = flag.String("dir", "bench/peers", "the peers' folder (agent files and their .venv-* virtual environments)")
-	flagPeers    = flag.String("peers", "a2aflow,openai-agents-temporal,langgraph,google-adk", "the peers to measure")
-	flagSeq      = flag.Int("seq", 50, "conversations (two turns each) per variant, one after another")
-	flagPar      = flag.Int("par", 200, "conversations per variant with 8 clients")
-	flagParked   = flag.Int("parked", 1000, "conversations parked mid-question for the memory figure")
-	flagKill     = flag.Int("kill", 100, "of those, how many are answered after the kill -9")
-	flagSettle   = flag.Duration("settle", 30*time.Second, "how long a peer is left quiet before its memory is read, before and after parking")
-	flagOut      = flag.String("out", "", "also write the table to this file")
-	flagServe    = flag.String("a2aflow-args", "", "more arguments for the a2aflow peer's serve, space-separated (e.g. --temporal-dynamic-config key=value), to measure a setting on and off")
+	flagBin        = flag.String("bin", "bin/peers-a2aflow", "the a2aflow peer program (bench/peers/a2aflow)")
+	flagTemporal   = flag.String("temporal", "", "an a2aflow binary whose `temporal` command is the Temporal dev server of the OpenAI Agents peer (default: -bin's)")
+	flagDir        = flag.String("dir", "bench/peers", "the peers' folder (agent files and their .venv-* virtual environments)")
+	flagPeers      = flag.String("peers", "a2aflow,openai-agents-temporal,langgraph,google-adk", "the peers to measure")
+	flagSeq        = flag.Int("seq", 50, "conversations (two turns each) per variant, one after another")
+	flagPar        = flag.Int("par", 200, "conversations per variant with 8 clients")
+	flagParked     = flag.Int("parked", 1000, "conversations parked mid-question for the memory figure")
+	flagKill       = flag.Int("kill", 100, "of those, how many are answered after the kill -9")
+	flagSettle     = flag.Duration("settle", 30*time.Second, "how long a peer is left quiet before its memory is read, before and after parking")
+	flagClusterBin = flag.String("cluster-bin", "", "for the a2aflow-cluster peer: a folder with temporal-server and temporal-sql-tool already built (scripts/cluster.sh's CLUSTER_BIN; default: built into the peer's folder)")
+	flagOut        = flag.String("out", "", "also write the table to this file")
+	flagServe      = flag.String("a2aflow-args", "", "more arguments for the a2aflow peer's serve, space-separated (e.g. --temporal-dynamic-config key=value), to measure a setting on and off")
 )
 
 // turn sends one user message of conversation id and returns the agent's answer.
@@ -243,6 +244,7 @@ func measure(p peer) (r result) {
 	// of work left for the runtime to give back.
 	time.Sleep(*flagSettle)
 	r.rss0 = rss(p.pids())
+	kinds0 := rssKinds(p.pids())
 	var mu sync.Mutex
 	var parked []string
 	next := make(chan int)
@@ -272,7 +274,7 @@ func measure(p peer) (r result) {
 	r.parked = len(parked)
 	time.Sleep(*flagSettle)
 	r.rss1 = rss(p.pids())
-	fmt.Fprintf(os.Stderr, "   parked %d: RSS %.0f -> %.0f MB\n", r.parked, r.rss0, r.rss1)
+	fmt.Fprintf(os.Stderr, "   parked %d: RSS %.0f -> %.0f MB (%s)\n", r.parked, r.rss0, r.rss1, kindsGrown(kinds0, rssKinds(p.pids())))
 
 	r.resumeOld, r.resumeNew, parked = resume(p, parked)
 	fmt.Fprintf(os.Stderr, "   resume: the first parked p50 %s ms, the last parked p50 %s ms\n", ms(r.resumeOld.p50), ms(r.resumeNew.p50))
@@ -367,6 +369,39 @@ func rss(pids []int) float64 {
 		}
 	}
 	return float64(kb) / 1024
+}
+
+// rssKinds is the resident memory of the processes by kind, in MB: anonymous
+// (heaps, stacks), file-backed (the binaries' pages) and shared memory (such
+// as SQLite's -shm files), as /proc/PID/status's RssAnon, RssFile and
+// RssShmem give it.
+func rssKinds(pids []int) map[string]float64 {
+	kinds := map[string]float64{}
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, k := range []string{"RssAnon", "RssFile", "RssShmem"} {
+				if rest, ok := strings.CutPrefix(line, k+":"); ok {
+					var n int64
+					fmt.Sscanf(strings.TrimSpace(rest), "%d", &n)
+					kinds[k] += float64(n) / 1024
+				}
+			}
+		}
+	}
+	return kinds
+}
+
+// kindsGrown says how each kind of resident memory changed.
+func kindsGrown(before, after map[string]float64) string {
+	var parts []string
+	for _, k := range []string{"RssAnon", "RssFile", "RssShmem"} {
+		parts = append(parts, fmt.Sprintf("%s %+.0f MB", k, after[k]-before[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }

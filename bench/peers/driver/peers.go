@@ -42,6 +42,12 @@ func newPeer(name, work, llmURL string) (peer, error) {
 			return nil, err
 		}
 		return &a2aflowPeer{bin: bin, work: work, env: env}, nil
+	case "a2aflow-cluster":
+		bin, err := filepath.Abs(*flagBin)
+		if err != nil {
+			return nil, err
+		}
+		return newClusterPeer(bin, work, filepath.Join(dir, "..", ".."), env), nil
 	case "openai-agents-temporal":
 		py, err := python("openai_temporal")
 		if err != nil {

@@ -125,8 +125,8 @@ func (b *Bindings) JWKS(c *gin.Context) {
 // addGRPCInterfaces lists the gRPC binding at addr ("host:port"; "" when
 // it is off) in card: A2A 1.0 after the HTTP+JSON interface, the agent named
 // by the interface's tenant (which 1.0 clients copy into every request),
-// and A2A 0.3, whose requests name no agent, on the default agent's card
-// only (grpc.go).
+// A2A 0.3, whose requests name no agent, on the default agent's card
+// only (grpc.go), and A2A 1.1 (grpcv11.go).
 func addGRPCInterfaces(card *a2a.AgentCard, addr, agent string, isDefault bool) {
 	if addr == "" {
 		return
@@ -143,6 +143,10 @@ func addGRPCInterfaces(card *a2a.AgentCard, addr, agent string, isDefault bool) 
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: addr, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
+	// A2A 1.1 on the 1.0 service (grpcv11.go), last, as the HTTP
+	// bindings' 1.1 interfaces are.
+	card.SupportedInterfaces = append(card.SupportedInterfaces,
+		&a2a.AgentInterface{URL: addr, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: taskservice.V11, Tenant: agent})
 }
 
 // agentService is one agent's A2A handler before it is noted and gated

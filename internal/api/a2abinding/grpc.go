@@ -187,6 +187,15 @@ type grpcCall struct {
 	log     *guard.RequestLog
 	http    *http.Request // the call's metadata as headers, its peer and authority, for the HTTP code it shares
 	release func()        // gives a stream's slot back
+	v11     bool          // A2A 1.1 on the 1.0 service (grpcv11.go)
+}
+
+// servedVersion is the A2A version the call is served in.
+func (c *grpcCall) servedVersion() string {
+	if c.v11 {
+		return v11Version
+	}
+	return c.version
 }
 
 // grpcAdmit does for a call what the HTTP middleware does for a request,
@@ -212,10 +221,12 @@ func (b *Bindings) grpcAdmit(ctx context.Context, fullMethod string) (*grpcCall,
 	call.http = r.WithContext(ctx)
 	// The a2a-version metadata as the A2A-Version header of the HTTP
 	// bindings: absent, 1.0 or 0.3 pass (the service called says which),
-	// any other version is refused before anything runs.
-	if v := protocolVersion(r); v != "1.0" && v != "0.3" {
+	// any other version is refused before anything runs. 1.1 is served
+	// on the 1.0 service (grpcv11.go).
+	call.v11 = version == "1.0" && isV11(r)
+	if v := protocolVersion(r); v != "1.0" && v != "0.3" && !call.v11 {
 		return call, ctx, apierror.GRPC(a2a.NewError(a2a.ErrVersionNotSupported,
-			fmt.Sprintf("A2A version %q is not supported; use 1.0 or 0.3", guard.BoundedID(v))))
+			fmt.Sprintf("A2A version %q is not supported; use 1.1 (on %s), 1.0 or 0.3", guard.BoundedID(v), grpcServiceV1)))
 	}
 
 	// LimitRefused, Authenticate and LimitRate of the HTTP API, in order.
@@ -327,7 +338,7 @@ func (b *Bindings) done(ctx context.Context, call *grpcCall, err error) {
 	attrs := []slog.Attr{
 		slog.String("method", call.method),
 		slog.String("binding", "grpc"),
-		slog.String("a2a_version", call.version),
+		slog.String("a2a_version", call.servedVersion()),
 		slog.String("code", code.String()),
 		slog.Int("status", httpStatus),
 		slog.Float64("duration_ms", math.Round(float64(time.Since(call.start).Microseconds()))/1000),
@@ -351,6 +362,18 @@ func (b *Bindings) grpcUnary(ctx context.Context, req any, info *grpc.UnaryServe
 	}
 	if ctx, err = b.route(ctx, call, req, false, func(md metadata.MD) error { return grpc.SetHeader(ctx, md) }); err != nil {
 		return nil, err
+	}
+	if call.v11 {
+		g, err := grpcGeneration(req)
+		if err != nil {
+			return nil, apierror.GRPC(err)
+		}
+		ctx = taskservice.WithGeneration(ctx, g)
+		defer func() {
+			if err == nil {
+				grpcWithGeneration(resp)
+			}
+		}()
 	}
 	if t := b.cfg.GRPC.UnaryTimeout; t > 0 {
 		var cancel context.CancelFunc
@@ -402,12 +425,29 @@ func (r *routedStream) RecvMsg(m any) error {
 	}
 	r.routed = true
 	ctx, err := r.b.route(r.ctx, r.call, m, true, r.ServerStream.SetHeader)
+	if err == nil && r.call.v11 {
+		var g taskservice.Generation
+		if g, err = grpcGeneration(m); err == nil {
+			ctx = taskservice.WithGeneration(ctx, g)
+		} else {
+			err = apierror.GRPC(err)
+		}
+	}
 	if err != nil {
 		r.err = err
 		return err
 	}
 	r.ctx = ctx
 	return nil
+}
+
+// SendMsg sends m, with its generations in their 1.1 fields on a 1.1
+// call (grpcv11.go).
+func (r *routedStream) SendMsg(m any) error {
+	if r.call.v11 {
+		grpcWithGeneration(m)
+	}
+	return r.ServerStream.SendMsg(m)
 }
 
 // grpcRouter is the a2asrv.RequestHandler behind a2agrpc's handlers: it

@@ -46,14 +46,14 @@ func TestGRPCCards(t *testing.T) {
 	addGRPCInterfaces(card, "h:9090", "echo", false)
 	want := []string{"JSONRPC 1.0 http://h/agents/echo ", "HTTP+JSON 1.0 http://h/agents/echo ", "GRPC 1.0 h:9090 echo",
 		"JSONRPC 0.3 http://h/agents/echo ", "HTTP+JSON 0.3 http://h/agents/echo ",
-		"JSONRPC 1.1 http://h/agents/echo ", "HTTP+JSON 1.1 http://h/agents/echo "}
+		"JSONRPC 1.1 http://h/agents/echo ", "HTTP+JSON 1.1 http://h/agents/echo ", "GRPC 1.1 h:9090 echo"}
 	if got := interfaces(card); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("echo's interfaces:\n got %q\nwant %q", got, want)
 	}
 	card = taskservice.AgentCard(agent, "http://h")
 	addGRPCInterfaces(card, "h:9090", "echo", true)
-	if got := interfaces(card); len(got) != 8 || got[7] != "GRPC "+string(a2av0.Version)+" h:9090 " {
-		t.Errorf("the default agent's interfaces: %q, want 0.3 gRPC last", got)
+	if got := interfaces(card); len(got) != 9 || got[7] != "GRPC "+string(a2av0.Version)+" h:9090 " || got[8] != "GRPC 1.1 h:9090 echo" {
+		t.Errorf("the default agent's interfaces: %q, want 0.3 gRPC, then 1.1 gRPC last", got)
 	}
 }
 

@@ -62,7 +62,10 @@ func serveV11(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		return
 	}
 	r = r.WithContext(taskservice.WithGeneration(r.Context(), g))
-	vw := &v11Writer{ResponseWriter: w, status: http.StatusOK}
+	vw := &v11Writer{ResponseWriter: w, status: http.StatusOK,
+		// A conditional HTTP+JSON message:stream: its refusal is answered
+		// 409 before any stream (holdStream).
+		hold: !jsonRPC && g.IfMatch != nil && strings.HasSuffix(r.URL.Path, "message:stream")}
 	next.ServeHTTP(vw, r)
 	vw.finish()
 }
@@ -160,12 +163,22 @@ func (e errReader) Read([]byte) (int, error) {
 
 // v11Writer rewrites the 1.0 endpoint's answer to A2A 1.1's (v11JSON):
 // a JSON answer whole, a stream (text/event-stream) event by event.
+//
+// With hold, a stream's header and lines are held back until its first
+// event: when that is TaskGenerationMismatchError, the answer is that
+// error, 409, instead of a stream (a2a-go v2.4.0's a2asrv/rest.go
+// handleStreamingRequest writes a stream's headers before the service's
+// first event, so that a refusal is an error event in a 200 stream);
+// otherwise the stream goes on as it came.
 type v11Writer struct {
 	http.ResponseWriter
 	status      int
 	wroteHeader bool
 	stream      bool
 	buf         bytes.Buffer // the JSON answer, or the stream's partial line
+	hold        bool         // the stream's header and lines are held back (held)
+	held        bytes.Buffer
+	refused     bool // the held stream was answered with its refusal: the rest is dropped
 }
 
 func (v *v11Writer) WriteHeader(status int) {
@@ -175,8 +188,49 @@ func (v *v11Writer) WriteHeader(status int) {
 	v.wroteHeader, v.status = true, status
 	if strings.HasPrefix(v.Header().Get("Content-Type"), "text/event-stream") {
 		v.stream = true
-		v.ResponseWriter.WriteHeader(status)
+		if !v.hold {
+			v.ResponseWriter.WriteHeader(status)
+		}
 	}
+}
+
+// release ends the hold: the stream's header and the lines held back are
+// written.
+func (v *v11Writer) release() error {
+	v.hold = false
+	v.ResponseWriter.WriteHeader(v.status)
+	_, err := v.ResponseWriter.Write(v.held.Bytes())
+	v.held.Reset()
+	return err
+}
+
+// writeLine writes one line of the stream, or holds it back, or answers
+// the held stream with its refusal (see v11Writer).
+func (v *v11Writer) writeLine(line []byte, mismatch bool) error {
+	switch {
+	case v.refused:
+		return nil
+	case v.hold && mismatch:
+		data, _ := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data: "))
+		h := v.Header()
+		h.Del("Cache-Control")
+		h.Del("Connection")
+		h.Del("X-Accel-Buffering")
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(data)))
+		v.ResponseWriter.WriteHeader(http.StatusConflict)
+		v.refused, v.hold = true, false
+		_, err := v.ResponseWriter.Write(data)
+		return err
+	case v.hold:
+		v.held.Write(line)
+		if bytes.HasPrefix(line, []byte("data:")) {
+			return v.release()
+		}
+		return nil
+	}
+	_, err := v.ResponseWriter.Write(line)
+	return err
 }
 
 func (v *v11Writer) Write(p []byte) (int, error) {
@@ -195,19 +249,22 @@ func (v *v11Writer) Write(p []byte) (int, error) {
 			v.buf.Write(rest)
 			return len(p), nil
 		}
+		mismatch := false
 		if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			if out, _, changed := v11JSON(bytes.TrimSpace(data)); changed {
+			var out []byte
+			var changed bool
+			if out, mismatch, changed = v11JSON(bytes.TrimSpace(data)); changed {
 				line = append(append([]byte("data: "), out...), '\n')
 			}
 		}
-		if _, err := v.ResponseWriter.Write(line); err != nil {
+		if err := v.writeLine(line, mismatch); err != nil {
 			return len(p), err
 		}
 	}
 }
 
 func (v *v11Writer) Flush() {
-	if !v.stream {
+	if !v.stream || v.hold || v.refused {
 		return
 	}
 	if f, ok := v.ResponseWriter.(http.Flusher); ok {
@@ -219,6 +276,9 @@ func (v *v11Writer) Unwrap() http.ResponseWriter { return v.ResponseWriter }
 
 // finish writes a JSON answer, rewritten.
 func (v *v11Writer) finish() {
+	if v.stream && v.hold { // a stream that ended before its first event
+		_ = v.release()
+	}
 	if v.stream || !v.wroteHeader {
 		return
 	}

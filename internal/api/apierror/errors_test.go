@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -16,6 +17,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/a2aflow/a2aflow/internal/wire"
 )
@@ -254,4 +257,28 @@ func TestFromResourceUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGRPCCodesNamed checks that every row's gRPC code is one grpcCodes
+// knows: a name it lacks was read as OK, whose status is no error, so a
+// refusal reached the client as an empty answer (ABORTED, A2A 1.1's
+// generation mismatch, did).
+func TestGRPCCodesNamed(t *testing.T) {
+	for _, row := range errorCodes {
+		if _, ok := grpcCodes[row.GRPC]; !ok {
+			t.Errorf("%v: gRPC code %q is not in grpcCodes", row.Sentinel, row.GRPC)
+		}
+		if st, _ := status.FromError(GRPC(row.Sentinel)); st.Code() == codes.OK || st.Code().String() != grpcName(row.GRPC) {
+			t.Errorf("%v: GRPC gives %v, want %s", row.Sentinel, st.Code(), row.GRPC)
+		}
+	}
+}
+
+// grpcName is the Go spelling of a gRPC code's name (ABORTED: Aborted).
+func grpcName(name string) string {
+	out := ""
+	for _, w := range strings.Split(strings.ToLower(name), "_") {
+		out += strings.ToUpper(w[:1]) + w[1:]
+	}
+	return out
 }

@@ -39,7 +39,16 @@ var grpcCodes = map[string]codes.Code{
 	"INVALID_ARGUMENT": codes.InvalidArgument, "UNIMPLEMENTED": codes.Unimplemented, "INTERNAL": codes.Internal,
 	"UNAVAILABLE": codes.Unavailable, "NOT_FOUND": codes.NotFound, "FAILED_PRECONDITION": codes.FailedPrecondition,
 	"UNAUTHENTICATED": codes.Unauthenticated, "PERMISSION_DENIED": codes.PermissionDenied,
-	"RESOURCE_EXHAUSTED": codes.ResourceExhausted,
+	"RESOURCE_EXHAUSTED": codes.ResourceExhausted, "ABORTED": codes.Aborted,
+}
+
+// grpcCode is the gRPC code named name; INTERNAL for a name grpcCodes
+// lacks, never OK, whose status is no error at all.
+func grpcCode(name string) codes.Code {
+	if c, ok := grpcCodes[name]; ok {
+		return c
+	}
+	return codes.Internal
 }
 
 // GRPC is err as a gRPC status: the code errorCodes gives it (the
@@ -53,7 +62,7 @@ func GRPC(err error) error {
 		return nil
 	}
 	c := CodeOf(err)
-	st := status.New(grpcCodes[c.GRPC], Message(err))
+	st := status.New(grpcCode(c.GRPC), Message(err))
 	info := &errdetails.ErrorInfo{Reason: a2a.ErrorReason(c.Sentinel), Domain: a2a.ProtocolDomain}
 	if c.Reason != "" {
 		info.Reason, info.Domain = c.Reason, c.Domain

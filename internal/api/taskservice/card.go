@@ -6,6 +6,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
+	"github.com/a2aflow/a2aflow/internal/wire"
 	"github.com/a2aflow/a2aflow/workflows"
 )
 
@@ -59,8 +60,16 @@ const V11 a2a.ProtocolVersion = "1.1"
 func cardExtensions(agent *workflows.Agent) []a2a.AgentExtension {
 	return append(slices.Clone(agent.Extensions), a2a.AgentExtension{URI: ForkExtensionURI,
 		Description: "a2aflow's fork and retry: the JSON-RPC methods ForkTask {id, atMessage, contextId?} and RetryTask {id}, " +
-			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"})
+			"and POST /tasks/{id}:fork and /tasks/{id}:retry over HTTP+JSON, start a new task that reuses the original's recorded steps"},
+		a2a.AgentExtension{URI: LiveExtensionURI,
+			Description: "a2aflow's live answers on A2A 1.1 streams: an answer's chunks while it is written, as events marked " +
+				"with the metadata key " + wire.LiveMetadataKey + " that carry no generation (they change no task state); " +
+				"clients leave them out of generation tracking. A2A 1.0 and 0.3 streams always carry them"})
 }
+
+// LiveExtensionURI is the a2aflow extension an A2A 1.1 client activates
+// to get live answers on its streams (generation.go: liveOf).
+const LiveExtensionURI = "urn:a2aflow:ext:live-answers:v1"
 
 // ForkExtensionURI is the a2aflow extension every agent's card declares:
 // its JSON-RPC methods ForkTask and RetryTask.

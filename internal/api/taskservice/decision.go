@@ -56,3 +56,24 @@ func DecisionMessage(req *a2a.Message, a *workflows.Approval) *a2a.Message {
 func decidedBy(a *workflows.Approval, approver string) bool {
 	return slices.ContainsFunc(a.Decisions, func(d workflows.ApprovalDecision) bool { return d.Approver == approver })
 }
+
+// carriesDecision tells whether m, to a task that exists, carries an
+// approval decision in a data part {"approvalId": "...", "approved": bool}
+// (the workflow's decisionPart reads the same): the storage check lets it
+// through.
+func carriesDecision(m *a2a.Message) bool {
+	if m == nil || m.TaskID == "" {
+		return false
+	}
+	for _, p := range m.Parts {
+		if p == nil {
+			continue
+		}
+		data, _ := p.Data().(map[string]any)
+		id, _ := data["approvalId"].(string)
+		if _, isBool := data["approved"].(bool); id != "" && isBool {
+			return true
+		}
+	}
+	return false
+}

@@ -59,6 +59,11 @@ func Negotiate(h http.Header, agent *workflows.Agent) Negotiated {
 			n.Missing = append(n.Missing, ext.URI)
 		}
 	}
+	// a2aflow's own, which every card declares after the agent's (the
+	// fork extension needs no activation).
+	if slices.Contains(requested, LiveExtensionURI) {
+		n.Activated = append(n.Activated, LiveExtensionURI)
+	}
 	return n
 }
 

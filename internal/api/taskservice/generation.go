@@ -3,6 +3,7 @@ package taskservice
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -105,9 +106,11 @@ func stampEvent(ctx context.Context, e a2a.Event, seq int64) a2a.Event {
 
 // liveOf is the live context ID a stream follows (Follow): none for an A2A
 // 1.1 request, whose every event carries a generation, which the answers
-// being written (live.go, not events of the task) have none of.
+// being written (live.go, not events of the task) have none of, unless it
+// activated LiveExtensionURI, whose clients tell the live chunks apart
+// (their wire.LiveMetadataKey) and leave them out of generation tracking.
 func liveOf(ctx context.Context, contextID string) string {
-	if wantsGeneration(ctx) {
+	if wantsGeneration(ctx) && !slices.Contains(activatedExtensions(ctx), LiveExtensionURI) {
 		return ""
 	}
 	return contextID

@@ -45,9 +45,10 @@ func (s *TaskService) CreateTaskPushConfig(ctx context.Context, req *a2a.PushCon
 		return nil, err
 	}
 	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   string(req.TaskID),
-		UpdateName:   wire.UpdateCreatePushConfig,
-		Args:         []any{wire.CreatePushConfigInput{Agent: s.agent.Name, Owner: guard.Principal(ctx), Config: config}},
+		WorkflowID: string(req.TaskID),
+		UpdateName: wire.UpdateCreatePushConfig,
+		Args: []any{wire.CreatePushConfigInput{Agent: s.agent.Name, Owner: guard.Principal(ctx), Config: config,
+			Generation: wantsGeneration(ctx)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	var stored a2a.PushConfig

@@ -118,7 +118,10 @@ type Config struct {
 	// StorageCheck, when set, is asked before a message is delivered: an
 	// error (serve: its data directory's disk is full) refuses the message
 	// at once with a retryable error, reason STORAGE_FULL, instead of a wait
-	// for a Temporal that cannot record it.
+	// for a Temporal that cannot record it. A message carrying an approval
+	// decision is not asked about: like a cancel or a decision through
+	// REST, a decision ends or frees work (a few events of a task already
+	// recorded, once per approval), which the disk's reserve is kept for.
 	StorageCheck func() error
 }
 
@@ -262,7 +265,7 @@ func (s *TaskService) Send(ctx context.Context, req *a2a.SendMessageRequest, ret
 	if err != nil {
 		return Sent{}, err
 	}
-	if s.storageCheck != nil {
+	if s.storageCheck != nil && !carriesDecision(req.Message) {
 		if err := s.storageCheck(); err != nil {
 			return Sent{}, apierror.Retryable(err.Error(), ReasonStorageFull)
 		}
@@ -345,7 +348,7 @@ func (s *TaskService) newDelivery(ctx context.Context, req *a2a.SendMessageReque
 		if err != nil {
 			return nil, err
 		}
-		d.in.PushConfig = push
+		d.in.PushConfig, d.in.PushGeneration = push, wantsGeneration(ctx)
 	}
 	d.update = client.UpdateWorkflowOptions{
 		WorkflowID:   string(d.taskID),

@@ -22,10 +22,13 @@ import (
 // to a flag whose default comes from an A2AFLOW_* environment variable.
 type config struct {
 	// app is what the program serves: its agents, LLM, routes and logger.
-	app          *App
-	HTTPAddr     string
-	PublicURL    string
-	DataDir      string
+	app       *App
+	HTTPAddr  string
+	PublicURL string
+	DataDir   string
+	// DiskReserve is serve's --disk-reserve, the free space its data
+	// directory keeps (diskguard.go).
+	DiskReserve  string
 	TemporalAddr string
 	UIAddr       string
 	Namespace    string

@@ -91,6 +91,7 @@ func (r roles) bind(cmd *cobra.Command, cfg *config) {
 	switch {
 	case r.embedded && r.api && r.worker: // serve
 		cfg.bindPeers(fs)
+		bindDiskReserve(fs, &cfg.DiskReserve)
 	case r.embedded: // temporal
 		cfg.Metrics.bind(fs)
 	case r.worker: // worker

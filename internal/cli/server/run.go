@@ -379,7 +379,10 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if apiURL == "" {
 		apiURL = httpURL(ln)
 	}
-	disk := newDiskGuard(cfg.DataDir)
+	disk, err := newDiskGuard(cfg.DataDir, cfg.DiskReserve)
+	if err != nil {
+		return err
+	}
 	server := api.New(c, reg, api.Config{
 		Limits:            cfg.HTTP.limits(),
 		ApproverGroups:    approvers,
