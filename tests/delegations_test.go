@@ -197,4 +197,3 @@ func getAs(t testing.TB, url, who string) int {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
 }
-
