@@ -380,6 +380,17 @@ func ToolSource(source string) ToolOption { return func(t *Tool) { t.source = so
 // gates of its calls.
 type safeByDefaultKey struct{}
 
+// WithDefaultSafeByDefault returns ctx whose tool loops are safe by
+// default with approvers (WithSafeByDefault) unless a loop sets its own:
+// how a server (serve --safe-by-default) makes every agent, built-in ones
+// too, safe by default; the worker wraps each agent's handler.
+func WithDefaultSafeByDefault(ctx workflow.Context, approvers ...string) workflow.Context {
+	if len(approvers) == 0 {
+		return ctx
+	}
+	return workflow.WithValue(ctx, safeByDefaultKey{}, append([]string(nil), approvers...))
+}
+
 // WithSafeByDefault makes the loop safe by default: every tool call that
 // no approval policy allows (and none forbids or requires approvals of)
 // waits for an approval of approvers (none: DefaultPolicyApprovers), as if

@@ -242,17 +242,37 @@ func TestSafeByDefault(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, args string
 		closeStore       bool
-		groups           []string // the approval asked; nil: none
-		answer           string
+		// server is the handler's default (WithDefaultSafeByDefault), own
+		// the loop's WithSafeByDefault; neither: ops, as the loop's.
+		server, own []string
+		groups      []string // the approval asked; nil: none
+		answer      string
 	}{
 		{name: "a read-only tool passes", tool: "list_invoices", args: `{}`, answer: "INV-1, INV-2"},
 		{name: "an unannotated tool waits", tool: "pay_invoice", args: `{"invoice":"INV-1","amount":5}`, groups: []string{"ops"}, answer: "paid INV-1"},
 		{name: "no store: the read-only tool waits too", tool: "list_invoices", args: `{}`, closeStore: true, groups: []string{"ops"}, answer: "INV-1, INV-2"},
+		{name: "the server's default: an unannotated tool waits", tool: "pay_invoice", args: `{"invoice":"INV-1","amount":5}`, server: []string{"ops"}, groups: []string{"ops"}, answer: "paid INV-1"},
+		{name: "the server's default: a read-only tool passes", tool: "list_invoices", args: `{}`, server: []string{"ops"}, answer: "INV-1, INV-2"},
+		{name: "the loop's own beats the server's", tool: "pay_invoice", args: `{"invoice":"INV-1","amount":5}`, server: []string{"auditors"}, own: []string{"ops"}, groups: []string{"ops"}, answer: "paid INV-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := policyStore(t, "server", readOnly)
 			p := &payments{}
-			env := newPolicyEnv(t, store, policyAgent(p, nil, []llm.Option{llm.WithSafeByDefault("ops")}, lookup), script(tc.tool, tc.args))
+			var opts []llm.Option
+			switch {
+			case tc.own != nil:
+				opts = append(opts, llm.WithSafeByDefault(tc.own...))
+			case tc.server == nil:
+				opts = append(opts, llm.WithSafeByDefault("ops"))
+			}
+			agent := policyAgent(p, nil, opts, lookup)
+			if tc.server != nil {
+				handle := agent.Handle
+				agent.Handle = func(ctx workflow.Context, t *workflows.Task) error {
+					return handle(llm.WithDefaultSafeByDefault(ctx, tc.server...), t)
+				}
+			}
+			env := newPolicyEnv(t, store, agent, script(tc.tool, tc.args))
 			if tc.closeStore {
 				_ = store.Close()
 			}

@@ -319,11 +319,12 @@ func TestTenantMatrix(t *testing.T) {
 	phase("approvals routes and the decision over REST", m.runApprovalsREST)
 	phase("self-approval", m.runSelfApproval)
 	phase("waitpoint routes", m.runWaitpoints)
-	phase("schedule routes", m.runSchedules) // tenants_schedules_test.go
-	phase("fork routes", m.runForks)         // tenants_fork_test.go
-	phase("timeline route", m.runTimeline)   // tenants_timeline_test.go
-	phase("task list route", m.runTaskList)  // tenants_tasklist_test.go
-	phase("policy routes", m.runPolicies)    // tenants_policies_test.go
+	phase("schedule routes", m.runSchedules)     // tenants_schedules_test.go
+	phase("fork routes", m.runForks)             // tenants_fork_test.go
+	phase("timeline route", m.runTimeline)       // tenants_timeline_test.go
+	phase("task list route", m.runTaskList)      // tenants_tasklist_test.go
+	phase("policy routes", m.runPolicies)        // tenants_policies_test.go
+	phase("delegation routes", m.runDelegations) // tenants_delegations_test.go
 	phase("no webhook of another tenant got anything", m.checkAttackHooks)
 	t.Logf("tenant matrix: %d cases, %s in all", m.cases.Load(), time.Since(began).Round(time.Millisecond))
 }

@@ -83,5 +83,9 @@ func (r *run) authorizeDecision(in wire.DecideApprovalInput, principal string) e
 	if !r.mayRead(wire.Caller{Principal: principal, Groups: in.ApproverGroups}, a) {
 		return notFound
 	}
+	if in.OnBehalfOf != "" && principal != "" && in.OnBehalfOf == r.owner && !slices.Contains(a.Groups, RequesterGroup) {
+		// A delegate holds the requester's authority: still no self-approval.
+		return refused("%s requested approval %s and may not decide it, nor may %s for them", in.OnBehalfOf, a.ID, in.Approver)
+	}
 	return r.mayDecide(in.Approver, principal, in.ApproverGroups, a)
 }

@@ -85,6 +85,17 @@ type ApprovalDecision struct {
 	// Grant says the approver approved the request's GrantKey for the rest
 	// of the task.
 	Grant bool `json:"grant,omitempty"`
+	// OnBehalfOf names the approver whose delegated authority the decision
+	// used (out of office): Approver is then "X for Y".
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
+}
+
+// authority is whose authority d used: its OnBehalfOf, else its approver.
+func (d ApprovalDecision) authority() string {
+	if d.OnBehalfOf != "" {
+		return d.OnBehalfOf
+	}
+	return d.Approver
 }
 
 // Approval states.
@@ -265,9 +276,10 @@ func (r *run) validateDecision(ctx workflow.Context, in wire.DecideApprovalInput
 	if !requester && len(in.ApproverGroups) > 0 && !slices.ContainsFunc(in.ApproverGroups, func(g string) bool { return slices.Contains(a.Groups, g) }) {
 		return refused("%s is not in the groups that decide approval %s (%s)", in.Approver, a.ID, strings.Join(a.Groups, ", "))
 	}
+	mine := ApprovalDecision{Approver: in.Approver, OnBehalfOf: in.OnBehalfOf}.authority()
 	for _, d := range a.Decisions {
-		if d.Approver == in.Approver {
-			return refused("%s already decided approval %s%s", in.Approver, a.ID, decidedBy(a))
+		if d.Approver == in.Approver || d.authority() == mine {
+			return refused("%s already decided approval %s%s", mine, a.ID, decidedBy(a))
 		}
 	}
 	return validateEdits(a, in)
@@ -339,7 +351,7 @@ func (r *run) decide(ctx workflow.Context, in wire.DecideApprovalInput) (Approva
 		return Approval{}, err
 	}
 	d := ApprovalDecision{Approved: in.Approved, Approver: in.Approver, Comment: in.Comment, Time: workflow.Now(ctx).UTC(), Via: in.Via,
-		Arguments: in.Arguments, Grant: in.Grant}
+		Arguments: in.Arguments, Grant: in.Grant, OnBehalfOf: in.OnBehalfOf}
 	a := r.findApproval(in.ApprovalID)
 	if a == nil {
 		r.approvals.early = append(r.approvals.early, earlyDecision{ApprovalID: in.ApprovalID, Decision: d, Groups: in.ApproverGroups})

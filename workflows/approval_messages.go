@@ -38,6 +38,7 @@ func (r *run) decisionInMessage(in wire.SendMessageInput) (wire.DecideApprovalIn
 	}
 	if d, ok := decisionPart(in.Message); ok {
 		d.Approver, d.ApproverGroups, d.Via, d.Principal = approver, in.ApproverGroups, "a2a", in.Owner
+		d.OnBehalfOf = in.OnBehalfOf // the API checked it; the part's own says nothing
 		return d, true
 	}
 	var candidate *Approval

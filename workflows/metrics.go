@@ -51,8 +51,14 @@ func (r *run) countApproval(ctx workflow.Context, a *Approval) {
 	case a.State == ApprovalApproved:
 		outcome = wire.ApprovalOutcomeApproved
 	}
-	r.metricsHandler(ctx, map[string]string{"outcome": outcome}).Timer(wire.MetricApprovalWait).
-		Record(workflow.Now(ctx).Sub(a.Created))
+	wait := workflow.Now(ctx).Sub(a.Created)
+	r.metricsHandler(ctx, map[string]string{"outcome": outcome}).Timer(wire.MetricApprovalWait).Record(wait)
+	if outcome == wire.ApprovalOutcomeCanceled {
+		return // nobody decided it
+	}
+	for _, g := range a.Groups {
+		r.metricsHandler(ctx, map[string]string{"outcome": outcome, "group": g}).Timer(wire.MetricApprovalDecision).Record(wait)
+	}
 }
 
 // metricsHandler is the workflow's replay-safe metrics handler, tagged

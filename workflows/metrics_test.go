@@ -48,6 +48,9 @@ func (m recordedMetrics) record(name string, v any) {
 		return // the SDK's own
 	}
 	label := m.tags["outcome"] + m.tags["state"]
+	if g := m.tags["group"]; g != "" {
+		label = g + "," + label
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	*m.got = append(*m.got, fmt.Sprintf("%s{%s,%s} %v", name, m.tags["agent"], label, v))
@@ -84,7 +87,8 @@ type timerFunc func(time.Duration)
 func (f timerFunc) Record(d time.Duration) { f(d) }
 
 // TestMetricsOfWaits: the task workflow times each input-required stretch
-// and each approval with its outcome, and counts the task's end, once each.
+// and each approval with its outcome (and, but for a canceled one, per
+// group that decided it), and counts the task's end, once each.
 func TestMetricsOfWaits(t *testing.T) {
 	asker := &workflows.Agent{Name: "asker", Handle: func(ctx workflow.Context, t *workflows.Task) error {
 		if _, err := t.Ask(ctx, "city", "Which city?"); err != nil {
@@ -128,6 +132,7 @@ func TestMetricsOfWaits(t *testing.T) {
 				env.RegisterDelayedCallback(func() { decide(env, by("fiona", finance, true, "")) }, 2*time.Hour)
 			},
 			want: []string{
+				"a2aflow_approval_decision{payer,finance,approved} 2h0m0s",
 				"a2aflow_approval_wait{payer,approved} 2h0m0s",
 				"a2aflow_input_required{payer,} 2h0m0s",
 				"a2aflow_tasks_ended{payer,TASK_STATE_COMPLETED} 1",
@@ -140,6 +145,7 @@ func TestMetricsOfWaits(t *testing.T) {
 				env.RegisterDelayedCallback(func() { decide(env, by("fiona", finance, false, "no")) }, 30*time.Minute)
 			},
 			want: []string{
+				"a2aflow_approval_decision{payer,finance,rejected} 30m0s",
 				"a2aflow_approval_wait{payer,rejected} 30m0s",
 				"a2aflow_input_required{payer,} 30m0s",
 				"a2aflow_tasks_ended{payer,TASK_STATE_REJECTED} 1",
@@ -150,6 +156,7 @@ func TestMetricsOfWaits(t *testing.T) {
 			agent:  payer(invoice, 0, &approvalResult{}),
 			script: func(*testsuite.TestWorkflowEnvironment) {},
 			want: []string{
+				"a2aflow_approval_decision{payer,finance,expired} 24h0m0s",
 				"a2aflow_approval_wait{payer,expired} 24h0m0s",
 				"a2aflow_input_required{payer,} 24h0m0s",
 				"a2aflow_tasks_ended{payer,TASK_STATE_REJECTED} 1",

@@ -132,6 +132,9 @@ type Config struct {
 	// administers them (guard.PolicyAdminOf).
 	Policies     resources.PolicyStore
 	PolicyAdmins map[string][]string
+	// Delegations keeps the approvers' delegations (/delegations); nil:
+	// none are kept.
+	Delegations resources.DelegationStore
 	// Credentials keeps the credentials users give tasks that ask for them
 	// (auth-required): the secret is taken out of the message and stored
 	// sealed, and the task gets a reference. Nil: such a message is refused.
@@ -217,7 +220,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 		WaitTimeout: cfg.WaitTimeout, Push: cfg.Push, ApproverGroups: cfg.ApproverGroups, AuthOn: cfg.Auth.Enabled(),
 		Payloads: cfg.Payloads, Recording: cfg.recording(),
 		Credentials: cfg.Credentials, DefaultHistoryLength: cfg.DefaultHistoryLength, ShuttingDown: cfg.ShuttingDown,
-		Usage: cfg.Usage, TemporalUIURL: cfg.TemporalUIURL, StorageCheck: cfg.StorageCheck,
+		Usage: cfg.Usage, TemporalUIURL: cfg.TemporalUIURL, StorageCheck: cfg.StorageCheck, Delegations: cfg.Delegations,
 	})
 	s.bindings = a2abinding.New(reg, services, s.guard, a2abinding.Config{PublicURL: cfg.PublicURL, Logger: cfg.Logger,
 		AccessLog: cfg.AccessLog, MaxBodyBytes: cfg.MaxBodyBytes, Auth: cfg.Auth, CardSigner: cfg.CardSigner, GRPC: cfg.GRPC,
@@ -225,7 +228,7 @@ func New(c client.Client, reg *engine.Registry, cfg Config) *Server {
 	s.resources = resources.New(c, reg, services, resources.Config{TaskQueue: cfg.TaskQueue, Namespace: cfg.Namespace,
 		TemporalUIURL: cfg.TemporalUIURL, Logger: cfg.Logger, Auth: cfg.Auth, ApproverGroups: cfg.ApproverGroups,
 		Waitpoints: cfg.Waitpoints, Usage: cfg.Usage, Recording: cfg.recording(),
-		Policies: cfg.Policies, PolicyAdmins: cfg.PolicyAdmins})
+		Policies: cfg.Policies, PolicyAdmins: cfg.PolicyAdmins, Delegations: cfg.Delegations})
 	s.mcp = mcpserver.New(c, reg, services, s.guard, mcpserver.Config{Logger: cfg.Logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		HostsChecked: len(cfg.Limits.AllowedHosts) > 0, AuthOn: cfg.Auth.Enabled(), ShuttingDown: cfg.ShuttingDown})
 	s.readiness = NewReadiness(cfg.Logger, cfg.ShuttingDown, append(TemporalChecks(c, cfg.Namespace), cfg.ReadinessChecks...)...)

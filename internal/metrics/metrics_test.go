@@ -86,6 +86,7 @@ func TestWorkflowSeries(t *testing.T) {
 		{TasksEnded, wire.MetricTasksEnded},
 		{InputRequired, wire.MetricInputRequired},
 		{ApprovalWait, wire.MetricApprovalWait},
+		{ApprovalDecision, wire.MetricApprovalDecision},
 	} {
 		if c.here != c.there {
 			t.Errorf("metrics name %q, workflows name %q: they must be the same", c.here, c.there)
@@ -96,6 +97,7 @@ func TestWorkflowSeries(t *testing.T) {
 	h.WithTags(map[string]string{"state": "TASK_STATE_COMPLETED"}).Counter(wire.MetricTasksEnded).Inc(1)
 	h.Timer(wire.MetricInputRequired).Record(90 * time.Second)
 	h.WithTags(map[string]string{"outcome": wire.ApprovalOutcomeExpired}).Timer(wire.MetricApprovalWait).Record(2 * time.Hour)
+	h.WithTags(map[string]string{"outcome": wire.ApprovalOutcomeApproved, "group": "finance"}).Timer(wire.MetricApprovalDecision).Record(30 * time.Minute)
 
 	if got := value(t, tasksEnded.WithLabelValues("payer", "TASK_STATE_COMPLETED")); got != 1 {
 		t.Errorf("tasks ended = %v, want 1", got)
@@ -105,9 +107,10 @@ func TestWorkflowSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"a2aflow_tasks_ended_total":      `agent="payer" state="TASK_STATE_COMPLETED" count=1`,
-		"a2aflow_input_required_seconds": `agent="payer" count=1 sum=90`,
-		"a2aflow_approval_wait_seconds":  `agent="payer" outcome="expired" count=1 sum=7200`,
+		"a2aflow_tasks_ended_total":         `agent="payer" state="TASK_STATE_COMPLETED" count=1`,
+		"a2aflow_input_required_seconds":    `agent="payer" count=1 sum=90`,
+		"a2aflow_approval_wait_seconds":     `agent="payer" outcome="expired" count=1 sum=7200`,
+		"a2aflow_approval_decision_seconds": `agent="payer" group="finance" outcome="approved" count=1 sum=1800`,
 	}
 	got := map[string]string{}
 	for _, f := range families {

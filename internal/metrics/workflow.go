@@ -31,6 +31,10 @@ const (
 	// by agent and outcome (approved, rejected, expired: settled by its
 	// deadline, canceled: the task ended first): a2aflow_approval_wait_seconds.
 	ApprovalWait = "a2aflow_approval_wait"
+	// ApprovalDecision times each approval from its request to its decision,
+	// once per group that decided it, by agent, group and outcome
+	// (approved, rejected, expired): a2aflow_approval_decision_seconds.
+	ApprovalDecision = "a2aflow_approval_decision"
 )
 
 // waitBuckets are the buckets of waits for people: a second to a month.
@@ -54,10 +58,15 @@ var (
 		Help:    "Time from an approval's request to its settlement, by agent and outcome (approved, rejected, expired, canceled); its _count is the approvals settled.",
 		Buckets: waitBuckets,
 	}, []string{"agent", "outcome"})
+	approvalDecision = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    ApprovalDecision + "_seconds",
+		Help:    "Time from an approval's request to its decision, per group that decided it (its groups when settled), by agent, group and outcome (approved, rejected, expired).",
+		Buckets: waitBuckets,
+	}, []string{"agent", "group", "outcome"})
 )
 
 func init() {
-	Registry.MustRegister(tasksEnded, inputRequired, approvalWait)
+	Registry.MustRegister(tasksEnded, inputRequired, approvalWait, approvalDecision)
 }
 
 // workflowCounters and workflowTimers are the collectors of the names
@@ -74,8 +83,9 @@ var (
 		vec    *prometheus.HistogramVec
 		labels []string
 	}{
-		InputRequired: {inputRequired, []string{"agent"}},
-		ApprovalWait:  {approvalWait, []string{"agent", "outcome"}},
+		InputRequired:    {inputRequired, []string{"agent"}},
+		ApprovalWait:     {approvalWait, []string{"agent", "outcome"}},
+		ApprovalDecision: {approvalDecision, []string{"agent", "group", "outcome"}},
 	}
 )
 

@@ -67,3 +67,13 @@ func (s *Store) PolicyRequests(ctx context.Context, since time.Time, tenant stri
 	}
 	return out, nil
 }
+
+// PrunePolicyRequests deletes the judged requests recorded before before
+// (--policy-requests-retention) and returns how many it deleted.
+func (s *Store) PrunePolicyRequests(ctx context.Context, before time.Time) (int64, error) {
+	res := s.db.WithContext(ctx).Where("created_at < ?", before.UTC()).Delete(&PolicyRequest{})
+	if res.Error != nil {
+		return 0, fmt.Errorf("prune policy requests: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}

@@ -117,7 +117,7 @@ func migrateSQLite(dsn string) error {
 	}
 	defer closeDB(db)
 	return db.Transaction(func(tx *gorm.DB) error {
-		if err := tx.AutoMigrate(&RemoteAgent{}, &OAuthLogin{}, &LLMUsage{}, &LLMLease{}, &LLMLimitKey{}, &PolicyVersion{}, &PolicyRequest{}); err != nil {
+		if err := tx.AutoMigrate(&RemoteAgent{}, &OAuthLogin{}, &LLMUsage{}, &LLMLease{}, &LLMLimitKey{}, &PolicyVersion{}, &PolicyRequest{}, &Delegation{}); err != nil {
 			return err
 		}
 		return migrateAgentScopes(tx)
@@ -153,7 +153,7 @@ func openPostgres(dsn string) (*Store, error) {
 		}
 		defer conn.Exec("SELECT pg_advisory_unlock(?)", pgMigrateLock)
 		return conn.Transaction(func(tx *gorm.DB) error {
-			if err := tx.AutoMigrate(&RemoteAgent{}, &OAuthLogin{}, &LLMUsage{}, &LLMLease{}, &LLMLimitKey{}, &PolicyVersion{}, &PolicyRequest{}); err != nil {
+			if err := tx.AutoMigrate(&RemoteAgent{}, &OAuthLogin{}, &LLMUsage{}, &LLMLease{}, &LLMLimitKey{}, &PolicyVersion{}, &PolicyRequest{}, &Delegation{}); err != nil {
 				return err
 			}
 			return migrateAgentScopes(tx)

@@ -78,6 +78,10 @@ type DecideApprovalInput struct {
 	// Grant, with Approved, approves every later request of the task with
 	// the request's GrantKey as well (a tool, for the rest of the task).
 	Grant bool `json:"grant,omitempty"`
+	// OnBehalfOf names the approver whose authority a delegate uses (an
+	// out-of-office delegation the API checked): Approver is then "X for
+	// Y" and ApproverGroups are Y's. Y's authority decides once.
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
 }
 
 // ApprovalTaskID returns the task an approval ID belongs to.
@@ -109,4 +113,7 @@ type Caller struct {
 	Principal string   `json:"principal,omitempty"`
 	Approver  string   `json:"approver,omitempty"`
 	Groups    []string `json:"groups,omitempty"`
+	// OnBehalfOf names the approver whose delegated authority the caller
+	// uses (Approver is then "X for Y", Groups Y's).
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
 }

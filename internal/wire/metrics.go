@@ -21,6 +21,12 @@ const (
 	// settlement, by agent and outcome (ApprovalOutcome...):
 	// a2aflow_approval_wait_seconds.
 	MetricApprovalWait = "a2aflow_approval_wait"
+	// MetricApprovalDecision times an approval from its request to its
+	// decision, once per group that decided it (its groups when settled:
+	// after an escalation, the escalation's), by agent, group and outcome
+	// (approved, rejected, expired; not canceled, which nobody decided):
+	// a2aflow_approval_decision_seconds.
+	MetricApprovalDecision = "a2aflow_approval_decision"
 )
 
 // Outcomes of an approval, the outcome label of MetricApprovalWait.

@@ -80,6 +80,9 @@ type SendMessageInput struct {
 	// from authentication, never from the message.
 	Approver       string   `json:",omitempty"`
 	ApproverGroups []string `json:",omitempty"`
+	// OnBehalfOf names the approver whose delegated authority the
+	// decision uses, checked by the API (Approver is then "X for Y").
+	OnBehalfOf string `json:",omitempty"`
 	// Extensions are the URIs of the agent's extensions the request
 	// activated (its A2A-Extensions header, checked by the API against
 	// Agent.Extensions): recorded here, in history, so the skill reads them

@@ -44,6 +44,10 @@ type DecisionRequest struct {
 	// Grant, with approved, approves the request's tool (its GrantKey) for
 	// the rest of the task.
 	Grant bool `json:"grant,omitempty"`
+	// OnBehalfOf decides with the authority of another approver, who lent
+	// it to the caller for a period (POST /delegations): recorded as
+	// "CALLER for ONBEHALFOF"; refused (403) outside the period.
+	OnBehalfOf string `json:"onBehalfOf,omitempty" binding:"max=128"`
 }
 
 func (s *Resources) approvalRoutes(r gin.IRouter) {
@@ -59,6 +63,16 @@ func (s *Resources) approvalRoutes(r gin.IRouter) {
 // Config.ApproverGroups (guard.ApproverGroups); the workflow applies the rule
 // (workflows/access.go).
 func (s *Resources) approver(c *gin.Context) (wire.Caller, error) {
+	who, err := s.ownApprover(c)
+	if err == nil && c.Request.Method == http.MethodGet && c.Query("onBehalfOf") != "" {
+		// A delegate reads what the lender may read (GET ?onBehalfOf=).
+		return s.onBehalfOf(c.Request.Context(), who, c.Query("onBehalfOf"))
+	}
+	return who, err
+}
+
+// ownApprover is approver without a delegation.
+func (s *Resources) ownApprover(c *gin.Context) (wire.Caller, error) {
 	name := guard.Principal(c.Request.Context())
 	if name == "" {
 		name = strings.TrimSpace(c.GetHeader(guard.ApproverHeader))
@@ -254,6 +268,9 @@ func (s *Resources) decideApproval(c *gin.Context) {
 		return
 	}
 	who, err := s.approver(c)
+	if err == nil && req.OnBehalfOf != "" {
+		who, err = s.onBehalfOf(c.Request.Context(), who, req.OnBehalfOf)
+	}
 	if err != nil {
 		apierror.AbortResource(c, err)
 		return
@@ -280,7 +297,7 @@ func (s *Resources) decideApproval(c *gin.Context) {
 	}
 	a, err := s.decide(c.Request.Context(), taskID, id, wire.DecideApprovalInput{
 		Approved: *req.Approved, Comment: req.Comment, Approver: who.Approver, ApproverGroups: who.Groups, Via: via,
-		Principal: who.Principal, Arguments: args, Grant: req.Grant,
+		Principal: who.Principal, Arguments: args, Grant: req.Grant, OnBehalfOf: who.OnBehalfOf,
 	})
 	if err != nil {
 		apierror.AbortResource(c, err)

@@ -44,6 +44,9 @@ type Config struct {
 	// PolicyAdmins maps principals to the tenants whose policies they
 	// administer, "*" every scope (guard.PolicyAdminOf).
 	PolicyAdmins map[string][]string
+	// Delegations keeps the approvers' delegations (/delegations); nil: the
+	// routes answer that this server keeps none.
+	Delegations DelegationStore
 }
 
 // Resources are a2aflow's REST resources beside A2A: the approvals and
@@ -75,4 +78,5 @@ func (s *Resources) AddRoutes(r gin.IRouter) {
 	s.waitpointRoutes(r)
 	s.scheduleRoutes(r)
 	s.policyRoutes(r)
+	s.delegationRoutes(r)
 }

@@ -53,6 +53,8 @@ type TaskService struct {
 	approverGroups map[string][]string
 	// authOn says authentication is configured (guard.ApproverGroups).
 	authOn bool
+	// delegates checks a decision part's onBehalfOf.
+	delegates Delegates
 	// payloads holds the pages of long histories (and large payloads).
 	payloads blobstore.Store
 	// waitTimeout bounds how long a request waits for the worker.
@@ -99,7 +101,10 @@ type Config struct {
 	// (without authentication, AuthOn false).
 	ApproverGroups map[string][]string
 	AuthOn         bool
-	Payloads       blobstore.Store
+	// Delegations finds the approvers' delegations, for a decision part's
+	// onBehalfOf; nil: none are kept.
+	Delegations DelegationLookup
+	Payloads    blobstore.Store
 	// Recording is what the tasks the services start record.
 	Recording            wire.Recording
 	Credentials          *secrets.CredentialStore
@@ -140,6 +145,7 @@ func NewServices(c client.Client, reg *engine.Registry, cfg Config) map[string]*
 			credentials: cfg.Credentials, defaultHistory: cfg.DefaultHistoryLength, namespace: cfg.Namespace,
 			shuttingDown: cfg.ShuttingDown, usage: cfg.Usage, temporalUIURL: strings.TrimRight(cfg.TemporalUIURL, "/"),
 			storageCheck: cfg.StorageCheck,
+			delegates:    Delegates{Lookup: cfg.Delegations, ApproverGroups: cfg.ApproverGroups, AuthOn: cfg.AuthOn, Logger: cfg.Logger},
 		}
 	}
 	return services
@@ -319,6 +325,14 @@ func (s *TaskService) newDelivery(ctx context.Context, req *a2a.SendMessageReque
 	// The message may be an approval decision (approval.go): it carries who
 	// sends it, from authentication or, with it off, the X-Approver header.
 	d.in.Approver, d.in.ApproverGroups = s.messageApprover(ctx)
+	if from := decisionOnBehalfOf(msg); from != "" {
+		// A delegate deciding for an approver out of office (delegation.go).
+		who, err := s.delegates.OnBehalfOf(ctx, wire.Caller{Principal: d.owner, Approver: d.in.Approver, Groups: d.in.ApproverGroups}, from)
+		if err != nil {
+			return nil, err
+		}
+		d.in.Approver, d.in.ApproverGroups, d.in.OnBehalfOf = who.Approver, who.Groups, who.OnBehalfOf
+	}
 	if d.taskID == "" {
 		var id string
 		id, d.startOp = s.newTask(msg, d.owner)

@@ -153,7 +153,7 @@ func newApprovalsCmd() *cobra.Command {
 // newDecideCmd returns `a2aflow approve` or `a2aflow reject`.
 func newDecideCmd(approve bool) *cobra.Command {
 	c := &approvalsClient{}
-	var comment, arguments string
+	var comment, arguments, onBehalfOf string
 	var grant bool
 	verb := map[bool]string{true: "approve", false: "reject"}[approve]
 	cmd := &cobra.Command{
@@ -161,7 +161,7 @@ func newDecideCmd(approve bool) *cobra.Command {
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a pending approval",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := resources.DecisionRequest{Approved: &approve, Comment: comment, Grant: grant}
+			req := resources.DecisionRequest{Approved: &approve, Comment: comment, Grant: grant, OnBehalfOf: onBehalfOf}
 			if arguments != "" {
 				if !json.Valid([]byte(arguments)) {
 					return fmt.Errorf("--arguments: not JSON: %s", arguments)
@@ -178,6 +178,7 @@ func newDecideCmd(approve bool) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&comment, "comment", "", "why; kept in the audit trail")
+	cmd.Flags().StringVar(&onBehalfOf, "for", "", "decide for this approver, who lent you their authority for now (a2aflow delegations add)")
 	if approve {
 		cmd.Flags().StringVar(&arguments, "arguments", "", `approve these arguments (a JSON object) instead of the proposed ones: a gated tool call's, e.g. '{"amount": 900}'`)
 		cmd.Flags().BoolVar(&grant, "grant", false, "also approve the request's tool for the rest of the task")

@@ -16,7 +16,7 @@ import (
 // Commands returns the operator's commands; replay runs app's agents.
 func Commands(app *server.App) []*cobra.Command {
 	return []*cobra.Command{
-		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd(), newUsageCmd(), newSchedulesCmd(), newPoliciesCmd(),
+		newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newWaitpointCmd(), newUsageCmd(), newSchedulesCmd(), newPoliciesCmd(), newDelegationsCmd(),
 		newAgentsCmd(), newKeysCmd(), newDeploymentsCmd(), newReplayCmd(app),
 	}
 }

@@ -67,6 +67,9 @@ type config struct {
 	// PolicyAdmins maps principals to the tenants whose approval policies
 	// they administer, * for operators (guard.PolicyAdminOf).
 	PolicyAdmins string
+	// PolicyRequestsRetention is how long the requests the policy gates
+	// judged are kept (for `policies try`); 0 keeps them forever.
+	PolicyRequestsRetention time.Duration
 	// TemporalUIURL links approvals to runs in the Temporal UI; serve sets it.
 	TemporalUIURL string
 	// Peers are the NAME=URL agents serve puts into its directory (peers.go).
@@ -81,6 +84,9 @@ type config struct {
 	// OutboundAllowHosts are the non-public addresses the worker's outbound
 	// requests (agent cards, delegation, directory tools) may reach besides
 	// the hosts of the operator's agents (outbound.ParsePolicy).
+	// SafeByDefault, when set, makes every agent's LLM tool loop safe by
+	// default (llm.WithDefaultSafeByDefault) unless it sets its own.
+	SafeByDefault      []string
 	OutboundAllowHosts []string
 	// RetryBudget is how long delegation retries an unreachable remote agent.
 	RetryBudget time.Duration
@@ -155,6 +161,8 @@ func (c *config) bindHTTP(fs *pflag.FlagSet) {
 		`who may decide for which approver groups, "alice:finance,managers;bob:finance"; empty lets anyone decide for any group`)
 	b.String(&c.PolicyAdmins, "policy-admins", "A2AFLOW_POLICY_ADMINS", "",
 		`who may read and change the approval policies (/policies, a2aflow policies): "root:*;ann:acme" makes root an operator (every scope) and ann the admin of tenant acme's; empty lets anyone without authentication, and nobody with it`)
+	b.Duration(&c.PolicyRequestsRetention, "policy-requests-retention", "A2AFLOW_POLICY_REQUESTS_RETENTION", 90*24*time.Hour,
+		"how long the requests the approval policies judged are kept for `a2aflow policies try` (table policy_requests); older ones are deleted at start and every hour; 0 keeps them forever")
 	b.String(&c.TemporalUIURL, "temporal-ui-url", cmdutil.EnvTemporalUIURL, "", "Temporal Web UI base URL for links from approvals; serve sets its own")
 	b.Int(&c.DefaultHistoryLength, "default-history-length", "A2AFLOW_DEFAULT_HISTORY_LENGTH", 1000,
 		"how many of a task's latest messages a read that sets no historyLength gets (a SendMessage without one: the messages since the caller's own, within this); 0 for all, which costs time in proportion to a long task's age")
@@ -256,6 +264,8 @@ func (c *config) bindWorker(fs *pflag.FlagSet) {
 		"how many tasks the worker keeps in memory between turns (Temporal's sticky workflow cache); a task out of it replays its history on its next turn, which costs milliseconds, while each task kept costs memory as long as it waits")
 	b.Bool(&c.EagerActivities, "eager-activities", "A2AFLOW_EAGER_ACTIVITIES", true,
 		"start the activities a task schedules (tool, model and remote agent calls, webhook deliveries) on this worker at once, in the reply to the workflow task that scheduled them (Temporal's eager activity execution); false sends every activity through the task queue, to any worker polling it")
+	b.StringSlice(&c.SafeByDefault, "safe-by-default", "A2AFLOW_SAFE_BY_DEFAULT", nil,
+		"approver groups, e.g. ops: every agent's tool calls that no approval policy allows wait for their approval, as an agent's own safe-by-default does (docs/guides/policies.md); an agent that sets its own keeps it; comma-separated")
 	b.StringSlice(&c.OutboundAllowHosts, "outbound-allow-hosts", "A2AFLOW_OUTBOUND_ALLOW_HOSTS", nil,
 		"non-public addresses that agent card fetches, delegation and the directory tools may reach besides public ones and the hosts of the operator's agents (--peer, agents add): loopback, private, link-local, CIDRs or IPs, or all; comma-separated")
 }

@@ -403,6 +403,23 @@ func busyPolicy(s string) (workflows.BusyPolicy, error) {
 // registry returns the agents served: copies of the program's agents, then
 // the config file's LLM agents, with the file's per-agent settings applied.
 func (c *config) registry() (*engine.Registry, error) {
+	reg, err := c.fileRegistry()
+	if err != nil || len(c.SafeByDefault) == 0 {
+		return reg, err
+	}
+	// --safe-by-default: every agent's tool loops, unless one sets its own.
+	for _, name := range reg.Names() {
+		a, _ := reg.Get(name)
+		handle, approvers := a.Handle, c.SafeByDefault
+		a.Handle = func(ctx workflow.Context, t *workflows.Task) error {
+			return handle(llm.WithDefaultSafeByDefault(ctx, approvers...), t)
+		}
+	}
+	return reg, nil
+}
+
+// fileRegistry is registry without the server's safe-by-default.
+func (c *config) fileRegistry() (*engine.Registry, error) {
 	reg, err := c.app.registry()
 	if err != nil || len(c.fileAgents) == 0 {
 		return reg, err

@@ -357,19 +357,11 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 	if err != nil {
 		return err
 	}
-	// The usage totals (GET /usage) read the LLM calls the workers recorded
-	// in a2aflow's database, the one they share.
-	// The approval policies (/policies) are kept there too.
-	var usage resources.UsageReader
-	var policyStore resources.PolicyStore
-	if cfg.DataDir != "" || cfg.DatabaseDSN != "" {
-		store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		usage, policyStore = store, store
+	stores, closeStores, err := openAPIStores(ctx, cfg, logger)
+	if err != nil {
+		return err
 	}
+	defer closeStores()
 	draining := make(chan struct{}) // closed on shutdown: streams end
 	apiURL := cfg.PublicURL
 	if apiURL == "" {
@@ -396,8 +388,9 @@ func serveAPI(ctx context.Context, ln, grpcLn net.Listener, c client.Client, cfg
 		NoLocalModelCalls: !cfg.LocalModelCalls,
 		UICodecOrigins:    cfg.UICodecOrigins,
 		Credentials:       cfg.Secrets.credentials,
-		Usage:             usage,
-		Policies:          policyStore,
+		Usage:             stores.usage,
+		Policies:          stores.policies,
+		Delegations:       stores.delegations,
 		PolicyAdmins:      policyAdmins,
 		Waitpoints:        wire.NewWaitpointTokens(cfg.Secrets.keys...),
 		Routes:            cfg.app.Routes,
@@ -484,4 +477,55 @@ func (h levelAtLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h levelAtLeast) WithGroup(name string) slog.Handler {
 	return levelAtLeast{h.Handler.WithGroup(name), h.min}
+}
+
+// apiStores are what the API reads in a2aflow's database, the one the
+// workers share: the usage totals (GET /usage) the workers recorded, the
+// approval policies (/policies) and the delegations (/delegations).
+type apiStores struct {
+	usage       resources.UsageReader
+	policies    resources.PolicyStore
+	delegations resources.DelegationStore
+}
+
+// openAPIStores opens the database when the server has one (none: every
+// store nil), pruning the old judged requests in the background until ctx
+// is done; the function returned closes it.
+func openAPIStores(ctx context.Context, cfg *config, logger *slog.Logger) (apiStores, func(), error) {
+	if cfg.DataDir == "" && cfg.DatabaseDSN == "" {
+		return apiStores{}, func() {}, nil
+	}
+	store, err := models.Open(cmdutil.DatabaseDSN(cfg.DataDir, cfg.DatabaseDSN))
+	if err != nil {
+		return apiStores{}, nil, err
+	}
+	if cfg.PolicyRequestsRetention > 0 {
+		go prunePolicyRequests(ctx, store, cfg.PolicyRequestsRetention, logger)
+	}
+	return apiStores{usage: store, policies: store, delegations: store}, func() { _ = store.Close() }, nil
+}
+
+// policyRequestsPruneEvery is how often the API deletes the judged
+// requests older than --policy-requests-retention.
+const policyRequestsPruneEvery = time.Hour
+
+// prunePolicyRequests deletes the judged requests older than retention at
+// once and every policyRequestsPruneEvery until ctx is done.
+func prunePolicyRequests(ctx context.Context, store *models.Store, retention time.Duration, logger *slog.Logger) {
+	tick := time.NewTicker(policyRequestsPruneEvery)
+	defer tick.Stop()
+	for {
+		n, err := store.PrunePolicyRequests(ctx, time.Now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			logger.Warn("policy requests not pruned", "error", err)
+		case n > 0:
+			logger.Info("policy requests pruned", "deleted", n, "older than", retention.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -3,6 +3,7 @@
 //   #/tasks?agent=&state=&owner=&schedule=&context=&q=   the task list (tasks.js)
 //   #/task/{agent}/{id}                   a task: its timeline and what to do (task.js)
 //   #/approvals                           the pending approvals, linked to their tasks (approvals.js)
+//   #/policies?scope=                     the approval policies: in force, edit, validate, diff, history (policies.js)
 //
 // Each view is mounted into <main> and returns a function that stops it
 // (its timers and streams) when the route changes.
@@ -12,6 +13,7 @@ import {announce} from "./util.js";
 import * as tasks from "./tasks.js";
 import * as task from "./task.js";
 import * as approvals from "./approvals.js";
+import * as policies from "./policies.js";
 
 const main = document.getElementById("main");
 let stop = () => {};
@@ -36,6 +38,8 @@ function render() {
     stop = task.mount(main, r.args[0], r.args[1]);
   } else if (r.name === "approvals") {
     stop = approvals.mount(main);
+  } else if (r.name === "policies") {
+    stop = policies.mount(main, r.params);
   } else {
     stop = tasks.mount(main, r.params);
   }
