@@ -115,12 +115,7 @@ func (c *V11) Stream(ctx context.Context, method string, params any) ([]map[stri
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("A2A-Version", c.version())
-	if len(c.Extensions) > 0 {
-		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
-	}
+	c.streamHeaders(req)
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return nil, err
@@ -195,12 +190,7 @@ func (c *V11) RESTStream(ctx context.Context, path string, body any) (status int
 	if err != nil {
 		return 0, "", nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("A2A-Version", c.version())
-	if len(c.Extensions) > 0 {
-		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
-	}
+	c.streamHeaders(req)
 	resp, err := c.client().Do(req)
 	if err != nil {
 		return 0, "", nil, nil, err
@@ -225,4 +215,15 @@ func (c *V11) RESTStream(ctx context.Context, path string, body any) (status int
 		events = append(events, e)
 	}
 	return status, contentType, events, nil, sc.Err()
+}
+
+// streamHeaders sets what a 1.1 streaming request carries: JSON in, SSE
+// out, the version and the extensions the client activates.
+func (c *V11) streamHeaders(req *http.Request) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("A2A-Version", c.version())
+	if len(c.Extensions) > 0 {
+		req.Header.Set("A2A-Extensions", strings.Join(c.Extensions, ", "))
+	}
 }
